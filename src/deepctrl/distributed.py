@@ -1,0 +1,68 @@
+"""Data-parallel training with ``torch.distributed`` when started by ``torchrun``.
+
+Every rank holds the same stacked model and draws the same random numbers; each takes
+its shard of every global batch, gradients are summed over ranks (the loss of each rank is
+already divided by the GLOBAL batch size), so one step equals the single-process step.
+This is what ``DistributedDataParallel`` does, written for stacked (vmapped) parameters,
+which DDP's module wrapper cannot hold.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import torch
+import torch.distributed as tdist
+from torch import Tensor
+
+
+class World:
+    """This process's place among ``size`` ranks (a single process is a world of one)."""
+
+    def __init__(self, rank: int = 0, size: int = 1) -> None:
+        self.rank, self.size = rank, size
+
+    @classmethod
+    def from_env(cls, device: torch.device) -> World:
+        """Join the process group torchrun describes (WORLD_SIZE > 1), else a world of one."""
+        size = int(os.environ.get("WORLD_SIZE", "1"))
+        if size <= 1:
+            return cls()
+        if not tdist.is_initialized():
+            backend = "nccl" if device.type == "cuda" else "gloo"
+            tdist.init_process_group(backend=backend)
+        return cls(tdist.get_rank(), tdist.get_world_size())
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def shard(self, start: int, stop: int) -> tuple[int, int]:
+        """This rank's part [lo, hi) of the rows [start, stop)."""
+        n = stop - start
+        return start + n * self.rank // self.size, start + n * (self.rank + 1) // self.size
+
+    def all_reduce_sum(self, t: Tensor) -> Tensor:
+        if self.size > 1:
+            t = t.clone()
+            tdist.all_reduce(t, op=tdist.ReduceOp.SUM)
+        return t
+
+    def all_reduce_grads(self, params: Sequence[Tensor]) -> None:
+        """Sum gradients over ranks, in one flat buffer."""
+        if self.size == 1:
+            return
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        tdist.all_reduce(flat, op=tdist.ReduceOp.SUM)
+        for p, g in zip(params, flat.split([g.numel() for g in grads]), strict=True):
+            p.grad = g.view_as(p)
+
+    def broadcast_parameters(self, params: Sequence[Tensor]) -> None:
+        """Start every rank from rank 0's weights."""
+        if self.size == 1:
+            return
+        with torch.no_grad():
+            for p in params:
+                tdist.broadcast(p, src=0)

@@ -1,0 +1,172 @@
+"""Evaluate a trained model over the rule strength: ``sweep``, ``verification_ratio``,
+``select_alpha``.
+
+>>> import torch, deepctrl as dc
+>>> model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+>>> rule = dc.rules.Monotonic(0, "increasing")
+>>> X, y = torch.randn(50, 2), torch.randn(50, 1)
+>>> table = dc.sweep(model, rule, X, y, alphas=[0.0, 0.5, 1.0], metrics=("mae",))
+>>> sorted(table)
+['alpha', 'mae', 'verification_ratio']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from deepctrl.data import as_tensor
+from deepctrl.metrics import HIGHER_IS_BETTER, score
+from deepctrl.model import predict_alphas
+from deepctrl.rules.base import Rule, forward_all, make_context, perturb_all
+from deepctrl.seeding import derive_seed
+
+Table = dict[str, list[float]]
+
+ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")
+
+
+@torch.no_grad()
+def predict_sweep(
+    model: nn.Module,
+    rule: Rule | None,
+    X: Tensor,
+    alphas: Sequence[float],
+    seed: int = 0,
+    block_rows: int | None = None,
+) -> tuple[Tensor, Tensor | None]:
+    """Outputs (n_alphas, n, ...) and per-alpha rule satisfaction (n_alphas, n) or None.
+
+    The encoders run once per block of rows; the decision block runs once on all alphas
+    stacked. Perturbations are drawn once (generator seeded from ``seed``) and shared by
+    every alpha. Samples a rule cannot judge are marked NaN in the satisfaction matrix.
+    """
+    X = as_tensor(X, "X")
+    param = next(model.parameters(), None)
+    if param is not None:
+        X = X.to(param.device, param.dtype)
+    n_alphas, n = len(alphas), X.shape[0]
+    block = block_rows or max(256, 2_000_000 // max(1, n_alphas * X[0].numel()))
+    gen = torch.Generator(X.device).manual_seed(derive_seed(seed, "eval"))
+    outs, oks = [], []
+    for start in range(0, n, block):
+        x = X[start:start + block]
+        perturbed = perturb_all(rule, x, gen) if rule is not None else []
+        y_hat, y_p = forward_all(lambda z: predict_alphas(model, z, alphas), x, perturbed,
+                                  out_dim=1)
+        outs.append(y_hat)
+        if rule is not None:
+            oks.append(_satisfaction(rule, x, y_hat, perturbed, y_p))
+    ok = torch.cat(oks, dim=1) if oks else None
+    return torch.cat(outs, dim=1), ok
+
+
+def _satisfaction(rule: Rule, x: Tensor, y_hat: Tensor, perturbed: list[Tensor | None],
+                  y_p: list[Tensor | None]) -> Tensor:
+    """1.0 satisfied, 0.0 violated, NaN not applicable; shape (n_alphas, n)."""
+    A, b = y_hat.shape[0], x.shape[0]
+
+    def tile(t: Tensor) -> Tensor:
+        return t.unsqueeze(0).expand(A, *t.shape).reshape(A * b, *t.shape[1:])
+
+    ctx = make_context(rule, tile(x), y_hat.flatten(0, 1),
+                       [None if p is None else tile(p) for p in perturbed],
+                       [None if t is None else t.flatten(0, 1) for t in y_p])
+    ok = rule.satisfied(ctx).float()
+    ok[~rule.applicable(ctx)] = float("nan")
+    return ok.view(A, b)
+
+
+def sweep(
+    model: nn.Module,
+    rule: Rule | None,
+    X: Any,
+    y: Any,
+    alphas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 10)),
+    metrics: Sequence[str] = ("mae",),
+    seed: int = 0,
+) -> Table:
+    """Metrics and verification ratio at every alpha.
+
+    Returns a dict of equal-length lists: ``alpha``, one list per metric (mae, mse, rmse,
+    bce, cross_entropy, accuracy, auc) and ``verification_ratio`` (when ``rule`` is given):
+    the fraction of samples the rule can judge that satisfy it.
+    """
+    alphas = [float(a) for a in alphas]
+    if not alphas:
+        raise ValueError("sweep needs at least one alpha")
+    y = as_tensor(y, "y")
+    y_hat, ok = predict_sweep(model, rule, X, alphas, seed)
+    y = y.to(y_hat.device)
+    if y.dim() == 1 and y.dtype.is_floating_point:
+        y = y[:, None]
+    if y.shape[0] != y_hat.shape[1]:
+        raise ValueError(f"X has {y_hat.shape[1]} rows but y has {y.shape[0]}")
+    table: Table = {"alpha": alphas}
+    for name in metrics:
+        table[name] = [float(score(name, y_hat[i], y)) for i in range(len(alphas))]
+    if ok is not None:
+        table["verification_ratio"] = [float(v) for v in ok.nanmean(dim=1)]
+    return table
+
+
+def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
+                       seed: int = 0) -> float:
+    """Fraction of the samples of X (that the rule can judge) on which the rule holds."""
+    _, ok = predict_sweep(model, rule, X, [float(alpha)], seed)
+    return float(ok.nanmean())
+
+
+def _error_metric(table: Table, metric: str | None) -> str:
+    if metric is not None:
+        if metric not in table:
+            raise ValueError(f"metric {metric!r} is not in the table ({sorted(table)})")
+        return metric
+    for name in (*ERROR_METRICS, *sorted(HIGHER_IS_BETTER)):
+        if name in table:
+            return name
+    raise ValueError(f"the table has no metric to select on ({sorted(table)})")
+
+
+def select_alpha(
+    table: Table,
+    min_verification: float | None = None,
+    objective: str = "min_error",
+    metric: str | None = None,
+) -> float:
+    """Pick an alpha from a :func:`sweep` table.
+
+    With ``min_verification``: the smallest alpha whose verification ratio is at least
+    that. Otherwise ``objective="min_error"``: the alpha with the best ``metric`` (default
+    the first error metric in the table; accuracy and auc are maximised).
+
+    >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2],
+    ...               "verification_ratio": [0.2, 0.8, 0.99]}, min_verification=0.9)
+    1.0
+    >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2]})
+    0.5
+    """
+    alphas = table["alpha"]
+    if min_verification is not None:
+        if "verification_ratio" not in table:
+            raise ValueError("the table has no verification_ratio (sweep without a rule)")
+        ratios = table["verification_ratio"]
+        ok = [a for a, r in zip(alphas, ratios, strict=True) if r >= min_verification]
+        if not ok:
+            best = max(range(len(alphas)), key=lambda i: ratios[i])
+            raise ValueError(
+                f"no alpha reaches verification ratio {min_verification}"
+                f" (highest {ratios[best]:.3f} at alpha {alphas[best]})"
+            )
+        return min(ok)
+    if objective != "min_error":
+        raise ValueError(f"objective must be 'min_error', got {objective!r}")
+    name = _error_metric(table, metric)
+    sign = -1.0 if name in HIGHER_IS_BETTER else 1.0
+    values = [sign * v if not math.isnan(v) else math.inf for v in table[name]]
+    return alphas[min(range(len(alphas)), key=lambda i: values[i])]

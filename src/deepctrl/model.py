@@ -1,0 +1,201 @@
+"""The DeepCTRL network: two encoders whose latents are mixed by the rule strength alpha.
+
+Example:
+    >>> import torch, deepctrl as dc
+    >>> model = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), dc.mlp(16, 2))
+    >>> model(torch.zeros(3, 4), alpha=0.7).shape
+    torch.Size([3, 2])
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+MERGES = ("deepctrl", "add", "concat", "input")
+
+Alpha = float | Tensor
+
+
+class MLP(nn.Sequential):
+    """Linear layers with ReLU between them (none after the last); `dims` says its shape."""
+
+    def __init__(self, *dims: int, out_activation: str | None = None) -> None:
+        if len(dims) < 2:
+            raise ValueError(f"mlp needs at least an input and an output size, got {dims}")
+        if any(int(d) <= 0 for d in dims):
+            raise ValueError(f"mlp sizes must be positive integers, got {dims}")
+        layers: list[nn.Module] = []
+        for i, (d_in, d_out) in enumerate(itertools.pairwise(dims)):
+            layers.append(nn.Linear(int(d_in), int(d_out)))
+            if i < len(dims) - 2:
+                layers.append(nn.ReLU())
+        if out_activation == "sigmoid":
+            layers.append(nn.Sigmoid())
+        elif out_activation is not None:
+            raise ValueError(f"out_activation must be None or 'sigmoid', got {out_activation!r}")
+        super().__init__(*layers)
+        self.dims = tuple(int(d) for d in dims)
+        self.out_activation = out_activation
+
+    def spec(self) -> dict[str, Any]:
+        return {"dims": list(self.dims), "out_activation": self.out_activation}
+
+
+def mlp(*dims: int, out_activation: str | None = None) -> MLP:
+    """A plain ReLU MLP: ``mlp(4, 64, 16)`` is Linear(4,64)-ReLU-Linear(64,16).
+
+    >>> mlp(4, 64, 16)[0]
+    Linear(in_features=4, out_features=64, bias=True)
+    """
+    return MLP(*dims, out_activation=out_activation)
+
+
+def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
+    """Alpha as a tensor that broadcasts against ``z`` (batch first)."""
+    a = torch.as_tensor(alpha, dtype=z.dtype, device=z.device)
+    if a.dim() == 1:
+        return a.reshape(a.shape + (1,) * (z.dim() - 1))
+    if a.dim() > 1:
+        raise ValueError(
+            f"alpha must be a float or a tensor of shape (batch,), got {tuple(a.shape)}")
+    return a
+
+
+class DeepCTRL(nn.Module):
+    """Data encoder and rule encoder whose latents are mixed by ``alpha``, then a decision block.
+
+    merge ``"deepctrl"``: z = cat(alpha z_r, (1 - alpha) z_d) (the paper); ``"add"``:
+    z = alpha z_r + (1 - alpha) z_d; ``"concat"``: z = cat(z_r, z_d), alpha unused;
+    ``"input"``: the data encoder alone is fed cat(x, alpha) (pass ``rule_encoder=None``).
+    ``shared`` runs first on x and feeds both encoders. ``residual`` adds x to the output.
+    Alpha outside [0, 1] extrapolates the mix; it is never clipped.
+
+    >>> m = DeepCTRL(mlp(2, 4), mlp(2, 4), mlp(8, 2), residual=True)
+    >>> m(torch.ones(5, 2), alpha=torch.full((5,), 0.3)).shape
+    torch.Size([5, 2])
+    """
+
+    def __init__(
+        self,
+        data_encoder: nn.Module,
+        rule_encoder: nn.Module | None,
+        decision: nn.Module,
+        shared: nn.Module | None = None,
+        merge: str = "deepctrl",
+        residual: bool = False,
+    ) -> None:
+        super().__init__()
+        if merge not in MERGES:
+            raise ValueError(f"merge must be one of {MERGES}, got {merge!r}")
+        if merge == "input" and rule_encoder is not None:
+            raise ValueError("merge='input' uses one encoder: pass rule_encoder=None")
+        if merge != "input" and rule_encoder is None:
+            raise ValueError(f"merge={merge!r} needs a rule_encoder")
+        self.shared = shared
+        self.data_encoder = data_encoder
+        self.rule_encoder = rule_encoder
+        self.decision = decision
+        self.merge = merge
+        self.residual = residual
+
+    def encode(self, x: Tensor) -> tuple[Tensor | None, Tensor]:
+        """(z_r, z_d) for alpha-free merges; for ``"input"`` call :meth:`forward` instead."""
+        if self.merge == "input":
+            raise ValueError("merge='input' has no alpha-free latents")
+        h = self.shared(x) if self.shared is not None else x
+        return self.rule_encoder(h), self.data_encoder(h)
+
+    def mix(self, z_r: Tensor, z_d: Tensor, alpha: Alpha) -> Tensor:
+        """The merged latent z for given encoder outputs."""
+        if self.merge == "concat":
+            return torch.cat([z_r, z_d], dim=-1)
+        a = _alpha_like(alpha, z_d)
+        if self.merge == "add":
+            return a * z_r + (1 - a) * z_d
+        return torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
+
+    def decide(self, x: Tensor, z: Tensor) -> Tensor:
+        y = self.decision(z)
+        return y + x if self.residual else y
+
+    def forward(self, x: Tensor, alpha: Alpha = 0.0) -> Tensor:
+        if self.merge == "input":
+            h = self.shared(x) if self.shared is not None else x
+            a = _alpha_like(alpha, h).expand((*h.shape[:-1], 1))
+            return self.decide(x, self.data_encoder(torch.cat([h, a], dim=-1)))
+        z_r, z_d = self.encode(x)
+        return self.decide(x, self.mix(z_r, z_d, alpha))
+
+    def forward_alphas(self, x: Tensor, alphas: Sequence[float] | Tensor) -> Tensor:
+        """Outputs for every alpha at once, shape (n_alphas, batch, ...).
+
+        The encoders run once; the decision block runs once on all alphas stacked.
+        """
+        a = torch.as_tensor(alphas, dtype=x.dtype, device=x.device).reshape(-1)
+        n, b = a.shape[0], x.shape[0]
+        xs = x.unsqueeze(0).expand(n, *x.shape).reshape(n * b, *x.shape[1:])
+        per_sample = a.repeat_interleave(b)
+        if self.merge == "input":
+            return self.forward(xs, per_sample).reshape(n, b, -1)
+        z_r, z_d = self.encode(x)
+        z_r = z_r.unsqueeze(0).expand(n, *z_r.shape).reshape(n * b, *z_r.shape[1:])
+        z_d = z_d.unsqueeze(0).expand(n, *z_d.shape).reshape(n * b, *z_d.shape[1:])
+        y = self.decide(xs, self.mix(z_r, z_d, per_sample))
+        return y.reshape(n, b, *y.shape[1:])
+
+    def spec(self) -> dict[str, Any] | None:
+        """A JSON description when every part is an :class:`MLP`, else None."""
+        parts = {
+            "shared": self.shared,
+            "data_encoder": self.data_encoder,
+            "rule_encoder": self.rule_encoder,
+            "decision": self.decision,
+        }
+        out: dict[str, Any] = {"merge": self.merge, "residual": self.residual}
+        for name, part in parts.items():
+            if part is None:
+                out[name] = None
+            elif isinstance(part, MLP):
+                out[name] = part.spec()
+            else:
+                return None
+        return out
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> DeepCTRL:
+        """Rebuild a model from :meth:`spec` (fresh weights)."""
+
+        def build(part: dict[str, Any] | None) -> MLP | None:
+            if part is None:
+                return None
+            return MLP(*part["dims"], out_activation=part.get("out_activation"))
+
+        return cls(
+            data_encoder=build(spec["data_encoder"]),
+            rule_encoder=build(spec["rule_encoder"]),
+            decision=build(spec["decision"]),
+            shared=build(spec["shared"]),
+            merge=spec["merge"],
+            residual=spec["residual"],
+        )
+
+
+def predict(model: nn.Module, x: Tensor, alpha: Alpha = 0.0) -> Tensor:
+    """Call ``model`` at ``alpha`` if it is a :class:`DeepCTRL`, else ignore alpha."""
+    if isinstance(model, DeepCTRL):
+        return model(x, alpha)
+    return model(x)
+
+
+def predict_alphas(model: nn.Module, x: Tensor, alphas: Sequence[float] | Tensor) -> Tensor:
+    """(n_alphas, batch, ...) outputs; a model without alpha repeats its output."""
+    if isinstance(model, DeepCTRL):
+        return model.forward_alphas(x, alphas)
+    n = len(alphas)
+    y = model(x)
+    return y.unsqueeze(0).expand(n, *y.shape)

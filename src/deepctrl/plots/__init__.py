@@ -1,0 +1,1 @@
+"""Matplotlib figures of the reproductions (needs the ``plot`` extra)."""

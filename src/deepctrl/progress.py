@@ -1,0 +1,25 @@
+"""Progress bars that cost nothing when switched off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class _Silent:
+    def update(self, n: int = 1) -> None:
+        return None
+
+    def set_postfix(self, **kwargs: Any) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def progress_bar(total: int, desc: str, enabled: bool) -> Any:
+    """A tqdm bar over ``total`` steps, or a silent stand-in when ``enabled`` is False."""
+    if not enabled:
+        return _Silent()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True)
