@@ -39,11 +39,11 @@ class Stack:
         return functional_call(self.template, (params, buffers), args)
 
     def forward(self, x: Tensor, alpha: Tensor) -> Tensor:
-        """x: (S, batch, ...), alpha: (S,) -> (S, batch, ...)."""
-        if self.size == 1:
-            p = {k: v[0] for k, v in self.params.items()}
-            b = {k: v[0] for k, v in self.buffers.items()}
-            return self._call(p, b, x[0], alpha[0]).unsqueeze(0)
+        """x: (S, batch, ...), alpha: (S,) -> (S, batch, ...).
+
+        One seed goes through vmap too, so that it computes bit for bit what it computes
+        in a group (a plain call would use other matrix kernels and round differently).
+        """
         return vmap(self._call, randomness="different")(self.params, self.buffers, x, alpha)
 
     __call__ = forward

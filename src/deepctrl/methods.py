@@ -32,8 +32,9 @@ class Terms(NamedTuple):
     alpha: Tensor
 
 
-LossEstimate = Callable[[], tuple[Tensor, Tensor]]
-"""Returns per-seed (L_rule at alpha 1, L_task at alpha 0) over the training set."""
+LossEstimate = Callable[[bool], tuple[Tensor, Tensor]]
+"""``estimate(reference)``: per-seed (L_rule at alpha 1, L_task at alpha 0) over the training
+set; with ``reference=True`` perturbation rules are measured as in :mod:`deepctrl.scale`."""
 
 
 class Method(abc.ABC):
@@ -48,8 +49,7 @@ class Method(abc.ABC):
     def name(self) -> str:
         return type(self).__name__
 
-    def setup(self, seeds: list[int], n_rules: int, rule_perturbs: bool,
-              estimate: LossEstimate) -> None:
+    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
         """Prepare per-seed state before the first batch; every seed starts active."""
         self.active = torch.arange(len(seeds))
 
@@ -136,9 +136,8 @@ class LagrangianDual(Method):
     def name(self) -> str:
         return f"LagrangianDual({self.dual_lr:g})"
 
-    def setup(self, seeds: list[int], n_rules: int, rule_perturbs: bool,
-              estimate: LossEstimate) -> None:
-        super().setup(seeds, n_rules, rule_perturbs, estimate)
+    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
+        super().setup(seeds, n_rules, estimate)
         self.multipliers = torch.zeros(len(seeds), n_rules)
 
     def objective(self, t: Terms) -> Tensor:
@@ -180,9 +179,10 @@ class DeepCTRL(Method):
       * ``"paper"``: L_rule,0 / L_task,0 over the training set at the initial weights (rule
         loss at alpha = 1, task loss at alpha = 0), 1.0 where either is zero;
       * ``"auto"`` (default): ``"paper"`` for rules judged on the output alone (such as
-        the pendulum's energy rule), 1.0 for perturbation rules. A fresh network barely
-        reacts to a 10 % input change, so the paper's ratio is near 0 for them and the
-        rule then wins at every alpha > 0 (see docs/rho.md);
+        the pendulum's energy rule); for perturbation rules L_rule is measured on the
+        reference response of :mod:`deepctrl.scale` instead of the fresh network, which
+        barely reacts to a 10 % input change (the paper's ratio is then near 0 and the
+        rule wins at every alpha > 0; see docs/rho.md);
       * ``"epoch"``: the paper's ratio re-estimated after every epoch (Appendix A.5);
       * a float fixes rho.
     """
@@ -198,16 +198,13 @@ class DeepCTRL(Method):
         self.rho = torch.ones(0)
         self.priors: list[Prior] = []
 
-    def setup(self, seeds: list[int], n_rules: int, rule_perturbs: bool,
-              estimate: LossEstimate) -> None:
-        super().setup(seeds, n_rules, rule_perturbs, estimate)
+    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
+        super().setup(seeds, n_rules, estimate)
         self.priors = [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds]
         if isinstance(self.rho_mode, float | int):
             self.rho = torch.full((len(seeds),), float(self.rho_mode))
-        elif self.rho_mode == "auto" and rule_perturbs:
-            self.rho = torch.ones(len(seeds))
         else:
-            self.rho = _safe_ratio(*estimate())
+            self.rho = _safe_ratio(*estimate(self.rho_mode == "auto"))
 
     def draw_alphas(self, n: int) -> Tensor:
         return torch.stack([self.priors[i].sample(n) for i in self.active.tolist()])
@@ -218,7 +215,7 @@ class DeepCTRL(Method):
 
     def after_epoch(self, estimate: LossEstimate) -> None:
         if self.rho_mode == "epoch":
-            self.rho[self.active] = _safe_ratio(*estimate())
+            self.rho[self.active] = _safe_ratio(*estimate(False))
 
     def state_dict(self) -> dict[str, Any]:
         return {"rho": self.rho.clone(), "priors": [p.state_dict() for p in self.priors]}

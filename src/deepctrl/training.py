@@ -26,6 +26,7 @@ from deepctrl.methods import DeepCTRL, Method, Terms
 from deepctrl.metrics import PerSample, per_sample
 from deepctrl.progress import progress_bar
 from deepctrl.rules.base import Rule, forward_all, make_context, perturb_all
+from deepctrl.scale import data_scales, reference_rule_loss
 from deepctrl.seeding import derive_seed
 
 
@@ -177,10 +178,9 @@ class _Trainer:
         self.active = list(range(len(seeds)))
         self.use_rule = rule is not None and method.uses_rule
         self.need_violations = self.use_rule and method.needs_violations
-        perturbs = self.use_rule and any(p is not None for p in perturb_all(rule, X[:2], None))
+        self.scales = data_scales(X, y)
         self.Xv_noisy = self._noisy_validation()
-        method.setup(seeds, len(rule.leaves()) if rule is not None else 0, perturbs,
-                     self.estimate_losses)
+        method.setup(seeds, len(rule.leaves()) if rule is not None else 0, self.estimate_losses)
 
     def _noisy_validation(self) -> list[Tensor] | None:
         if self.Xv is None or self.noise == 0:
@@ -195,14 +195,15 @@ class _Trainer:
     def _mean_over(self, X: list[Tensor] | Tensor, y: Tensor, alpha: float, what: str) -> Tensor:
         """Per-active-seed mean of the task (or rule) loss over (X, y) at ``alpha``.
 
-        Under DDP every rank draws the same perturbations, evaluates its shard of each
-        block and the sums are all-reduced.
+        ``what``: "task", "rule", or "reference" (rule loss on the reference response of
+        :mod:`deepctrl.scale`). Under DDP every rank draws the same perturbations,
+        evaluates its shard of each block and the sums are all-reduced.
         """
         S, n = self.stack.size, y.shape[0]
         total = torch.zeros(S, device=self.device, dtype=torch.float64)
         step = max(self.batch_size, 4096)
         a = self._alphas(alpha)
-        rule = self.rule if what == "rule" else None
+        rule = self.rule if what != "task" else None
         for start in range(0, n, step):
             stop = min(start + step, n)
             if isinstance(X, list):
@@ -212,14 +213,28 @@ class _Trainer:
             perturbed = self._perturb(xs, self.streams.eval) if rule is not None else []
             lo, hi = (k - start for k in self.world.shard(start, stop))
             ys = y[start + lo:start + hi].expand(S, *y[start + lo:start + hi].shape)
+            perturbed = [None if p is None else p[:, lo:hi] for p in perturbed]
+            if what == "reference":
+                total += self._reference_sum(xs[:, lo:hi], perturbed, a)
+                continue
             t = batch_terms(self.stack, rule, self.loss_fn, self.method, xs[:, lo:hi], ys,
-                            [None if p is None else p[:, lo:hi] for p in perturbed], a, 1, False)
+                            perturbed, a, 1, False)
             total += (t.rule if rule is not None else t.task).double()
         return (self.world.all_reduce_sum(total) / n).float()
 
-    def estimate_losses(self) -> tuple[Tensor, Tensor]:
+    def _reference_sum(self, xs: Tensor, perturbed: list[Tensor | None], a: Tensor) -> Tensor:
+        """Per-seed sum over the block of :func:`deepctrl.scale.reference_rule_loss`."""
+        S, b = xs.shape[:2]
+        y_hat, y_p = forward_all(lambda z: self.stack(z, a), xs, perturbed, dim=1)
+        ctx = make_context(self.rule, xs.flatten(0, 1), y_hat.flatten(0, 1),
+                           [None if p is None else p.flatten(0, 1) for p in perturbed],
+                           [None if t is None else t.flatten(0, 1) for t in y_p])
+        ref = reference_rule_loss(self.rule, ctx, *self.scales)
+        return ref.view(S, b).sum(1).double()
+
+    def estimate_losses(self, reference: bool = False) -> tuple[Tensor, Tensor]:
         """Per-seed (L_rule at alpha 1, L_task at alpha 0) over the training set."""
-        rule_loss = self._mean_over(self.X, self.y, 1.0, "rule")
+        rule_loss = self._mean_over(self.X, self.y, 1.0, "reference" if reference else "rule")
         task_loss = self._mean_over(self.X, self.y, 0.0, "task")
         return rule_loss.cpu(), task_loss.cpu()
 

@@ -61,6 +61,10 @@ class Rule(abc.ABC):
         """The single rules this rule is made of (itself, unless it combines others)."""
         return [self]
 
+    def leaf_weights(self) -> list[float]:
+        """The weight of each leaf in the rule loss."""
+        return [1.0]
+
     def config(self) -> dict[str, Any]:
         """A JSON description, for model files. Rules built from code cannot be saved."""
         raise ValueError(f"{type(self).__name__} cannot be described in a model file")

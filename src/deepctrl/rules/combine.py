@@ -41,6 +41,9 @@ class AllOf(Rule):
     def leaves(self) -> list[Rule]:
         return list(self._leaves)
 
+    def leaf_weights(self) -> list[float]:
+        return list(self.weights)
+
     def _parts(self, ctx: Context) -> tuple[Context, ...]:
         if len(ctx.parts) != len(self._leaves):
             raise ValueError(f"AllOf expected {len(self._leaves)} contexts, got {len(ctx.parts)}")

@@ -1,0 +1,5 @@
+"""Shared test settings: deterministic, single-threaded torch for stable timings."""
+
+import torch
+
+torch.set_num_threads(1)

@@ -1,0 +1,83 @@
+import pickle
+import struct
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+import deepctrl as dc
+from deepctrl.checkpoint import read_checkpoint
+
+
+def model():
+    torch.manual_seed(0)
+    return dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 2), shared=dc.mlp(3, 3))
+
+
+def test_round_trip_gives_identical_outputs(tmp_path):
+    m = model()
+    path = dc.save(m, tmp_path / "m.safetensors", {"rule": "demo", "alpha": 0.4})
+    x = torch.randn(5, 3)
+    for loaded in (dc.load(path), dc.load(path, model())):
+        for a in (0.0, 0.4, 1.0):
+            assert torch.equal(loaded(x, a), m(x, a))
+    ckpt = read_checkpoint(path)
+    assert ckpt.config["alpha"] == 0.4 and ckpt.version == dc.__version__
+    assert [p.name for p in tmp_path.iterdir()] == ["m.safetensors"]  # no temp files left
+
+
+def test_a_pickle_is_refused_and_never_executed(tmp_path):
+    marker = tmp_path / "executed"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    path = tmp_path / "evil.pt"
+    path.write_bytes(pickle.dumps(Evil()))
+    with pytest.raises(ValueError, match="pickle"):
+        dc.load(path, model())
+    assert not marker.exists()
+    torch.save(model().state_dict(), tmp_path / "torch.pt")
+    with pytest.raises(ValueError, match="pickle or torch.save"):
+        dc.load(tmp_path / "torch.pt", model())
+
+
+def test_foreign_corrupt_and_incompatible_files_are_refused(tmp_path):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello world, not a model")
+    with pytest.raises(ValueError, match="not a deepctrl model file"):
+        dc.load(text, model())
+    foreign = tmp_path / "foreign.safetensors"
+    save_file({"w": torch.zeros(2)}, foreign)
+    with pytest.raises(ValueError, match="safetensors file but not a deepctrl model file"):
+        dc.load(foreign, model())
+    good = dc.save(model(), tmp_path / "good.safetensors")
+    data = good.read_bytes()
+    (tmp_path / "cut.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="corrupt"):
+        dc.load(tmp_path / "cut.safetensors", model())
+    (n,) = struct.unpack("<Q", data[:8])
+    header = data[8:8 + n].replace(b'"format_version":"1"', b'"format_version":"9"')
+    (tmp_path / "future.safetensors").write_bytes(data[:8] + header + data[8 + n:])
+    with pytest.raises(ValueError, match="reads format 1"):
+        dc.load(tmp_path / "future.safetensors", model())
+    with pytest.raises(ValueError, match="does not exist"):
+        dc.load(tmp_path / "missing.safetensors")
+
+
+def test_wrong_architecture_and_missing_architecture(tmp_path):
+    path = dc.save(model(), tmp_path / "m.safetensors")
+    other = dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 2))
+    with pytest.raises(ValueError, match="does not fit this model"):
+        dc.load(path, other)
+    plain = dc.save(torch.nn.Linear(2, 1), tmp_path / "plain.safetensors")
+    with pytest.raises(ValueError, match="stores no architecture"):
+        dc.load(plain)
+
+
+def test_save_refuses_non_json_config_and_missing_folder(tmp_path):
+    with pytest.raises(ValueError, match="JSON"):
+        dc.save(model(), tmp_path / "m.safetensors", {"x": object()})
+    with pytest.raises(ValueError, match="does not exist"):
+        dc.save(model(), tmp_path / "nope" / "m.safetensors")

@@ -1,0 +1,79 @@
+import math
+
+import pytest
+import torch
+from sklearn.metrics import roc_auc_score
+
+import deepctrl as dc
+from deepctrl.metrics import auc, score
+from deepctrl.rules import Monotonic, Penalty
+
+
+def model_and_data():
+    torch.manual_seed(0)
+    model = dc.DeepCTRL(dc.mlp(3, 8, 4), dc.mlp(3, 8, 4), dc.mlp(8, 6, 1))
+    X = torch.randn(40, 3)
+    return model, X, X[:, :1] * 2.0
+
+
+def test_sweep_equals_separate_evaluations():
+    model, X, y = model_and_data()
+    rule = Monotonic(0, "increasing", perturbation=dc.rules.Additive(0.5))
+    alphas = [0.0, 0.3, 1.0, 1.4]
+    table = dc.sweep(model, rule, X, y, alphas, metrics=("mae", "mse"))
+    assert table["alpha"] == alphas
+    for i, a in enumerate(alphas):
+        y_hat = model(X, a).detach()
+        assert table["mae"][i] == pytest.approx(float((y_hat - y).abs().mean()), rel=1e-5)
+        assert table["mse"][i] == pytest.approx(float(((y_hat - y) ** 2).mean()), rel=1e-5)
+        x_p = rule.perturb(X, torch.Generator().manual_seed(dc.seeding.derive_seed(0, "eval")))
+        expected = float((model(x_p, a) > model(X, a)).float().mean())
+        assert table["verification_ratio"][i] == pytest.approx(expected)
+        assert dc.verification_ratio(model, rule, X, a) == pytest.approx(expected)
+
+
+def test_verification_ratio_counts_only_samples_the_rule_can_judge():
+    model, X, _ = model_and_data()
+    rule = dc.rules.Threshold(0, 0.5, output=0, direction="increasing",
+                              perturbation=dc.rules.Additive(1.0))
+    y_hat, ok = dc.predict_sweep(model, rule, X, [0.5])
+    x_p = rule.perturb(X, torch.Generator().manual_seed(dc.seeding.derive_seed(0, "eval")))
+    crossing = (X[:, 0] < 0.5) & (x_p[:, 0] > 0.5)
+    assert torch.equal(~torch.isnan(ok[0]), crossing)
+    y_p = model(x_p, 0.5).detach()[:, 0]
+    expected = float((y_p[crossing] > y_hat[0, crossing, 0]).float().mean())
+    assert dc.verification_ratio(model, rule, X, 0.5) == pytest.approx(expected)
+
+
+def test_a_model_without_alpha_repeats_its_values():
+    torch.manual_seed(0)
+    X = torch.randn(30, 2)
+    table = dc.sweep(dc.mlp(2, 1), Penalty(lambda x, y: y[:, 0]), X, X[:, :1],
+                     [0.0, 0.5, 1.0], metrics=("mae",))
+    assert len(set(table["mae"])) == 1 and len(set(table["verification_ratio"])) == 1
+
+
+def test_select_alpha():
+    table = {"alpha": [0.0, 0.5, 1.0], "mae": [3.0, 1.0, 2.0], "accuracy": [0.6, 0.7, 0.9],
+             "verification_ratio": [0.2, 0.91, 0.99]}
+    assert dc.select_alpha(table, min_verification=0.9) == 0.5
+    assert dc.select_alpha(table) == 0.5
+    assert dc.select_alpha(table, metric="accuracy") == 1.0
+    with pytest.raises(ValueError, match=r"highest 0.990 at alpha 1.0"):
+        dc.select_alpha(table, min_verification=0.995)
+
+
+def test_classification_metrics_match_references():
+    g = torch.Generator().manual_seed(1)
+    p = torch.rand(300, 1, generator=g).round(decimals=1)  # many ties
+    y = (torch.rand(300, 1, generator=g) < p).float()
+    assert float(auc(p, y)) == pytest.approx(roc_auc_score(y.numpy(), p.numpy()), abs=1e-6)
+    bce = torch.nn.functional.binary_cross_entropy(p.clamp(1e-6, 1 - 1e-6), y)
+    assert float(score("bce", p.clamp(1e-6, 1 - 1e-6), y)) == pytest.approx(float(bce), rel=1e-5)
+    assert float(score("accuracy", p, y)) == pytest.approx(float(((p > 0.5) == (y > 0.5))
+                                                                 .float().mean()))
+    assert math.isnan(float(auc(p, torch.ones_like(y))))
+    logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 3.0]])
+    assert float(score("accuracy", logits, torch.tensor([0, 1]))) == 0.5
+    with pytest.raises(ValueError, match="unknown metric"):
+        score("r2", p, y)

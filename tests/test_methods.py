@@ -1,0 +1,104 @@
+import pytest
+import torch
+from torch import nn
+
+import deepctrl as dc
+from deepctrl.methods import Terms
+from deepctrl.rules import Monotonic, Penalty, Perturbation
+
+X = torch.tensor([[1.0], [2.0], [3.0]])
+
+
+def fixed_model() -> dc.DeepCTRL:
+    """y = x at alpha 0 and y = 2x at alpha 1."""
+    data, rule, decision = (nn.Linear(1, 1, bias=False), nn.Linear(1, 1, bias=False),
+                            nn.Linear(2, 1, bias=False))
+    with torch.no_grad():
+        data.weight.fill_(1.0)
+        rule.weight.fill_(2.0)
+        decision.weight.fill_(1.0)
+    return dc.DeepCTRL(data, rule, decision)
+
+
+def rho_of(rule, y, rho):
+    result = dc.fit(fixed_model(), rule, dc.methods.DeepCTRL(rho=rho), train=(X, y),
+                    max_epochs=0, reinit=False)
+    return result.method.state_dict()["rho"]
+
+
+def test_paper_rho_is_the_initial_loss_ratio():
+    # L_task at alpha 0 = mean|x - 1| = 1; L_rule at alpha 1 = mean relu(2x - x) = 2.
+    rule = Penalty(lambda x, y: y[:, 0] - x[:, 0])
+    assert rho_of(rule, torch.ones(3, 1), "paper").tolist() == [2.0]
+    assert rho_of(rule, torch.ones(3, 1), "auto").tolist() == [2.0]
+    assert rho_of(rule, torch.ones(3, 1), 0.25).tolist() == [0.25]
+
+
+def test_rho_falls_back_to_one_when_a_loss_is_zero():
+    rule = Penalty(lambda x, y: y[:, 0] - x[:, 0])
+    with pytest.warns(RuntimeWarning, match="rho"):
+        assert rho_of(rule, X.clone(), "paper").tolist() == [1.0]  # task loss 0
+    never = Penalty(lambda x, y: -torch.ones_like(x[:, 0]))
+    with pytest.warns(RuntimeWarning, match="rho"):
+        assert rho_of(never, torch.ones(3, 1), "paper").tolist() == [1.0]  # rule loss 0
+
+
+class Shift(Perturbation):
+    def delta(self, values, generator=None):
+        return torch.full_like(values, 0.3)
+
+    def config(self):
+        return {"kind": "shift"}
+
+
+def test_auto_rho_measures_perturbation_rules_on_the_data_slope():
+    # reference rule loss = 0.3 / std(x) * std(y) = 0.3 * sqrt(3); L_task,0 = mean|x - y| = 2/3.
+    rule = Monotonic(0, "increasing", perturbation=Shift())
+    y = torch.tensor([[0.0], [3.0], [3.0]])
+    assert rho_of(rule, y, "auto").item() == pytest.approx(0.3 * 3**0.5 / (2 / 3), rel=1e-5)
+    # the paper's ratio at the fixed model: outputs rise by 2 * 0.3 > 0, so no violation.
+    with pytest.warns(RuntimeWarning):
+        assert rho_of(rule, y, "paper").tolist() == [1.0]
+
+
+@pytest.mark.parametrize(("offset", "expected"), [(1.5, 0.25), (5.0, 0.0)])
+def test_lagrangian_multiplier_after_one_batch(offset, expected):
+    # at alpha 0 the model outputs x, so g = x - offset; lam = max(0, 0 + 0.5 * mean(g)).
+    rule = Penalty(lambda x, y: y[:, 0] - offset)
+    result = dc.fit(fixed_model(), rule, dc.methods.LagrangianDual(dual_lr=0.5),
+                    train=(X, torch.ones(3, 1)), batch_size=3, max_epochs=1, reinit=False)
+    assert result.method.state_dict()["multipliers"].tolist() == [[pytest.approx(expected)]]
+
+
+def test_objectives_by_hand():
+    t = Terms(task=torch.tensor([2.0]), rule=torch.tensor([4.0]),
+              violations=torch.tensor([[1.0, -3.0]]), alpha=torch.tensor([0.25]))
+    deep = dc.methods.DeepCTRL(rho=0.5)
+    deep.setup([0], 2, lambda ref: (torch.ones(1), torch.ones(1)))
+    assert deep.objective(t).item() == pytest.approx(0.25 * 4 + 0.5 * 0.75 * 2)
+    assert dc.methods.TaskAndRule(0.1).objective(t).item() == pytest.approx(2.4)
+    assert dc.methods.RuleOnly().objective(t).item() == 4.0
+    assert dc.methods.TaskOnly().objective(t).item() == 2.0
+    ldf = dc.methods.LagrangianDual(dual_lr=2.0)
+    ldf.setup([0], 2, lambda ref: (torch.ones(1), torch.ones(1)))
+    ldf.load_state_dict({"multipliers": torch.tensor([[0.5, 1.0]])})
+    assert ldf.objective(t).item() == pytest.approx(2 + 0.5 * 1 - 1.0 * 3)
+    ldf.after_step(t)
+    assert ldf.state_dict()["multipliers"].tolist() == [[2.5, 0.0]]
+
+
+def test_validation_alphas():
+    assert dc.methods.DeepCTRL().val_alpha == 0.0
+    assert dc.methods.TaskOnly().val_alpha == 0.0
+    assert dc.methods.RuleOnly().val_alpha == 1.0
+
+
+def test_method_arguments_are_checked():
+    with pytest.raises(ValueError, match="rho must be"):
+        dc.methods.DeepCTRL(rho="sometimes")
+    with pytest.raises(ValueError, match="positive finite"):
+        dc.methods.DeepCTRL(rho=0.0)
+    with pytest.raises(ValueError, match="lam >= 0"):
+        dc.methods.TaskAndRule(-1.0)
+    with pytest.raises(ValueError, match="dual_lr > 0"):
+        dc.methods.LagrangianDual(0.0)
