@@ -10,8 +10,6 @@ which DDP's module wrapper cannot hold.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-
 import torch
 import torch.distributed as tdist
 from torch import Tensor
@@ -49,20 +47,12 @@ class World:
             tdist.all_reduce(t, op=tdist.ReduceOp.SUM)
         return t
 
-    def all_reduce_grads(self, params: Sequence[Tensor]) -> None:
-        """Sum gradients over ranks, in one flat buffer."""
-        if self.size == 1:
-            return
-        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
-        flat = torch.cat([g.reshape(-1) for g in grads])
-        tdist.all_reduce(flat, op=tdist.ReduceOp.SUM)
-        for p, g in zip(params, flat.split([g.numel() for g in grads]), strict=True):
-            p.grad = g.view_as(p)
+    def all_reduce_(self, flat: Tensor) -> None:
+        """Sum a flat buffer (the gradients) over ranks, in place."""
+        if self.size > 1:
+            tdist.all_reduce(flat, op=tdist.ReduceOp.SUM)
 
-    def broadcast_parameters(self, params: Sequence[Tensor]) -> None:
-        """Start every rank from rank 0's weights."""
-        if self.size == 1:
-            return
-        with torch.no_grad():
-            for p in params:
-                tdist.broadcast(p, src=0)
+    def broadcast_(self, flat: Tensor) -> None:
+        """Give every rank rank 0's copy of a flat buffer (the initial weights), in place."""
+        if self.size > 1:
+            tdist.broadcast(flat, src=0)

@@ -46,6 +46,21 @@ class MLP(nn.Sequential):
         return {"dims": list(self.dims), "out_activation": self.out_activation}
 
 
+class Residual(nn.Module):
+    """``inner(x) + x``: a network that predicts the change of its input.
+
+    >>> Residual(mlp(2, 2))(torch.zeros(1, 2)).shape
+    torch.Size([1, 2])
+    """
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.inner(x) + x
+
+
 def mlp(*dims: int, out_activation: str | None = None) -> MLP:
     """A plain ReLU MLP: ``mlp(4, 64, 16)`` is Linear(4,64)-ReLU-Linear(64,16).
 

@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from deepctrl import distributed as dist
 from deepctrl.data import as_pair
-from deepctrl.ensemble import Stack, keep_optimizer_state
+from deepctrl.ensemble import FlatAdam, Stack
 from deepctrl.methods import DeepCTRL, Method, Terms
 from deepctrl.metrics import PerSample, per_sample
 from deepctrl.progress import progress_bar
@@ -172,8 +172,8 @@ class _Trainer:
         self.world = dist.World.from_env(device)
         self.models = [m.to(device) for m in init_models(model, seeds, reinit)]
         self.stack = Stack(self.models)
-        self.world.broadcast_parameters(self.stack.parameters())
-        self.opt = torch.optim.Adam(self.stack.parameters(), lr=lr, foreach=True)
+        self.world.broadcast_(self.stack.flat.detach())
+        self.opt = FlatAdam(self.stack, lr=lr)
         self.streams = _Streams(seeds, device)
         self.active = list(range(len(seeds)))
         self.use_rule = rule is not None and method.uses_rule
@@ -274,9 +274,9 @@ class _Trainer:
                                 yc[:, sl], [None if p is None else p[:, sl] for p in pc],
                                 alphas[:, c0 + start // B], b_global, self.need_violations)
                 loss = self.method.objective(t)
-                self.opt.zero_grad(set_to_none=True)
+                self.stack.zero_grad()
                 loss.sum().backward()
-                self.world.all_reduce_grads(self.stack.parameters())
+                self.world.all_reduce_(self.stack.flat_grad)
                 self.opt.step()
                 if self.need_violations:
                     t = t._replace(violations=self.world.all_reduce_sum(t.violations.detach()))
@@ -290,8 +290,7 @@ class _Trainer:
 
     def drop(self, keep: list[bool]) -> None:
         mask = torch.tensor(keep, device=self.device)
-        mapping = self.stack.keep(mask)
-        self.opt = keep_optimizer_state(self.opt, mapping, mask)
+        self.opt.keep(mask)
         self.method.keep(mask.cpu())
         self.streams.keep(keep)
         if self.Xv_noisy is not None:

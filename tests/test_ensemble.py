@@ -1,0 +1,77 @@
+import pytest
+import torch
+from torch import nn
+
+import deepctrl as dc
+from deepctrl.ensemble import FlatAdam, Stack
+
+
+class Custom(nn.Module):
+    """Not lowerable: goes through vmap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(3, 5), nn.Linear(5, 3)
+
+    def forward(self, x):
+        return self.b(torch.tanh(self.a(x))) * 2.0
+
+
+ARCHITECTURES = {
+    "twin encoders": lambda: dc.DeepCTRL(dc.mlp(4, 8, 6), dc.mlp(4, 8, 6), dc.mlp(12, 5, 3),
+                                         shared=dc.mlp(3, 4), residual=True),
+    "different encoders": lambda: dc.DeepCTRL(dc.mlp(3, 8, 6), dc.mlp(3, 5, 6), dc.mlp(12, 3)),
+    "add": lambda: dc.DeepCTRL(dc.mlp(3, 6), dc.mlp(3, 6), dc.mlp(6, 3), merge="add"),
+    "concat": lambda: dc.DeepCTRL(dc.mlp(3, 6), dc.mlp(3, 6), dc.mlp(12, 3), merge="concat"),
+    "input": lambda: dc.DeepCTRL(dc.mlp(4, 6), None, dc.mlp(6, 3, out_activation="sigmoid"),
+                                 merge="input"),
+    "residual sequential": lambda: dc.model.Residual(nn.Sequential(dc.mlp(3, 7), nn.Tanh(),
+                                                                   nn.Linear(7, 3, bias=False))),
+    "custom module (vmap)": Custom,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARCHITECTURES))
+def test_stack_forward_and_gradients_match_each_model(name):
+    torch.manual_seed(0)
+    models = [ARCHITECTURES[name]() for _ in range(3)]
+    stack = Stack(models)
+    assert (stack.lowered is None) == (name == "custom module (vmap)")
+    x, alpha = torch.randn(3, 5, 3), torch.tensor([0.0, 0.4, 1.2])
+    out = stack(x, alpha)
+    for i, m in enumerate(models):
+        ref = m(x[i], float(alpha[i])) if isinstance(m, dc.DeepCTRL) else m(x[i])
+        assert torch.allclose(out[i], ref, atol=1e-6)
+        (ref**2).sum().backward()
+    (out**2).sum().backward()
+    for i, m in enumerate(models):
+        for k, p in m.named_parameters():
+            assert torch.allclose(stack.state_of(i)[k], p.detach())
+            assert torch.allclose(stack.params[k].grad[i], p.grad, atol=1e-5), k
+
+
+def test_flat_adam_matches_torch_adam_and_dropping_seeds_keeps_state():
+    torch.manual_seed(0)
+    models = [ARCHITECTURES["twin encoders"]() for _ in range(3)]
+    refs = [dc.DeepCTRL.from_spec(m.spec()) for m in models]
+    for r, m in zip(refs, models, strict=True):
+        r.load_state_dict(m.state_dict())
+    opts = [torch.optim.Adam(r.parameters(), lr=0.01) for r in refs]
+    stack = Stack(models)
+    adam = FlatAdam(stack, lr=0.01)
+    for step in range(6):
+        x = torch.randn(3, 8, 3)
+        if step == 3:
+            adam.keep(torch.tensor([True, False, True]))
+            refs, opts = [refs[0], refs[2]], [opts[0], opts[2]]
+        x_ref = x if step < 3 else x[[0, 2]]
+        stack.zero_grad()
+        stack(x_ref, torch.full((stack.size,), 0.3)).pow(2).sum().backward()
+        adam.step()
+        for i, (r, o) in enumerate(zip(refs, opts, strict=True)):
+            o.zero_grad()
+            r(x_ref[i], 0.3).pow(2).sum().backward()
+            o.step()
+    for i, r in enumerate(refs):
+        for k, p in r.named_parameters():
+            assert torch.allclose(stack.state_of(i)[k], p.detach(), atol=1e-6), k
