@@ -10,6 +10,7 @@ which DDP's module wrapper cannot hold.
 from __future__ import annotations
 
 import os
+
 import torch
 import torch.distributed as tdist
 from torch import Tensor

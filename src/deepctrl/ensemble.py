@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn
-from torch.optim.adam import adam
 from torch.func import functional_call, stack_module_state, vmap
+from torch.optim.adam import adam
 
 from deepctrl.lowering import TWIN, lower, twin_pairs
 from deepctrl.model import DeepCTRL
