@@ -1,0 +1,32 @@
+"""Trains a small DeepCTRL under torchrun (or alone) and saves seed 0's weights.
+
+Used by test_distributed.py: ``python -m torch.distributed.run --nproc_per_node 2
+ddp_worker.py OUT.safetensors`` must end where ``python ddp_worker.py OUT`` ends.
+"""
+
+import os
+import sys
+
+import torch
+
+import deepctrl as dc
+
+
+def main(out: str) -> None:
+    torch.set_num_threads(1)
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(300, 3, generator=g)
+    y = X[:, :1] - 0.5 * X[:, 1:2] + 0.05 * torch.randn(300, 1, generator=g)
+    model = dc.DeepCTRL(dc.mlp(3, 16, 8), dc.mlp(3, 16, 8), dc.mlp(16, 8, 1))
+    rule = dc.rules.Monotonic(0, "increasing")
+    result = dc.fit(model, rule, dc.methods.DeepCTRL(rho="paper"), train=(X[:240], y[:240]),
+                    val=(X[240:], y[240:]), batch_size=32, max_epochs=6, patience=2,
+                    input_noise=0.01, seeds=[0, 1])
+    if int(os.environ.get("RANK", "0")) == 0:
+        world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+        dc.save(result.models[1], out, {"epochs": result.epochs, "world_size": world,
+                                        "rho": result.method.state_dict()["rho"].tolist()})
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
