@@ -51,7 +51,7 @@ def predict_sweep(
     if param is not None:
         X = X.to(param.device, param.dtype)
     n_alphas, n = len(alphas), X.shape[0]
-    block = block_rows or max(256, 2_000_000 // max(1, n_alphas * X[0].numel()))
+    block = block_rows or max(64, 2**18 // n_alphas)
     gen = torch.Generator(X.device).manual_seed(derive_seed(seed, "eval"))
     outs, oks = [], []
     for start in range(0, n, block):

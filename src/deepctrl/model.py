@@ -158,10 +158,32 @@ class DeepCTRL(nn.Module):
         if self.merge == "input":
             return self.forward(xs, per_sample).reshape(n, b, -1)
         z_r, z_d = self.encode(x)
+        split = _first_linear(self.decision)
+        if split is not None and self.merge != "concat" and z_r.dim() == 2:
+            first, rest = split
+            h = self._first_layer_alphas(first, z_r, z_d, a)
+            y = rest(h.reshape(n * b, -1))
+            y = y + xs if self.residual else y
+            return y.reshape(n, b, *y.shape[1:])
         z_r = z_r.unsqueeze(0).expand(n, *z_r.shape).reshape(n * b, *z_r.shape[1:])
         z_d = z_d.unsqueeze(0).expand(n, *z_d.shape).reshape(n * b, *z_d.shape[1:])
         y = self.decide(xs, self.mix(z_r, z_d, per_sample))
         return y.reshape(n, b, *y.shape[1:])
+
+    def _first_layer_alphas(self, first: nn.Linear, z_r: Tensor, z_d: Tensor,
+                            alphas: Tensor) -> Tensor:
+        """The decision block's first linear layer for every alpha, (n_alphas, batch, out).
+
+        The merged latent is affine in alpha and so is this layer: it is computed once for
+        the rule part and once for the data part, then mixed per alpha.
+        """
+        if self.merge == "add":
+            u, v = z_r @ first.weight.T, z_d @ first.weight.T
+        else:
+            w_r, w_d = first.weight.split([z_r.shape[-1], z_d.shape[-1]], dim=1)
+            u, v = z_r @ w_r.T, z_d @ w_d.T
+        base = v + first.bias if first.bias is not None else v
+        return torch.addcmul(base.unsqueeze(0), alphas.reshape(-1, 1, 1), (u - v).unsqueeze(0))
 
     def spec(self) -> dict[str, Any] | None:
         """A JSON description when every part is an :class:`MLP`, else None."""
@@ -198,6 +220,16 @@ class DeepCTRL(nn.Module):
             merge=spec["merge"],
             residual=spec["residual"],
         )
+
+
+def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:
+    """(first linear layer, the rest) of a plain sequential decision block, else None."""
+    if type(decision) not in (nn.Sequential, MLP) or len(decision) == 0:
+        return None
+    first = decision[0]
+    if type(first) is not nn.Linear:
+        return None
+    return first, nn.Sequential(*list(decision)[1:])
 
 
 def predict(model: nn.Module, x: Tensor, alpha: Alpha = 0.0) -> Tensor:
