@@ -18,9 +18,22 @@ from deepctrl.model import MLP, DeepCTRL, mlp
 from deepctrl.rules import Monotonic
 from deepctrl.training import FitResult, fit
 
+_LAZY = {"DeepCTRLClassifier": "deepctrl.estimators", "DeepCTRLRegressor": "deepctrl.estimators"}
+
+
+def __getattr__(name: str) -> type:
+    """Import the scikit-learn estimators only when they are used (import time)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'deepctrl' has no attribute {name!r}")
+
 __all__ = [
     "MLP",
     "DeepCTRL",
+    "DeepCTRLClassifier",
+    "DeepCTRLRegressor",
     "FitResult",
     "Monotonic",
     "__version__",

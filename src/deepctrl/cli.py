@@ -67,6 +67,80 @@ def _run_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_fit(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "fit", help="train a model on a CSV or Parquet table",
+        description="Train DeepCTRL on a table; the rule strength is chosen later.")
+    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file, one row per sample")
+    p.add_argument("--target", required=True, metavar="COL", help="column to predict")
+    p.add_argument("--task", choices=("regression", "classification"), default=None,
+                   help="default: classification for text or few integer values")
+    p.add_argument("--monotonic", action="append", default=[], metavar="COL=DIRECTION",
+                   help="rule: the prediction is increasing or decreasing in COL (repeatable)")
+    p.add_argument("--rules", metavar="RULES.toml", default=None,
+                   help="rules file (monotonic, threshold, penalty rules)")
+    p.add_argument("--val-fraction", default="0.2", metavar="F",
+                   help="share of rows for early stopping and choosing alpha (default 0.2)")
+    p.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
+    p.add_argument("--max-epochs", default="500", metavar="N",
+                   help="upper limit of training epochs (default 500; early stopping ends "
+                        "sooner)")
+    p.add_argument("--drop-missing", action="store_true",
+                   help="drop rows with missing or non-numeric values instead of failing")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="hide the progress bar")
+    p.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
+    p.set_defaults(handler=_run_fit)
+
+
+def _run_fit(args: argparse.Namespace) -> int:
+    from deepctrl.commands import fit_command
+
+    return fit_command(args.data, args.target, args.out, task=args.task,
+                       monotonic=args.monotonic, rules=args.rules,
+                       val_fraction=args.val_fraction, seed=args.seed,
+                       drop_missing=args.drop_missing, max_epochs=args.max_epochs,
+                       progress=args.progress)
+
+
+def _add_sweep(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "sweep", help="verification ratio and error of a model at every alpha",
+        description="Evaluate a model over the rule strength alpha on a table.")
+    p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
+    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
+    p.add_argument("--alphas", default="0:1:0.1", help="START:STOP:STEP or a comma list")
+    p.add_argument("--json", dest="as_json", action="store_true", help="print JSON rows")
+    p.add_argument("--drop-missing", action="store_true",
+                   help="drop rows with missing or non-numeric values instead of failing")
+    p.set_defaults(handler=_run_sweep)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    from deepctrl.commands import sweep_command
+
+    return sweep_command(args.model, args.data, alphas=args.alphas, as_json=args.as_json,
+                         drop_missing=args.drop_missing)
+
+
+def _add_predict(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "predict", help="predict every row of a table at a rule strength",
+        description="Write predictions, in the input's row order, to a CSV file.")
+    p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
+    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
+    p.add_argument("--alpha", default="auto",
+                   help="rule strength, or 'auto' for the alpha stored in the model")
+    p.add_argument("--out", required=True, metavar="PRED.csv", help="CSV file to write")
+    p.set_defaults(handler=_run_predict)
+
+
+def _run_predict(args: argparse.Namespace) -> int:
+    from deepctrl.commands import predict_command
+
+    return predict_command(args.model, args.data, args.out, alpha=args.alpha)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deepctrl",
@@ -75,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"deepctrl {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_reproduce(subparsers)
+    _add_fit(subparsers)
+    _add_sweep(subparsers)
+    _add_predict(subparsers)
     return parser
 
 

@@ -61,14 +61,18 @@ def predict_sweep(
                                   out_dim=1)
         outs.append(y_hat)
         if rule is not None:
-            oks.append(_satisfaction(rule, x, y_hat, perturbed, y_p))
+            oks.append(satisfaction(rule, x, y_hat, perturbed, y_p))
     ok = torch.cat(oks, dim=1) if oks else None
     return torch.cat(outs, dim=1), ok
 
 
-def _satisfaction(rule: Rule, x: Tensor, y_hat: Tensor, perturbed: list[Tensor | None],
-                  y_p: list[Tensor | None]) -> Tensor:
-    """1.0 satisfied, 0.0 violated, NaN not applicable; shape (n_alphas, n)."""
+def satisfaction(rule: Rule, x: Tensor, y_hat: Tensor, perturbed: list[Tensor | None],
+                 y_p: list[Tensor | None]) -> Tensor:
+    """Rule check of outputs for several alphas: x (n, ...), y_hat (n_alphas, n, ...),
+    perturbed inputs (n, ...) and their outputs (n_alphas, n, ...) per leaf rule.
+
+    Returns (n_alphas, n): 1.0 satisfied, 0.0 violated, NaN where the rule cannot judge.
+    """
     A, b = y_hat.shape[0], x.shape[0]
 
     def tile(t: Tensor) -> Tensor:

@@ -1,0 +1,119 @@
+"""Penalty rules written as text, such as ``"charges <= 400 * bmi"``: safe to store in a
+model file and to read from a rules file, because the text is parsed into arithmetic on
+named columns and outputs, never executed as Python.
+
+>>> import torch
+>>> cmp = parse("y <= 2 * `unit price` + 1")
+>>> cmp.names
+['y', 'unit price']
+>>> cmp.residual({"y": torch.tensor([5.0]), "unit price": torch.tensor([1.0])}).tolist()
+[2.0]
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+_BINARY: dict[type, Callable[[Tensor, Tensor], Tensor]] = {
+    ast.Add: torch.add, ast.Sub: torch.sub, ast.Mult: torch.mul, ast.Div: torch.div,
+    ast.Pow: torch.pow,
+}
+_FUNCTIONS: dict[str, Callable[..., Tensor]] = {
+    "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt,
+    "relu": torch.relu, "min": torch.minimum, "max": torch.maximum,
+}
+_ARITY = {"min": 2, "max": 2}
+_COMPARE = {ast.LtE: (1.0, False), ast.Lt: (1.0, True), ast.GtE: (-1.0, False),
+            ast.Gt: (-1.0, True)}
+_QUOTED = re.compile(r"`([^`]*)`")
+
+Env = Mapping[str, Tensor]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A parsed ``left <= right`` (or <, >=, >): residual r = left - right for <=, <,
+    right - left for >=, >; the rule holds when r <= 0 (r < 0 when ``strict``)."""
+
+    text: str
+    names: list[str]
+    strict: bool
+    _residual: Callable[[Env], Tensor]
+
+    def residual(self, env: Env) -> Tensor:
+        return self._residual(env)
+
+
+def _fail(text: str, problem: str) -> ValueError:
+    return ValueError(f"penalty expression {text!r}: {problem}")
+
+
+def _compile(node: ast.AST, text: str, names: dict[str, str],
+             used: list[str]) -> Callable[[Env], Tensor | float]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) \
+            and not isinstance(node.value, bool):
+        value = float(node.value)
+        return lambda env: value
+    if isinstance(node, ast.Name):
+        name = names.get(node.id, node.id)
+        if name not in used:
+            used.append(name)
+        return lambda env: env[name]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = _compile(node.operand, text, names, used)
+        sign = -1.0 if isinstance(node.op, ast.USub) else 1.0
+        return lambda env: sign * inner(env)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        op = _BINARY[type(node.op)]
+        left = _compile(node.left, text, names, used)
+        right = _compile(node.right, text, names, used)
+        return lambda env: op(torch.as_tensor(left(env)), torch.as_tensor(right(env)))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in _FUNCTIONS and not node.keywords:
+        fname = node.func.id
+        if len(node.args) != _ARITY.get(fname, 1):
+            raise _fail(text, f"{fname}() takes {_ARITY.get(fname, 1)} argument(s)")
+        fn = _FUNCTIONS[fname]
+        args = [_compile(a, text, names, used) for a in node.args]
+        return lambda env: fn(*(torch.as_tensor(a(env)) for a in args))
+    shown = ast.unparse(node) if isinstance(node, ast.expr) else type(node).__name__
+    raise _fail(text, f"{shown!r} is not allowed (use numbers, names, + - * / **, "
+                      f"and {', '.join(sorted(_FUNCTIONS))})")
+
+
+def parse(text: str) -> Comparison:
+    """Parse ``left OP right`` with OP one of <=, <, >=, >; names in backticks may hold
+    spaces or symbols (`unit price`)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"a penalty expression must be non-empty text, got {text!r}")
+    names: dict[str, str] = {}
+
+    def quote(match: re.Match[str]) -> str:
+        key = f"_quoted_{len(names)}"
+        names[key] = match.group(1)
+        return key
+
+    try:
+        tree = ast.parse(_QUOTED.sub(quote, text.strip()), mode="eval").body
+    except SyntaxError as exc:
+        raise _fail(text, f"not a valid expression ({exc.msg})") from None
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1
+            and type(tree.ops[0]) in _COMPARE):
+        raise _fail(text, "write one comparison such as 'y <= 2 * x' (<=, <, >= or >)")
+    sign, strict = _COMPARE[type(tree.ops[0])]
+    used: list[str] = []
+    left = _compile(tree.left, text, names, used)
+    right = _compile(tree.comparators[0], text, names, used)
+
+    def residual(env: Env) -> Tensor:
+        return sign * (torch.as_tensor(left(env)) - torch.as_tensor(right(env)))
+
+    if not used:
+        raise _fail(text, "it names no column or output")
+    return Comparison(text, used, strict, residual)

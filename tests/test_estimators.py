@@ -1,0 +1,228 @@
+"""DeepCTRLRegressor and DeepCTRLClassifier: conventions, rules on named columns, alpha,
+sweeps, multi-class and multi-output, save and load."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+
+import deepctrl as dc
+import deepctrl.model_file
+from deepctrl.table_rules import Expression
+
+FAST = {"max_epochs": 30, "batch_size": 32, "n_seeds": 1, "random_state": 0}
+
+
+def demand_table(n: int = 256, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"price": rng.uniform(1, 10, n), "size": rng.uniform(0, 1, n),
+                      "color": rng.choice(["red", "blue"], n)})
+    y = 10 - X["price"] + 2 * X["size"] + (X["color"] == "red") + rng.normal(0, 0.2, n)
+    return X, y.rename("demand")
+
+
+@pytest.fixture(scope="module")
+def regressor() -> tuple[dc.DeepCTRLRegressor, pd.DataFrame, pd.Series]:
+    X, y = demand_table()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST)
+    return est.fit(X, y), X, y
+
+
+def test_params_are_stored_unchanged_and_clone_copies_them():
+    rules = [dc.Monotonic("price", "decreasing")]
+    est = dc.DeepCTRLRegressor(rules=rules, alpha=0.3, hidden_size=16, loss="mae")
+    params = est.get_params()
+    assert params["rules"] is rules and params["alpha"] == 0.3 and params["loss"] == "mae"
+    twin = clone(est)
+    assert twin.get_params()["hidden_size"] == 16 and twin.get_params()["rules"][0] is not rules[0]
+    assert est.set_params(alpha="auto").alpha == "auto"
+    assert not [k for k in vars(est) if k.endswith("_")]  # nothing fitted yet
+
+
+def test_fit_sets_fitted_attributes_and_keeps_params(regressor):
+    est, X, _ = regressor
+    assert est.n_features_in_ == 3 and list(est.feature_names_in_) == ["price", "size", "color"]
+    assert est.output_names_ == ["demand"] and est.alpha == "auto"
+    assert est.rule_.feature == 0 and est.rules[0].feature == "price"
+    assert est.n_validation_ == round(0.2 * len(X)) and est.n_train_ == len(X) - est.n_validation_
+    assert 0.0 <= est.selected_alpha_ <= 1.0 and 1 <= est.n_epochs_ <= 30
+
+
+def test_predict_takes_alpha_and_auto_uses_the_selected_alpha(regressor):
+    est, X, _ = regressor
+    at_selected = est.predict(X, alpha=est.selected_alpha_)
+    np.testing.assert_array_equal(est.predict(X), at_selected)
+    np.testing.assert_array_equal(est.predict(X, alpha="auto"), at_selected)
+    assert est.predict(X, alpha=0.0).shape == (len(X),)
+    assert not np.allclose(est.predict(X, alpha=0.0), est.predict(X, alpha=1.0))
+    with pytest.raises(ValueError, match="alpha must be a finite number or 'auto', got 'high'"):
+        est.predict(X, alpha="high")
+
+
+def test_sweep_matches_predict_and_the_rule_holds_at_alpha_one(regressor):
+    est, X, y = regressor
+    table = est.sweep(X, y, alphas=[0.0, 0.5, 1.0])
+    assert list(table.columns) == ["alpha", "verification_ratio", "mae", "mse"]
+    for alpha, mae, mse in zip(table["alpha"], table["mae"], table["mse"], strict=True):
+        err = est.predict(X, alpha=alpha) - y.to_numpy()
+        assert mae == pytest.approx(np.abs(err).mean(), rel=1e-6)
+        assert mse == pytest.approx((err ** 2).mean(), rel=1e-6)
+    assert table["verification_ratio"].iloc[-1] >= 0.95
+    assert est.verification_ratio(X, alpha=1.0) == table["verification_ratio"].iloc[-1]
+    assert table["mae"].iloc[0] < 0.6  # the data path fits (noise 0.2, range ~11)
+
+
+def test_select_alpha_sets_alpha(regressor):
+    est, X, y = regressor
+    est = clone(est).set_params(**est.get_params())
+    est.__dict__.update({k: v for k, v in regressor[0].__dict__.items() if k.endswith("_")})
+    table = est.sweep(X, y, alphas=dc.estimator_base.ALPHA_GRID)
+    reached = table.loc[table["verification_ratio"] >= 0.9, "alpha"]
+    chosen = est.select_alpha(X, y, min_verification=0.9)
+    assert chosen == reached.min() and est.alpha == chosen
+    best = est.select_alpha(X, y)
+    assert best == table.loc[table["mse"].idxmin(), "alpha"] and est.alpha == best
+
+
+def test_save_and_load_round_trip(regressor, tmp_path):
+    est, X, y = regressor
+    path = est.save(tmp_path / "model.deepctrl")
+    back = dc.DeepCTRLRegressor.load(path)
+    for alpha in (0.0, 0.3, 1.0):
+        np.testing.assert_array_equal(back.predict(X, alpha=alpha), est.predict(X, alpha=alpha))
+    assert back.get_params()["max_epochs"] == 30 and back.rules[0].feature == "price"
+    assert back.selected_alpha_ == est.selected_alpha_
+    pd.testing.assert_frame_equal(back.sweep(X, y), est.sweep(X, y))
+    assert dc.read_checkpoint(path).config["estimator"] == "DeepCTRLRegressor"
+    with pytest.raises(ValueError, match="holds a DeepCTRLRegressor, not a DeepCTRLClassifier"):
+        dc.DeepCTRLClassifier.load(path)
+
+
+def test_errors_are_one_clear_line(regressor):
+    est, X, y = regressor
+    with pytest.raises(ValueError, match="unknown column 'prize'"):
+        dc.DeepCTRLRegressor(rules=[dc.Monotonic("prize", "decreasing")], **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="Feature names seen at fit time, yet now missing"):
+        est.predict(X.drop(columns="size"))
+    with pytest.raises(NotFittedError):
+        dc.DeepCTRLRegressor().predict(X)
+    with pytest.raises(ValueError, match="beta must be a positive number"):
+        dc.DeepCTRLRegressor(beta=-1).fit(X, y)
+    with pytest.raises(ValueError, match="hidden_size must be a positive integer, got 0"):
+        dc.DeepCTRLRegressor(hidden_size=0).fit(X, y)
+    with pytest.raises(ValueError, match="y has 2 target column\\(s\\), the model predicts 1"):
+        est.sweep(X, np.c_[y, y])
+    with pytest.raises(ValueError, match="a classifier needs at least two"):
+        dc.DeepCTRLClassifier().fit(X, np.zeros(len(X)))
+
+
+def test_without_rules_alpha_has_no_effect():
+    X, y = demand_table(64)
+    est = dc.DeepCTRLRegressor(max_epochs=3, random_state=0).fit(X.to_numpy()[:, :2], y)
+    np.testing.assert_array_equal(est.predict(X.to_numpy()[:, :2], alpha=0.0),
+                                  est.predict(X.to_numpy()[:, :2], alpha=1.0))
+    assert np.isnan(est.sweep(X.to_numpy()[:, :2], y)["verification_ratio"]).all()
+    with pytest.raises(ValueError, match="has no rules"):
+        est.verification_ratio(X.to_numpy()[:, :2])
+
+
+def test_multiclass_rule_on_one_class_probability(tmp_path):
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"dose": rng.uniform(0, 10, 300), "age": rng.uniform(20, 80, 300)})
+    labels = np.array(["low", "mid", "high"])[np.digitize(X["dose"] + rng.normal(0, 1, 300),
+                                                          [3.5, 6.5])]
+    # classes_ are sorted: high, low, mid -> output 0 is P(high)
+    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("dose", "increasing", output=0)],
+                                **{**FAST, "n_seeds": 2})
+    est.fit(X, labels)
+    assert len(est.models_) == 2
+    assert list(est.classes_) == ["high", "low", "mid"] and est.network_["head"] == "log_softmax"
+    proba = est.predict_proba(X, alpha=0.5)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+    table = est.sweep(X, labels, alphas=[0.0, 1.0])
+    assert list(table.columns) == ["alpha", "verification_ratio", "cross_entropy", "accuracy",
+                                   "auc"]
+    assert table["accuracy"].iloc[0] > 0.7 and table["verification_ratio"].iloc[1] >= 0.95
+    back = dc.DeepCTRLClassifier.load(est.save(tmp_path / "m.deepctrl"))
+    np.testing.assert_array_equal(back.predict(X, alpha=0.3), est.predict(X, alpha=0.3))
+    assert back.classes_.dtype == est.classes_.dtype
+
+
+def test_binary_classifier_rule_and_named_penalty():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"bp": rng.uniform(90, 180, 300), "weight": rng.uniform(50, 110, 300)})
+    y = (rng.random(300) < 1 / (1 + np.exp(-(X["bp"] - 135) / 10))).astype(int)
+    rules = [dc.Monotonic("bp", "increasing"), Expression("proba_1 <= 0.6")]
+    est = dc.DeepCTRLClassifier(rules=rules, **FAST).fit(X, y)
+    table = est.sweep(X, y, alphas=[0.0, 1.0])
+    assert list(table.columns) == ["alpha", "verification_ratio", "bce", "accuracy", "auc"]
+    assert table["auc"].iloc[0] > 0.75 and table["accuracy"].iloc[0] > 0.75
+    # the data put P(1) above 0.6 for a third of the rows; the rule path does not
+    assert table["verification_ratio"].iloc[0] < 0.8 and table["verification_ratio"].iloc[1] >= 0.95
+    assert est.predict_proba(X, alpha=1.0)[:, 1].max() <= 0.62
+
+
+def test_multi_output_regression_with_a_rule_on_the_second_output():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"x": rng.uniform(1, 5, 256), "z": rng.normal(0, 1, 256)})
+    Y = pd.DataFrame({"a": X["z"] * 2 + rng.normal(0, 0.1, 256),
+                      "b": 3 * X["x"] + rng.normal(0, 0.1, 256)})
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing", output=1)], **FAST)
+    est.fit(X, Y)
+    assert est.output_names_ == ["a", "b"] and est.predict(X).shape == (256, 2)
+    assert est.verification_ratio(X, alpha=1.0) >= 0.95
+    with pytest.raises(ValueError, match="output 2 is out of range, the model has 2"):
+        dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing", output=2)]).fit(X, Y)
+
+
+@pytest.mark.filterwarnings("ignore:rho:RuntimeWarning")  # the rule holds at the initial weights
+def test_penalty_on_named_outputs_in_raw_units():
+    X, y = demand_table()
+    est = dc.DeepCTRLRegressor(rules=[dc.rules.Penalty(lambda cols, out: out["demand"] - 8.0)],
+                               **FAST).fit(X, y)
+    table = est.sweep(X, y, alphas=[0.0, 1.0])
+    assert table["verification_ratio"].iloc[0] < 0.9 <= table["verification_ratio"].iloc[1]
+    assert (est.predict(X, alpha=1.0) <= 8.2).mean() > 0.95
+
+
+def test_binary_ensemble_averages_probabilities_without_rounding():
+    est = dc.DeepCTRLClassifier()
+    est.network_ = {"head": "identity"}
+    logits = torch.tensor([[[0.0]], [[np.log(3.0)]]])  # probabilities 0.5 and 0.75
+    mean_p = (0.5 + 0.75) / 2
+    assert est._combine(logits).item() == pytest.approx(np.log(mean_p / (1 - mean_p)), rel=1e-5)
+    confident = torch.full((2, 1, 1), 40.0)  # sigmoid(40) rounds to 1.0 in float32
+    assert est._combine(confident).item() == pytest.approx(40.0, rel=1e-4)
+
+
+def test_grid_search_clones_and_scores():
+    X, y = demand_table(96)
+    search = GridSearchCV(dc.DeepCTRLRegressor(max_epochs=2, n_seeds=1, random_state=0),
+                          {"alpha": [0.0, 1.0]}, cv=2)
+    search.fit(X, y)
+    assert search.best_params_["alpha"] in (0.0, 1.0) and len(search.cv_results_["params"]) == 2
+
+
+def test_model_files_that_are_not_ours_or_incompatible_are_refused(regressor, tmp_path):
+    est = regressor[0]
+    cfg = dc.model_file.estimator_config(est)
+    weights = torch.nn.ModuleList(est.models_)
+    newer = dc.save(weights, tmp_path / "newer.deepctrl", {**cfg, "estimator_format": 99})
+    with pytest.raises(ValueError, match="in format 99 .* this deepctrl reads format 1"):
+        dc.DeepCTRLRegressor.load(newer)
+    plain = dc.save(est.models_[0], tmp_path / "plain.deepctrl", {"note": "research model"})
+    with pytest.raises(ValueError, match="is a deepctrl model file but not a table model"):
+        dc.DeepCTRLRegressor.load(plain)
+    damaged = dc.save(weights, tmp_path / "damaged.deepctrl",
+                      {**cfg, "preprocessing": {"columns": []}})
+    with pytest.raises(ValueError, match="is a damaged table model: the preprocessing does not"):
+        dc.DeepCTRLRegressor.load(damaged)
+    path = est.save(tmp_path / "ok.deepctrl")
+    path.write_bytes(path.read_bytes()[:-100])  # cut short
+    with pytest.raises(ValueError, match="ok.deepctrl is corrupt"):
+        dc.DeepCTRLRegressor.load(path)

@@ -1,0 +1,197 @@
+"""``deepctrl fit/sweep/predict`` run in-process: results and every bad-input case give one
+line on stderr and exit code 2. tests/e2e/test_cli_table.py runs the same through the
+installed command."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import struct
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from deepctrl.cli import main
+
+
+def write_table(folder: Path, n: int = 120, seed: int = 0) -> Path:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"price": rng.uniform(1, 10, n).round(3), "size": rng.uniform(0, 1, n),
+                          "color": rng.choice(["red", "blue"], n)})
+    frame["sales"] = 10 - frame["price"] + 2 * frame["size"] + rng.normal(0, 0.2, n)
+    frame["sold_out"] = np.where(frame["sales"] > 6, "yes", "no")
+    path = folder / "data.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("cli")
+    data = write_table(folder)
+    model = folder / "model.deepctrl"
+    code = main(["fit", str(data), "--target", "sales", "--monotonic", "price=decreasing",
+                 "--max-epochs", "5", "--no-progress", "--out", str(model)])
+    assert code == 0 and model.is_file()
+    return data, model
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_fit_prints_a_summary(tmp_path, capsys):
+    data = write_table(tmp_path)
+    code, out, _ = run(["fit", str(data), "--target", "sold_out", "--no-progress",
+                        "--monotonic", "price=decreasing", "--max-epochs", "3", "--seed", "1",
+                        "--drop-missing", "--out", str(tmp_path / "m")], capsys)
+    assert code == 0
+    assert "trained DeepCTRLClassifier on 96 rows (validated on 24)" in out
+    assert "rules: monotonic(price, decreasing)" in out and "epochs: 3" in out
+    assert "validation at alpha 0: bce" in out
+    assert "verification ratio (validation): alpha 0: " in out and ", alpha 1: " in out
+
+
+def test_sweep_table_and_json(fitted, capsys):
+    data, model = fitted
+    code, out, _ = run(["sweep", str(model), str(data), "--alphas", "0:1:0.5", "--json"], capsys)
+    rows = json.loads(out)
+    assert code == 0 and [r["alpha"] for r in rows] == [0.0, 0.5, 1.0]
+    assert all({"alpha", "verification_ratio", "mae", "mse"} <= set(r) for r in rows)
+    code, out, _ = run(["sweep", str(model), str(data), "--alphas", "0,1"], capsys)
+    assert code == 0 and out.split("\n")[0].split() == ["alpha", "verification_ratio", "mae",
+                                                          "mse"]
+
+
+def test_predict_keeps_row_order_and_auto_uses_the_stored_alpha(fitted, tmp_path, capsys):
+    data, model = fitted
+    frame = pd.read_csv(data).iloc[::-1].drop(columns=["sales"])
+    frame.to_csv(tmp_path / "new.csv", index=False)
+    out = tmp_path / "pred.csv"
+    code, text, _ = run(["predict", str(model), str(tmp_path / "new.csv"), "--out", str(out)],
+                        capsys)
+    assert code == 0 and f"wrote {len(frame)} predictions" in text
+    from deepctrl.model_file import load_estimator
+
+    est = load_estimator(model)
+    expected = est.predict(frame[["price", "size", "color", "sold_out"]], est.selected_alpha_)
+    np.testing.assert_allclose(pd.read_csv(out)["sales"], expected, rtol=1e-6)
+    code, _, _ = run(["predict", str(model), str(tmp_path / "new.csv"), "--alpha", "1",
+                      "--out", str(out)], capsys)
+    np.testing.assert_allclose(pd.read_csv(out)["sales"],
+                               est.predict(frame[est.encoder_.names], 1.0), rtol=1e-6)
+
+
+def bad_files(folder: Path, data: Path) -> dict[str, Path]:
+    frame = pd.read_csv(data)
+    files = {"empty": folder / "empty.csv", "header": folder / "header.csv",
+             "nan": folder / "nan.csv", "text": folder / "text.csv",
+             "binary": folder / "binary.csv", "lacking": folder / "lacking.csv",
+             "rules": folder / "rules.toml", "pickle": folder / "model.pkl",
+             "foreign": folder / "foreign.safetensors", "corrupt": folder / "corrupt.deepctrl"}
+    files["empty"].write_text("")
+    files["header"].write_text(",".join(frame.columns) + "\n")
+    frame.assign(price=frame["price"].where(frame.index % 50 != 3)).to_csv(files["nan"],
+                                                                          index=False)
+    frame.astype({"price": object}).assign(
+        price=lambda f: f["price"].where(f.index != 5, "abc")).to_csv(files["text"], index=False)
+    files["binary"].write_bytes(bytes(range(256)) * 4)
+    frame.drop(columns=["size"]).to_csv(files["lacking"], index=False)
+    files["rules"].write_text('[[rule]]\nkind = "monotonic"\ncolumn = "price"\n'
+                              'direction = "sideways"\n')
+    files["pickle"].write_bytes(pickle.dumps({"weights": [1, 2, 3]}))
+    header = json.dumps({"__metadata__": {"format": "other"}}).encode()
+    files["foreign"].write_bytes(struct.pack("<Q", len(header)) + header)
+    files["corrupt"].write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all")
+    return files
+
+
+def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[list[str], str]]:
+    fit = ["fit", str(data), "--target", "sales", "--no-progress", "--out", str(out)]
+    return [
+        (["fit", "nowhere.csv", "--target", "sales", "--out", str(out)],
+         "data file nowhere.csv does not exist"),
+        (["fit", str(f["empty"]), "--target", "sales", "--out", str(out)], "is empty"),
+        (["fit", str(f["header"]), "--target", "sales", "--out", str(out)], "has no data rows"),
+        (["fit", str(f["binary"]), "--target", "sales", "--out", str(out)],
+         "is not a (UTF-8 text|valid) CSV file"),
+        ([*fit[:3], "sale", *fit[4:]], "has no target column 'sale'"),
+        ([*fit, "--monotonic", "prize=decreasing"], "unknown column 'prize'"),
+        ([*fit, "--monotonic", "price=up"], "direction must be 'increasing' or 'decreasing'"),
+        ([*fit, "--rules", str(f["rules"])], "rules.toml line 4: direction must be"),
+        ([*fit, "--rules", "missing.toml"], "rules file missing.toml does not exist"),
+        (["fit", str(f["nan"]), *fit[2:]],
+         "column 'price' has missing values in 3 of 120 rows \\(first on line 5\\); use "
+         "--drop-missing"),
+        (["fit", str(f["text"]), *fit[2:]],
+         "column 'price' has text in 1 of 120 rows \\(line 7: 'abc'\\)"),
+        ([*fit, "--val-fraction", "1.5"], "--val-fraction must be a number between 0 and 1"),
+        ([*fit[:-1], str(out.parent / "no" / "m")], "folder .* does not exist"),
+        (["sweep", str(f["pickle"]), str(data)], "looks like a pickle"),
+        (["sweep", str(f["foreign"]), str(data)], "not a deepctrl model file"),
+        (["sweep", str(f["corrupt"]), str(data)], "not a deepctrl model file"),
+        (["sweep", str(model), str(data), "--alphas", "0:1:x"], "--alphas must be"),
+        (["predict", str(model), str(f["lacking"]), "--out", str(out)],
+         "lacks column\\(s\\) the model needs: size"),
+        (["predict", str(model), str(data), "--alpha", "strong", "--out", str(out)],
+         "--alpha must be a number or 'auto', got 'strong'"),
+        (["predict", str(model), str(f["nan"]), "--out", str(out)],
+         "column 'price' has missing values in 3 of 120 rows"),
+    ]
+
+
+def test_every_bad_input_gives_one_line_and_exit_code_2(fitted, tmp_path, capsys):
+    data, model = fitted
+    out = tmp_path / "out.model"
+    for args, message in cases(data, model, bad_files(tmp_path, data), out):
+        code, _, err = run(args, capsys)
+        lines = err.splitlines()
+        assert code == 2, (args, err)
+        assert len(lines) == 1 and lines[0].startswith("deepctrl: error: "), (args, err)
+        assert pytest.importorskip("re").search(message, lines[0]), (args, lines[0])
+        assert not out.exists()
+
+
+def test_drop_missing_drops_rows_and_says_how_many(fitted, tmp_path, capsys):
+    data, _ = fitted
+    files = bad_files(tmp_path, data)
+    code, _, err = run(["fit", str(files["text"]), "--target", "sales", "--drop-missing",
+                        "--max-epochs", "1", "--no-progress", "--out", str(tmp_path / "m")],
+                       capsys)
+    assert code == 0 and "dropped 1 of 120 rows" in err
+
+
+class Payload:
+    """A pickle whose unpickling would create a marker file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def test_a_pickle_is_refused_without_being_unpickled(fitted, tmp_path, capsys):
+    data, _ = fitted
+    marker = tmp_path / "unpickled"
+    evil = tmp_path / "evil.deepctrl"
+    evil.write_bytes(pickle.dumps(Payload(marker)))
+    code, _, err = run(["predict", str(evil), str(data), "--out", str(tmp_path / "p.csv")],
+                       capsys)
+    assert code == 2 and "looks like a pickle" in err and not marker.exists()
+
+
+def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    data, model = fitted
+    parquet = tmp_path / "data.parquet"
+    pd.read_csv(data).drop(columns="sales").to_parquet(parquet)
+    code, out, err = run(["sweep", str(model), str(parquet), "--alphas", "0,1", "--json"],
+                         capsys)
+    rows = json.loads(out)
+    assert code == 0 and "only verification ratios are shown" in err
+    assert [sorted(r) for r in rows] == [["alpha", "verification_ratio"]] * 2

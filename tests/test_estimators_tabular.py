@@ -1,0 +1,158 @@
+"""Preprocessing of tables and text penalties for the estimators."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import deepctrl as dc
+from deepctrl.expression import parse
+from deepctrl.rules import Additive, Relative, Standardized
+from deepctrl.table_rules import Expression, Outputs, resolve, rules_config, rules_from_config
+from deepctrl.tabular import TableEncoder
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "price": [2.0, 4.0, 6.0, 8.0],
+        "color": ["red", "blue", "red", "green"],
+        "member": [True, False, True, True],
+        "size": pd.Categorical(["S", "M", "S", "L"], categories=["S", "M", "L", "XL"]),
+    })
+
+
+def test_encoder_standardizes_numeric_and_one_hot_encodes_the_rest():
+    enc = TableEncoder.fit(frame())
+    assert enc.encoded_names() == ["price", "color=blue", "color=green", "color=red",
+                                   "member=False", "member=True",
+                                   "size=S", "size=M", "size=L", "size=XL"]
+    out = enc.transform(frame())
+    std = np.std([2.0, 4.0, 6.0, 8.0])  # population std, sqrt(5)
+    np.testing.assert_allclose(out[:, 0], (np.array([2, 4, 6, 8]) - 5) / std, rtol=1e-6)
+    np.testing.assert_array_equal(out[:, 1:4], [[0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 0]])
+    np.testing.assert_array_equal(out[:, 4:6], [[0, 1], [1, 0], [0, 1], [0, 1]])
+    np.testing.assert_array_equal(out[:, 6:], [[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0],
+                                               [0, 0, 1, 0]])
+    assert enc.column("color").start == 1 and enc.column("size").width == 4
+
+
+def test_an_identifier_column_warns():
+    with pytest.warns(UserWarning, match="column 'id' has 60 distinct values in 60 rows"):
+        TableEncoder.fit(pd.DataFrame({"id": [f"c{i}" for i in range(60)]}))
+
+
+def test_encoder_config_round_trip_and_unknown_category_warns():
+    enc = TableEncoder.from_config(TableEncoder.fit(frame()).config())
+    new = frame().assign(color=["purple", "red", "red", "red"])
+    with pytest.warns(UserWarning, match="1 rows have a category not seen"):
+        out = enc.transform(new)
+    np.testing.assert_array_equal(out[0, 1:4], [0, 0, 0])
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ([1.0, np.nan, np.nan, 2.0], "column 'price' has NaN \\(missing\\) values in 2 of 4 rows"),
+    ([1.0, np.inf, 0.0, 2.0], "column 'price' has inf \\(infinite\\) values in 1 of 4 rows"),
+])
+def test_encoder_names_bad_numeric_values(values, message):
+    with pytest.raises(ValueError, match=message):
+        TableEncoder.fit(frame().assign(price=values))
+
+
+def test_encoder_errors_name_the_column():
+    enc = TableEncoder.fit(frame())
+    with pytest.raises(ValueError, match="lacks column\\(s\\) the model needs: member"):
+        enc.transform(frame().drop(columns="member"))
+    with pytest.raises(ValueError, match="unknown column 'prize'"):
+        enc.column("prize")
+    with pytest.raises(ValueError, match="needs a numeric column, but 'color' is categorical"):
+        enc.numeric("color", "rule x")
+    with pytest.raises(ValueError, match="column 'color' has NaN \\(missing\\) values in 1"):
+        enc.transform(frame().assign(color=["red", None, "red", "red"]))
+
+
+def test_expression_residual_and_strictness():
+    cmp = parse("2 * y >= max(`unit price`, 1) - abs(z)")
+    env = {"y": torch.tensor([1.0, 3.0]), "unit price": torch.tensor([4.0, 0.5]),
+           "z": torch.tensor([-1.0, 0.0])}
+    # residual of a >= b is b - a: (max(4,1) - 1) - 2 = 1; (max(0.5,1) - 0) - 6 = -5
+    assert cmp.residual(env).tolist() == [1.0, -5.0]
+    assert not cmp.strict and parse("y < 1").strict
+    assert cmp.names == ["y", "unit price", "z"]
+
+
+@pytest.mark.parametrize("text", ["y", "y <= __import__('os')", "y.real <= 1", "y <= 1 <= 2",
+                                  "open('f') <= 1", "3 <= 4", "y <= "])
+def test_expression_rejects_anything_but_arithmetic(text):
+    with pytest.raises(ValueError, match="penalty expression"):
+        parse(text)
+
+
+def test_resolve_translates_columns_perturbations_and_thresholds():
+    enc = TableEncoder.fit(frame())
+    col = enc.column("price")
+    rules = [dc.Monotonic("price", "decreasing"),
+             dc.rules.Threshold("price", 5.0, direction="increasing",
+                                perturbation=Additive(1.0))]
+    resolved = resolve(rules, enc, Outputs.regression(["y"]))
+    mono, thr = resolved.leaves()
+    assert mono.feature == 0 and thr.feature == 0
+    assert isinstance(mono.perturbation, Standardized)
+    assert isinstance(mono.perturbation.inner, Relative)
+    assert thr.threshold == pytest.approx((5.0 - col.mean) / col.std)
+    # raw 8.0 rises by at most 10 % = 0.8 raw units = 0.8 / std encoded units
+    x = torch.full((1000,), (8.0 - col.mean) / col.std)
+    delta = mono.perturbation.delta(x, torch.Generator().manual_seed(0))
+    assert 0.7 / col.std < float(delta.max()) <= 0.8 / col.std + 1e-6
+    assert rules[0].feature == "price"  # the user's rule is untouched
+
+
+def test_named_penalty_sees_raw_units():
+    enc = TableEncoder.fit(frame())
+    outputs = Outputs.regression(["y"], mean=[10.0], std=[2.0])
+    rule = resolve([Expression("y <= price + 1")], enc, outputs)
+    x = torch.from_numpy(enc.transform(frame()))
+    y_hat = torch.tensor([[0.0], [1.0], [-1.0], [0.5]])  # raw y: 10, 12, 8, 11
+    residual = rule.fn(x, y_hat)
+    np.testing.assert_allclose(residual.numpy(), [10 - 3, 12 - 5, 8 - 7, 11 - 9], atol=1e-5)
+    code = resolve([dc.rules.Penalty(lambda cols, out: out["y"] - cols["price"])], enc, outputs)
+    np.testing.assert_allclose(code.fn(x, y_hat).numpy(), [8, 8, 2, 3], atol=1e-5)
+
+
+def test_classifier_outputs_by_name():
+    out = Outputs.classification(["no", "yes"])
+    assert out.n_model_outputs == 1
+    named = out.raw(torch.log(torch.tensor([[0.25 / 0.75]])))  # the logit of 0.25
+    assert named["proba_yes"].item() == pytest.approx(0.25)
+    assert named["proba_no"].item() == pytest.approx(0.75)
+    multi = Outputs.classification(["a", "b", "c"]).raw(torch.log(torch.tensor([[0.2, 0.3, 0.5]])))
+    assert multi["proba_c"].item() == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(("rule", "message"), [
+    (dc.Monotonic("color", "increasing"), "needs a numeric column, but 'color' is categorical"),
+    (dc.Monotonic("nope", "increasing"), "unknown column 'nope'"),
+    (dc.Monotonic("price", "increasing", output=1), "output 1 is out of range"),
+    (Expression("y <= color"), "column 'color' is categorical"),
+    (Expression("y <= weight"), "unknown name 'weight'"),
+])
+def test_resolve_errors(rule, message):
+    with pytest.raises(ValueError, match=message):
+        resolve([rule], TableEncoder.fit(frame()), Outputs.regression(["y"]))
+
+
+def test_relative_perturbation_on_a_column_around_zero_warns():
+    enc = TableEncoder.fit(pd.DataFrame({"x": [-1.0, 0.0, 1.0]}))
+    with pytest.warns(UserWarning, match="consider perturbation=dc.rules.Additive"):
+        resolve([dc.Monotonic("x", "increasing")], enc, Outputs.regression(["y"]))
+
+
+def test_rules_config_round_trip_and_code_penalty_refused():
+    rules = [dc.Monotonic("price", "decreasing", perturbation=Additive(0.5)),
+             dc.rules.AllOf([Expression("y >= 0", tau=0.1)], weights=[0.5])]
+    back = rules_from_config(rules_config(rules))
+    assert rules_config(back) == rules_config(rules)
+    assert back[0].leaves()[1].expression == "y >= 0" and back[0].weights == [1.0, 0.5]
+    with pytest.raises(ValueError, match="Penalty rule written in Python cannot be stored"):
+        rules_config([dc.rules.Penalty(lambda c, o: o["y"])])
