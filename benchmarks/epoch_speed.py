@@ -31,7 +31,7 @@ def authors_style_epoch(model, opt, X, y, rho, rng) -> None:
         xb = xb + 0.01 * torch.randn_like(xb)
         alpha = float(rng.beta(0.1, 0.1))
         y_hat = model(xb, alpha)
-        rule = torch.relu(pendulum.energy(y_hat) - pendulum.energy(xb)).mean()
+        rule = torch.relu(pendulum.energy_increase(xb, y_hat)).mean()
         loss = alpha * rule + rho * (1 - alpha) * l1(y_hat, yb)
         opt.zero_grad()
         loss.backward()
