@@ -81,3 +81,14 @@ def test_save_refuses_non_json_config_and_missing_folder(tmp_path):
         dc.save(model(), tmp_path / "m.safetensors", {"x": object()})
     with pytest.raises(ValueError, match="does not exist"):
         dc.save(model(), tmp_path / "nope" / "m.safetensors")
+
+
+def test_written_files_get_the_usual_mode(tmp_path):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        path = dc.save(model(), tmp_path / "m.safetensors")
+    finally:
+        os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o644

@@ -46,6 +46,9 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
         raise ValueError(f"cannot write {path}: folder {parent} does not exist")
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
