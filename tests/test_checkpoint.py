@@ -92,3 +92,12 @@ def test_written_files_get_the_usual_mode(tmp_path):
     finally:
         os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_only_rank_zero_writes_under_torchrun(tmp_path, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    dc.save(model(), tmp_path / "m.safetensors")
+    assert not (tmp_path / "m.safetensors").exists()
+    monkeypatch.setenv("RANK", "0")
+    dc.save(model(), tmp_path / "m.safetensors")
+    assert (tmp_path / "m.safetensors").exists()

@@ -39,8 +39,14 @@ class Checkpoint(NamedTuple):
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    """Write ``data`` to ``path`` through a temporary file and a rename.
+
+    Under ``torchrun`` only rank 0 writes (every rank holds the same result), so that a
+    data-parallel run leaves one copy of each file.
+    """
     path = Path(path)
+    if int(os.environ.get("RANK", "0")) > 0:
+        return path
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"cannot write {path}: folder {parent} does not exist")
