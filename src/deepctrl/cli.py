@@ -52,6 +52,10 @@ def _add_reproduce(subparsers: Any) -> None:
         if name == "retail":
             p.add_argument("--m5-dir", default=None,
                            help="folder with the Kaggle M5 files (default: synthetic market)")
+            p.add_argument("--recompute-price-features", action="store_true",
+                           dest="recompute_price_features",
+                           help="when the rule perturbs the price, recompute the features "
+                                "derived from it (default: leave them, as the authors did)")
         if name.startswith("cardio"):
             p.add_argument("--csv", default=None,
                            help="Kaggle cardio_train.csv (default: synthetic cohort)")

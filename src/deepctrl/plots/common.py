@@ -49,20 +49,23 @@ def metric_vs_alpha(
     ylabel: str | None = None,
     title: str | None = None,
 ) -> None:
-    """Draw ``metric`` of every method in ``methods`` (results.json entries) on ``ax``."""
+    """Draw ``metric`` of every method in ``methods`` (results.json entries) on ``ax``.
+
+    The i-th method gets colour ``C{i}``, so panels drawn from the same methods match.
+    """
     styles = iter(["--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (8, 2))])
-    for name, entry in methods.items():
+    for i, (name, entry) in enumerate(methods.items()):
         stats = entry.get(split, {}).get(metric)
         if stats is None:
             continue
-        mean, std = stats["mean"], stats["std"]
+        mean, std, color = stats["mean"], stats["std"], f"C{i % 10}"
         if _varies(mean):
-            line = ax.plot(alphas, mean, marker="o", ms=3, label=name)[0]
+            ax.plot(alphas, mean, marker="o", ms=3, label=name, color=color)
             lo = [m - s for m, s in zip(mean, std, strict=True)]
             hi = [m + s for m, s in zip(mean, std, strict=True)]
-            ax.fill_between(alphas, lo, hi, color=line.get_color(), alpha=0.15)
+            ax.fill_between(alphas, lo, hi, color=color, alpha=0.15)
         else:
-            ax.axhline(mean[0], linestyle=next(styles, "--"), label=name, lw=1.2)
+            ax.axhline(mean[0], linestyle=next(styles, "--"), label=name, lw=1.2, color=color)
     if best_alpha is not None:
         ax.axvline(best_alpha, color="k", linestyle="--", lw=1,
                    label=f"best alpha = {best_alpha:g}")

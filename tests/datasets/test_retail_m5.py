@@ -1,0 +1,129 @@
+"""M5 loader on tiny M5-format files written in tmp_path."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from deepctrl.datasets.retail import build_table
+from deepctrl.datasets.retail_m5 import load_m5, read_m5_market, write_m5
+from deepctrl.datasets.retail_synthetic import synthetic_market
+
+CAL_COLUMNS = ["date", "wm_yr_wk", "weekday", "wday", "month", "year", "d", "event_name_1",
+               "event_type_1", "event_name_2", "event_type_2", "snap_CA", "snap_TX", "snap_WI"]
+
+
+def _write_tiny(folder, n_days=23, codes=None, sales_name="sales_train_validation.csv"):
+    """3 weeks + 2 days with real-looking wm_yr_wk codes (a year break after week 1)."""
+    codes = codes or [11151, 11152, 11201, 11202]
+    dates = pd.date_range("2011-01-29", periods=n_days, freq="D")
+    pd.DataFrame({
+        "date": dates.strftime("%Y-%m-%d"), "wm_yr_wk": [codes[i // 7] for i in range(n_days)],
+        "weekday": dates.day_name(), "wday": 1, "month": dates.month, "year": dates.year,
+        "d": [f"d_{i + 1}" for i in range(n_days)], "event_name_1": "", "event_type_1": "",
+        "event_name_2": "", "event_type_2": "", "snap_CA": 0, "snap_TX": 0, "snap_WI": 0,
+    })[CAL_COLUMNS].to_csv(folder / "calendar.csv", index=False)
+    sales = pd.DataFrame({
+        "id": ["A_1_CA_1_validation", "B_1_TX_1_validation"], "item_id": ["A_1", "B_1"],
+        "dept_id": ["A", "B"], "cat_id": ["A", "B"], "store_id": ["CA_1", "TX_1"],
+        "state_id": ["CA", "TX"]})
+    days = pd.DataFrame([np.arange(n_days), np.arange(n_days) * 2],
+                        columns=[f"d_{i + 1}" for i in range(n_days)])
+    pd.concat([sales, days], axis=1).to_csv(folder / sales_name, index=False)
+    pd.DataFrame({
+        "store_id": ["CA_1", "CA_1", "TX_1", "TX_1", "WI_1"],
+        "item_id": ["A_1", "A_1", "B_1", "A_1", "A_1"],
+        "wm_yr_wk": [11152, 11201, 11201, 11151, 11151],
+        "sell_price": [1.5, 1.25, 9.99, 4.0, 7.0],
+    }).to_csv(folder / "sell_prices.csv", index=False)
+    return folder
+
+
+def test_reads_demand_weeks_and_prices(tmp_path):
+    market = read_m5_market(_write_tiny(tmp_path))
+    assert market.ids == ["A_1_CA_1_validation", "B_1_TX_1_validation"]
+    assert market.demand.dtype == np.float32
+    assert market.demand[1, :4].tolist() == [0, 2, 4, 6]
+    # 3 full weeks; the 2 days of the 4th (partial) week are dropped
+    assert market.week_of_day.tolist() == [0] * 7 + [1] * 7 + [2] * 7 + [-1, -1]
+    expected = np.array([[np.nan, 1.5, 1.25], [np.nan, np.nan, 9.99]], dtype=np.float32)
+    np.testing.assert_array_equal(market.prices, expected)  # A_1 at TX_1 / WI_1 ignored
+
+
+def test_loads_the_same_table_as_the_market(tmp_path):
+    sm = synthetic_market(seed=2, n_items=12)
+    table = load_m5(write_m5(sm.market, tmp_path))
+    direct = build_table(sm.market)
+    assert table.n_weeks == 281 and table.features.shape[1] == 13
+    np.testing.assert_allclose(table.features, direct.features, rtol=1e-6)
+    np.testing.assert_array_equal(table.target, direct.target)
+    np.testing.assert_allclose(table.correlation, direct.correlation, equal_nan=True)
+    assert table.ids[0] == "ITEM_00000_CA_1_evaluation"
+
+
+def test_appends_the_matching_test_file(tmp_path):
+    sm = synthetic_market(seed=1, n_items=4)
+    folder = write_m5(sm.market, tmp_path)
+    sales = pd.read_csv(folder / "sales_train_evaluation.csv")
+    days = [c for c in sales.columns if c.startswith("d_")]
+    sales.drop(columns=days[-30:]).to_csv(folder / "sales_train_evaluation.csv", index=False)
+    # the test file lists its ids in another order and repeats 2 known days
+    sales[["id", "item_id", "store_id", *days[-32:]]].iloc[::-1].to_csv(
+        folder / "sales_test_evaluation.csv", index=False)
+    market = read_m5_market(folder)
+    np.testing.assert_array_equal(market.demand, sm.market.demand)
+
+
+def test_prefers_the_evaluation_file(tmp_path):
+    _write_tiny(tmp_path)
+    _write_tiny(tmp_path, sales_name="sales_train_evaluation.csv")
+    df = pd.read_csv(tmp_path / "sales_train_evaluation.csv")
+    df["d_1"] = 100
+    df.to_csv(tmp_path / "sales_train_evaluation.csv", index=False)
+    assert read_m5_market(tmp_path).demand[0, 0] == 100
+
+
+def test_missing_folder_and_files(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_m5(tmp_path / "nope")
+    with pytest.raises(ValueError, match=r"lacks calendar.csv, sell_prices.csv, sales_train"):
+        load_m5(tmp_path)
+    _write_tiny(tmp_path)
+    (tmp_path / "sell_prices.csv").unlink()
+    with pytest.raises(ValueError, match="lacks sell_prices.csv"):
+        load_m5(tmp_path)
+
+
+@pytest.mark.parametrize(("name", "drop"), [("sell_prices.csv", "sell_price"),
+                                            ("calendar.csv", "wm_yr_wk"),
+                                            ("sales_train_validation.csv", "store_id")])
+def test_missing_columns(tmp_path, name, drop):
+    _write_tiny(tmp_path)
+    df = pd.read_csv(tmp_path / name)
+    df.drop(columns=[drop]).to_csv(tmp_path / name, index=False)
+    with pytest.raises(ValueError, match=rf"{name} lacks the column\(s\) \['{drop}'\]"):
+        read_m5_market(tmp_path)
+
+
+def test_bad_values(tmp_path):
+    _write_tiny(tmp_path)
+    df = pd.read_csv(tmp_path / "sales_train_validation.csv")
+    df["d_3"] = df["d_3"].astype(object)
+    df.loc[0, "d_3"] = "many"
+    df.to_csv(tmp_path / "sales_train_validation.csv", index=False)
+    with pytest.raises(ValueError, match="non-numeric sales value"):
+        read_m5_market(tmp_path)
+
+
+def test_calendar_must_cover_the_sales_days(tmp_path):
+    _write_tiny(tmp_path)
+    cal = pd.read_csv(tmp_path / "calendar.csv")
+    cal.iloc[:-3].to_csv(tmp_path / "calendar.csv", index=False)
+    with pytest.raises(ValueError, match="calendar.csv lacks the day"):
+        read_m5_market(tmp_path)
+
+
+def test_empty_sales_file(tmp_path):
+    _write_tiny(tmp_path)
+    (tmp_path / "sales_train_validation.csv").write_text("")
+    with pytest.raises(ValueError, match="not a readable CSV"):
+        read_m5_market(tmp_path)

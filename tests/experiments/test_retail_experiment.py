@@ -1,0 +1,109 @@
+"""Retail reproduction: networks, result schema, the paper checks."""
+
+import dataclasses
+import json
+
+import pytest
+import torch
+
+from deepctrl.experiments import retail
+from deepctrl.experiments.retail import ALPHAS, checks, deepctrl_net, reproduce, task_net
+
+
+def test_networks_are_the_papers():
+    net = deepctrl_net()
+    dims = [(m.in_features, m.out_features) for m in net.modules()
+            if isinstance(m, torch.nn.Linear)]
+    assert dims == [(13, 64), (64, 64), (64, 16)] * 2 + [(32, 64), (64, 1)]
+    assert net(torch.zeros(5, 13), 0.3).shape == (5, 1)
+    # the baselines' network is the DeepCTRL data path: its alpha-0 decision sees 16 inputs
+    assert task_net()(torch.zeros(5, 13)).shape == (5, 1)
+    # with the rule's raw extras appended, the networks read the first 13 columns only
+    x = torch.randn(4, 17)
+    aux_net = deepctrl_net(aux=True)
+    aux_net.load_state_dict(deepctrl_net(aux=True).state_dict())
+    y = aux_net(x, 0.5)
+    x[:, 13:] = 99.0
+    assert torch.equal(aux_net(x, 0.5), y)
+
+
+def _block(best, best_val, deep_curve, task):
+    n = len(ALPHAS)
+    return {"best_alpha": best, "best_alpha_val": best_val, "methods": {
+        "DeepCTRL": {"test": {"mae": {"mean": deep_curve, "std": [0.0] * n}}},
+        "TaskOnly": {"test": {"mae": {"mean": [task] * n, "std": [0.0] * n}}}}}
+
+
+def test_checks_follow_the_issue():
+    n = len(ALPHAS)
+    curve = [0.05] * n
+    curve[ALPHAS.index(0.5)] = 0.04
+    results = {
+        "groups": {"NEG0.1": _block(0.2, 0.1, curve, 0.045),
+                   "NEG0.2": _block(0.5, 0.5, curve, 0.045),
+                   "NEG0.3": _block(0.9, 0.0, curve, 0.045)},
+        "transfer": {"NEG0.2->POS0.2": {"best_alpha": 0.0, "best_alpha_val": 0.25},
+                     "NEG0.2->POS0.3": {"best_alpha": 0.2, "best_alpha_val": 0.1}}}
+    got = {c["check"]: (c["values"], c["holds"]) for c in checks(results)}
+    assert got["best_alpha: NEG0.1 <= NEG0.2 <= NEG0.3"] == ([0.2, 0.5, 0.9], True)
+    assert got["best_alpha_val: NEG0.1 <= NEG0.2 <= NEG0.3"] == ([0.1, 0.5, 0.0], False)
+    assert got["NEG0.2: DeepCTRL MAE at best_alpha < TaskOnly MAE"] == ([0.04, 0.045], True)
+    assert got["NEG0.3: DeepCTRL MAE at best_alpha < TaskOnly MAE"] == ([0.05, 0.045], False)
+    assert got["NEG0.2->POS0.2: best_alpha_val <= 0.2"] == ([0.25], False)
+    assert got["NEG0.2->POS0.3: best_alpha <= 0.2"] == ([0.2], True)
+
+
+@pytest.fixture
+def tiny_settings(monkeypatch):
+    """Quick settings cut to 2 epochs so that the whole pipeline runs in seconds."""
+    make = retail.Settings.make
+
+    def tiny(seeds, quick, shuffle=False):
+        return dataclasses.replace(make(seeds, quick, shuffle), max_epochs=2, patience=1)
+
+    monkeypatch.setattr(retail.Settings, "make", staticmethod(tiny))
+
+
+def test_quick_reproduce_writes_results_report_and_figures(tmp_path, tiny_settings):
+    out = tmp_path / "retail"
+    res = reproduce(seeds=1, quick=True, out=str(out), progress=False, n_items=60)
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["experiment"] == "retail" and saved["seeds"] == [0]
+    assert saved["alphas"] == ALPHAS and saved["data"]["source"] == "synthetic"
+    assert list(saved["groups"]) == ["NEG0.1", "NEG0.2", "NEG0.3"]
+    assert list(saved["transfer"]) == ["NEG0.2->NEG0.1", "NEG0.2->POS0.2", "NEG0.2->POS0.3"]
+    for block in [*saved["groups"].values(), *saved["transfer"].values()]:
+        assert set(block["methods"]) == {"DeepCTRL", "TaskOnly", "TaskAndRule(0.1)",
+                                         "LDF-MAE", "LDF-Ratio"}
+        assert block["best_alpha"] in ALPHAS and block["best_alpha_val"] in ALPHAS
+        deep = block["methods"]["DeepCTRL"]
+        curve = deep["test"]["mae"]["mean"]
+        assert len(curve) == len(ALPHAS) and min(curve) == curve[ALPHAS.index(block["best_alpha"])]
+        task = block["methods"]["TaskOnly"]["test"]["mae"]["mean"]
+        assert len(set(task)) == 1  # no alpha: the value repeats
+        assert block["methods"]["LDF-MAE"]["setting"] == "dual_lr=1.0"
+    assert saved["groups"]["NEG0.2"]["methods"]["DeepCTRL"]["rho"] == [1.0]
+    assert saved["settings"]["recompute_price_features"] is False
+    assert len(saved["checks"]) == 10 and res["checks"] == saved["checks"]
+    report = (out / "report.md").read_text()
+    assert "QUICK smoke run" in report and "Do our numbers support the paper?" in report
+    for fig in ("fig5_candidate_rules.png", "fig6_candidate_models.png"):
+        assert (out / fig).stat().st_size > 10_000
+
+
+def test_recomputed_price_rule_trains_every_method():
+    table, _ = retail.load_data(None, quick=True, progress=False, n_items=60)
+    s = dataclasses.replace(retail.Settings.make(1, quick=True), max_epochs=1)
+    run = retail.train_group(table, "NEG0.3", s, recompute=True, device="cpu", progress=False)
+    assert run.split.train[0].shape[1] == 13 + 4
+    block = retail.group_results(run)
+    ratio = block["methods"]["DeepCTRL"]["test"]["verification_ratio"]["mean"]
+    assert all(0.0 <= r <= 1.0 for r in ratio)
+    assert block["rows"]["test"] == 4 * len(table.group_ids("NEG0.3"))
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="seeds must be >= 1"):
+        retail.Settings.make(0, quick=True)
+    with pytest.raises(ValueError, match="does not exist"):
+        reproduce(seeds=1, quick=True, out=str(tmp_path), m5_dir=str(tmp_path / "none"))
