@@ -43,22 +43,24 @@ def predict_sweep(
     """Outputs (n_alphas, n, ...) and per-alpha rule satisfaction (n_alphas, n) or None.
 
     The encoders run once per block of rows; the decision block runs once on all alphas
-    stacked. Perturbations are drawn once (generator seeded from ``seed``) and shared by
-    every alpha. Samples a rule cannot judge are marked NaN in the satisfaction matrix.
+    stacked. Perturbations are drawn once for all of X (generator seeded from ``seed``) and
+    shared by every alpha, so a ratio does not depend on which other alphas are swept.
+    Samples a rule cannot judge are marked NaN in the satisfaction matrix.
     """
     X = as_tensor(X, "X")
     param = next(model.parameters(), None)
     if param is not None:
         X = X.to(param.device, param.dtype)
     n_alphas, n = len(alphas), X.shape[0]
-    block = block_rows or max(64, 2**18 // n_alphas)
+    block = block_rows or max(32, 2**14 // n_alphas)  # (alphas x rows x width) stays in cache
     gen = torch.Generator(X.device).manual_seed(derive_seed(seed, "eval"))
+    perturbed_all = perturb_all(rule, X, gen) if rule is not None else []
     outs, oks = [], []
     for start in range(0, n, block):
         x = X[start:start + block]
-        perturbed = perturb_all(rule, x, gen) if rule is not None else []
+        perturbed = [None if p is None else p[start:start + block] for p in perturbed_all]
         y_hat, y_p = forward_all(lambda z: predict_alphas(model, z, alphas), x, perturbed,
-                                  out_dim=1)
+                                 out_dim=1)
         outs.append(y_hat)
         if rule is not None:
             oks.append(satisfaction(rule, x, y_hat, perturbed, y_p))
