@@ -178,7 +178,6 @@ class _Trainer:
         self.active = list(range(len(seeds)))
         self.use_rule = rule is not None and method.uses_rule
         self.need_violations = self.use_rule and method.needs_violations
-        self.scales = data_scales(X, y)
         self.Xv_noisy = self._noisy_validation()
         method.setup(seeds, len(rule.leaves()) if rule is not None else 0, self.estimate_losses)
 
@@ -234,6 +233,8 @@ class _Trainer:
 
     def estimate_losses(self, reference: bool = False) -> tuple[Tensor, Tensor]:
         """Per-seed (L_rule at alpha 1, L_task at alpha 0) over the training set."""
+        if reference:
+            self.scales = data_scales(self.X, self.y)
         rule_loss = self._mean_over(self.X, self.y, 1.0, "reference" if reference else "rule")
         task_loss = self._mean_over(self.X, self.y, 0.0, "task")
         return rule_loss.cpu(), task_loss.cpu()

@@ -107,8 +107,8 @@ class Threshold(_FeatureRule):
     >>> rule = Threshold(0, 1.0, output=0, direction="increasing")
     >>> x = torch.tensor([[0.95], [0.5]]); xp = torch.tensor([[1.02], [0.52]])
     >>> ctx = Context(x, torch.tensor([[0.6], [0.6]]), xp, torch.tensor([[0.4], [0.1]]))
-    >>> rule.loss(ctx).tolist(), rule.applicable(ctx).tolist()
-    ([0.19999998807907104, 0.0], [True, False])
+    >>> [round(v, 4) for v in rule.loss(ctx).tolist()], rule.applicable(ctx).tolist()
+    ([0.2, 0.0], [True, False])
     """
 
     def __init__(
