@@ -26,10 +26,23 @@ def as_tensor(a: Any, name: str, device: torch.device | None = None) -> Tensor:
     t = a.to(device) if device is not None else a
     if t.dim() == 0 or t.shape[0] == 0:
         raise ValueError(f"{name} is empty")
-    if t.dtype.is_floating_point and not bool(torch.isfinite(t).all()):
-        bad = int((~torch.isfinite(t)).reshape(t.shape[0], -1).any(dim=1).sum())
-        raise ValueError(f"{name} has NaN or infinite values in {bad} rows")
+    if t.dtype.is_floating_point:
+        bad = count_bad_rows(t)
+        if bad:
+            raise ValueError(f"{name} has NaN or infinite values in {bad} rows")
     return t
+
+
+def count_bad_rows(t: Tensor, block: int = 65536) -> int:
+    """Rows of ``t`` holding NaN or infinity, checked in blocks of rows (isfinite on the
+    whole tensor would make temporaries larger than the data).
+
+    >>> count_bad_rows(torch.tensor([[1.0, float("nan")], [2.0, 3.0]]))
+    1
+    """
+    flat = t.reshape(t.shape[0], -1)
+    return sum(int((~torch.isfinite(flat[i:i + block])).any(dim=1).sum())
+               for i in range(0, len(flat), block))
 
 
 def as_pair(pair: Any, name: str, device: torch.device | None = None) -> tuple[Tensor, Tensor]:
