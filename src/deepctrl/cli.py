@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -163,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; bad input gives one line on stderr and exit code 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if int(os.environ.get("RANK", "0")) > 0:  # under torchrun only rank 0 reports
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
