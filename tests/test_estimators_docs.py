@@ -1,4 +1,4 @@
-"""The README section's walk-through and the example script run as documented (slow)."""
+"""The README's table walk-through and the example script run as documented (slow)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from deepctrl.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTION = ROOT / "docs" / "readme_sections" / "tabular.md"
+SECTION = ROOT / "README.md"
 
 
 @pytest.mark.slow

@@ -1,0 +1,74 @@
+"""The installed ``deepctrl`` command reproduces the pendulum experiment (smoke run)."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+METHODS = ["DeepCTRL", "TaskOnly", "RuleOnly", "TaskAndRule(0.01)", "TaskAndRule(0.1)",
+           "TaskAndRule(1.0)", "LDF-MAE", "LDF-Ratio"]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def run_cli(tmp_path, *args):
+    exe = shutil.which("deepctrl")
+    assert exe is not None, "the deepctrl command is not installed (pip install -e .)"
+    env = {**os.environ, "DEEPCTRL_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([exe, *args], capture_output=True, text=True, env=env, timeout=900)
+
+
+@pytest.mark.slow
+def test_quick_pendulum_writes_results_report_and_figures(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli(tmp_path, "reproduce", "pendulum", "--quick", "--seeds", "1",
+                   "--out", str(out), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["experiment"] == "pendulum" and results["preset"] == "paper"
+    assert results["quick"] is True and results["seeds"] == [10]
+    assert results["alphas"] == [round(0.1 * i, 10) for i in range(11)]
+    assert list(results["methods"]) == METHODS
+    for entry in results["methods"].values():
+        for split in ("test", "val"):
+            for metric in ("mae", "verification_ratio"):
+                stats = entry[split][metric]
+                assert len(stats["mean"]) == len(stats["std"]) == 11
+                assert all(v is not None and v >= 0 for v in stats["mean"])
+        assert len(entry["epochs"]) == 1 and entry["train_seconds"] > 0
+    for key in ("by_ratio", "task_and_rule_by_ratio", "by_val_mae", "proxy", "ldf"):
+        assert key in results["selection"]
+    assert results["methods"]["LDF-MAE"]["dual_lr"] in (0.1, 1.0)
+    assert set(results["timing"]["one_seed"]) == {"TaskOnly", "DeepCTRL"}
+    report = (out / "report.md").read_text()
+    assert "SMOKE RUN" in report
+    for name in ("mae_vs_alpha.png", "verification_vs_alpha.png", "energy.png"):
+        assert (out / name).read_bytes()[:8] == PNG
+        assert f"({name})" in report
+
+
+@pytest.mark.slow
+def test_quick_ablations_write_every_study(tmp_path):
+    out = tmp_path / "abl"
+    proc = run_cli(tmp_path, "reproduce", "pendulum-ablations", "--quick", "--seeds", "1",
+                   "--out", str(out), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    expected = {"prior": ["Beta(0.1)", "Beta(0.5)", "Beta(1.0)"],
+                "merge": ["deepctrl", "add", "concat", "input"],
+                "rho": ["rho=auto", "rho=1", "rho=epoch"]}
+    for study, names in expected.items():
+        results = json.loads((out / study / "results.json").read_text())
+        assert list(results["methods"]) == names and results["quick"] is True
+        assert (out / study / "mae_vs_alpha.png").read_bytes()[:8] == PNG
+    tsne = json.loads((out / "tsne" / "results.json").read_text())
+    assert 0.0 <= tsne["neighbour_agreement"]["encoder_map"] <= 1.0
+    assert (out / "tsne" / "tsne.png").read_bytes()[:8] == PNG
+    assert "SMOKE RUN" in (out / "report.md").read_text()
+
+
+def test_bad_preset_is_one_line_error(tmp_path):
+    proc = run_cli(tmp_path, "reproduce", "pendulum", "--preset", "hourly", "--out",
+                   str(tmp_path / "x"))
+    assert proc.returncode != 0 and "invalid choice" in proc.stderr
+    assert "Traceback" not in proc.stderr

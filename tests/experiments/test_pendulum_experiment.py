@@ -1,0 +1,133 @@
+"""Pieces of the pendulum reproduction: networks, the energy rule, settings, alpha choice."""
+
+import pytest
+import torch
+
+from deepctrl.experiments import pendulum as exp
+from deepctrl.rules import Context
+
+
+def n_params(module: torch.nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def test_parameter_counts_match_the_paper():
+    assert n_params(exp.deepctrl_net()) == 28_692
+    assert n_params(exp.TaskNet()) == 13_060
+
+
+@pytest.mark.parametrize("merge", ["deepctrl", "add", "concat", "input"])
+def test_every_merge_predicts_a_residual_state(merge):
+    torch.manual_seed(0)
+    net = exp.deepctrl_net(merge)
+    x = torch.randn(7, 4)
+    out = net(x, 0.3)
+    assert out.shape == (7, 4)
+    with torch.no_grad():
+        for p in net.decision[-1].parameters():
+            p.zero_()
+    assert torch.equal(net(x, 0.3), x)        # a zero decision block returns the input
+
+
+def test_task_net_is_residual():
+    net = exp.TaskNet()
+    with torch.no_grad():
+        for p in net.decision[-1].parameters():
+            p.zero_()
+    x = torch.randn(3, 4)
+    assert torch.equal(net(x), x)
+
+
+def test_energy_rule_on_hand_computed_states():
+    rule = exp.energy_rule()
+    x = torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0]])
+    y = torch.tensor([[0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    ctx = Context(x=x, y_hat=y)
+    # E: (0,1,0,0) -> 3.0, (0,0,0,1) -> 2.5: a drop of 0.5, a rise of 0.5, no change
+    assert rule.loss(ctx).tolist() == pytest.approx([0.0, 0.5, 0.0])
+    assert rule.satisfied(ctx).tolist() == [True, False, False]   # strict: equal fails
+
+
+def test_settings_follow_the_authors_protocol():
+    full = exp.Settings.make(10, quick=False)
+    assert full.seeds == tuple(range(10, 20))
+    assert (full.max_epochs, full.patience, full.val_every, full.batch_size, full.lr) == (
+        1000, 10, 5, 64, 1e-3)
+    assert full.dual_lrs == (0.01, 0.1, 1.0)
+    quick = exp.Settings.make(10, quick=True)
+    assert quick.quick and quick.seeds == (10, 11) and quick.max_epochs < 50
+    assert exp.Settings.make(1, quick=True).seeds == (10,)
+    with pytest.raises(ValueError, match="seeds"):
+        exp.Settings.make(0, quick=False)
+
+
+def test_noisy_validation_is_fixed_and_has_the_right_scale():
+    x = torch.zeros(20_000, 4)
+    a, _ = exp.noisy_validation((x, x))
+    b, _ = exp.noisy_validation((x, x))
+    assert torch.equal(a, b)
+    assert a.std().item() == pytest.approx(0.01, rel=0.02)
+
+
+def entry(test_mae, test_ratio, val_mae, val_ratio):
+    def stats(values):
+        return {"mean": list(values), "std": [0.0] * len(values)}
+
+    return {"test": {"mae": stats(test_mae), "verification_ratio": stats(test_ratio)},
+            "val": {"mae": stats(val_mae), "verification_ratio": stats(val_ratio)}}
+
+
+def flat(value, n=5):
+    return [value] * n
+
+
+@pytest.fixture
+def entries():
+    return {
+        "DeepCTRL": entry(test_mae=[0.5, 0.3, 0.2, 0.4, 0.6],
+                          test_ratio=[0.1, 0.5, 0.7, 0.85, 0.99],
+                          val_mae=[0.5, 0.25, 0.3, 0.4, 0.6],
+                          val_ratio=[0.2, 0.6, 0.8, 0.95, 1.0]),
+        "TaskOnly": entry(flat(0.45), flat(0.1), flat(0.45), flat(0.1)),
+        "TaskAndRule(0.01)": entry(flat(0.4), flat(0.5), flat(0.4), flat(0.6)),
+        "TaskAndRule(0.1)": entry(flat(0.42), flat(0.7), flat(0.42), flat(0.92)),
+        "TaskAndRule(1.0)": entry(flat(0.5), flat(0.8), flat(0.5), flat(0.97)),
+    }
+
+
+def test_alpha_selection_follows_the_paper(entries):
+    sel = exp.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
+    assert sel["by_ratio"] == {"alpha": 0.75, "reached": True, "val_ratio": 0.95,
+                               "test_ratio": 0.85, "test_mae": 0.4}
+    assert sel["task_and_rule_by_ratio"]["method"] == "TaskAndRule(0.1)"
+    assert sel["task_and_rule_by_ratio"]["test_ratio"] == 0.7
+    assert sel["by_val_mae"]["alpha"] == 0.25 and sel["by_val_mae"]["val_ratio"] == 0.6
+    # the test alpha whose verification is closest to 0.6 is 0.25 (0.5): MAE 0.3
+    assert sel["proxy"]["alpha"] == 0.25 and sel["proxy"]["test_mae"] == 0.3
+    assert sel["proxy"]["oracle_alpha"] == 0.5
+
+
+def test_alpha_selection_when_no_alpha_reaches_the_target(entries):
+    entries["DeepCTRL"]["val"]["verification_ratio"]["mean"] = [0.1, 0.3, 0.5, 0.7, 0.6]
+    for name in ("TaskAndRule(0.01)", "TaskAndRule(0.1)", "TaskAndRule(1.0)"):
+        entries[name]["val"]["verification_ratio"]["mean"] = flat(0.5)
+    entries["TaskAndRule(1.0)"]["val"]["verification_ratio"]["mean"] = flat(0.8)
+    sel = exp.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
+    assert sel["by_ratio"]["alpha"] == 0.75 and not sel["by_ratio"]["reached"]
+    assert sel["task_and_rule_by_ratio"]["method"] == "TaskAndRule(1.0)"
+    assert not sel["task_and_rule_by_ratio"]["reached"]
+
+
+def test_claims_compare_against_the_issue_thresholds(entries):
+    deep = entries["DeepCTRL"]
+    deep["test"]["mae"]["mean"] = [0.005, 0.0028, 0.002, 0.0031, 0.006]
+    deep["val"]["mae"]["mean"] = [0.5, 0.45, 0.42, 0.4, 0.6]
+    entries["TaskOnly"]["test"]["mae"]["mean"] = flat(0.0045)
+    sel = exp.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
+    # lowest val MAE: alpha 0.75 (test 0.0031); its val ratio 0.95 is closest to the test
+    # ratio 0.99 of alpha 1 (test 0.006); the best test alpha is 0.5 (0.002)
+    authors = exp.claims("authors", entries, sel)
+    assert [c["value"] for c in authors] == [0.99, 0.0031, 0.006, 0.002, 0.1]
+    assert [c["holds"] for c in authors] == [True, False, False, True, True]
+    paper = exp.claims("paper", entries, sel)
+    assert [c["holds"] for c in paper] == [True, True, False, True]
