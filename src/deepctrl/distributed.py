@@ -9,6 +9,7 @@ which DDP's module wrapper cannot hold.
 
 from __future__ import annotations
 
+import atexit
 import os
 
 import torch
@@ -31,6 +32,7 @@ class World:
         if not tdist.is_initialized():
             backend = "nccl" if device.type == "cuda" else "gloo"
             tdist.init_process_group(backend=backend)
+            atexit.register(_leave_process_group)
         return cls(tdist.get_rank(), tdist.get_world_size())
 
     @property
@@ -57,3 +59,16 @@ class World:
         """Give every rank rank 0's copy of a flat buffer (the initial weights), in place."""
         if self.size > 1:
             tdist.broadcast(flat, src=0)
+
+
+
+def _leave_process_group() -> None:
+    """Wait for every rank, then close the group we opened.
+
+    Left open, gloo's threads are torn down by the C++ runtime at interpreter exit, which
+    aborts the process ("terminate called without an active exception") when another rank
+    is still busy, e.g. writing results.
+    """
+    if tdist.is_initialized():
+        tdist.barrier()
+        tdist.destroy_process_group()
