@@ -2,10 +2,12 @@
 (1 seed, and 10 seeds vectorized) against a plain authors-style loop measured in the
 same run (DataLoader batches, one seed at a time, energy per batch, torch.optim.Adam).
 
-    python benchmarks/epoch_speed.py [--epochs 3] [--threads 1]
+    python benchmarks/epoch_speed.py [--epochs 3] [--threads 1] [--repeats 3]
 
-Prints one JSON object. Both sides compute the same thing: DeepCTRL with a Beta(0.1, 0.1)
-alpha per batch, fresh N(0, 0.01^2) input noise, L1 task loss, energy-rule loss.
+Prints one JSON object: the median over ``repeats`` rounds, each round timing the three
+variants one after the other, so that a busy neighbour slows all of them alike. Both sides
+compute the same thing: DeepCTRL with a Beta(0.1, 0.1) alpha per batch, fresh N(0, 0.01^2)
+input noise, L1 task loss, energy-rule loss.
 """
 
 from __future__ import annotations
@@ -60,16 +62,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     data = pendulum.load("paper")
     X, y = data.train
     time_fit((X[:64], y[:64]), 1, 1)  # warm-up: imports and first-call costs
-    authors = time_authors_style(X, y, args.epochs, 0)
-    one = time_fit(data.train, args.epochs, 1)
-    ten = time_fit(data.train, args.epochs, 10)
+    rounds = [(time_authors_style(X, y, args.epochs, r), time_fit(data.train, args.epochs, 1),
+               time_fit(data.train, args.epochs, 10)) for r in range(args.repeats)]
+    authors, one, ten = (float(np.median(column)) for column in zip(*rounds, strict=True))
     print(json.dumps({
         "benchmark": "pendulum_epoch_seconds", "threads": args.threads, "epochs": args.epochs,
+        "repeats": args.repeats,
         "authors_style_1_seed": round(authors, 3), "fit_1_seed": round(one, 3),
         "fit_10_seeds": round(ten, 3),
         "speedup_1_seed": round(authors / one, 2),

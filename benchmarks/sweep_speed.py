@@ -4,7 +4,9 @@ against a single-alpha evaluation.
 
     python benchmarks/sweep_speed.py [--repeats 5]
 
-Prints one JSON object. Every variant computes MAE and the energy-rule verification ratio.
+Prints one JSON object. Every variant computes MAE and the energy-rule verification ratio;
+``outputs_only`` times the predictions alone (no metrics), to split the cost between the
+network and the per-alpha metrics.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ def main() -> None:
     sweep = best_of(args.repeats, lambda: dc.sweep(model, rule, X, y, alphas, ("mae",)))
     single = best_of(args.repeats, lambda: dc.sweep(model, rule, X, y, [0.5], ("mae",)))
     separate = best_of(args.repeats, lambda: separate_forwards(model, rule, X, y, alphas))
+    with torch.no_grad():
+        outputs = best_of(args.repeats, lambda: dc.predict_sweep(model, None, X, alphas))
+        outputs_single = best_of(args.repeats, lambda: dc.predict_sweep(model, None, X, [0.5]))
     table = dc.sweep(model, rule, X, y, alphas, ("mae",))
     check = separate_forwards(model, rule, X, y, alphas)
     max_diff = max(abs(m - c[0]) for m, c in zip(table["mae"], check, strict=True))
@@ -59,6 +64,8 @@ def main() -> None:
         "single_alpha": round(single, 4), "separate_101_forwards": round(separate, 4),
         "sweep_over_single": round(sweep / single, 2),
         "separate_over_sweep": round(separate / sweep, 2),
+        "outputs_only_101": round(outputs, 4), "outputs_only_single": round(outputs_single, 4),
+        "outputs_only_over_single": round(outputs / outputs_single, 2),
         "max_mae_difference": max_diff,
     }, indent=2))
 

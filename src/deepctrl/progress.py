@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+_position = 0
+
+
+def set_bar_position(position: int) -> None:
+    """Draw this process's bars on terminal line ``position`` (one line per worker process)."""
+    global _position
+    _position = position
+
 
 class _Silent:
     def update(self, n: int = 1) -> None:
@@ -22,4 +30,4 @@ def progress_bar(total: int, desc: str, enabled: bool) -> Any:
         return _Silent()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True)
+    return tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True, position=_position)

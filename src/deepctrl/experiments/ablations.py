@@ -24,16 +24,9 @@ import numpy as np
 import torch
 
 import deepctrl as dc
-from deepctrl.datasets import pendulum as data
 from deepctrl.experiments import common
 from deepctrl.experiments.common import MethodRun, alpha_grid, markdown_table
-from deepctrl.experiments.pendulum import (
-    TARGET_RATIO,
-    Settings,
-    deepctrl_net,
-    single_thread,
-    train,
-)
+from deepctrl.experiments.pendulum import TARGET_RATIO, deepctrl_net, prepare, train_job
 
 TSNE_ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 PAPER_FINDINGS = {
@@ -179,25 +172,27 @@ def write_tsne(model: dc.DeepCTRL, x: torch.Tensor, n_points: int, base: dict[st
 
 
 def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum-ablations",
-              device: str = "cpu", progress: bool = True, preset: str = "paper") -> dict[str, Any]:
-    """Run the prior, merge and rho studies and the t-SNE; write OUT/<study>/ and OUT/report.md."""
-    s = Settings.make(seeds, quick)
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+              device: str = "cpu", progress: bool = True, preset: str = "paper",
+              workers: int | None = None) -> dict[str, Any]:
+    """Run the prior, merge and rho studies and the t-SNE; write OUT/<study>/ and OUT/report.md.
+
+    ``workers`` processes train variants side by side (default: one per CPU core).
+    """
     wall = time.perf_counter()
-    pend = data.load(preset)
-    alphas = alpha_grid()
-    base = {"preset": preset, "quick": s.quick, "seeds": list(s.seeds), "alphas": alphas}
-
-    def run(name: str, merge: str, method: dc.methods.DeepCTRL) -> MethodRun:
-        with single_thread():
-            return train(name, deepctrl_net(merge), method, pend, s, alphas, device, progress)
-
-    reference = run("reference", "deepctrl", dc.methods.DeepCTRL())
+    s, workers, out_dir, pend = prepare(seeds, quick, out, device, preset, workers)
+    base = {"preset": preset, "quick": s.quick, "seeds": list(s.seeds), "alphas": alpha_grid()}
+    studies = ("prior", "merge", "rho")
+    jobs = [("reference", "deepctrl", dc.methods.DeepCTRL()),
+            *(variant for study in studies for variant in _variants(study))]
+    done_jobs = common.run_jobs(train_job, [(preset, s, device, progress, name,
+                                             deepctrl_net(merge), method)
+                                            for name, merge, method in jobs], workers)
+    trained = {job[0]: run for job, run in zip(jobs, done_jobs, strict=True)}
+    reference = trained["reference"]
     done: dict[str, Any] = {}
-    for study in ("prior", "merge", "rho"):
+    for study in studies:
         runs = {REFERENCE_NAME[study]: reference}
-        runs.update({name: run(name, merge, method) for name, merge, method in _variants(study)})
+        runs.update({name: trained[name] for name, _, _ in _variants(study)})
         done[study] = write_study(study, runs, base, out_dir / study)
     done["tsne"] = write_tsne(reference.fit.models[0], pend.test[0], 150 if s.quick else 600,
                               base, out_dir / "tsne")

@@ -90,11 +90,8 @@ class Settings:
 
     @classmethod
     def make(cls, seeds: int, quick: bool) -> Settings:
-        if seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {seeds}")
-        if not quick:
-            return cls(tuple(range(seeds)))
-        return cls(tuple(range(min(seeds, 2))), quick=True, max_epochs=6, patience=3)
+        ids = common.seed_range(seeds, quick)
+        return cls(ids, quick=True, max_epochs=6, patience=3) if quick else cls(ids)
 
     def fit_kwargs(self, device: str, progress: bool) -> dict[str, Any]:
         return {"task_loss": "bce", "batch_size": self.batch_size, "lr": self.lr,

@@ -10,17 +10,20 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import torch.multiprocessing
 from torch import Tensor, nn
 
 from deepctrl.checkpoint import write_atomic
 from deepctrl.evaluation import Table, sweep
 from deepctrl.methods import Method
+from deepctrl.progress import set_bar_position
 from deepctrl.rules.base import Rule
 from deepctrl.training import FitResult, fit
 
@@ -33,6 +36,58 @@ def alpha_grid(stop: float = 1.0, step: float = 0.1, start: float = 0.0) -> list
     """
     n = round((stop - start) / step)
     return [round(start + i * step, 10) for i in range(n + 1)]
+
+
+T = TypeVar("T")
+
+
+def seed_range(seeds: int, quick: bool, start: int = 0) -> tuple[int, ...]:
+    """The seeds of a run: ``seeds`` consecutive ones from ``start``, at most 2 when ``quick``.
+
+    >>> seed_range(10, quick=True, start=10)
+    (10, 11)
+    """
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    return tuple(range(start, start + (min(seeds, 2) if quick else seeds)))
+
+
+def default_workers(device: str = "cpu") -> int:
+    """Processes for independent training jobs: one per usable CPU core on CPU; one on a
+    GPU or under ``torchrun`` (there the ranks already share the work).
+
+    The experiments' networks are tiny, so one single-threaded process per core trains
+    about twice as fast on 2 cores as one process with 2 threads.
+    """
+    if device != "cpu" or int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _join_pool(counter: Any) -> None:
+    with counter.get_lock():
+        position = counter.value
+        counter.value += 1
+    set_bar_position(position)
+
+
+def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list[T]:
+    """``[job(*a) for a in args]``, in ``workers`` processes when ``workers`` > 1.
+
+    ``job`` must be a module-level function and ``args`` picklable; put the longest jobs
+    first. Each job computes what it computes alone (same seeds, one thread), so the
+    results do not depend on ``workers``; only the wall time does.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if workers == 1 or len(args) <= 1:
+        return [job(*a) for a in args]
+    ctx = torch.multiprocessing.get_context("spawn")
+    counter = ctx.Value("i", 0)
+    with ProcessPoolExecutor(min(workers, len(args)), mp_context=ctx, initializer=_join_pool,
+                             initargs=(counter,)) as pool:
+        futures = [pool.submit(job, *a) for a in args]
+        return [f.result() for f in futures]
 
 
 def summarize(tables: Sequence[Table]) -> dict[str, dict[str, list[float]]]:

@@ -67,12 +67,11 @@ class Settings:
     @classmethod
     def make(cls, seeds: int, quick: bool) -> Settings:
         """The full protocol, or a smoke run (at most 2 seeds, 8 epochs, 2 dual lrs)."""
-        if seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {seeds}")
+        ids = common.seed_range(seeds, quick, SEED_START)
         if not quick:
-            return cls(tuple(range(SEED_START, SEED_START + seeds)))
-        return cls(tuple(range(SEED_START, SEED_START + min(seeds, 2))), quick=True,
-                   max_epochs=8, patience=2, val_every=2, dual_lrs=(0.1, 1.0), timing_epochs=1)
+            return cls(ids)
+        return cls(ids, quick=True, max_epochs=8, patience=2, val_every=2, dual_lrs=(0.1, 1.0),
+                   timing_epochs=1)
 
     def fit_kwargs(self, device: str, progress: bool) -> dict[str, Any]:
         return {"batch_size": self.batch_size, "lr": self.lr, "max_epochs": self.max_epochs,
@@ -244,18 +243,26 @@ def _energy_trace(runs: dict[str, MethodRun], pend: data.PendulumData,
             "predicted": out}
 
 
-def run_all(pend: data.PendulumData, s: Settings, device: str,
-            progress: bool) -> tuple[dict[str, MethodRun], dict[str, Any]]:
-    """Train every method; returns runs by name (LDF per dual lr) and the LDF choice."""
-    alphas = alpha_grid()
+def train_job(preset: str, s: Settings, device: str, progress: bool, name: str,
+              model: nn.Module, method: dc.methods.Method) -> MethodRun:
+    """:func:`train` on one thread, loading the (cached) data itself: a job for a worker."""
+    with single_thread():
+        return train(name, model, method, data.load(preset), s, alpha_grid(), device, progress)
+
+
+def run_all(preset: str, s: Settings, device: str, progress: bool,
+            workers: int = 1) -> tuple[dict[str, MethodRun], dict[str, Any]]:
+    """Train every method (``workers`` at a time); returns runs by name (LDF per dual lr)
+    and the LDF choice."""
     jobs: list[tuple[str, nn.Module, dc.methods.Method]] = [
         ("DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL(rho="auto")),
         ("TaskOnly", TaskNet(), dc.methods.TaskOnly()),
         ("RuleOnly", deepctrl_net(), dc.methods.RuleOnly()),
         *((f"TaskAndRule({lam})", TaskNet(), dc.methods.TaskAndRule(lam)) for lam in LAMBDAS),
         *((f"LDF({eta:g})", TaskNet(), dc.methods.LagrangianDual(eta)) for eta in s.dual_lrs)]
-    runs = {name: train(name, model, method, pend, s, alphas, device, progress)
-            for name, model, method in jobs}
+    done = common.run_jobs(train_job, [(preset, s, device, progress, *job) for job in jobs],
+                           workers)
+    runs = {job[0]: run for job, run in zip(jobs, done, strict=True)}
     ldf = {name: run.entry() for name, run in runs.items() if name.startswith("LDF(")}
     by_mae = min(ldf, key=lambda n: _mean(ldf[n], "val", "mae")[0])
     by_ratio = max(ldf, key=lambda n: _mean(ldf[n], "val", "verification_ratio")[0])
@@ -267,18 +274,28 @@ def run_all(pend: data.PendulumData, s: Settings, device: str,
     return runs, choice
 
 
-def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum",
-              device: str = "cpu", progress: bool = True, preset: str = "paper") -> dict[str, Any]:
-    """Run the pendulum experiment and write OUT/results.json, OUT/report.md and figures."""
-    from deepctrl.plots import pendulum as plots
-
+def prepare(seeds: int, quick: bool, out: str, device: str, preset: str,
+            workers: int | None) -> tuple[Settings, int, Path, data.PendulumData]:
+    """Settings, number of worker processes, output folder (created) and data of a run."""
     s = Settings.make(seeds, quick)
+    workers = common.default_workers(device) if workers is None else workers
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    return s, workers, out_dir, data.load(preset)
+
+
+def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum",
+              device: str = "cpu", progress: bool = True, preset: str = "paper",
+              workers: int | None = None) -> dict[str, Any]:
+    """Run the pendulum experiment and write OUT/results.json, OUT/report.md and figures.
+
+    ``workers`` processes train methods side by side (default: one per CPU core).
+    """
+    from deepctrl.plots import pendulum as plots
+
     wall = time.perf_counter()
-    pend = data.load(preset)
-    with single_thread():
-        runs, ldf = run_all(pend, s, device, progress)
+    s, workers, out_dir, pend = prepare(seeds, quick, out, device, preset, workers)
+    runs, ldf = run_all(preset, s, device, progress, workers)
     entries = {name: run.entry() for name, run in runs.items() if not name.startswith("LDF(")}
     entries["DeepCTRL"]["rho"] = runs["DeepCTRL"].fit.method.state_dict()["rho"].tolist()
     for key in ("LDF-MAE", "LDF-Ratio"):
@@ -291,7 +308,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
         "experiment": "pendulum", "preset": preset, "quick": s.quick, "seeds": list(s.seeds),
         "alphas": alphas, "methods": {k: entries[k] for k in METHOD_KEYS}, "selection": sel,
         "settings": {**dataclasses.asdict(s), "input_noise": INPUT_NOISE,
-                     "val_noise_seed": VAL_NOISE_SEED, "device": device,
+                     "val_noise_seed": VAL_NOISE_SEED, "device": device, "workers": workers,
                      "sizes": [len(p[0]) for p in (pend.train, pend.val, pend.test)]},
         "timing": {"one_seed": timed,
                    "all_seeds": {k: {f: entries[k][f] for f in

@@ -99,12 +99,11 @@ class Settings:
 
     @classmethod
     def make(cls, seeds: int, quick: bool, shuffle: bool = False) -> Settings:
-        if seeds < 1:
-            raise ValueError(f"seeds must be >= 1, got {seeds}")
+        ids = common.seed_range(seeds, quick)
         if not quick:
-            return cls(tuple(range(seeds)), shuffle=shuffle)
-        return cls(tuple(range(min(seeds, 2))), quick=True, max_epochs=10, patience=3,
-                   shuffle=shuffle, lambdas=(0.1,), dual_lrs=(1.0,))
+            return cls(ids, shuffle=shuffle)
+        return cls(ids, quick=True, max_epochs=10, patience=3, shuffle=shuffle, lambdas=(0.1,),
+                   dual_lrs=(1.0,))
 
     def fit_kwargs(self, device: str, progress: bool) -> dict[str, Any]:
         return {"task_loss": "mse", "batch_size": self.batch_size, "lr": self.lr,
