@@ -1,5 +1,7 @@
 """Training jobs run side by side in worker processes compute what they compute in-process."""
 
+import dataclasses
+
 import pytest
 
 import deepctrl as dc
@@ -9,7 +11,7 @@ from deepctrl.experiments.pendulum import Settings, TaskNet, deepctrl_net, train
 
 def test_worker_processes_reproduce_in_process_training(tmp_path, monkeypatch):
     monkeypatch.setenv("DEEPCTRL_CACHE", str(tmp_path / "cache"))
-    s = Settings.make(1, quick=True)
+    s = dataclasses.replace(Settings.make(1, quick=True), max_epochs=3, val_every=1)
     jobs = [("paper", s, "cpu", False, "TaskOnly", TaskNet(), dc.methods.TaskOnly()),
             ("paper", s, "cpu", False, "DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL())]
     alone = common.run_jobs(train_job, jobs, workers=1)
