@@ -7,7 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from deepctrl._version import __version__
 
@@ -21,6 +21,13 @@ EXPERIMENTS: dict[str, tuple[str, str, str]] = {
     "cardio-perturbation": ("cardio", "reproduce_perturbation",
                             "perturbation-scale study on cardio (App. A.2)"),
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (the usage itself is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def _positive_int(text: str) -> int:
@@ -150,7 +157,7 @@ def _run_predict(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="deepctrl",
         description="Teach neural networks rules; choose the rule strength at inference.",
     )

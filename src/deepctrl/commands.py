@@ -1,7 +1,9 @@
 """What ``deepctrl fit``, ``deepctrl sweep`` and ``deepctrl predict`` do; cli.py only parses.
 
 Every problem with the user's input raises ValueError with one line naming it (file, column,
-row counts, line numbers), which the command line prints without a traceback.
+row counts, line numbers), which the command line prints without a traceback. The options,
+the table and the model file's header are checked before PyTorch and scikit-learn are
+imported, so most mistakes are reported in about a second.
 """
 
 from __future__ import annotations
@@ -19,16 +21,8 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from deepctrl.checkpoint import write_atomic
-from deepctrl.estimators import DeepCTRLClassifier, DeepCTRLRegressor
-from deepctrl.model_file import load_estimator
-from deepctrl.rules_file import (
-    RuleTarget,
-    build_rules,
-    monotonic_spec,
-    read_rules_file,
-)
-from deepctrl.table_rules import describe, leaves_and_weights
+from deepctrl.file_format import read_model_file, write_atomic
+from deepctrl.rules_file import RuleTarget, build_rules, monotonic_spec, read_rules_file
 
 F = TypeVar("F", bound=Callable[..., int])
 _PARQUET = (".parquet", ".pq")
@@ -214,6 +208,8 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
         raise ValueError(f"target column {target!r} has only one class ({classes[0]!r})")
     rule_list = build_rules(specs, {c: frame[c].to_numpy() for c in features},
                             RuleTarget(target, task, classes))
+    from deepctrl.estimators import DeepCTRLClassifier, DeepCTRLRegressor
+
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
     est = kind(rules=rule_list or None, validation_fraction=val_fraction, random_state=seed,
                max_epochs=max_epochs, verbose=progress)
@@ -226,6 +222,8 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
 
 
 def _summary(est: Any, rules: list[Any], out: Path) -> None:
+    from deepctrl.table_rules import describe, leaves_and_weights
+
     table = pd.DataFrame(est.validation_sweep_)
     split = f"validated on {est.n_validation_}" if est.n_validation_ else "no validation split"
     print(f"trained {type(est).__name__} on {est.n_train_} rows ({split}), "
@@ -261,6 +259,14 @@ def _model_frame(est: Any, path: Path, drop: bool, with_target: bool
     return clean_columns(frame, [*needed, *targets], path, drop, hint=with_target), targets
 
 
+def _load_estimator(path: str) -> Any:
+    """The table model in ``path``; the file's header is checked before PyTorch loads."""
+    read_model_file(path)
+    from deepctrl.model_file import load_estimator
+
+    return load_estimator(path)
+
+
 def parse_alphas(text: str) -> list[float]:
     """``start:stop:step`` (stop included) or a comma-separated list of numbers."""
     try:
@@ -284,7 +290,7 @@ def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool 
                   drop_missing: bool = False) -> int:
     """``deepctrl sweep``: verification ratio and error at every alpha."""
     alpha_list = parse_alphas(alphas)
-    est = load_estimator(model)
+    est = _load_estimator(model)
     path = Path(data)
     frame, targets = _model_frame(est, path, drop_missing, with_target=True)
     if not targets:
@@ -312,11 +318,11 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto") -> int
             raise ValueError
     except ValueError:
         raise ValueError(f"--alpha must be a number or 'auto', got {alpha!r}") from None
-    est = load_estimator(model)
+    est = _load_estimator(model)
     frame, _ = _model_frame(est, Path(data), drop=False, with_target=False)
     X = frame[est.encoder_.names]
     chosen = est._alpha(None if value == "auto" else value)
-    if isinstance(est, DeepCTRLClassifier):
+    if hasattr(est, "predict_proba"):  # a classifier
         proba = est.predict_proba(X, chosen)
         result = pd.DataFrame({est.target_name_: est.classes_[proba.argmax(axis=1)]})
         for j, c in enumerate(est.classes_):

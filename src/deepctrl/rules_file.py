@@ -39,12 +39,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from deepctrl.rules import Additive, AllOf, Monotonic, Perturbation, Relative, Rule, Threshold
-from deepctrl.table_rules import Expression
+if TYPE_CHECKING:  # rules load PyTorch: imported where built, after the checks
+    from deepctrl.rules import Perturbation, Rule
 
 try:
     import tomllib
@@ -193,6 +193,8 @@ def monotonic_spec(text: str) -> RuleSpec:
 
 
 def _perturbation(spec: RuleSpec, values: np.ndarray) -> Perturbation:
+    from deepctrl.rules import Additive, Relative
+
     try:
         if "relative" in spec.values:
             return Relative(spec.values["relative"])
@@ -244,12 +246,16 @@ def _feature_rule(spec: RuleSpec, columns: Mapping[str, Any], target: RuleTarget
     if flip:
         direction = "decreasing" if direction == "increasing" else "increasing"
     pert = _perturbation(spec, values)
+    from deepctrl.rules import Monotonic, Threshold
+
     if v["kind"] == "monotonic":
         return Monotonic(column, direction, output, pert)
     return Threshold(column, v["threshold"], output, direction, pert)
 
 
 def _penalty_rule(spec: RuleSpec, columns: Mapping[str, Any], target: RuleTarget) -> Rule:
+    from deepctrl.table_rules import Expression
+
     try:
         rule = Expression(spec.values["expression"], spec.values.get("tau", 0.0))
     except ValueError as exc:
@@ -272,5 +278,7 @@ def build_rules(specs: Sequence[RuleSpec], columns: Mapping[str, Any],
         rules.append(build(spec, columns, target))
         weights.append(float(spec.values.get("weight", 1.0)))
     if any(w != 1.0 for w in weights):
+        from deepctrl.rules import AllOf
+
         return [AllOf(rules, weights)]
     return rules

@@ -22,23 +22,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_estimators_commands import bad_files, cases, write_table
 
-ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
-
-
-def deepctrl(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("deepctrl")
-    if exe is None:
-        pytest.fail("the deepctrl command is not installed (pip install -e .)")
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout,
-                          env=ENV, check=False)
-
 
 @pytest.fixture(scope="module")
-def fitted(tmp_path_factory) -> tuple[Path, Path]:
+def fitted(cli, tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("e2e")
     data = write_table(folder)
     model = folder / "model.deepctrl"
-    done = deepctrl("fit", str(data), "--target", "sales", "--monotonic", "price=decreasing",
+    done = cli("fit", str(data), "--target", "sales", "--monotonic", "price=decreasing",
                     "--max-epochs", "3", "--no-progress", "--out", str(model))
     assert done.returncode == 0, done.stderr
     assert "verification ratio (validation): alpha 0:" in done.stdout
@@ -56,16 +46,16 @@ class Payload:
 
 
 @pytest.mark.slow
-def test_fit_sweep_predict(fitted, tmp_path):
+def test_fit_sweep_predict(cli, fitted, tmp_path):
     data, model = fitted
-    done = deepctrl("sweep", str(model), str(data), "--alphas", "0:1:0.25", "--json")
+    done = cli("sweep", str(model), str(data), "--alphas", "0:1:0.25", "--json")
     rows = json.loads(done.stdout)
     assert done.returncode == 0 and [r["alpha"] for r in rows] == [0, 0.25, 0.5, 0.75, 1.0]
     assert all(0 <= r["verification_ratio"] <= 1 and r["mae"] > 0 for r in rows)
     shuffled = pd.read_csv(data).sample(frac=1.0, random_state=0).drop(columns="sales")
     shuffled.to_csv(tmp_path / "new.csv", index=False)
     out = tmp_path / "pred.csv"
-    done = deepctrl("predict", str(model), str(tmp_path / "new.csv"), "--alpha", "0.5",
+    done = cli("predict", str(model), str(tmp_path / "new.csv"), "--alpha", "0.5",
                     "--out", str(out))
     assert done.returncode == 0, done.stderr
     pred = pd.read_csv(out)
@@ -73,16 +63,16 @@ def test_fit_sweep_predict(fitted, tmp_path):
     # row order kept: the same rows predicted one by one agree
     first = tmp_path / "first.csv"
     shuffled.head(1).to_csv(first, index=False)
-    deepctrl("predict", str(model), str(first), "--alpha", "0.5", "--out", str(tmp_path / "p1"))
+    cli("predict", str(model), str(first), "--alpha", "0.5", "--out", str(tmp_path / "p1"))
     assert pd.read_csv(tmp_path / "p1")["sales"].iloc[0] == pytest.approx(pred["sales"].iloc[0])
 
 
 @pytest.mark.slow
-def test_every_bad_input_through_the_installed_command(fitted, tmp_path):
+def test_every_bad_input_through_the_installed_command(cli, fitted, tmp_path):
     data, model = fitted
     out = tmp_path / "out.model"
     for args, message in cases(data, model, bad_files(tmp_path, data), out):
-        done = deepctrl(*args)
+        done = cli(*args)
         lines = done.stderr.splitlines()
         assert done.returncode == 2, (args, done.stderr)
         assert len(lines) == 1 and lines[0].startswith("deepctrl: error: "), (args, done.stderr)
@@ -90,7 +80,7 @@ def test_every_bad_input_through_the_installed_command(fitted, tmp_path):
         assert "Traceback" not in done.stderr and not out.exists()
 
 
-def test_a_pickle_passed_as_a_model_is_never_executed(tmp_path):
+def test_a_pickle_passed_as_a_model_is_never_executed(cli, tmp_path):
     marker = tmp_path / "unpickled"
     evil = tmp_path / "model.deepctrl"
     evil.write_bytes(pickle.dumps(Payload(marker)))
@@ -98,7 +88,7 @@ def test_a_pickle_passed_as_a_model_is_never_executed(tmp_path):
     assert marker.exists()
     marker.unlink()
     data = write_table(tmp_path, n=10)
-    done = deepctrl("predict", str(evil), str(data), "--out", str(tmp_path / "p.csv"))
+    done = cli("predict", str(evil), str(data), "--out", str(tmp_path / "p.csv"))
     assert done.returncode == 2 and "looks like a pickle" in done.stderr
     assert len(done.stderr.splitlines()) == 1
     assert not marker.exists() and not (tmp_path / "p.csv").exists()
@@ -120,7 +110,8 @@ def test_sigkill_during_fit_leaves_no_partial_model(tmp_path, existing):
         proc = subprocess.Popen([shutil.which("deepctrl"), "fit", str(data), "--target", "y",
                                  "--monotonic", "x=increasing", "--max-epochs", "1000",
                                  "--out", str(target)],
-                                stdout=subprocess.DEVNULL, stderr=err, env=ENV,
+                                stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, "OMP_NUM_THREADS": "1"},
                                 start_new_session=True)
     deadline = time.monotonic() + 240
     while "DeepCTRLRegressor" not in log.read_text() and time.monotonic() < deadline:

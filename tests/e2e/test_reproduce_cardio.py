@@ -4,22 +4,11 @@ the Kaggle file (here a small file in its format)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 
 import pytest
 
 from deepctrl.datasets.cardio import discover_threshold, load_cardio_csv
 from deepctrl.datasets.cardio_synthetic import synthetic_cohort, write_cardio_csv
-
-
-def _deepctrl(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("deepctrl")
-    cmd = [exe] if exe else [sys.executable, "-m", "deepctrl.cli"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +19,9 @@ def csv_file(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_reproduce_cardio_on_a_csv_file(csv_file, tmp_path):
+def test_reproduce_cardio_on_a_csv_file(cli, csv_file, tmp_path):
     out = tmp_path / "cardio"
-    done = _deepctrl("reproduce", "cardio", "--csv", str(csv_file), "--quick", "--seeds", "1",
+    done = cli("reproduce", "cardio", "--csv", str(csv_file), "--quick", "--seeds", "1",
                      "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
     results = json.loads((out / "results.json").read_text())
@@ -45,9 +34,9 @@ def test_reproduce_cardio_on_a_csv_file(csv_file, tmp_path):
 
 
 @pytest.mark.slow
-def test_reproduce_cardio_perturbation_on_a_csv_file(csv_file, tmp_path):
+def test_reproduce_cardio_perturbation_on_a_csv_file(cli, csv_file, tmp_path):
     out = tmp_path / "pert"
-    done = _deepctrl("reproduce", "cardio-perturbation", "--csv", str(csv_file), "--quick",
+    done = cli("reproduce", "cardio-perturbation", "--csv", str(csv_file), "--quick",
                      "--seeds", "1", "--out", str(out), "--no-progress")
     assert done.returncode == 0, done.stderr
     results = json.loads((out / "results.json").read_text())
@@ -55,11 +44,11 @@ def test_reproduce_cardio_perturbation_on_a_csv_file(csv_file, tmp_path):
     assert (out / "perturbation.png").is_file()
 
 
-def test_bad_csv_gives_one_line_error(tmp_path):
+def test_bad_csv_gives_one_line_error(cli, tmp_path):
     frame = synthetic_cohort(50, seed=0)
     frame.loc[[3, 7], "cholesterol"] = 4
     path = write_cardio_csv(frame, tmp_path / "cardio_train.csv")
-    done = _deepctrl("reproduce", "cardio", "--csv", str(path), "--quick", "--seeds", "1",
+    done = cli("reproduce", "cardio", "--csv", str(path), "--quick", "--seeds", "1",
                      "--out", str(tmp_path / "out"), "--no-progress")
     assert done.returncode == 2
     assert done.stderr.strip() == (f"deepctrl: error: {path}: column 'cholesterol' has 2 rows "

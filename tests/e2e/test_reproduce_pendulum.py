@@ -1,9 +1,6 @@
 """The installed ``deepctrl`` command reproduces the pendulum experiment (smoke run)."""
 
 import json
-import os
-import shutil
-import subprocess
 
 import pytest
 
@@ -12,17 +9,14 @@ METHODS = ["DeepCTRL", "TaskOnly", "RuleOnly", "TaskAndRule(0.01)", "TaskAndRule
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def run_cli(tmp_path, *args):
-    exe = shutil.which("deepctrl")
-    assert exe is not None, "the deepctrl command is not installed (pip install -e .)"
-    env = {**os.environ, "DEEPCTRL_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
-    return subprocess.run([exe, *args], capture_output=True, text=True, env=env, timeout=900)
+def run_cli(cli, tmp_path, *args):
+    return cli(*args, env={"DEEPCTRL_CACHE": str(tmp_path / "cache")})
 
 
 @pytest.mark.slow
-def test_quick_pendulum_writes_results_report_and_figures(tmp_path):
+def test_quick_pendulum_writes_results_report_and_figures(cli, tmp_path):
     out = tmp_path / "out"
-    proc = run_cli(tmp_path, "reproduce", "pendulum", "--quick", "--seeds", "1",
+    proc = run_cli(cli, tmp_path, "reproduce", "pendulum", "--quick", "--seeds", "1",
                    "--out", str(out), "--no-progress")
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())
@@ -49,9 +43,9 @@ def test_quick_pendulum_writes_results_report_and_figures(tmp_path):
 
 
 @pytest.mark.slow
-def test_quick_ablations_write_every_study(tmp_path):
+def test_quick_ablations_write_every_study(cli, tmp_path):
     out = tmp_path / "abl"
-    proc = run_cli(tmp_path, "reproduce", "pendulum-ablations", "--quick", "--seeds", "1",
+    proc = run_cli(cli, tmp_path, "reproduce", "pendulum-ablations", "--quick", "--seeds", "1",
                    "--out", str(out), "--no-progress")
     assert proc.returncode == 0, proc.stderr
     expected = {"prior": ["Beta(0.1)", "Beta(0.5)", "Beta(1.0)"],
@@ -67,8 +61,8 @@ def test_quick_ablations_write_every_study(tmp_path):
     assert "SMOKE RUN" in (out / "report.md").read_text()
 
 
-def test_bad_preset_is_one_line_error(tmp_path):
-    proc = run_cli(tmp_path, "reproduce", "pendulum", "--preset", "hourly", "--out",
+def test_bad_preset_is_one_line_error(cli, tmp_path):
+    proc = run_cli(cli, tmp_path, "reproduce", "pendulum", "--preset", "hourly", "--out",
                    str(tmp_path / "x"))
-    assert proc.returncode != 0 and "invalid choice" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert "argument --preset: invalid choice: 'hourly'" in proc.stderr

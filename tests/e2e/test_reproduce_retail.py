@@ -1,21 +1,12 @@
 """`deepctrl reproduce retail` run as a user would, in a subprocess."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from deepctrl.cli import main
 from deepctrl.datasets.retail_m5 import write_m5
 from deepctrl.datasets.retail_synthetic import synthetic_market
-
-
-def _run(*args, cwd):
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "deepctrl.cli", "reproduce", "retail", *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
 def test_missing_m5_folder_is_one_clean_line(tmp_path, capsys):
@@ -36,8 +27,8 @@ def test_m5_folder_without_prices(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_quick_offline_run(tmp_path):
-    done = _run("--quick", "--no-progress", "--out", "out", cwd=tmp_path)
+def test_quick_offline_run(cli, tmp_path):
+    done = cli("reproduce", "retail", "--quick", "--no-progress", "--out", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["data"]["source"] == "synthetic" and results["quick"] is True
@@ -47,10 +38,10 @@ def test_quick_offline_run(tmp_path):
 
 
 @pytest.mark.slow
-def test_quick_run_on_m5_files(tmp_path):
+def test_quick_run_on_m5_files(cli, tmp_path):
     folder = write_m5(synthetic_market(seed=1, n_items=80).market, tmp_path / "m5")
-    done = _run("--m5-dir", str(folder), "--quick", "--seeds", "1", "--no-progress",
-                "--out", "out", cwd=tmp_path)
+    done = cli("reproduce", "retail", "--m5-dir", str(folder), "--quick", "--seeds", "1",
+               "--no-progress", "--out", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["data"]["source"] == "m5" and results["seeds"] == [0]

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from deepctrl.checkpoint import write_atomic
+from deepctrl.file_format import write_atomic
 
 COLUMNS = ("id", "age", "gender", "height", "weight", "ap_hi", "ap_lo", "cholesterol", "gluc",
            "smoke", "alco", "active", "cardio")

@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from deepctrl.checkpoint import write_atomic
+from deepctrl.file_format import write_atomic
 
 PRESETS = ("paper", "authors")
 STATE_NAMES = ("theta1", "omega1", "theta2", "omega2")

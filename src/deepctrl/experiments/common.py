@@ -20,8 +20,8 @@ import numpy as np
 import torch.multiprocessing
 from torch import Tensor, nn
 
-from deepctrl.checkpoint import write_atomic
 from deepctrl.evaluation import Table, sweep
+from deepctrl.file_format import write_atomic
 from deepctrl.methods import Method
 from deepctrl.progress import set_bar_position
 from deepctrl.rules.base import Rule

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deepctrl.checkpoint import write_atomic
+from deepctrl.file_format import write_atomic
 
 
 def pyplot() -> Any:
