@@ -12,15 +12,30 @@ import pytest
 import deepctrl as dc
 
 
-def test_package_and_argument_checks_load_neither_torch_nor_sklearn():
-    code = ("import json, sys, deepctrl, deepctrl.cli, deepctrl.commands, deepctrl.file_format\n"
+def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
+    pickled = tmp_path / "m.deepctrl"
+    pickled.write_bytes(b"\x80\x04K\x01.")  # pickle.dumps(1)
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,2\n3,4\n")
+    bad_inputs = [
+        ["fit", str(tmp_path / "nowhere.csv"), "--target", "y", "--out", str(tmp_path / "m")],
+        ["fit", str(table), "--target", "z", "--out", str(tmp_path / "m")],
+        ["fit", str(table), "--target", "y", "--monotonic", "x=up", "--out", str(tmp_path / "m")],
+        ["sweep", str(pickled), str(table)],
+        ["predict", str(table), str(table), "--alpha", "strong", "--out", str(tmp_path / "p")],
+    ]
+    code = ("import json, sys\n"
+            "import deepctrl, deepctrl.cli\n"
             "heavy = lambda: [m for m in ('torch', 'sklearn', 'scipy') if m in sys.modules]\n"
+            f"codes = [deepctrl.cli.main(args) for args in {bad_inputs!r}]\n"
             "before = heavy()\n"
             "deepctrl.DeepCTRL\n"
-            "print(json.dumps([before, heavy()]))")
+            "print(json.dumps([codes, before, heavy()]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
-    before, after = json.loads(done.stdout)
+    codes, before, after = json.loads(done.stdout)
+    assert codes == [2] * len(bad_inputs), done.stderr
+    assert len(done.stderr.splitlines()) == len(bad_inputs), done.stderr
     assert before == [] and "torch" in after  # torch loads when a public name is first used
 
 
