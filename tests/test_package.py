@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 import deepctrl as dc
 
@@ -17,12 +18,21 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
     pickled.write_bytes(b"\x80\x04K\x01.")  # pickle.dumps(1)
     table = tmp_path / "t.csv"
     table.write_text("x,y\n1,2\n3,4\n")
+    holes = tmp_path / "holes.csv"
+    holes.write_text("x,size\n1,2\n,4\n")
+    model = tmp_path / "table.deepctrl"  # only the header matters to the checks below
+    dc.save(torch.nn.Linear(1, 1), model, {
+        "estimator": "DeepCTRLRegressor", "estimator_format": 1,
+        "preprocessing": {"columns": [{"name": "x"}, {"name": "size"}]},
+        "fitted": {"output_names_": ["y"]}})
     bad_inputs = [
         ["fit", str(tmp_path / "nowhere.csv"), "--target", "y", "--out", str(tmp_path / "m")],
         ["fit", str(table), "--target", "z", "--out", str(tmp_path / "m")],
         ["fit", str(table), "--target", "y", "--monotonic", "x=up", "--out", str(tmp_path / "m")],
         ["sweep", str(pickled), str(table)],
         ["predict", str(table), str(table), "--alpha", "strong", "--out", str(tmp_path / "p")],
+        ["predict", str(model), str(table), "--out", str(tmp_path / "p")],
+        ["predict", str(model), str(holes), "--out", str(tmp_path / "p")],
     ]
     code = ("import json, sys\n"
             "import deepctrl, deepctrl.cli\n"
@@ -35,7 +45,10 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
                           check=True)
     codes, before, after = json.loads(done.stdout)
     assert codes == [2] * len(bad_inputs), done.stderr
-    assert len(done.stderr.splitlines()) == len(bad_inputs), done.stderr
+    errors = done.stderr.splitlines()
+    assert len(errors) == len(bad_inputs), done.stderr
+    assert errors[-2].endswith("t.csv lacks column(s) the model needs: size")
+    assert "column 'x' has missing values in 1 of 2 rows" in errors[-1]
     assert before == [] and "torch" in after  # torch loads when a public name is first used
 
 

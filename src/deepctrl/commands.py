@@ -2,8 +2,8 @@
 
 Every problem with the user's input raises ValueError with one line naming it (file, column,
 row counts, line numbers), which the command line prints without a traceback. The options,
-the table and the model file's header are checked before PyTorch and scikit-learn are
-imported, so most mistakes are reported in about a second.
+the table, the rules and the model file's header are checked before PyTorch and
+scikit-learn are imported, so mistakes in the input are reported within about a second.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from deepctrl.file_format import read_model_file, write_atomic
+from deepctrl.file_format import table_model_columns, write_atomic
 from deepctrl.rules_file import RuleTarget, build_rules, monotonic_spec, read_rules_file
 
 F = TypeVar("F", bound=Callable[..., int])
@@ -245,26 +245,23 @@ def _summary(est: Any, rules: list[Any], out: Path) -> None:
     print(f"model written to {out}")
 
 
-def _model_frame(est: Any, path: Path, drop: bool, with_target: bool
-                 ) -> tuple[pd.DataFrame, list[str]]:
-    """The rows of ``path`` with the columns the model needs (and its targets, when
-    ``with_target`` and present), checked for missing and non-numeric values."""
+def _model_and_frame(model: str, data: str, drop: bool, with_target: bool
+                     ) -> tuple[Any, pd.DataFrame, list[str], list[str]]:
+    """The table model in ``model``; the rows of ``data`` with the columns it reads (and its
+    targets, when ``with_target`` and present), checked for missing and non-numeric values;
+    those columns; the targets found. The model file's header and the table are checked
+    before PyTorch loads."""
+    needed, targets = table_model_columns(model)
+    path = Path(data)
     frame = read_table(path)
-    needed = est.encoder_.names
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ValueError(f"{path} lacks column(s) the model needs: {', '.join(missing)}")
-    targets = list(est.output_names_) if hasattr(est, "output_names_") else [est.target_name_]
     targets = targets if with_target and all(t in frame.columns for t in targets) else []
-    return clean_columns(frame, [*needed, *targets], path, drop, hint=with_target), targets
-
-
-def _load_estimator(path: str) -> Any:
-    """The table model in ``path``; the file's header is checked before PyTorch loads."""
-    read_model_file(path)
+    frame = clean_columns(frame, [*needed, *targets], path, drop, hint=with_target)
     from deepctrl.model_file import load_estimator
 
-    return load_estimator(path)
+    return load_estimator(model), frame, needed, targets
 
 
 def parse_alphas(text: str) -> list[float]:
@@ -290,14 +287,12 @@ def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool 
                   drop_missing: bool = False) -> int:
     """``deepctrl sweep``: verification ratio and error at every alpha."""
     alpha_list = parse_alphas(alphas)
-    est = _load_estimator(model)
-    path = Path(data)
-    frame, targets = _model_frame(est, path, drop_missing, with_target=True)
+    est, frame, columns, targets = _model_and_frame(model, data, drop_missing, with_target=True)
     if not targets:
-        print(f"note: {path} has no target column, so only verification ratios are shown",
+        print(f"note: {data} has no target column, so only verification ratios are shown",
               file=sys.stderr)
     y = (frame[targets[0]] if len(targets) == 1 else frame[targets]) if targets else None
-    table = est.sweep(frame[est.encoder_.names], y, alpha_list)
+    table = est.sweep(frame[columns], y, alpha_list)
     if as_json:
         rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v)
                  for k, v in row.items()} for row in table.to_dict(orient="records")]
@@ -318,9 +313,8 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto") -> int
             raise ValueError
     except ValueError:
         raise ValueError(f"--alpha must be a number or 'auto', got {alpha!r}") from None
-    est = _load_estimator(model)
-    frame, _ = _model_frame(est, Path(data), drop=False, with_target=False)
-    X = frame[est.encoder_.names]
+    est, frame, columns, _ = _model_and_frame(model, data, drop=False, with_target=False)
+    X = frame[columns]
     chosen = est._alpha(None if value == "auto" else value)
     if hasattr(est, "predict_proba"):  # a classifier
         proba = est.predict_proba(X, chosen)

@@ -1,8 +1,10 @@
-"""Atomic file writes and the checks of a model file's header, without importing torch.
+"""Atomic file writes and the checks of a model file's header and of a table model's
+config, without importing torch.
 
 The command line checks a model file here first, so that a wrong file (a pickle, a foreign
-or corrupt file) is refused in a fraction of a second instead of after loading PyTorch.
-:mod:`deepctrl.checkpoint` reads the weights after these checks.
+or corrupt file, a table without the model's columns) is refused in a fraction of a second
+instead of after loading PyTorch. :mod:`deepctrl.checkpoint` reads the weights after these
+checks, and :mod:`deepctrl.model_file` builds the estimator.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "m.deepctrl")
@@ -27,6 +29,8 @@ from deepctrl._version import __version__
 
 FORMAT = "deepctrl"
 FORMAT_VERSION = 1
+TABLE_MODELS = ("DeepCTRLRegressor", "DeepCTRLClassifier")
+TABLE_MODEL_FORMAT = 1
 _MAX_HEADER = 100 * 1024 * 1024
 
 
@@ -96,3 +100,47 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
             f" {FORMAT_VERSION}"
         )
     return data, meta
+
+
+def check_table_model(config: Any, path: str | os.PathLike[str], version: str,
+                      kind: str | None = None) -> str:
+    """The estimator class named by a model file's ``config``, after checking that it is a
+    table model (of class ``kind``, when given) in the format this deepctrl reads."""
+    name = config.get("estimator") if isinstance(config, dict) else None
+    if name not in TABLE_MODELS:
+        raise ValueError(f"{path} is a deepctrl model file but not a table model (written by "
+                         "'deepctrl fit' or an estimator's save)")
+    if kind is not None and name != kind:
+        raise ValueError(f"{path} holds a {name}, not a {kind}")
+    if config.get("estimator_format") != TABLE_MODEL_FORMAT:
+        raise ValueError(f"{path} holds a table model in format {config.get('estimator_format')}"
+                         f" (written by deepctrl {version}); this deepctrl reads format "
+                         f"{TABLE_MODEL_FORMAT}")
+    return name
+
+
+def damaged_table_model(path: str | os.PathLike[str], problem: Exception | str) -> ValueError:
+    """The error for a table model whose config or weights do not hold together."""
+    text = str(problem).strip()
+    detail = text.splitlines()[0] if text else type(problem).__name__
+    return ValueError(f"{path} is a damaged table model: {detail}")
+
+
+def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
+    """The columns a table model file reads and the names of its targets, from the checked
+    header alone (no weights, no PyTorch)."""
+    _, meta = read_model_file(path)
+    version = meta.get("deepctrl_version", "?")
+    try:
+        config = json.loads(meta.get("config", "{}"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is corrupt: {exc}") from None
+    check_table_model(config, path, version)
+    try:
+        inputs = [c["name"] for c in config["preprocessing"]["columns"]]
+        fitted = config["fitted"]
+        targets = list(fitted["output_names_"]) if "output_names_" in fitted \
+            else [fitted["target_name_"]]
+    except (KeyError, TypeError) as exc:
+        raise damaged_table_model(path, exc) from None
+    return inputs, targets

@@ -24,10 +24,10 @@ from torch import nn
 
 from deepctrl.checkpoint import read_checkpoint, save
 from deepctrl.estimator_base import DeepCTRLEstimator, build_network
+from deepctrl.file_format import TABLE_MODEL_FORMAT, check_table_model, damaged_table_model
 from deepctrl.table_rules import resolve, rules_config, rules_from_config
 from deepctrl.tabular import TableEncoder
 
-ESTIMATOR_FORMAT = 1
 _COMMON = ("n_features_in_", "network_", "n_epochs_", "best_epochs_", "batch_size_",
            "n_train_", "n_validation_", "validation_sweep_", "selected_alpha_", "rho_")
 _REGRESSION = ("output_names_", "target_1d_")
@@ -66,7 +66,7 @@ def estimator_config(est: DeepCTRLEstimator) -> dict[str, Any]:
         fitted.update({k: _plain(getattr(est, k)) for k in _REGRESSION})
         fitted["target_mean_"] = _plain(est.target_mean_)
         fitted["target_scale_"] = _plain(est.target_scale_)
-    return {"estimator": type(est).__name__, "estimator_format": ESTIMATOR_FORMAT,
+    return {"estimator": type(est).__name__, "estimator_format": TABLE_MODEL_FORMAT,
             "params": params, "rules": rules_config(est.rules),
             "preprocessing": est.encoder_.config(), "n_models": len(est.models_),
             "fitted": fitted}
@@ -109,25 +109,14 @@ def load_estimator(path: str | os.PathLike[str],
     that are foreign, corrupt, pickles or from an incompatible version."""
     ckpt = read_checkpoint(path)
     cfg = ckpt.config
-    name = cfg.get("estimator") if isinstance(cfg, dict) else None
-    classes = _classes()
-    if name not in classes:
-        raise ValueError(f"{path} is a deepctrl model file but not a table model (written by "
-                         "'deepctrl fit' or an estimator's save)")
-    if kind is not None and name != kind.__name__:
-        raise ValueError(f"{path} holds a {name}, not a {kind.__name__}")
-    if cfg.get("estimator_format") != ESTIMATOR_FORMAT:
-        raise ValueError(f"{path} holds a table model in format {cfg.get('estimator_format')} "
-                         f"(written by deepctrl {ckpt.version}); this deepctrl reads format "
-                         f"{ESTIMATOR_FORMAT}")
+    name = check_table_model(cfg, path, ckpt.version, kind.__name__ if kind else None)
     try:
-        est = _rebuild(cfg, classes[name])
+        est = _rebuild(cfg, _classes()[name])
         models = nn.ModuleList(build_network(est.network_) for _ in range(int(cfg["n_models"])))
         models.load_state_dict(ckpt.state_dict)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{path} is a damaged table model: {detail}") from None
+        raise damaged_table_model(path, exc) from None
     if not math.isfinite(est.selected_alpha_):
-        raise ValueError(f"{path} is a damaged table model: selected alpha is not finite")
+        raise damaged_table_model(path, "selected alpha is not finite")
     est.models_ = [m.eval() for m in models]
     return est
