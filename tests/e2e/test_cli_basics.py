@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -11,6 +13,9 @@ import deepctrl as dc
 
 def test_version_and_help(cli):
     done = cli("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"deepctrl {dc.__version__}"
+    done = subprocess.run([sys.executable, "-m", "deepctrl", "--version"], capture_output=True,
+                          text=True, check=False)
     assert done.returncode == 0 and done.stdout.strip() == f"deepctrl {dc.__version__}"
     for args in (["--help"], []):
         done = cli(*args)
