@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import pickle
 import struct
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -183,6 +184,16 @@ def test_a_pickle_is_refused_without_being_unpickled(fitted, tmp_path, capsys):
     code, _, err = run(["predict", str(evil), str(data), "--out", str(tmp_path / "p.csv")],
                        capsys)
     assert code == 2 and "looks like a pickle" in err and not marker.exists()
+
+
+def test_parquet_without_pyarrow_says_what_to_install(fitted, tmp_path, capsys, monkeypatch):
+    _, model = fitted
+    parquet = tmp_path / "data.parquet"
+    parquet.write_bytes(b"PAR1")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    code, _, err = run(["sweep", str(model), str(parquet)], capsys)
+    assert code == 2
+    assert err.strip() == f"deepctrl: error: reading {parquet} needs pyarrow: pip install pyarrow"
 
 
 def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
