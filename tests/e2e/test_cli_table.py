@@ -29,7 +29,7 @@ def fitted(cli, tmp_path_factory) -> tuple[Path, Path]:
     data = write_table(folder)
     model = folder / "model.deepctrl"
     done = cli("fit", str(data), "--target", "sales", "--monotonic", "price=decreasing",
-                    "--max-epochs", "3", "--no-progress", "--out", str(model))
+               "--max-epochs", "3", "--no-progress", "--out", str(model))
     assert done.returncode == 0, done.stderr
     assert "verification ratio (validation): alpha 0:" in done.stdout
     return data, model
@@ -56,7 +56,7 @@ def test_fit_sweep_predict(cli, fitted, tmp_path):
     shuffled.to_csv(tmp_path / "new.csv", index=False)
     out = tmp_path / "pred.csv"
     done = cli("predict", str(model), str(tmp_path / "new.csv"), "--alpha", "0.5",
-                    "--out", str(out))
+               "--out", str(out))
     assert done.returncode == 0, done.stderr
     pred = pd.read_csv(out)
     assert list(pred.columns) == ["sales"] and len(pred) == len(shuffled)
