@@ -42,10 +42,11 @@ def main() -> None:
     parser.add_argument("--via-module", action="store_true",
                         help="run python -m deepctrl.cli instead of the installed command")
     args = parser.parse_args()
+    installed = shutil.which("deepctrl")
     if args.via_module:
         exe = [sys.executable, "-m", "deepctrl.cli"]
-    elif shutil.which("deepctrl"):
-        exe = [shutil.which("deepctrl")]
+    elif installed:
+        exe = [installed]
     else:
         sys.exit("the deepctrl command is not installed (pip install -e .)")
     folder = Path(tempfile.mkdtemp())

@@ -22,7 +22,7 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 from torch import Tensor, nn
 
-from deepctrl.file_format import model_file_metadata, read_model_file, write_atomic
+from deepctrl.file_format import model_config, model_file_metadata, read_model_file, write_atomic
 from deepctrl.model import DeepCTRL
 
 
@@ -58,9 +58,9 @@ def save(model: nn.Module, path: str | os.PathLike[str],
 def read_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     """Weights, config and writer version of a deepctrl model file, with clear errors."""
     data, meta = read_model_file(path)
+    config = model_config(meta, path)
     try:
         state = st_load(data)
-        config = json.loads(meta.get("config", "{}"))
     except Exception as exc:
         raise ValueError(f"{path} is corrupt: {exc}") from None
     return Checkpoint(state, config, meta.get("deepctrl_version", "?"))

@@ -102,6 +102,14 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
     return data, meta
 
 
+def model_config(meta: dict[str, Any], path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON config stored in a model file's metadata (from :func:`read_model_file`)."""
+    try:
+        return json.loads(meta.get("config", "{}"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is corrupt: {exc}") from None
+
+
 def check_table_model(config: Any, path: str | os.PathLike[str], version: str,
                       kind: str | None = None) -> str:
     """The estimator class named by a model file's ``config``, after checking that it is a
@@ -130,12 +138,8 @@ def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[s
     """The columns a table model file reads and the names of its targets, from the checked
     header alone (no weights, no PyTorch)."""
     _, meta = read_model_file(path)
-    version = meta.get("deepctrl_version", "?")
-    try:
-        config = json.loads(meta.get("config", "{}"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is corrupt: {exc}") from None
-    check_table_model(config, path, version)
+    config = model_config(meta, path)
+    check_table_model(config, path, meta.get("deepctrl_version", "?"))
     try:
         inputs = [c["name"] for c in config["preprocessing"]["columns"]]
         fitted = config["fitted"]

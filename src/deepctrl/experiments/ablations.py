@@ -181,18 +181,18 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     wall = time.perf_counter()
     s, workers, out_dir, pend = prepare(seeds, quick, out, device, preset, workers)
     base = {"preset": preset, "quick": s.quick, "seeds": list(s.seeds), "alphas": alpha_grid()}
-    studies = ("prior", "merge", "rho")
+    variants = {study: _variants(study) for study in ("prior", "merge", "rho")}
     jobs = [("reference", "deepctrl", dc.methods.DeepCTRL()),
-            *(variant for study in studies for variant in _variants(study))]
+            *(variant for study_variants in variants.values() for variant in study_variants)]
     done_jobs = common.run_jobs(train_job, [(preset, s, device, progress, name,
                                              deepctrl_net(merge), method)
                                             for name, merge, method in jobs], workers)
     trained = {job[0]: run for job, run in zip(jobs, done_jobs, strict=True)}
     reference = trained["reference"]
     done: dict[str, Any] = {}
-    for study in studies:
+    for study, study_variants in variants.items():
         runs = {REFERENCE_NAME[study]: reference}
-        runs.update({name: trained[name] for name, _, _ in _variants(study)})
+        runs.update({name: trained[name] for name, _, _ in study_variants})
         done[study] = write_study(study, runs, base, out_dir / study)
     done["tsne"] = write_tsne(reference.fit.models[0], pend.test[0], 150 if s.quick else 600,
                               base, out_dir / "tsne")
