@@ -131,6 +131,8 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         (["fit", str(f["text"]), *fit[2:]],
          "column 'price' has text in 1 of 120 rows \\(line 7: 'abc'\\)"),
         ([*fit, "--val-fraction", "1.5"], "--val-fraction must be a number between 0 and 1"),
+        ([*fit, "--device", "cuda"], "device 'cuda' is not available: this PyTorch sees no CUDA"),
+        ([*fit, "--device", "tpu"], "unknown device 'tpu'"),
         ([*fit[:-1], str(out.parent / "no" / "m")], "folder .* does not exist"),
         (["sweep", str(f["pickle"]), str(data)], "looks like a pickle"),
         (["sweep", str(f["foreign"]), str(data)], "not a deepctrl model file"),

@@ -22,6 +22,7 @@ from deepctrl._version import __version__
 _WHERE = {
     "DeepCTRL": "deepctrl.model", "MLP": "deepctrl.model", "mlp": "deepctrl.model",
     "FitResult": "deepctrl.training", "fit": "deepctrl.training",
+    "Objective": "deepctrl.objective", "ObjectiveOutput": "deepctrl.objective",
     "load": "deepctrl.checkpoint", "read_checkpoint": "deepctrl.checkpoint",
     "save": "deepctrl.checkpoint",
     "predict_sweep": "deepctrl.evaluation", "select_alpha": "deepctrl.evaluation",
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from deepctrl.estimators import DeepCTRLClassifier, DeepCTRLRegressor
     from deepctrl.evaluation import predict_sweep, select_alpha, sweep, verification_ratio
     from deepctrl.model import MLP, DeepCTRL, mlp
+    from deepctrl.objective import Objective, ObjectiveOutput
     from deepctrl.rules import Monotonic
     from deepctrl.training import FitResult, fit
 
@@ -63,6 +65,8 @@ __all__ = [
     "DeepCTRLRegressor",
     "FitResult",
     "Monotonic",
+    "Objective",
+    "ObjectiveOutput",
     "__version__",
     "fit",
     "load",

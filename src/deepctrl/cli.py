@@ -102,6 +102,9 @@ def _add_fit(subparsers: Any) -> None:
                         "sooner)")
     p.add_argument("--drop-missing", action="store_true",
                    help="drop rows with missing or non-numeric values instead of failing")
+    p.add_argument("--device", default="cpu",
+                   help="where training runs: cpu (default), cuda, cuda:N or mps; the model "
+                        "file is the same either way")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="hide the progress bar")
     p.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
@@ -115,7 +118,7 @@ def _run_fit(args: argparse.Namespace) -> int:
                        monotonic=args.monotonic, rules=args.rules,
                        val_fraction=args.val_fraction, seed=args.seed,
                        drop_missing=args.drop_missing, max_epochs=args.max_epochs,
-                       progress=args.progress)
+                       progress=args.progress, device=args.device)
 
 
 def _add_sweep(subparsers: Any) -> None:

@@ -167,6 +167,15 @@ def _check_output_path(out: str | Path) -> Path:
     return out
 
 
+def _check_device(device: str) -> None:
+    """An unknown or absent device fails now, before the table is read."""
+    if device == "cpu":
+        return
+    from deepctrl.data import resolve_device
+
+    resolve_device(device)
+
+
 def _number(value: Any, option: str, kind: type, low: float, high: float = math.inf) -> Any:
     """``value`` (text or number) as ``kind`` within [low, high), or a one-line error."""
     try:
@@ -185,9 +194,10 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
                 monotonic: Sequence[str] = (), rules: str | None = None,
                 val_fraction: float | str = 0.2, seed: int | str = 0,
                 drop_missing: bool = False, max_epochs: int | str = 500,
-                progress: bool = True) -> int:
+                progress: bool = True, device: str = "cpu") -> int:
     """``deepctrl fit``: train a table model and write it to ``out``."""
     out_path = _check_output_path(out)
+    _check_device(device)
     val_fraction = _number(val_fraction, "--val-fraction", float, 0, 1)
     seed = _number(seed, "--seed", int, 0, 2**31)
     max_epochs = _number(max_epochs, "--max-epochs", int, 1)
@@ -212,7 +222,7 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
     est = kind(rules=rule_list or None, validation_fraction=val_fraction, random_state=seed,
-               max_epochs=max_epochs, verbose=progress)
+               max_epochs=max_epochs, verbose=progress, device=device)
     if note:
         print(note, file=sys.stderr)
     est.fit(frame[features], frame[target])

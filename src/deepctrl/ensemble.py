@@ -2,36 +2,57 @@
 
 The weights of S copies live in one flat buffer, each parameter a view of shape
 (S, *shape); gradients land in a second flat buffer, so an optimizer step is a handful of
-operations on two tensors whatever the number of layers. The forward runs the lowered
-batched function of :mod:`deepctrl.lowering` when the architecture allows it, else
-``vmap(functional_call)``. Every copy keeps its own weights and optimizer state, so seed s
-trained in a group computes what it computes alone. Copies that stop early are dropped.
+operations on two tensors whatever the number of layers. Every copy keeps its own weights
+and optimizer state. Copies that stop early are dropped.
+
+The forward takes one of three paths, chosen on the first call:
+
+* ``"lowered"``: MLP-made models (:mod:`deepctrl.lowering`) run every layer as ONE batched
+  matrix product for all seeds. A seed computes bit for bit what it computes alone.
+* ``"vmap"``: other models go through ``torch.func.vmap(functional_call)`` (convolutions,
+  attention, BatchNorm, Embedding, ...). Batched kernels may round differently from a
+  single model's, so a seed agrees with its solo run to float rounding.
+* ``"loop"``: models that vmap cannot run (recurrent layers have no batching rule) and
+  models with dropout run seed after seed; each seed draws its dropout masks from its own
+  generator, so a seed computes bit for bit what it computes alone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
 import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 from torch.optim.adam import adam
 
+from deepctrl.inputs import Inputs, apply, batch_len
+from deepctrl.log import info
 from deepctrl.lowering import TWIN, lower, twin_pairs
-from deepctrl.model import DeepCTRL
+from deepctrl.model import accepts_alpha, has_randomness, in_mode, unwrap
+from deepctrl.seeding import derive_seed
+
+PATHS = ("lowered", "vmap", "loop")
 
 
 class Stack:
     """S copies of ``models[0]``'s architecture with the weights of each of ``models``."""
 
-    def __init__(self, models: Sequence[nn.Module]) -> None:
+    def __init__(self, models: Sequence[nn.Module], seeds: Sequence[int] | None = None) -> None:
         if not models:
             raise ValueError("Stack needs at least one model")
         self.template = copy.deepcopy(models[0]).to("meta")
-        self.takes_alpha = isinstance(models[0], DeepCTRL)
+        self.takes_alpha = accepts_alpha(models[0])
         self.lowered = lower(models[0])
+        self.random = has_randomness(models[0])
+        self.path: str | None = None
+        device = next(models[0].parameters()).device
+        self.rng = [torch.Generator(device).manual_seed(derive_seed(s, "forward")).get_state()
+                    for s in (seeds if seeds is not None else range(len(models)))]
         params, buffers = stack_module_state(list(models))
         self.twins = twin_pairs(models[0]) if self.lowered is not None else []
         partner = dict(self.twins)
@@ -84,23 +105,89 @@ class Stack:
             offset += n
         return torch.cat(out)
 
-    def _call(self, params: dict[str, Tensor], buffers: dict[str, Tensor], x: Tensor,
+    def _call(self, params: dict[str, Tensor], buffers: dict[str, Tensor], x: Inputs,
               alpha: Tensor) -> Tensor:
         args = (x, alpha) if self.takes_alpha else (x,)
         return functional_call(self.template, (params, buffers), args)
 
-    def forward(self, x: Tensor, alpha: Tensor) -> Tensor:
-        """x: (S, batch, ...), alpha: (S,) -> (S, batch, ...).
+    def forward(self, x: Inputs, alpha: Tensor) -> Tensor:
+        """x: (S, batch, ...) (a tensor or a dict of them), alpha: (S,) -> (S, batch, ...).
 
-        Architectures that :func:`deepctrl.lowering.lower` knows run as batched matrix
-        products; others go through vmap. One seed takes the same path as a group, so that
-        it computes bit for bit what it computes in a group.
+        The path is chosen on the first call (see the module's docstring); one seed takes
+        the path a group takes.
         """
-        if self.lowered is not None:
-            return self.lowered(self.views, x, alpha)
-        return vmap(self._call, randomness="different")(self.params, self.buffers, x, alpha)
+        if self.path is None:
+            self.path = self._choose(x, alpha)
+        if self.path == "lowered":
+            return self.lowered(self.views, x, alpha)  # type: ignore[misc, arg-type]
+        if self.path == "vmap":
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="There is a performance drop")
+                return vmap(self._call, randomness="different")(self.params, self.buffers, x,
+                                                                alpha)
+        return self._loop(x, alpha)
 
     __call__ = forward
+
+    def _choose(self, x: Inputs, alpha: Tensor) -> str:
+        if self.lowered is not None and isinstance(x, Tensor):
+            return "lowered"
+        what = type(unwrap(self.template)).__name__
+        if self.random:
+            if self.size > 1:
+                info(f"{what} has dropout: the {self.size} seeds run one after another, each "
+                     "drawing its own masks as when trained alone")
+            return "loop"
+        reason = self._vmap_failure(x, alpha)
+        if reason is None:
+            return "vmap"
+        if self.size > 1:
+            info(f"torch.func.vmap cannot run {what} ({reason}); the {self.size} seeds run "
+                 "one after another instead (same results, slower)")
+        return "loop"
+
+    def _vmap_failure(self, x: Inputs, alpha: Tensor) -> str | None:
+        """Why vmap cannot run a training step of this model (forward and backward, train
+        mode, on a few rows and on copies of the weights and buffers), or None if it can."""
+        params = {k: v.detach().clone().requires_grad_(True) for k, v in self.params.items()}
+        buffers = {k: v.clone() for k, v in self.buffers.items()}
+        few = apply(lambda t: t[:, :min(4, batch_len(x, 1))], x)
+        try:
+            with in_mode(self.template, True), warnings.catch_warnings(), \
+                    torch.random.fork_rng(devices=[]), torch.enable_grad():
+                warnings.simplefilter("ignore")
+                out = vmap(self._call, randomness="different")(params, buffers, few, alpha)
+                out.float().sum().backward()
+        except Exception as exc:  # any failure (a missing batching rule most often)
+            text = str(exc).strip().splitlines()[0].split(". ")[0] if str(exc).strip() else ""
+            return text[:160] or type(exc).__name__
+        return None
+
+    def _loop(self, x: Inputs, alpha: Tensor) -> Tensor:
+        """Seed after seed; with dropout in training, each from its own random stream."""
+        outs = []
+        own_rng = self.random and self.template.training
+        with self._rng_of_seeds(own_rng) as rng:
+            for i in range(self.size):
+                params = {k: v[i] for k, v in self.params.items()}
+                buffers = {k: v[i] for k, v in self.buffers.items()}
+                if own_rng:
+                    rng.set(self.rng[i])
+                x_i = apply(lambda t, i=i: t[i], x)
+                outs.append(self._call(params, buffers, x_i, alpha[i]))
+                if own_rng:
+                    self.rng[i] = rng.get()
+        return torch.stack(outs)
+
+    @contextlib.contextmanager
+    def _rng_of_seeds(self, needed: bool) -> Iterator[_GlobalRng]:
+        """The global random state of the weights' device, restored afterwards."""
+        device = self.flat.device
+        if not needed:
+            yield _GlobalRng(device)
+            return
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            yield _GlobalRng(device)
 
     def zero_grad(self) -> None:
         self.flat_grad.zero_()
@@ -110,6 +197,7 @@ class Stack:
         layout, e.g. optimizer moments) are sliced alike and returned."""
         index = mask.nonzero().flatten()
         sliced = [self.select(t, index) for t in others]
+        self.rng = [self.rng[i] for i in index.tolist()]
         self.buffers = {k: v[index].clone() for k, v in self.buffers.items()}
         self._build(self.select(self.flat.detach(), index), len(index))
         return sliced
@@ -119,6 +207,24 @@ class Stack:
         out = {k: v[i].detach().clone() for k, v in self.params.items()}
         out.update({k: v[i].clone() for k, v in self.buffers.items()})
         return out
+
+
+class _GlobalRng:
+    """Get and set the global generator state of one device."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+
+    def get(self) -> Tensor:
+        if self.device.type == "cuda":
+            return torch.cuda.get_rng_state(self.device)
+        return torch.get_rng_state()
+
+    def set(self, state: Tensor) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.set_rng_state(state, self.device)
+        else:
+            torch.set_rng_state(state)
 
 
 class FlatAdam:

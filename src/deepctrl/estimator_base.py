@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import Tensor, nn
 
 from deepctrl import methods, priors
+from deepctrl.data import resolve_device
 from deepctrl.evaluation import satisfaction
 from deepctrl.evaluation import select_alpha as select_from_table
 from deepctrl.model import DeepCTRL, mlp
@@ -72,7 +73,7 @@ class DeepCTRLEstimator(BaseEstimator):
                  beta: float = 0.1, rho: float | str = "auto", batch_size: int | str = "auto",
                  learning_rate: float = 1e-3, max_epochs: int = 500, patience: int = 20,
                  validation_fraction: float = 0.2, n_seeds: int = 5,
-                 random_state: Any = None, verbose: bool = False) -> None:
+                 random_state: Any = None, verbose: bool = False, device: str = "cpu") -> None:
         self.rules = rules
         self.alpha = alpha
         self.hidden_size = hidden_size
@@ -87,6 +88,7 @@ class DeepCTRLEstimator(BaseEstimator):
         self.n_seeds = n_seeds
         self.random_state = random_state
         self.verbose = verbose
+        self.device = device
 
     # -- hooks for the subclasses ------------------------------------------------------
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -128,6 +130,7 @@ class DeepCTRLEstimator(BaseEstimator):
                 raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         if not (isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0):
             raise ValueError(f"learning_rate must be positive, got {self.learning_rate!r}")
+        resolve_device(self.device)
         if not (isinstance(self.validation_fraction, numbers.Real)
                 and 0 <= self.validation_fraction < 1):
             raise ValueError("validation_fraction must be in [0, 1), got "
@@ -194,8 +197,8 @@ class DeepCTRLEstimator(BaseEstimator):
                        task_loss=self._task_loss, batch_size=int(batch), lr=self.learning_rate,
                        max_epochs=self.max_epochs, patience=self.patience,
                        seeds=range(seed, seed + self.n_seeds), progress=bool(self.verbose),
-                       desc=type(self).__name__)
-        self.models_ = [m.eval() for m in result.models]
+                       desc=type(self).__name__, device=self.device)
+        self.models_ = [m.cpu().eval() for m in result.models]
         state = result.method.state_dict()
         self.rho_ = [float(r) for r in state["rho"]] if "rho" in state else []
         self.n_epochs_ = max(result.epochs)

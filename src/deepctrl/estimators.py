@@ -61,7 +61,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     :class:`deepctrl.methods.DeepCTRL`), ``batch_size`` ("auto": from the number of
     rows), ``learning_rate``, ``max_epochs``, ``patience``
     (early stopping on ``validation_fraction`` of the rows), ``n_seeds`` (networks trained
-    at once and averaged), ``random_state``, ``verbose`` (progress bar).
+    at once and averaged), ``random_state``, ``verbose`` (progress bar), ``device`` (where
+    training runs, e.g. "cuda"; the fitted networks are kept on the CPU).
 
     Fitted attributes: ``encoder_`` (preprocessing), ``rule_`` (rules on the encoded
     input), ``models_``, ``n_features_in_``, ``feature_names_in_`` (DataFrames),
@@ -75,12 +76,12 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
                  beta: float = 0.1, rho: float | str = "auto", batch_size: int | str = "auto",
                  learning_rate: float = 1e-3, max_epochs: int = 500, patience: int = 20,
                  validation_fraction: float = 0.2, n_seeds: int = 5,
-                 random_state: Any = None, verbose: bool = False) -> None:
+                 random_state: Any = None, verbose: bool = False, device: str = "cpu") -> None:
         super().__init__(rules, alpha, hidden_size=hidden_size, latent_size=latent_size,
                          beta=beta, rho=rho, batch_size=batch_size,
                          learning_rate=learning_rate, max_epochs=max_epochs, patience=patience,
                          validation_fraction=validation_fraction, n_seeds=n_seeds,
-                         random_state=random_state, verbose=verbose)
+                         random_state=random_state, verbose=verbose, device=device)
         self.loss = loss
 
     def __sklearn_tags__(self) -> Any:

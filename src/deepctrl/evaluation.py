@@ -13,72 +13,96 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
-from deepctrl.data import as_tensor
+from deepctrl.data import as_inputs, as_target
+from deepctrl.inputs import Inputs, apply, batch_len, rows
 from deepctrl.metrics import HIGHER_IS_BETTER, score
-from deepctrl.model import predict_alphas
+from deepctrl.model import eval_mode, predict_alphas
 from deepctrl.rules.base import Rule, forward_all, make_context, perturb_all
 from deepctrl.seeding import derive_seed
+from deepctrl.sources import blocks, is_loader
 
 Table = dict[str, list[float]]
 
 ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")
 
 
+def _placement(model: nn.Module) -> tuple[torch.device, torch.dtype]:
+    param = next(model.parameters(), None)
+    if param is None:
+        return torch.device("cpu"), torch.float32
+    return param.device, param.dtype
+
+
+def _blocks(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
+            seed: int, block_rows: int | None, need_y: bool,
+            ) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
+    """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
+    None) per block of rows of tensors or of a Dataset/DataLoader."""
+    device, dtype = _placement(model)
+    block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
+    gen = torch.Generator(device).manual_seed(derive_seed(seed, "eval"))
+
+    def run(x: Inputs, perturbed: list[Inputs | None]) -> tuple[Tensor, Tensor | None]:
+        y_hat, y_p = forward_all(lambda z: predict_alphas(model, z, alphas), x, perturbed,
+                                 out_dim=1)
+        ok = satisfaction(rule, x, y_hat, perturbed, y_p) if rule is not None else None
+        return y_hat, ok
+
+    if is_loader(data):
+        for x, y in blocks(data, block, device, dtype, "data", need_y):
+            yield (*run(x, perturb_all(rule, x, gen) if rule is not None else []), y)
+        return
+    X = as_inputs(data, "X", device, dtype)
+    perturbed_all = perturb_all(rule, X, gen) if rule is not None else []
+    for start in range(0, batch_len(X), block):
+        part = slice(start, start + block)
+        x = rows(X, part)
+        yield (*run(x, [None if p is None else rows(p, part) for p in perturbed_all]), None)
+
+
 @torch.no_grad()
 def predict_sweep(
     model: nn.Module,
     rule: Rule | None,
-    X: Tensor,
+    X: Any,
     alphas: Sequence[float],
     seed: int = 0,
     block_rows: int | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """Outputs (n_alphas, n, ...) and per-alpha rule satisfaction (n_alphas, n) or None.
 
-    The encoders run once per block of rows; the decision block runs once on all alphas
-    stacked. Perturbations are drawn once for all of X (generator seeded from ``seed``) and
-    shared by every alpha, so a ratio does not depend on which other alphas are swept.
-    Samples a rule cannot judge are marked NaN in the satisfaction matrix.
+    ``X``: a tensor (array, DataFrame), a dict of them, or a Dataset/DataLoader of inputs
+    or of (x, y) pairs. The model runs in eval mode (and gets its modes back). The encoders
+    run once per block of rows; the decision block runs once on all alphas stacked.
+    Perturbations are shared by every alpha (for tensors drawn once for all of X from a
+    generator seeded from ``seed``), so a ratio does not depend on which other alphas are
+    swept. Samples a rule cannot judge are marked NaN in the satisfaction matrix.
     """
-    X = as_tensor(X, "X")
-    param = next(model.parameters(), None)
-    if param is not None:
-        X = X.to(param.device, param.dtype)
-    n_alphas, n = len(alphas), X.shape[0]
-    block = block_rows or max(32, 2**14 // n_alphas)  # (alphas x rows x width) stays in cache
-    gen = torch.Generator(X.device).manual_seed(derive_seed(seed, "eval"))
-    perturbed_all = perturb_all(rule, X, gen) if rule is not None else []
-    outs, oks = [], []
-    for start in range(0, n, block):
-        x = X[start:start + block]
-        perturbed = [None if p is None else p[start:start + block] for p in perturbed_all]
-        y_hat, y_p = forward_all(lambda z: predict_alphas(model, z, alphas), x, perturbed,
-                                 out_dim=1)
-        outs.append(y_hat)
-        if rule is not None:
-            oks.append(satisfaction(rule, x, y_hat, perturbed, y_p))
-    ok = torch.cat(oks, dim=1) if oks else None
-    return torch.cat(outs, dim=1), ok
+    with eval_mode(model):
+        parts = list(_blocks(model, rule, X, alphas, seed, block_rows, need_y=False))
+    ok = torch.cat([p[1] for p in parts], dim=1) if rule is not None else None  # type: ignore[misc]
+    return torch.cat([p[0] for p in parts], dim=1), ok
 
 
-def satisfaction(rule: Rule, x: Tensor, y_hat: Tensor, perturbed: list[Tensor | None],
-                 y_p: list[Tensor | None]) -> Tensor:
+def satisfaction(rule: Rule, x: Inputs, y_hat: Tensor, perturbed: Sequence[Inputs | None],
+                 y_p: Sequence[Tensor | None]) -> Tensor:
     """Rule check of outputs for several alphas: x (n, ...), y_hat (n_alphas, n, ...),
     perturbed inputs (n, ...) and their outputs (n_alphas, n, ...) per leaf rule.
 
     Returns (n_alphas, n): 1.0 satisfied, 0.0 violated, NaN where the rule cannot judge.
     """
-    A, b = y_hat.shape[0], x.shape[0]
+    A, b = y_hat.shape[0], batch_len(x)
 
-    def tile(t: Tensor) -> Tensor:
-        return t.unsqueeze(0).expand(A, *t.shape).reshape(A * b, *t.shape[1:])
+    def tile(t: Inputs) -> Inputs:
+        return apply(lambda v: v.unsqueeze(0).expand(A, *v.shape).reshape(A * b, *v.shape[1:]),
+                     t)
 
     ctx = make_context(rule, tile(x), y_hat.flatten(0, 1),
                        [None if p is None else tile(p) for p in perturbed],
@@ -92,25 +116,36 @@ def sweep(
     model: nn.Module,
     rule: Rule | None,
     X: Any,
-    y: Any,
+    y: Any = None,
     alphas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 10)),
     metrics: Sequence[str] = ("mae",),
     seed: int = 0,
 ) -> Table:
-    """Metrics and verification ratio at every alpha.
+    """Metrics and verification ratio at every alpha, in eval mode.
 
-    Returns a dict of equal-length lists: ``alpha``, one list per metric (mae, mse, rmse,
-    bce, cross_entropy, accuracy, auc) and ``verification_ratio`` (when ``rule`` is given):
-    the fraction of samples the rule can judge that satisfy it.
+    ``X`` and ``y`` as tensors (arrays, DataFrames; X may be a dict of inputs), or ``X`` a
+    Dataset/DataLoader of (x, y) pairs and no ``y``; only the outputs, not the inputs, are
+    held in memory. Returns a dict of equal-length lists: ``alpha``, one list per metric
+    (mae, mse, rmse, bce, cross_entropy, accuracy, auc) and ``verification_ratio`` (when
+    ``rule`` is given): the fraction of samples the rule can judge that satisfy it.
     """
     alphas = [float(a) for a in alphas]
     if not alphas:
         raise ValueError("sweep needs at least one alpha")
-    y = as_tensor(y, "y")
-    y_hat, ok = predict_sweep(model, rule, X, alphas, seed)
-    y = y.to(y_hat.device)
-    if y.dim() == 1 and y.dtype.is_floating_point:
-        y = y[:, None]
+    if is_loader(X):
+        if y is not None:
+            raise ValueError("sweep takes the targets from the Dataset/DataLoader: pass y=None")
+        with torch.no_grad(), eval_mode(model):
+            parts = list(_blocks(model, rule, X, alphas, seed, None, need_y=True))
+        y_hat = torch.cat([p[0] for p in parts], dim=1)
+        ok = torch.cat([p[1] for p in parts], dim=1) if rule is not None else None  # type: ignore[misc]
+        y = torch.cat([p[2] for p in parts])  # type: ignore[misc]
+    else:
+        if y is None:
+            raise ValueError("sweep needs y (or X as a Dataset/DataLoader of (x, y) pairs)")
+        y = as_target(y, "y")
+        y_hat, ok = predict_sweep(model, rule, X, alphas, seed)
+        y = y.to(y_hat.device)
     if y.shape[0] != y_hat.shape[1]:
         raise ValueError(f"X has {y_hat.shape[1]} rows but y has {y.shape[0]}")
     table: Table = {"alpha": alphas}
@@ -123,8 +158,10 @@ def sweep(
 
 def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
                        seed: int = 0) -> float:
-    """Fraction of the samples of X (that the rule can judge) on which the rule holds."""
+    """Fraction of the samples of X (that the rule can judge) on which the rule holds.
+    ``X``: tensors, a dict of them, or a Dataset/DataLoader (of inputs or (x, y) pairs)."""
     _, ok = predict_sweep(model, rule, X, [float(alpha)], seed)
+    assert ok is not None
     return float(ok.nanmean())
 
 

@@ -44,10 +44,23 @@ class Method(abc.ABC):
     train_alpha: float = 0.0
     uses_rule: bool = True
     needs_violations: bool = False
+    _active: Tensor | None = None
 
     @property
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def active(self) -> Tensor:
+        """Indices of the seeds still training (set by :meth:`setup`)."""
+        if self._active is None:
+            raise ValueError(f"{self.name} is not set up: compute its loss with dc.Objective "
+                             "or train with dc.fit, which set it up")
+        return self._active
+
+    @active.setter
+    def active(self, value: Tensor) -> None:
+        self._active = value
 
     def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
         """Prepare per-seed state before the first batch; every seed starts active."""

@@ -30,10 +30,20 @@ def mse_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
     return ((_flat(y_hat) - _flat(y).to(y_hat)) ** 2).mean(dim=1)
 
 
+SIGMOID_HINT = ("end the decision block with a sigmoid, e.g. dc.mlp(..., "
+                "out_activation='sigmoid')")
+
+
 def bce_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
     """Binary cross entropy of probabilities ``y_hat`` (log clamped at -100, like torch)."""
     p = _flat(y_hat)
-    return F.binary_cross_entropy(p, _flat(y).to(p), reduction="none").mean(dim=1)
+    try:
+        return F.binary_cross_entropy(p, _flat(y).to(p), reduction="none").mean(dim=1)
+    except RuntimeError as exc:
+        if "between 0 and 1" not in str(exc):
+            raise
+        raise ValueError("task loss 'bce' needs probabilities in [0, 1] and targets in "
+                         f"[0, 1], got values outside: {SIGMOID_HINT}") from None
 
 
 def cross_entropy_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:

@@ -9,12 +9,16 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
 from torch import Tensor, nn
+
+from deepctrl.inputs import Inputs, batch_len, expand_seeds
 
 MERGES = ("deepctrl", "add", "concat", "input")
 
@@ -118,7 +122,7 @@ class DeepCTRL(nn.Module):
         self.merge = merge
         self.residual = residual
 
-    def encode(self, x: Tensor) -> tuple[Tensor | None, Tensor]:
+    def encode(self, x: Inputs) -> tuple[Tensor | None, Tensor]:
         """(z_r, z_d) for alpha-free merges; for ``"input"`` call :meth:`forward` instead."""
         if self.merge == "input":
             raise ValueError("merge='input' has no alpha-free latents")
@@ -134,26 +138,35 @@ class DeepCTRL(nn.Module):
             return a * z_r + (1 - a) * z_d
         return torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
 
-    def decide(self, x: Tensor, z: Tensor) -> Tensor:
+    def decide(self, x: Inputs, z: Tensor) -> Tensor:
         y = self.decision(z)
-        return y + x if self.residual else y
+        if not self.residual:
+            return y
+        if isinstance(x, dict):
+            raise ValueError("residual=True adds the input to the output, so it needs one "
+                             "input tensor, not a dict of inputs")
+        return y + x
 
-    def forward(self, x: Tensor, alpha: Alpha = 0.0) -> Tensor:
+    def forward(self, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
         if self.merge == "input":
             h = self.shared(x) if self.shared is not None else x
+            if isinstance(h, dict):
+                raise ValueError("merge='input' appends alpha to the input: with a dict of "
+                                 "inputs give a shared module that returns one tensor")
             a = _alpha_like(alpha, h).expand((*h.shape[:-1], 1))
             return self.decide(x, self.data_encoder(torch.cat([h, a], dim=-1)))
         z_r, z_d = self.encode(x)
         return self.decide(x, self.mix(z_r, z_d, alpha))
 
-    def forward_alphas(self, x: Tensor, alphas: Sequence[float] | Tensor) -> Tensor:
+    def forward_alphas(self, x: Inputs, alphas: Sequence[float] | Tensor) -> Tensor:
         """Outputs for every alpha at once, shape (n_alphas, batch, ...).
 
         The encoders run once; the decision block runs once on all alphas stacked.
         """
-        a = torch.as_tensor(alphas, dtype=x.dtype, device=x.device).reshape(-1)
-        n, b = a.shape[0], x.shape[0]
-        xs = x.unsqueeze(0).expand(n, *x.shape).reshape(n * b, *x.shape[1:])
+        param = next(self.parameters())
+        a = torch.as_tensor(alphas, dtype=param.dtype, device=param.device).reshape(-1)
+        n, b = a.shape[0], batch_len(x)
+        xs = _tile(x, n)
         per_sample = a.repeat_interleave(b)
         if self.merge == "input":
             return self.forward(xs, per_sample).reshape(n, b, -1)
@@ -163,7 +176,7 @@ class DeepCTRL(nn.Module):
             first, rest = split
             h = self._first_layer_alphas(first, z_r, z_d, a)
             y = rest(h.reshape(n * b, -1))
-            y = y + xs if self.residual else y
+            y = y + xs if self.residual else y  # type: ignore[operator]
             return y.reshape(n, b, *y.shape[1:])
         z_r = z_r.unsqueeze(0).expand(n, *z_r.shape).reshape(n * b, *z_r.shape[1:])
         z_d = z_d.unsqueeze(0).expand(n, *z_d.shape).reshape(n * b, *z_d.shape[1:])
@@ -222,6 +235,14 @@ class DeepCTRL(nn.Module):
         )
 
 
+def _tile(x: Inputs, n: int) -> Inputs:
+    """``x`` repeated ``n`` times along the rows: (n * batch, ...)."""
+    tiled = expand_seeds(x, n)
+    if isinstance(tiled, dict):
+        return {k: v.reshape(-1, *v.shape[2:]) for k, v in tiled.items()}
+    return tiled.reshape(-1, *tiled.shape[2:])
+
+
 def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:
     """(first linear layer, the rest) of a plain sequential decision block, else None."""
     if type(decision) not in (nn.Sequential, MLP) or len(decision) == 0:
@@ -232,17 +253,89 @@ def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:
     return first, nn.Sequential(*list(decision)[1:])
 
 
-def predict(model: nn.Module, x: Tensor, alpha: Alpha = 0.0) -> Tensor:
-    """Call ``model`` at ``alpha`` if it is a :class:`DeepCTRL`, else ignore alpha."""
-    if isinstance(model, DeepCTRL):
+def unwrap(model: nn.Module) -> nn.Module:
+    """The module inside DistributedDataParallel, DataParallel or torch.compile wrappers."""
+    while True:
+        inner = getattr(model, "module", None) or getattr(model, "_orig_mod", None)
+        if not isinstance(inner, nn.Module):
+            return model
+        model = inner
+
+
+def accepts_alpha(model: nn.Module) -> bool:
+    """Whether ``model(x, alpha)`` takes the rule strength: a :class:`DeepCTRL`, or any
+    module whose ``forward`` has a parameter named ``alpha``.
+
+    >>> accepts_alpha(DeepCTRL(mlp(2, 4), mlp(2, 4), mlp(8, 1))), accepts_alpha(mlp(2, 1))
+    (True, False)
+    """
+    inner = unwrap(model)
+    if isinstance(inner, DeepCTRL):
+        return True
+    try:
+        return "alpha" in inspect.signature(inner.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def predict(model: nn.Module, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
+    """Call ``model`` at ``alpha`` if it takes one (see :func:`accepts_alpha`), else ignore it."""
+    if accepts_alpha(model):
         return model(x, alpha)
     return model(x)
 
 
-def predict_alphas(model: nn.Module, x: Tensor, alphas: Sequence[float] | Tensor) -> Tensor:
+def predict_alphas(model: nn.Module, x: Inputs, alphas: Sequence[float] | Tensor) -> Tensor:
     """(n_alphas, batch, ...) outputs; a model without alpha repeats its output."""
     if isinstance(model, DeepCTRL):
         return model.forward_alphas(x, alphas)
+    if accepts_alpha(model):
+        return torch.stack([model(x, float(a)) for a in alphas])
     n = len(alphas)
     y = model(x)
     return y.unsqueeze(0).expand(n, *y.shape)
+
+
+@contextlib.contextmanager
+def in_mode(model: nn.Module, training: bool) -> Iterator[nn.Module]:
+    """Run a block with ``model`` in train or eval mode, then give every submodule back the
+    mode it had."""
+    modes = [(m, m.training) for m in model.modules()]
+    model.train(training)
+    try:
+        yield model
+    finally:
+        for m, was_training in modes:
+            m.training = was_training
+
+
+def eval_mode(model: nn.Module) -> contextlib.AbstractContextManager[nn.Module]:
+    """Run a block with ``model`` in eval mode (Dropout off, BatchNorm on its running
+    statistics), then give every submodule back the mode it had.
+
+    >>> m = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    >>> with eval_mode(m):
+    ...     m[1].training
+    False
+    >>> m[1].training
+    True
+    """
+    return in_mode(model, False)
+
+
+_DROPOUTS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
+             nn.FeatureAlphaDropout)
+
+
+def has_randomness(model: nn.Module) -> bool:
+    """Whether training-mode forwards of ``model`` draw random numbers (dropout, RReLU).
+
+    >>> has_randomness(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))), has_randomness(mlp(2, 1))
+    (True, False)
+    """
+    for m in model.modules():
+        if (isinstance(m, _DROPOUTS) and m.p > 0) or isinstance(m, nn.RReLU):
+            return True
+        if isinstance(m, nn.RNNBase | nn.MultiheadAttention) and m.dropout > 0:
+            return True
+    return False

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-_STREAMS = {"init": 0, "shuffle": 1, "noise": 2, "perturb": 3, "alpha": 4, "val": 5, "eval": 6}
+_STREAMS = {"init": 0, "shuffle": 1, "noise": 2, "perturb": 3, "alpha": 4, "val": 5, "eval": 6,
+            "forward": 7}
 
 
 def derive_seed(seed: int, stream: str) -> int:
-    """A 63-bit seed for ``stream`` ("init", "shuffle", "noise", "perturb", "alpha", ...).
+    """A 63-bit seed for ``stream`` ("init", "shuffle", "noise", "perturb", "alpha", "val",
+    "eval", or "forward": the dropout masks of a seed trained among others).
 
     >>> derive_seed(0, "alpha") == derive_seed(0, "alpha") != derive_seed(1, "alpha")
     True

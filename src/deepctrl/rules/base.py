@@ -15,17 +15,20 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from deepctrl.inputs import Inputs, batch_len, cat, device_of
+
 
 @dataclass(frozen=True)
 class Context:
     """What a rule sees: inputs, outputs and, for a perturbing rule, their perturbed twins.
 
+    ``x`` and ``x_p`` are one tensor or a dict of named inputs, as the model takes them.
     For :class:`~deepctrl.rules.AllOf`, ``parts`` holds one context per member rule.
     """
 
-    x: Tensor
+    x: Inputs
     y_hat: Tensor
-    x_p: Tensor | None = None
+    x_p: Inputs | None = None
     y_hat_p: Tensor | None = None
     parts: tuple[Context, ...] = field(default=())
 
@@ -45,7 +48,7 @@ class Rule(abc.ABC):
     @abc.abstractmethod
     def satisfied(self, ctx: Context) -> Tensor: ...
 
-    def perturb(self, x: Tensor, generator: torch.Generator | None = None) -> Tensor | None:
+    def perturb(self, x: Inputs, generator: torch.Generator | None = None) -> Inputs | None:
         """A perturbed copy of ``x``, or None when the rule needs no perturbation."""
         return None
 
@@ -55,7 +58,7 @@ class Rule(abc.ABC):
 
     def applicable(self, ctx: Context) -> Tensor:
         """Samples the rule can judge (all by default)."""
-        return torch.ones(ctx.x.shape[0], dtype=torch.bool, device=ctx.x.device)
+        return torch.ones(batch_len(ctx.x), dtype=torch.bool, device=device_of(ctx.x))
 
     def leaves(self) -> list[Rule]:
         """The single rules this rule is made of (itself, unless it combines others)."""
@@ -91,15 +94,15 @@ def output_column(y: Tensor, index: int) -> Tensor:
     return y.reshape(y.shape[0], -1)[:, index]
 
 
-def perturb_all(rule: Rule, x: Tensor, generator: torch.Generator | None) -> list[Tensor | None]:
+def perturb_all(rule: Rule, x: Inputs, generator: torch.Generator | None) -> list[Inputs | None]:
     """One perturbed input (or None) per leaf rule, in ``rule.leaves()`` order."""
     return [leaf.perturb(x, generator) for leaf in rule.leaves()]
 
 
 def forward_all(
-    forward: Callable[[Tensor], Tensor],
-    x: Tensor,
-    perturbed: Sequence[Tensor | None],
+    forward: Callable[[Inputs], Tensor],
+    x: Inputs,
+    perturbed: Sequence[Inputs | None],
     dim: int = 0,
     out_dim: int | None = None,
 ) -> tuple[Tensor, list[Tensor | None]]:
@@ -110,18 +113,18 @@ def forward_all(
     extra = [p for p in perturbed if p is not None]
     if not extra:
         return forward(x), [None] * len(perturbed)
-    y_all = forward(torch.cat([x, *extra], dim=dim))
+    y_all = forward(cat([x, *extra], dim=dim))
     out_dim = dim if out_dim is None else out_dim
-    chunks = iter(y_all.split(x.shape[dim], dim=out_dim))
+    chunks = iter(y_all.split(batch_len(x, dim), dim=out_dim))
     y_hat = next(chunks)
     return y_hat, [None if p is None else next(chunks) for p in perturbed]
 
 
 def make_context(
     rule: Rule,
-    x: Tensor,
+    x: Inputs,
     y_hat: Tensor,
-    perturbed: Sequence[Tensor | None],
+    perturbed: Sequence[Inputs | None],
     y_perturbed: Sequence[Tensor | None],
 ) -> Context:
     """The context for ``rule`` (nested for rules with several leaves)."""

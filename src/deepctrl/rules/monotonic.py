@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from deepctrl.inputs import Inputs, pick, replace
 from deepctrl.rules.base import Context, SignedRule, output_column
 from deepctrl.rules.perturbation import Perturbation, Relative, perturbation_from_config
 
@@ -21,15 +22,28 @@ def _check_direction(direction: str) -> str:
 
 
 class _FeatureRule(SignedRule):
-    """Shared parts of rules that raise one feature by delta >= 0 and compare outputs."""
+    """Shared parts of rules that raise one feature by delta >= 0 and compare outputs.
 
-    def __init__(
-        self, feature: int | str, direction: str, output: int, perturbation: Perturbation | None
-    ) -> None:
+    ``input`` names the perturbed input when the model takes a dict of inputs. The feature
+    indexes the input's LAST axis: on a (batch, features) input it is a column, on a
+    (batch, time, features) input that feature is raised at every time step.
+    """
+
+    def __init__(self, feature: int | str, direction: str, output: int,
+                 perturbation: Perturbation | None, input: str | None = None) -> None:
         self.feature = feature
         self.direction = _check_direction(direction)
         self.output = int(output)
         self.perturbation = perturbation if perturbation is not None else Relative(0.1)
+        self.input = input
+
+    def _values(self, x: Inputs) -> Tensor:
+        """The input holding the feature; it must hold real numbers."""
+        t = pick(x, self.input, type(self).__name__)
+        if not t.dtype.is_floating_point:
+            raise ValueError(f"{type(self).__name__} cannot perturb input "
+                             f"{self.input or 'x'} of dtype {t.dtype}: it needs real values")
+        return t
 
     def _index(self, x: Tensor) -> int:
         if not isinstance(self.feature, int):
@@ -42,11 +56,21 @@ class _FeatureRule(SignedRule):
                              "input features")
         return self.feature
 
-    def perturb(self, x: Tensor, generator: torch.Generator | None = None) -> Tensor:
-        k = self._index(x)
-        x_p = x.clone()
-        x_p[:, k] = x[:, k] + self.perturbation.delta(x[:, k], generator)
-        return x_p
+    def perturb(self, x: Inputs, generator: torch.Generator | None = None) -> Inputs:
+        t = self._values(x)
+        k = self._index(t)
+        t_p = t.clone()
+        t_p[..., k] = t[..., k] + self.perturbation.delta(t[..., k], generator)
+        return replace(x, self.input, t_p)
+
+    def _crossing(self, ctx: Context, threshold: float) -> Tensor:
+        """Samples where the feature crosses ``threshold`` upward (at any time step)."""
+        if ctx.x_p is None:
+            raise ValueError(f"{type(self).__name__} needs the perturbed input")
+        t, t_p = self._values(ctx.x), self._values(ctx.x_p)
+        k = self._index(t)
+        cross = (t[..., k] < threshold) & (t_p[..., k] > threshold)
+        return cross.reshape(cross.shape[0], -1).any(dim=1)
 
     def _gap(self, ctx: Context) -> Tensor:
         """y_hat - y_hat_p for an increasing rule, y_hat_p - y_hat for a decreasing one."""
@@ -65,9 +89,10 @@ class _FeatureRule(SignedRule):
         return out
 
     def config(self) -> dict[str, Any]:
-        return {"kind": type(self).__name__.lower(), "feature": self.feature,
-                "direction": self.direction, "output": self.output,
-                "perturbation": self.perturbation.config()}
+        out = {"kind": type(self).__name__.lower(), "feature": self.feature,
+               "direction": self.direction, "output": self.output,
+               "perturbation": self.perturbation.config()}
+        return {**out, "input": self.input} if self.input is not None else out
 
 
 class Monotonic(_FeatureRule):
@@ -76,6 +101,7 @@ class Monotonic(_FeatureRule):
     The feature is raised by delta >= 0 drawn by ``perturbation`` (default Relative(0.1),
     the paper's); loss relu(y_hat - y_hat_p) for increasing, relu(y_hat_p - y_hat) for
     decreasing; satisfied only on a strict move in the right direction (as the paper counts).
+    With several inputs, ``input`` names the one holding the feature.
 
     >>> rule = Monotonic(0, "decreasing")
     >>> x = torch.tensor([[1.0], [1.0]]); y = torch.tensor([[2.0], [2.0]])
@@ -90,8 +116,9 @@ class Monotonic(_FeatureRule):
         direction: str,
         output: int = 0,
         perturbation: Perturbation | None = None,
+        input: str | None = None,
     ) -> None:
-        super().__init__(feature, direction, output, perturbation)
+        super().__init__(feature, direction, output, perturbation, input)
 
     def violation(self, ctx: Context) -> Tensor:
         return self._gap(ctx)
@@ -102,7 +129,8 @@ class Threshold(_FeatureRule):
     lower (``"decreasing"``) once ``feature`` exceeds ``threshold``.
 
     Only pairs that cross the threshold (x_k < a < x_p,k) are judged; the loss is
-    relu(y_hat - y_hat_p) * I(x_k < a) * I(x_p,k > a) for ``"increasing"``.
+    relu(y_hat - y_hat_p) * I(x_k < a) * I(x_p,k > a) for ``"increasing"``. On inputs with
+    a time axis a pair is judged when the feature crosses at any time step.
 
     >>> rule = Threshold(0, 1.0, output=0, direction="increasing")
     >>> x = torch.tensor([[0.95], [0.5]]); xp = torch.tensor([[1.02], [0.52]])
@@ -118,15 +146,13 @@ class Threshold(_FeatureRule):
         output: int = 0,
         direction: str = "increasing",
         perturbation: Perturbation | None = None,
+        input: str | None = None,
     ) -> None:
-        super().__init__(feature, direction, output, perturbation)
+        super().__init__(feature, direction, output, perturbation, input)
         self.threshold = float(threshold)
 
     def applicable(self, ctx: Context) -> Tensor:
-        if ctx.x_p is None:
-            raise ValueError("Threshold needs the perturbed input")
-        k = self._index(ctx.x)
-        return (ctx.x[:, k] < self.threshold) & (ctx.x_p[:, k] > self.threshold)
+        return self._crossing(ctx, self.threshold)
 
     def violation(self, ctx: Context) -> Tensor:
         return self._gap(ctx) * self.applicable(ctx).to(ctx.y_hat.dtype)
@@ -140,6 +166,8 @@ class Threshold(_FeatureRule):
 
 def feature_rule_from_config(cfg: dict[str, Any]) -> Monotonic | Threshold:
     pert = perturbation_from_config(cfg["perturbation"])
+    name = cfg.get("input")
     if cfg["kind"] == "monotonic":
-        return Monotonic(cfg["feature"], cfg["direction"], cfg["output"], pert)
-    return Threshold(cfg["feature"], cfg["threshold"], cfg["output"], cfg["direction"], pert)
+        return Monotonic(cfg["feature"], cfg["direction"], cfg["output"], pert, name)
+    return Threshold(cfg["feature"], cfg["threshold"], cfg["output"], cfg["direction"], pert,
+                     name)

@@ -6,11 +6,14 @@ from collections.abc import Callable
 
 from torch import Tensor
 
+from deepctrl.inputs import batch_len
 from deepctrl.rules.base import Context, SignedRule
 
 
 class Penalty(SignedRule):
     """The rule r(x, y_hat) <= tau for a differentiable ``fn(x, y_hat) -> r`` of shape (batch,).
+
+    ``x`` is what the model takes: one tensor, or the dict of its named inputs.
 
     Loss relu(r - tau); satisfied when r <= tau, or r < tau with ``strict=True`` (the
     pendulum's energy rule counts E(y_hat) < E(x) as satisfied, so it uses ``strict=True``).
@@ -31,9 +34,8 @@ class Penalty(SignedRule):
 
     def violation(self, ctx: Context) -> Tensor:
         r = self.fn(ctx.x, ctx.y_hat)
-        if r.shape != ctx.x.shape[:1]:
+        n = batch_len(ctx.x)
+        if tuple(r.shape) != (n,):
             raise ValueError(
-                f"Penalty fn must return one value per sample, shape {tuple(ctx.x.shape[:1])},"
-                f" got {tuple(r.shape)}"
-            )
+                f"Penalty fn must return one value per sample, shape ({n},), got {tuple(r.shape)}")
         return r - self.tau

@@ -1,0 +1,97 @@
+"""Model inputs: one tensor, or a dict of named tensors (a model with several inputs).
+
+Every function here treats both alike, so that the rest of the library never asks which
+one it holds. Rows are the first axis of every tensor.
+
+>>> import torch
+>>> x = {"img": torch.zeros(4, 1, 8, 8), "ids": torch.zeros(4, 3, dtype=torch.long)}
+>>> batch_len(x), sorted(rows(x, slice(0, 2))["img"].shape)
+(4, [1, 2, 8, 8])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+Inputs = Tensor | dict[str, Tensor]
+
+
+def apply(fn: Callable[[Tensor], Tensor], x: Inputs) -> Inputs:
+    """``fn`` applied to every tensor of ``x``."""
+    if isinstance(x, dict):
+        return {k: fn(v) for k, v in x.items()}
+    return fn(x)
+
+
+def tensors(x: Inputs) -> list[Tensor]:
+    """The tensors of ``x``."""
+    return list(x.values()) if isinstance(x, dict) else [x]
+
+
+def batch_len(x: Inputs, dim: int = 0) -> int:
+    """The number of rows (the size of axis ``dim``) of ``x``."""
+    return int(tensors(x)[0].shape[dim])
+
+
+def device_of(x: Inputs) -> torch.device:
+    return tensors(x)[0].device
+
+
+def rows(x: Inputs, index: slice | Tensor) -> Inputs:
+    """Rows ``index`` of every tensor."""
+    return apply(lambda t: t[index], x)
+
+
+def cat(xs: Sequence[Inputs], dim: int = 0) -> Inputs:
+    """Join inputs of the same structure along ``dim``."""
+    if isinstance(xs[0], dict):
+        return {k: torch.cat([x[k] for x in xs], dim=dim) for k in xs[0]}  # type: ignore[index]
+    return torch.cat(list(xs), dim=dim)  # type: ignore[arg-type]
+
+
+def stack(xs: Sequence[Inputs], dim: int = 0) -> Inputs:
+    """Stack inputs of the same structure along a new axis ``dim``."""
+    if isinstance(xs[0], dict):
+        return {k: torch.stack([x[k] for x in xs], dim=dim) for k in xs[0]}  # type: ignore[index]
+    return torch.stack(list(xs), dim=dim)  # type: ignore[arg-type]
+
+
+def expand_seeds(x: Inputs, n: int) -> Inputs:
+    """A leading axis of size ``n`` in front of every tensor, without copying."""
+    return apply(lambda t: t.unsqueeze(0).expand(n, *t.shape), x)
+
+
+def pick(x: Inputs, name: str | None, who: str = "the rule") -> Tensor:
+    """The input named ``name`` (``x`` itself when it is one tensor and ``name`` is None).
+
+    >>> pick({"a": torch.zeros(1)}, "b")
+    Traceback (most recent call last):
+    ...
+    ValueError: the rule names input 'b', but the inputs are ['a']
+    """
+    if isinstance(x, dict):
+        if name is None:
+            raise ValueError(f"the model has several inputs {sorted(x)}: {who} must name the "
+                             f"one it perturbs, e.g. input={sorted(x)[0]!r}")
+        if name not in x:
+            raise ValueError(f"{who} names input {name!r}, but the inputs are {sorted(x)}")
+        return x[name]
+    if name is not None:
+        raise ValueError(f"{who} names input {name!r}, but the model has a single input tensor")
+    return x
+
+
+def replace(x: Inputs, name: str | None, value: Tensor) -> Inputs:
+    """``x`` with the input ``name`` (or the single tensor) replaced by ``value``."""
+    if isinstance(x, dict):
+        return {**x, str(name): value}
+    return value
+
+
+def cast_floats(x: Inputs, dtype: torch.dtype) -> Inputs:
+    """Floating-point tensors in ``dtype``; integer and boolean tensors keep theirs."""
+    return apply(lambda t: t.to(dtype) if t.dtype.is_floating_point and t.dtype != dtype
+                 else t, x)

@@ -1,0 +1,28 @@
+"""Informational lines for the user ("which path trains this model", "where rho came
+from"), through the ``deepctrl`` logger.
+
+When the program has configured no logging, the lines go to stderr; configure the
+``deepctrl`` logger (or the root logger) to redirect or silence them, e.g.
+``logging.getLogger("deepctrl").setLevel(logging.WARNING)``. Under ``torchrun`` only rank 0
+speaks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+logger = logging.getLogger("deepctrl")
+
+
+def info(message: str) -> None:
+    """Tell the user ``message`` once, on one line."""
+    if os.environ.get("RANK", "0") != "0":
+        return
+    if not logger.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("deepctrl: %(message)s"))
+        logger.addHandler(handler)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.INFO)
+    logger.info(message)

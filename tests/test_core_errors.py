@@ -1,0 +1,86 @@
+"""Mistakes in the core API get one clear ValueError naming the problem."""
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+import deepctrl as dc
+
+
+def data(n=64, outputs=1):
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(n, 3, generator=g)
+    return X, X[:, :outputs] * 2
+
+
+def net(outputs=1, sigmoid=False):
+    head = dc.mlp(16, 8, outputs, out_activation="sigmoid" if sigmoid else None)
+    return dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), head)
+
+
+RULE = dc.rules.Monotonic(0, "increasing")
+
+
+def one_line(excinfo):
+    text = str(excinfo.value)
+    assert "\n" not in text
+    return text
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_unavailable_device():
+    with pytest.raises(ValueError, match="'cuda' is not available") as e:
+        dc.fit(net(), RULE, train=data(), device="cuda")
+    one_line(e)
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        dc.fit(net(), RULE, train=data(), device="gpu")
+
+
+def test_target_and_output_shapes_that_do_not_match():
+    X, y = data(outputs=2)
+    with pytest.raises(ValueError, match=r"target has 2 values per row \(shape \(8, 2\)\) but "
+                                         r"the model outputs 1") as e:
+        dc.fit(net(), RULE, train=(X, y), task_loss="mse", max_epochs=1)
+    one_line(e)
+    loader = DataLoader(TensorDataset(X, y), batch_size=16)
+    with pytest.raises(ValueError, match="target has 2 values per row"):
+        dc.fit(net(), RULE, dc.methods.DeepCTRL(rho=1.0), train=loader, max_epochs=1)
+    with pytest.raises(ValueError, match="target has 2 values per row"):
+        dc.fit(net(), RULE, train=TensorDataset(X, y), max_epochs=1)
+
+
+def test_probability_loss_on_outputs_outside_zero_one_says_what_to_change():
+    X, y = data()
+    labels = (y > 0).float()
+    with pytest.raises(ValueError, match=r"needs probabilities in \[0, 1\].*out_activation="
+                                         r"'sigmoid'") as e:
+        dc.fit(net(), RULE, train=(X * 50, labels), task_loss="bce", max_epochs=1)
+    one_line(e)
+    with pytest.raises(ValueError, match=r"targets in \[0, 1\]"):
+        dc.fit(net(sigmoid=True), RULE, train=(X, labels * 3), task_loss="bce", max_epochs=1)
+    result = dc.fit(net(sigmoid=True), RULE, train=(X, labels), task_loss="bce", max_epochs=1)
+    assert result.epochs == [1]
+
+
+def test_class_labels_out_of_range():
+    X, _ = data()
+    labels = torch.arange(64) % 5
+    with pytest.raises(ValueError, match=r"labels must be in 0\.\.2 for 3 model outputs, got "
+                                         r"0\.\.4"):
+        dc.fit(net(outputs=3), RULE, train=(X, labels), task_loss="cross_entropy",
+               max_epochs=1)
+    with pytest.raises(ValueError, match="one integer class label per row"):
+        dc.fit(net(outputs=3), RULE, train=(X, labels.float()), task_loss="cross_entropy",
+               max_epochs=1)
+
+
+def test_rule_feature_that_does_not_exist():
+    with pytest.raises(ValueError, match="feature index 7 is out of range for 3 input features"):
+        dc.fit(net(), dc.rules.Monotonic(7, "increasing"), train=data(), max_epochs=1)
+    with pytest.raises(ValueError, match="is a column name"):
+        dc.fit(net(), dc.rules.Monotonic("price", "increasing"), train=data(), max_epochs=1)
+
+
+def test_model_without_parameters():
+    with pytest.raises(ValueError, match="no parameters"):
+        dc.fit(torch.nn.Identity(), None, dc.methods.TaskOnly(), train=data())

@@ -1,0 +1,193 @@
+"""Every kind of encoder trains in dc.fit, alone or with other seeds, in the right mode.
+
+Tolerances of "a seed trained in a group ends where it ends alone", by path: lowered and
+loop are bitwise equal. vmap agrees to float rounding: batched kernels (a grouped
+convolution for S seeds, a plain one for one seed) round differently, gradients agree to
+about 4e-7 relative (tests/test_ensemble.py), and Adam, which divides by the root of the
+squared-gradient average, magnifies that on near-zero gradients (the rule encoder when alpha
+is near 0): after three epochs the Conv2d weights agree to 1.3e-4, the others to 1e-5.
+"""
+
+import logging
+
+import pytest
+import torch
+from torch import nn
+
+import deepctrl as dc
+
+
+class LastStep(nn.Module):
+    """A recurrent encoder: the last hidden state, then a linear layer."""
+
+    def __init__(self, rnn: nn.RNNBase, out: int) -> None:
+        super().__init__()
+        self.rnn, self.head = rnn, nn.Linear(rnn.hidden_size, out)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0][:, -1])
+
+
+class MeanPool(nn.Module):
+    def __init__(self, layer: nn.Module, width: int, out: int) -> None:
+        super().__init__()
+        self.layer, self.head = layer, nn.Linear(width, out)
+
+    def forward(self, x):
+        return self.head(self.layer(x).mean(1))
+
+
+class TokensAndNumbers(nn.Module):
+    """Two inputs: token ids (for an Embedding) and numbers."""
+
+    def __init__(self, out: int) -> None:
+        super().__init__()
+        self.emb, self.lin = nn.Embedding(10, 4), nn.Linear(3, 4)
+        self.head = nn.Linear(16, out)
+
+    def forward(self, x):
+        return self.head(torch.cat([self.emb(x["ids"]).flatten(1), self.lin(x["num"])], 1))
+
+
+def sequences(n=192):
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(n, 5, 3, generator=g)
+    return X, 2 * X[:, :, :1].mean(1) + 0.1 * torch.randn(n, 1, generator=g)
+
+
+def images(n=192):
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(n, 1, 6, 6, generator=g)
+    return X, X.mean((1, 2, 3))[:, None]
+
+
+def rows(n=192):
+    X, y = sequences(n)
+    return X[:, 0], y
+
+
+def tokens(n=192):
+    g = torch.Generator().manual_seed(0)
+    x = {"ids": torch.randint(0, 10, (n, 3), generator=g), "num": torch.randn(n, 3, generator=g)}
+    return x, x["num"][:, :1] + x["ids"][:, :1].float() / 10
+
+
+RULE = dc.rules.Monotonic(0, "increasing")
+ENCODERS = {  # name: (encoder factory, data, rule, path, tolerance)
+    "GRU": (lambda: LastStep(nn.GRU(3, 8, batch_first=True), 8), sequences, RULE, "loop", 0),
+    "LSTM": (lambda: LastStep(nn.LSTM(3, 8, num_layers=2, batch_first=True), 8), sequences, RULE,
+             "loop", 0),
+    "Conv2d": (lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(),
+                                     nn.Linear(64, 8)), images, RULE, "vmap", 5e-4),
+    "TransformerEncoderLayer": (lambda: MeanPool(nn.TransformerEncoderLayer(
+        3, 1, 8, dropout=0.0, batch_first=True), 3, 8), sequences, RULE, "vmap", 1e-5),
+    "TransformerEncoderLayer+dropout": (lambda: MeanPool(nn.TransformerEncoderLayer(
+        3, 1, 8, dropout=0.1, batch_first=True), 3, 8), sequences, RULE, "loop", 0),
+    "BatchNorm1d": (lambda: nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.ReLU()), rows,
+                    RULE, "vmap", 1e-5),
+    "Dropout": (lambda: nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Dropout(0.3)), rows, RULE,
+                "loop", 0),
+    "Embedding": (lambda: TokensAndNumbers(8), tokens,
+                  dc.rules.Monotonic(0, "increasing", input="num"), "vmap", 1e-5),
+}
+
+
+def deepctrl(encoder):
+    return dc.DeepCTRL(encoder(), encoder(), dc.mlp(16, 8, 1))
+
+
+def weights(model):
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+def buffers(model):
+    return {k: v.clone() for k, v in model.state_dict().items() if "running" in k}
+
+
+@pytest.mark.parametrize("name", sorted(ENCODERS))
+def test_a_seed_in_a_group_ends_where_it_ends_alone(name):
+    encoder, make, rule, path, tol = ENCODERS[name]
+    X, y = make()
+    kw = dict(train=(X, y), val=(X, y), max_epochs=3, batch_size=32, patience=2)
+    group = dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho=1.0), seeds=[0, 1, 2], **kw)
+    alone = dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho=1.0), seeds=[1], **kw)
+    assert group.path == alone.path == path
+    assert alone.epochs[0] == group.epochs[1]
+    a, b = weights(alone.model), weights(group.models[1])
+    if tol == 0:
+        assert torch.equal(a, b)
+    else:
+        assert torch.allclose(a, b, atol=tol)
+        assert not torch.equal(weights(group.models[0]), b)
+    table = dc.sweep(group.model, rule, X, y, alphas=[0.0, 1.0])
+    assert all(0.0 <= v <= 1.0 for v in table["verification_ratio"])
+
+
+def test_recurrent_encoders_fall_back_with_one_line(caplog):
+    X, y = sequences(64)
+    with caplog.at_level(logging.INFO, logger="deepctrl"):
+        result = dc.fit(deepctrl(ENCODERS["GRU"][0]), RULE, dc.methods.DeepCTRL(rho=1.0),
+                        train=(X, y), max_epochs=1, seeds=[0, 1])
+    lines = [r.getMessage() for r in caplog.records]
+    assert result.path == "loop" and len(lines) == 1
+    assert "vmap cannot run" in lines[0] and "gru" in lines[0] and "one after another" in lines[0]
+    assert "\n" not in lines[0]
+
+
+def test_training_in_train_mode_everything_else_in_eval_mode():
+    """BatchNorm and Dropout: validation, rho, sweeps and returned models run in eval mode."""
+    X, y = rows(256)
+
+    def encoder():
+        return nn.Sequential(nn.Linear(3, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.5),
+                             nn.Linear(16, 8))
+
+    rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] - x[:, 0])
+    result = dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho="paper"), train=(X, y),
+                    val=(X[:64], y[:64]), max_epochs=4, seeds=[0, 1])
+    model = result.model
+    assert not any(m.training for m in model.modules())
+    # validation ran in eval mode: it equals an eval-mode sweep of the restored weights
+    table = dc.sweep(model, rule, X[:64], y[:64], alphas=[0.0])
+    assert result.val_loss[0] == pytest.approx(table["mae"][0], rel=1e-5)
+    # a sweep changes no buffer and gives the same numbers twice, even in train mode
+    model.train()
+    before = buffers(model)
+    again = dc.sweep(model, rule, X[:64], y[:64], alphas=[0.0, 0.5, 1.0])
+    assert again == dc.sweep(model, rule, X[:64], y[:64], alphas=[0.0, 0.5, 1.0])
+    assert again["mae"][0] == table["mae"][0]
+    assert all(torch.equal(v, buffers(model)[k]) for k, v in before.items())
+    assert all(m.training for m in model.modules())  # the sweep gave the mode back
+    dc.verification_ratio(model, rule, X[:64], alpha=0.5)
+    assert all(torch.equal(v, buffers(model)[k]) for k, v in before.items())
+
+
+def test_rho_is_measured_in_eval_mode():
+    X, y = rows(128)
+
+    def encoder():
+        return nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.9))
+
+    rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0])
+    rhos = [dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho="paper"), train=(X, y),
+                   max_epochs=0, seeds=[s]).method.rho for s in (0, 0)]
+    assert torch.equal(rhos[0], rhos[1])
+    model = dc.training.init_models(deepctrl(encoder), [0])[0]
+    objective = dc.Objective(model, rule, dc.methods.DeepCTRL(rho="paper"))
+    assert objective.calibrate((X, y)).rho == pytest.approx(float(rhos[0][0]), rel=1e-6)
+    assert all(m.training for m in model.modules())
+
+
+def test_batchnorm_running_statistics_train_per_seed():
+    X, y = rows(256)
+
+    def encoder():
+        return nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8))
+
+    result = dc.fit(deepctrl(encoder), RULE, dc.methods.DeepCTRL(rho=1.0), train=(X, y),
+                    max_epochs=2, seeds=[0, 1])
+    stats = [m.data_encoder[1].running_mean for m in result.models]
+    assert not torch.equal(stats[0], torch.zeros(8))
+    assert not torch.equal(stats[0], stats[1])
+    # 256 rows in batches of 64, two epochs
+    assert int(result.models[0].data_encoder[1].num_batches_tracked) == 2 * 4

@@ -1,0 +1,202 @@
+"""dc.Objective: the per-batch loss in a user's own loop, and the same loss as dc.fit."""
+
+import copy
+import logging
+import math
+
+import pytest
+import torch
+
+import deepctrl as dc
+from deepctrl.ensemble import FlatAdam
+
+
+def data(n=128, seed=0, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, 3, generator=g, dtype=dtype)
+    return X, X[:, :1] - 0.5 * X[:, 1:2]
+
+
+def net(dtype=torch.float32):
+    torch.manual_seed(0)
+    return dc.DeepCTRL(dc.mlp(3, 16, 8), dc.mlp(3, 16, 8), dc.mlp(16, 8, 1)).to(dtype)
+
+
+RULE = dc.rules.Monotonic(0, "increasing")
+
+
+def first_step_of_fit(model, rule, method, train, seed, monkeypatch):
+    """dc.fit for one step; the gradient the engine computed, by parameter name."""
+    grads = {}
+    step = FlatAdam.step
+
+    def spy(self):
+        if not grads:
+            grads.update({k: v.grad[0].clone() for k, v in self.stack.params.items()})
+        step(self)
+
+    monkeypatch.setattr(FlatAdam, "step", spy)
+    n = train[1].shape[0]
+    result = dc.fit(copy.deepcopy(model), rule, method, train=train, batch_size=n, max_epochs=1,
+                    shuffle=False, reinit=False, seeds=[seed])
+    return result, grads
+
+
+@pytest.mark.parametrize("method", [dc.methods.DeepCTRL(), dc.methods.DeepCTRL(rho="paper"),
+                                    dc.methods.LagrangianDual(0.5), dc.methods.TaskAndRule(0.1)],
+                         ids=["deepctrl-auto", "deepctrl-paper", "ldf", "task-and-rule"])
+def test_objective_and_fit_give_the_same_first_step_in_float64(method, monkeypatch):
+    model, (X, y) = net(torch.float64), data(dtype=torch.float64)
+    result, grads = first_step_of_fit(model, RULE, method, (X, y), 5, monkeypatch)
+    objective = dc.Objective(model, RULE, copy.deepcopy(method), seed=5).calibrate((X, y))
+    out = objective(X, y)
+    out.loss.backward()
+    # the history accumulates the epoch's loss in float32
+    assert result.history[0]["train_loss"][0] == pytest.approx(float(out.loss.detach()), rel=1e-6)
+    for name, p in model.named_parameters():
+        assert torch.allclose(p.grad, grads[name], rtol=1e-10, atol=1e-15), name
+    if isinstance(method, dc.methods.DeepCTRL):
+        assert objective.rho == float(result.method.rho[0])
+
+
+def test_plain_loop_learns_and_reports_per_sample_satisfaction():
+    X, y = data(512)
+    model = net()
+    objective = dc.Objective(model, RULE, dc.methods.DeepCTRL(rho=1.0), task_loss="mse")
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(30):
+        for i in range(0, 512, 64):
+            out = objective(X[i:i + 64], y[i:i + 64])
+            out.loss.backward()
+            opt.step()
+            opt.zero_grad()
+            objective.after_step(out)
+            losses.append(float(out.task))
+    assert sum(losses[-8:]) < 0.2 * sum(losses[:8])
+    out = objective(X[:64], y[:64], alpha=1.0)
+    assert out.alpha == 1.0 and out.satisfied.dtype == torch.bool and out.satisfied.shape == (64,)
+    assert out.verification_ratio == pytest.approx(float(out.satisfied.float().mean()))
+    assert out.y_hat.shape == (64, 1)
+
+
+def test_alpha_draws_follow_the_methods_prior_and_seed():
+    X, y = data(16)
+    a = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), seed=3)
+    b = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), seed=3)
+    draws = [a(X, y).alpha for _ in range(5)]
+    assert draws == [b(X, y).alpha for _ in range(5)]
+    prior = dc.priors.Beta(0.1, 0.1).spawn(dc.seeding.derive_seed(3, "alpha"))
+    assert draws == pytest.approx([float(prior.sample(1)) for _ in range(5)])
+    assert dc.Objective(net(), None, dc.methods.TaskOnly())(X, y).alpha == 0.0
+    assert dc.Objective(net(), RULE, dc.methods.RuleOnly())(X, y).alpha == 1.0
+
+
+def test_rho_from_the_first_batch_is_announced_and_equals_calibrating_on_it(caplog):
+    X, y = data(64)
+    lazy = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho="paper"))
+    with caplog.at_level(logging.INFO, logger="deepctrl"):
+        lazy(X, y)
+    assert "first batch" in caplog.text
+    eager = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho="paper")).calibrate((X, y))
+    assert lazy.rho == eager.rho and lazy.rho > 0
+
+
+def test_calibrate_on_a_dataloader_matches_tensors():
+    X, y = data(300)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_size=50)
+    for rho in ("auto", "paper"):
+        a = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=rho)).calibrate((X, y), 50)
+        b = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=rho)).calibrate(loader)
+        assert a.rho == pytest.approx(b.rho, rel=1e-5)
+
+
+def test_lagrangian_dual_hook_moves_the_multiplier_only_when_called():
+    X, y = data(64)
+    objective = dc.Objective(net(), RULE, dc.methods.LagrangianDual(dual_lr=2.0))
+    out = objective(X, y)
+    assert float(objective.method.multipliers[0, 0]) == 0.0
+    objective.after_step(out)
+    expected = max(0.0, 2.0 * float(out.terms.violations[0, 0].detach()))
+    assert float(objective.method.multipliers[0, 0]) == pytest.approx(expected)
+
+
+def test_rho_per_epoch_needs_the_training_data():
+    X, y = data(64)
+    objective = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho="epoch")).calibrate((X, y))
+    with pytest.raises(ValueError, match="pass the training data"):
+        objective.after_epoch()
+    before = objective.rho
+    model = objective.model
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(1.5)
+    objective.after_epoch((X, y))
+    assert objective.rho != before
+
+
+def test_state_dict_resumes_the_same_draws():
+    X, y = data(32)
+    a = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), seed=1)
+    a(X, y)
+    state = copy.deepcopy(a.state_dict())
+    nxt = a(X, y)
+    b = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), seed=99)
+    b.load_state_dict(state)
+    again = b(X, y)
+    assert again.alpha == nxt.alpha
+    assert float(again.loss.detach()) == pytest.approx(float(nxt.loss.detach()), rel=1e-6)
+
+
+def test_autocast_computes_the_losses_in_float32():
+    X, y = data(64)
+    model = net()
+    objective = dc.Objective(model, RULE, dc.methods.DeepCTRL(rho=1.0), seed=2)
+    reference = float(copy.deepcopy(objective)(X, y).loss.detach())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = objective(X, y)
+    assert out.loss.dtype == torch.float32 and out.y_hat.dtype == torch.float32
+    out.loss.backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+    assert float(out.loss.detach()) == pytest.approx(reference, rel=0.05)
+
+
+def test_dict_inputs_and_a_model_of_your_own_that_takes_alpha():
+    class TwoInputs(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.lin = torch.nn.Embedding(5, 2), torch.nn.Linear(3, 2)
+            self.out = torch.nn.Linear(4, 1)
+
+        def forward(self, x, alpha):
+            h = torch.cat([self.emb(x["ids"]), self.lin(x["num"])], dim=1)
+            return self.out(h) * (1 + alpha)
+
+    g = torch.Generator().manual_seed(0)
+    x = {"ids": torch.randint(0, 5, (16,), generator=g), "num": torch.randn(16, 3, generator=g)}
+    rule = dc.rules.Monotonic(0, "increasing", input="num")
+    out = dc.Objective(TwoInputs(), rule, dc.methods.DeepCTRL(rho=1.0))(x, torch.randn(16, 1))
+    assert out.loss.requires_grad and out.satisfied.shape == (16,)
+    with pytest.raises(ValueError, match="must name the one it perturbs"):
+        dc.Objective(TwoInputs(), RULE, dc.methods.DeepCTRL(rho=1.0))(x, torch.randn(16, 1))
+
+
+def test_clear_errors():
+    X, y = data(16)
+    with pytest.raises(ValueError, match="needs a rule"):
+        dc.Objective(net(), None)
+    with pytest.raises(ValueError, match=r"target has 2 values per row .* outputs 1"):
+        dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), task_loss="mse")(
+            X, torch.zeros(16, 2))
+    with pytest.raises(ValueError, match="sigmoid"):
+        dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), task_loss="bce")(
+            X * 100, (y > 0).float())
+    with pytest.raises(ValueError, match="not set up: compute its loss with dc.Objective"):
+        dc.methods.DeepCTRL().objective(None)
+
+
+def test_no_rule_nan_ratio():
+    X, y = data(8)
+    out = dc.Objective(net(), None, dc.methods.TaskOnly())(X, y)
+    assert out.satisfied is None and math.isnan(out.verification_ratio)
+    assert float(out.rule) == 0.0
