@@ -107,17 +107,33 @@ def test_an_iterable_dataset_without_length_trains():
     assert all(len(h["train_loss"]) == 2 for h in result.history)
 
 
+def same_table(a, b):
+    assert a.keys() == b.keys() and a["alpha"] == b["alpha"]
+    return all(x == pytest.approx(y, rel=1e-6) for k in a for x, y in zip(a[k], b[k],
+                                                                          strict=True))
+
+
 def test_sweep_and_verification_ratio_read_loaders_like_tensors():
+    """Same perturbations (drawn in order block by block), metrics summed block by block."""
     X, y = data()
     model = dc.fit(net(), RULE, dc.methods.DeepCTRL(rho=1.0), train=(X, y), max_epochs=2).model
     loader = DataLoader(TensorDataset(X, y), batch_size=64)
-    table = dc.sweep(model, RULE, X, y, alphas=[0.0, 0.5, 1.0], metrics=("mae", "mse"))
-    assert dc.sweep(model, RULE, loader, alphas=[0.0, 0.5, 1.0], metrics=("mae", "mse")) == table
-    assert dc.sweep(model, RULE, TensorDataset(X, y), alphas=[0.0, 0.5, 1.0],
-                    metrics=("mae", "mse")) == table
+    metrics = ("mae", "mse", "rmse")
+    table = dc.sweep(model, RULE, X, y, alphas=[0.0, 0.5, 1.0], metrics=metrics)
+    assert same_table(dc.sweep(model, RULE, loader, alphas=[0.0, 0.5, 1.0], metrics=metrics),
+                      table)
+    assert same_table(dc.sweep(model, RULE, TensorDataset(X, y), alphas=[0.0, 0.5, 1.0],
+                               metrics=metrics), table)
     ratio = dc.verification_ratio(model, RULE, X, alpha=0.5)
-    assert dc.verification_ratio(model, RULE, loader, alpha=0.5) == ratio
+    assert dc.verification_ratio(model, RULE, loader, alpha=0.5) == pytest.approx(ratio)
     assert ratio == table["verification_ratio"][1]
+    labels = (y > 0).float()
+    classifier = dc.fit(net(), RULE, dc.methods.DeepCTRL(rho=1.0), train=(X, labels),
+                        max_epochs=1).model
+    metrics = ("accuracy", "auc", "mae")
+    assert same_table(dc.sweep(classifier, RULE, DataLoader(TensorDataset(X, labels), 50),
+                               alphas=[0.0, 1.0], metrics=metrics),
+                      dc.sweep(classifier, RULE, X, labels, alphas=[0.0, 1.0], metrics=metrics))
     with pytest.raises(ValueError, match="pass y=None"):
         dc.sweep(model, RULE, loader, y)
     with pytest.raises(ValueError, match="sweep needs y"):
@@ -162,7 +178,7 @@ def test_several_inputs_integer_ids_keep_their_dtype():
     loader = DataLoader(TensorDataset(x["image"], x["token"], x["table"], y), batch_size=40)
     pairs = [({"image": a, "token": b, "table": c}, d) for a, b, c, d in loader]
     batches = DataLoader(pairs_dataset(pairs), batch_size=None)  # already batched
-    assert dc.sweep(trained, rule, batches, alphas=[0.0, 1.0]) == table
+    assert same_table(dc.sweep(trained, rule, batches, alphas=[0.0, 1.0]), table)
 
 
 class pairs_dataset(IterableDataset):  # noqa: N801 (reads like a function at the call)

@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from deepctrl.data import as_inputs, as_target
 from deepctrl.inputs import Inputs, apply, batch_len, rows
-from deepctrl.metrics import HIGHER_IS_BETTER, score
+from deepctrl.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
 from deepctrl.model import eval_mode, predict_alphas
 from deepctrl.rules.base import Rule, forward_all, make_context, perturb_all
 from deepctrl.seeding import derive_seed
@@ -124,28 +124,27 @@ def sweep(
     """Metrics and verification ratio at every alpha, in eval mode.
 
     ``X`` and ``y`` as tensors (arrays, DataFrames; X may be a dict of inputs), or ``X`` a
-    Dataset/DataLoader of (x, y) pairs and no ``y``; only the outputs, not the inputs, are
-    held in memory. Returns a dict of equal-length lists: ``alpha``, one list per metric
+    Dataset/DataLoader of (x, y) pairs and no ``y``, read block by block with the metrics
+    accumulated as they go (in float64; auc keeps one score per row and alpha), so memory
+    holds one block. Returns a dict of equal-length lists: ``alpha``, one list per metric
     (mae, mse, rmse, bce, cross_entropy, accuracy, auc) and ``verification_ratio`` (when
     ``rule`` is given): the fraction of samples the rule can judge that satisfy it.
     """
     alphas = [float(a) for a in alphas]
     if not alphas:
         raise ValueError("sweep needs at least one alpha")
+    unknown = [m for m in metrics if m not in SCORES]
+    if unknown:
+        raise ValueError(f"unknown metric {unknown[0]!r}; use one of {sorted(SCORES)}")
     if is_loader(X):
         if y is not None:
             raise ValueError("sweep takes the targets from the Dataset/DataLoader: pass y=None")
-        with torch.no_grad(), eval_mode(model):
-            parts = list(_blocks(model, rule, X, alphas, seed, None, need_y=True))
-        y_hat = torch.cat([p[0] for p in parts], dim=1)
-        ok = torch.cat([p[1] for p in parts], dim=1) if rule is not None else None  # type: ignore[misc]
-        y = torch.cat([p[2] for p in parts])  # type: ignore[misc]
-    else:
-        if y is None:
-            raise ValueError("sweep needs y (or X as a Dataset/DataLoader of (x, y) pairs)")
-        y = as_target(y, "y")
-        y_hat, ok = predict_sweep(model, rule, X, alphas, seed)
-        y = y.to(y_hat.device)
+        return _streamed_sweep(model, rule, X, alphas, metrics, seed, need_y=True)
+    if y is None:
+        raise ValueError("sweep needs y (or X as a Dataset/DataLoader of (x, y) pairs)")
+    y = as_target(y, "y")
+    y_hat, ok = predict_sweep(model, rule, X, alphas, seed)
+    y = y.to(y_hat.device)
     if y.shape[0] != y_hat.shape[1]:
         raise ValueError(f"X has {y_hat.shape[1]} rows but y has {y.shape[0]}")
     table: Table = {"alpha": alphas}
@@ -160,9 +159,49 @@ def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
                        seed: int = 0) -> float:
     """Fraction of the samples of X (that the rule can judge) on which the rule holds.
     ``X``: tensors, a dict of them, or a Dataset/DataLoader (of inputs or (x, y) pairs)."""
+    if is_loader(X):
+        table = _streamed_sweep(model, rule, X, [float(alpha)], (), seed, need_y=False)
+        return table["verification_ratio"][0]
     _, ok = predict_sweep(model, rule, X, [float(alpha)], seed)
     assert ok is not None
     return float(ok.nanmean())
+
+
+@torch.no_grad()
+def _streamed_sweep(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
+                    metrics: Sequence[str], seed: int, need_y: bool) -> Table:
+    """:func:`sweep` on a Dataset/DataLoader, accumulated block by block: memory holds one
+    block (and, for auc, one score per row and alpha)."""
+    A = len(alphas)
+    sums = {name: torch.zeros(A, dtype=torch.float64) for name in metrics if name in MEANS}
+    judged, held = torch.zeros(A, dtype=torch.float64), torch.zeros(A, dtype=torch.float64)
+    scores: list[Tensor] = []
+    targets: list[Tensor] = []
+    n = 0
+    with eval_mode(model):
+        for y_hat, ok, y in _blocks(model, rule, data, alphas, seed, None, need_y):
+            if y is not None:
+                for name, total in sums.items():
+                    total += torch.stack([MEANS[name](y_hat[i], y).double().sum()
+                                          for i in range(A)]).cpu()
+                n += y.shape[0]
+            if "auc" in metrics:
+                scores.append(y_hat.reshape(A, y_hat.shape[1], -1)[:, :, 0].cpu())
+                targets.append(y.cpu())  # type: ignore[union-attr]
+            if ok is not None:
+                held += ok.nan_to_num(0.0).double().sum(dim=1).cpu()
+                judged += (~ok.isnan()).double().sum(dim=1).cpu()
+    table: Table = {"alpha": list(alphas)}
+    for name in metrics:
+        if name == "auc":
+            s, t = torch.cat(scores, dim=1), torch.cat(targets)
+            table[name] = [float(score("auc", s[i][:, None], t)) for i in range(A)]
+        else:
+            mean = sums[name] / max(n, 1)
+            table[name] = (mean.sqrt() if name == "rmse" else mean).tolist()
+    if rule is not None:
+        table["verification_ratio"] = (held / judged).tolist()
+    return table
 
 
 def _error_metric(table: Table, metric: str | None) -> str:

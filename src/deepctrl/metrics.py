@@ -70,11 +70,17 @@ def per_sample(loss: str | PerSample) -> PerSample:
     return PER_SAMPLE[loss]
 
 
+def correct_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
+    """1.0 where the prediction is right: binary (probabilities, threshold 0.5) or
+    multi-class (argmax of scores)."""
+    if y_hat.dim() == 2 and y_hat.shape[1] > 1:
+        return (y_hat.argmax(dim=1) == y.reshape(-1).long()).float()
+    return ((_flat(y_hat)[:, 0] > 0.5) == (_flat(y)[:, 0] > 0.5)).float()
+
+
 def accuracy(y_hat: Tensor, y: Tensor) -> Tensor:
     """Binary (probabilities, threshold 0.5) or multi-class (argmax of scores) accuracy."""
-    if y_hat.dim() == 2 and y_hat.shape[1] > 1:
-        return (y_hat.argmax(dim=1) == y.reshape(-1).long()).float().mean()
-    return ((_flat(y_hat)[:, 0] > 0.5) == (_flat(y)[:, 0] > 0.5)).float().mean()
+    return correct_per_sample(y_hat, y).mean()
 
 
 def auc(y_hat: Tensor, y: Tensor) -> Tensor:
@@ -116,6 +122,14 @@ SCORES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
 }
 
 HIGHER_IS_BETTER = frozenset({"accuracy", "auc"})
+
+MEANS: dict[str, PerSample] = {
+    "mae": mae_per_sample, "mse": mse_per_sample, "rmse": mse_per_sample,
+    "bce": bce_per_sample, "cross_entropy": cross_entropy_per_sample,
+    "accuracy": correct_per_sample,
+}
+"""Metrics that are means of a per-sample value (rmse: the root of the mean), so that they
+can be accumulated block by block; auc needs every score at once."""
 
 
 def score(name: str, y_hat: Tensor, y: Tensor) -> Tensor:

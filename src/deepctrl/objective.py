@@ -27,6 +27,7 @@ import torch
 import torch.distributed as tdist
 from torch import Tensor, nn
 
+from deepctrl.data import as_pair
 from deepctrl.inputs import Inputs, apply, batch_len, device_of
 from deepctrl.log import info
 from deepctrl.losses import block_sums, check_outputs, compute_terms
@@ -164,8 +165,7 @@ class Objective:
     def _scales(self, data: Any, block_rows: int) -> tuple[Scales, Tensor]:
         device, dtype = self._device(), self._dtype()
         if not is_loader(data):
-            x, y = next(blocks(data, 1 << 62, device, dtype, "data"))
-            return data_scales(x, y)  # type: ignore[arg-type]
+            return data_scales(*as_pair(data, "data", device, dtype))
         acc = RunningScales()
         for x, y in blocks(data, block_rows, device, dtype, "data"):
             acc.add(x, y)  # type: ignore[arg-type]
