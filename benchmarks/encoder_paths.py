@@ -50,6 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--only", nargs="*", default=None, help="run these cases only")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     data = pendulum.load("paper")
@@ -67,10 +68,14 @@ def main() -> None:
                                           pendulum_recurrent.energy_rule(), windows, None, "mae"),
         "digits CNN (vmap)": (digits_cnn.network, digits_cnn.ShiftInvariant(), images, None,
                               "cross_entropy"),
+        "digits CNN forced through loop": (digits_cnn.network, digits_cnn.ShiftInvariant(),
+                                           images, "loop", "cross_entropy"),
     }
     out: dict = {"benchmark": "encoder_paths_epoch_seconds", "threads": args.threads,
                  "epochs": args.epochs, "batch_size": 64, "runs": {}}
     for name, (make, rule, train, path, loss) in cases.items():
+        if args.only and not any(word in name for word in args.only):
+            continue
         one = seconds_per_epoch(make(), rule, train, args.epochs, 1, path, loss)
         ten = seconds_per_epoch(make(), rule, train, args.epochs, 10, path, loss)
         out["runs"][name] = {"rows": int(train[1].shape[0]), "1_seed": round(one, 3),

@@ -1,11 +1,13 @@
 """Every kind of encoder trains in dc.fit, alone or with other seeds, in the right mode.
 
-Tolerances of "a seed trained in a group ends where it ends alone", by path: lowered and
-loop are bitwise equal. vmap agrees to float rounding: batched kernels (a grouped
-convolution for S seeds, a plain one for one seed) round differently, gradients agree to
-about 4e-7 relative (tests/test_ensemble.py), and Adam, which divides by the root of the
-squared-gradient average, magnifies that on near-zero gradients (the rule encoder when alpha
-is near 0): after three epochs the Conv2d weights agree to 1.3e-4, the others to 1e-5.
+Tolerances of "a seed trained in a group ends where it ends alone". One seed alone runs as a
+plain forward (the loop path). A group on the lowered path (MLPs) or on the loop path
+(recurrent layers, dropout) ends bit for bit where the seed ends alone. A group on the vmap
+path agrees to float rounding: batched kernels (a grouped convolution for S seeds, a plain
+one for one) round differently, gradients agree to about 4e-7 relative
+(tests/test_ensemble.py), and Adam, which divides by the root of the squared-gradient
+average, magnifies that on near-zero gradients (the rule encoder when alpha is near 0):
+after three epochs the weights agree to 1.3e-4 to 3.7e-4 (asserted at 1e-3).
 """
 
 import logging
@@ -78,17 +80,17 @@ ENCODERS = {  # name: (encoder factory, data, rule, path, tolerance)
     "LSTM": (lambda: LastStep(nn.LSTM(3, 8, num_layers=2, batch_first=True), 8), sequences, RULE,
              "loop", 0),
     "Conv2d": (lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(),
-                                     nn.Linear(64, 8)), images, RULE, "vmap", 5e-4),
+                                     nn.Linear(64, 8)), images, RULE, "vmap", 1e-3),
     "TransformerEncoderLayer": (lambda: MeanPool(nn.TransformerEncoderLayer(
-        3, 1, 8, dropout=0.0, batch_first=True), 3, 8), sequences, RULE, "vmap", 1e-5),
+        3, 1, 8, dropout=0.0, batch_first=True), 3, 8), sequences, RULE, "vmap", 1e-3),
     "TransformerEncoderLayer+dropout": (lambda: MeanPool(nn.TransformerEncoderLayer(
         3, 1, 8, dropout=0.1, batch_first=True), 3, 8), sequences, RULE, "loop", 0),
     "BatchNorm1d": (lambda: nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.ReLU()), rows,
-                    RULE, "vmap", 1e-5),
+                    RULE, "vmap", 1e-3),
     "Dropout": (lambda: nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Dropout(0.3)), rows, RULE,
                 "loop", 0),
     "Embedding": (lambda: TokensAndNumbers(8), tokens,
-                  dc.rules.Monotonic(0, "increasing", input="num"), "vmap", 1e-5),
+                  dc.rules.Monotonic(0, "increasing", input="num"), "vmap", 1e-3),
 }
 
 
@@ -111,7 +113,7 @@ def test_a_seed_in_a_group_ends_where_it_ends_alone(name):
     kw = dict(train=(X, y), val=(X, y), max_epochs=3, batch_size=32, patience=2)
     group = dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho=1.0), seeds=[0, 1, 2], **kw)
     alone = dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho=1.0), seeds=[1], **kw)
-    assert group.path == alone.path == path
+    assert group.path == path and alone.path == "loop"  # one seed: a plain forward
     assert alone.epochs[0] == group.epochs[1]
     a, b = weights(alone.model), weights(group.models[1])
     if tol == 0:

@@ -31,7 +31,7 @@ def test_pendulum_with_a_recurrent_encoder():
 def test_cnn_on_digits_with_a_shift_rule():
     out = run("digits_cnn.py")
     deep = out["DeepCTRL"]
-    assert deep["path"] == "vmap"
+    assert deep["path"] == ("vmap" if len(out["settings"]["seeds"]) > 1 else "loop")
     assert deep["accuracy"][0] > 0.5  # ten classes: chance is 0.1
     # 15 epochs on 600 images: the trend shows by alpha 0.8 (the full run: docs/examples.md)
     assert deep["verification_ratio"][8] > deep["verification_ratio"][0] + 0.05

@@ -12,9 +12,10 @@ The forward takes one of three paths, chosen on the first call:
 * ``"vmap"``: other models go through ``torch.func.vmap(functional_call)`` (convolutions,
   attention, BatchNorm, Embedding, ...). Batched kernels may round differently from a
   single model's, so a seed agrees with its solo run to float rounding.
-* ``"loop"``: models that vmap cannot run (recurrent layers have no batching rule) and
-  models with dropout run seed after seed; each seed draws its dropout masks from its own
-  generator, so a seed computes bit for bit what it computes alone.
+* ``"loop"``: one seed (a plain forward, faster than vmap for one), models that vmap cannot
+  run (recurrent layers have no batching rule) and models with dropout run seed after seed;
+  each seed draws its dropout masks from its own generator, so a seed of a dropout model
+  computes bit for bit what it computes alone.
 """
 
 from __future__ import annotations
@@ -113,8 +114,7 @@ class Stack:
     def forward(self, x: Inputs, alpha: Tensor) -> Tensor:
         """x: (S, batch, ...) (a tensor or a dict of them), alpha: (S,) -> (S, batch, ...).
 
-        The path is chosen on the first call (see the module's docstring); one seed takes
-        the path a group takes.
+        The path is chosen on the first call (see the module's docstring).
         """
         if self.path is None:
             self.path = self._choose(x, alpha)
@@ -133,6 +133,8 @@ class Stack:
         if self.lowered is not None and isinstance(x, Tensor):
             return "lowered"
         what = type(unwrap(self.template)).__name__
+        if self.size == 1:
+            return "loop"
         if self.random:
             if self.size > 1:
                 info(f"{what} has dropout: the {self.size} seeds run one after another, each "
