@@ -21,8 +21,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import deepctrl as dc
-from deepctrl.datasets import pendulum
-from deepctrl.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.datasets import pendulum
+from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
 
 STEPS = 100
 

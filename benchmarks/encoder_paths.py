@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 
 import deepctrl as dc
-from deepctrl.datasets import pendulum
-from deepctrl.ensemble import Stack
-from deepctrl.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.engine.ensemble import Stack
+from deepctrl.paper.datasets import pendulum
+from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import digits_cnn

@@ -21,8 +21,8 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import deepctrl as dc
-from deepctrl.datasets import pendulum
-from deepctrl.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.datasets import pendulum
+from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
 
 
 def authors_style_epoch(model, opt, X, y, rho, rng) -> None:

@@ -18,8 +18,8 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import deepctrl as dc
-from deepctrl.datasets import pendulum
-from deepctrl.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.datasets import pendulum
+from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
 
 GROUPS = {
     "matrix products": ("aten::bmm", "aten::baddbmm", "aten::mm", "aten::addmm", "aten::matmul"),

@@ -18,8 +18,8 @@ import time
 import torch
 
 import deepctrl as dc
-from deepctrl.datasets import pendulum
-from deepctrl.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.datasets import pendulum
+from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
 
 
 def best_of(repeats: int, fn) -> float:

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 import deepctrl as dc
-from deepctrl.datasets import pendulum
+from deepctrl.paper.datasets import pendulum
 
 
 class GRUEncoder(nn.Module):

@@ -6,7 +6,7 @@ import torch
 from safetensors.torch import save_file
 
 import deepctrl as dc
-from deepctrl.checkpoint import read_checkpoint
+from deepctrl.io.checkpoint import read_checkpoint
 
 
 def model():

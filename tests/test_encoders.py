@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 import deepctrl as dc
+from deepctrl.engine.training import init_models
 
 
 class LastStep(nn.Module):
@@ -174,7 +175,7 @@ def test_rho_is_measured_in_eval_mode():
     rhos = [dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho="paper"), train=(X, y),
                    max_epochs=0, seeds=[s]).method.rho for s in (0, 0)]
     assert torch.equal(rhos[0], rhos[1])
-    model = dc.training.init_models(deepctrl(encoder), [0])[0]
+    model = init_models(deepctrl(encoder), [0])[0]
     objective = dc.Objective(model, rule, dc.methods.DeepCTRL(rho="paper"))
     assert objective.calibrate((X, y)).rho == pytest.approx(float(rhos[0][0]), rel=1e-6)
     assert all(m.training for m in model.modules())

@@ -3,7 +3,8 @@ import torch
 from torch import nn
 
 import deepctrl as dc
-from deepctrl.ensemble import FlatAdam, Stack
+from deepctrl.core.model import Residual
+from deepctrl.engine.ensemble import FlatAdam, Stack
 
 
 class Custom(nn.Module):
@@ -45,7 +46,7 @@ ARCHITECTURES = {
     "concat": lambda: dc.DeepCTRL(dc.mlp(3, 6), dc.mlp(3, 6), dc.mlp(12, 3), merge="concat"),
     "input": lambda: dc.DeepCTRL(dc.mlp(4, 6), None, dc.mlp(6, 3, out_activation="sigmoid"),
                                  merge="input"),
-    "residual sequential": lambda: dc.model.Residual(nn.Sequential(dc.mlp(3, 7), nn.Tanh(),
+    "residual sequential": lambda: Residual(nn.Sequential(dc.mlp(3, 7), nn.Tanh(),
                                                                    nn.Linear(7, 3, bias=False))),
     "custom module (vmap)": Custom,
     "convolution (vmap)": Conv,

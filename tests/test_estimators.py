@@ -12,8 +12,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
 
 import deepctrl as dc
-import deepctrl.model_file
-from deepctrl.table_rules import Expression
+import deepctrl.tabular.model_file
+from deepctrl.tabular.estimator_base import ALPHA_GRID
+from deepctrl.tabular.model_file import estimator_config
+from deepctrl.tabular.table_rules import Expression
 
 FAST = {"max_epochs": 30, "batch_size": 32, "n_seeds": 1, "random_state": 0}
 
@@ -81,7 +83,7 @@ def test_select_alpha_sets_alpha(regressor):
     est, X, y = regressor
     est = clone(est).set_params(**est.get_params())
     est.__dict__.update({k: v for k, v in regressor[0].__dict__.items() if k.endswith("_")})
-    table = est.sweep(X, y, alphas=dc.estimator_base.ALPHA_GRID)
+    table = est.sweep(X, y, alphas=ALPHA_GRID)
     reached = table.loc[table["verification_ratio"] >= 0.9, "alpha"]
     chosen = est.select_alpha(X, y, min_verification=0.9)
     assert chosen == reached.min() and est.alpha == chosen
@@ -210,7 +212,7 @@ def test_grid_search_clones_and_scores():
 
 def test_model_files_that_are_not_ours_or_incompatible_are_refused(regressor, tmp_path):
     est = regressor[0]
-    cfg = dc.model_file.estimator_config(est)
+    cfg = estimator_config(est)
     weights = torch.nn.ModuleList(est.models_)
     newer = dc.save(weights, tmp_path / "newer.deepctrl", {**cfg, "estimator_format": 99})
     with pytest.raises(ValueError, match="in format 99 .* this deepctrl reads format 1"):

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deepctrl.cli import main
+from deepctrl.cli.main import main
 
 
 def write_table(folder: Path, n: int = 120, seed: int = 0) -> Path:
@@ -76,7 +76,7 @@ def test_predict_keeps_row_order_and_auto_uses_the_stored_alpha(fitted, tmp_path
     code, text, _ = run(["predict", str(model), str(tmp_path / "new.csv"), "--out", str(out)],
                         capsys)
     assert code == 0 and f"wrote {len(frame)} predictions" in text
-    from deepctrl.model_file import load_estimator
+    from deepctrl.tabular.model_file import load_estimator
 
     est = load_estimator(model)
     expected = est.predict(frame[["price", "size", "color", "sold_out"]], est.selected_alpha_)

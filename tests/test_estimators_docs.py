@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deepctrl.cli import main
+from deepctrl.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = ROOT / "README.md"

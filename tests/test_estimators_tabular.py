@@ -8,10 +8,16 @@ import pytest
 import torch
 
 import deepctrl as dc
-from deepctrl.expression import parse
-from deepctrl.rules import Additive, Relative, Standardized
-from deepctrl.table_rules import Expression, Outputs, resolve, rules_config, rules_from_config
-from deepctrl.tabular import TableEncoder
+from deepctrl.core.rules import Additive, Relative, Standardized
+from deepctrl.core.rules.expression import parse
+from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.table_rules import (
+    Expression,
+    Outputs,
+    resolve,
+    rules_config,
+    rules_from_config,
+)
 
 
 def frame() -> pd.DataFrame:

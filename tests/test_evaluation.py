@@ -5,8 +5,9 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 import deepctrl as dc
-from deepctrl.metrics import auc, score
-from deepctrl.rules import Monotonic, Penalty
+from deepctrl.core.metrics import auc, score
+from deepctrl.core.rules import Monotonic, Penalty
+from deepctrl.core.seeding import derive_seed
 
 
 def model_and_data():
@@ -26,7 +27,7 @@ def test_sweep_equals_separate_evaluations():
         y_hat = model(X, a).detach()
         assert table["mae"][i] == pytest.approx(float((y_hat - y).abs().mean()), rel=1e-5)
         assert table["mse"][i] == pytest.approx(float(((y_hat - y) ** 2).mean()), rel=1e-5)
-        x_p = rule.perturb(X, torch.Generator().manual_seed(dc.seeding.derive_seed(0, "eval")))
+        x_p = rule.perturb(X, torch.Generator().manual_seed(derive_seed(0, "eval")))
         expected = float((model(x_p, a) > model(X, a)).float().mean())
         assert table["verification_ratio"][i] == pytest.approx(expected)
         assert dc.verification_ratio(model, rule, X, a) == pytest.approx(expected)
@@ -37,7 +38,7 @@ def test_verification_ratio_counts_only_samples_the_rule_can_judge():
     rule = dc.rules.Threshold(0, 0.5, output=0, direction="increasing",
                               perturbation=dc.rules.Additive(1.0))
     y_hat, ok = dc.predict_sweep(model, rule, X, [0.5])
-    x_p = rule.perturb(X, torch.Generator().manual_seed(dc.seeding.derive_seed(0, "eval")))
+    x_p = rule.perturb(X, torch.Generator().manual_seed(derive_seed(0, "eval")))
     crossing = (X[:, 0] < 0.5) & (x_p[:, 0] > 0.5)
     assert torch.equal(~torch.isnan(ok[0]), crossing)
     y_p = model(x_p, 0.5).detach()[:, 0]

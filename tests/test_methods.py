@@ -3,8 +3,8 @@ import torch
 from torch import nn
 
 import deepctrl as dc
-from deepctrl.methods import Terms
-from deepctrl.rules import Monotonic, Penalty, Perturbation
+from deepctrl.core.methods import Terms
+from deepctrl.core.rules import Monotonic, Penalty, Perturbation
 
 X = torch.tensor([[1.0], [2.0], [3.0]])
 

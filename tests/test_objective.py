@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import deepctrl as dc
-from deepctrl.ensemble import FlatAdam
+from deepctrl.core.seeding import derive_seed
+from deepctrl.engine.ensemble import FlatAdam
 
 
 def data(n=128, seed=0, dtype=torch.float32):
@@ -86,7 +87,7 @@ def test_alpha_draws_follow_the_methods_prior_and_seed():
     b = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), seed=3)
     draws = [a(X, y).alpha for _ in range(5)]
     assert draws == [b(X, y).alpha for _ in range(5)]
-    prior = dc.priors.Beta(0.1, 0.1).spawn(dc.seeding.derive_seed(3, "alpha"))
+    prior = dc.priors.Beta(0.1, 0.1).spawn(derive_seed(3, "alpha"))
     assert draws == pytest.approx([float(prior.sample(1)) for _ in range(5)])
     assert dc.Objective(net(), None, dc.methods.TaskOnly())(X, y).alpha == 0.0
     assert dc.Objective(net(), RULE, dc.methods.RuleOnly())(X, y).alpha == 1.0

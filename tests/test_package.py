@@ -35,9 +35,9 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
         ["predict", str(model), str(holes), "--out", str(tmp_path / "p")],
     ]
     code = ("import json, sys\n"
-            "import deepctrl, deepctrl.cli\n"
+            "import deepctrl, deepctrl.cli.main\n"
             "heavy = lambda: [m for m in ('torch', 'sklearn', 'scipy') if m in sys.modules]\n"
-            f"codes = [deepctrl.cli.main(args) for args in {bad_inputs!r}]\n"
+            f"codes = [deepctrl.cli.main.main(args) for args in {bad_inputs!r}]\n"
             "before = heavy()\n"
             "deepctrl.DeepCTRL\n"
             "print(json.dumps([codes, before, heavy()]))")

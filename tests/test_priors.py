@@ -2,7 +2,7 @@ import pytest
 import torch
 from scipy import stats
 
-from deepctrl.priors import Beta, Fixed, Uniform
+from deepctrl.core.priors import Beta, Fixed, Uniform
 
 
 @pytest.mark.parametrize(("a", "b"), [(0.1, 0.1), (0.5, 0.5), (1.0, 1.0), (2.0, 3.0)])

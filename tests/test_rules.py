@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import deepctrl as dc
-from deepctrl.rules import (
+from deepctrl.core.rules import (
     Additive,
     AllOf,
     Context,

@@ -7,15 +7,15 @@ import textwrap
 import numpy as np
 import pytest
 
-from deepctrl.rules import Additive, AllOf, Monotonic, Relative, Threshold
-from deepctrl.rules_file import (
+from deepctrl.cli.rules_file import (
     RuleTarget,
     build_rules,
     monotonic_spec,
     parse_rules_text,
     read_rules_file,
 )
-from deepctrl.table_rules import Expression
+from deepctrl.core.rules import Additive, AllOf, Monotonic, Relative, Threshold
+from deepctrl.tabular.table_rules import Expression
 
 COLUMNS = {"price": np.array([2.0, 4.0, 6.0]), "temp": np.array([-5.0, 0.0, 5.0]),
            "color": np.array(["a", "b", "a"], dtype=object)}

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 import deepctrl as dc
-from deepctrl.rules import Monotonic, Penalty
+from deepctrl.core.rules import Monotonic, Penalty
 
 
 def make_data(n=256, seed=0):

@@ -20,27 +20,28 @@ from deepctrl._version import __version__
 # public name -> module defining it; imported on first use, so that ``import deepctrl`` (and
 # the command line's argument errors) do not wait for PyTorch and scikit-learn to load
 _WHERE = {
-    "DeepCTRL": "deepctrl.model", "MLP": "deepctrl.model", "mlp": "deepctrl.model",
-    "FitResult": "deepctrl.training", "fit": "deepctrl.training",
-    "Objective": "deepctrl.objective", "ObjectiveOutput": "deepctrl.objective",
-    "load": "deepctrl.checkpoint", "read_checkpoint": "deepctrl.checkpoint",
-    "save": "deepctrl.checkpoint",
-    "predict_sweep": "deepctrl.evaluation", "select_alpha": "deepctrl.evaluation",
-    "sweep": "deepctrl.evaluation", "verification_ratio": "deepctrl.evaluation",
-    "Monotonic": "deepctrl.rules",
-    "DeepCTRLClassifier": "deepctrl.estimators", "DeepCTRLRegressor": "deepctrl.estimators",
+    "DeepCTRL": "deepctrl.core.model", "MLP": "deepctrl.core.model", "mlp": "deepctrl.core.model",
+    "FitResult": "deepctrl.engine.training", "fit": "deepctrl.engine.training",
+    "Objective": "deepctrl.core.objective", "ObjectiveOutput": "deepctrl.core.objective",
+    "load": "deepctrl.io.checkpoint", "read_checkpoint": "deepctrl.io.checkpoint",
+    "save": "deepctrl.io.checkpoint",
+    "predict_sweep": "deepctrl.core.evaluation", "select_alpha": "deepctrl.core.evaluation",
+    "sweep": "deepctrl.core.evaluation", "verification_ratio": "deepctrl.core.evaluation",
+    "Monotonic": "deepctrl.core.rules",
+    "DeepCTRLClassifier": "deepctrl.tabular.estimators",
+    "DeepCTRLRegressor": "deepctrl.tabular.estimators",
 }
 _SUBMODULES = ("methods", "priors", "rules")
 
 if TYPE_CHECKING:
     from deepctrl import methods, priors, rules
-    from deepctrl.checkpoint import load, read_checkpoint, save
-    from deepctrl.estimators import DeepCTRLClassifier, DeepCTRLRegressor
-    from deepctrl.evaluation import predict_sweep, select_alpha, sweep, verification_ratio
-    from deepctrl.model import MLP, DeepCTRL, mlp
-    from deepctrl.objective import Objective, ObjectiveOutput
-    from deepctrl.rules import Monotonic
-    from deepctrl.training import FitResult, fit
+    from deepctrl.core.evaluation import predict_sweep, select_alpha, sweep, verification_ratio
+    from deepctrl.core.model import MLP, DeepCTRL, mlp
+    from deepctrl.core.objective import Objective, ObjectiveOutput
+    from deepctrl.core.rules import Monotonic
+    from deepctrl.engine.training import FitResult, fit
+    from deepctrl.io.checkpoint import load, read_checkpoint, save
+    from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
 
 
 def __getattr__(name: str) -> Any:

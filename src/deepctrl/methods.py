@@ -1,241 +1,34 @@
-"""Training objectives. Each method turns per-seed task and rule losses into the loss to
-minimise, says at which alpha the model trains and validates, and keeps its state
-(rho, multipliers, prior generators) for every seed trained at once.
+"""``dc.methods``: the training objectives (the public names of
+:mod:`deepctrl.core.methods`).
+
+``dc.methods.DeepCTRL`` is the paper's objective under the paper's name; its class is
+:class:`~deepctrl.core.methods.DeepCTRLMethod`, so that the network (``dc.DeepCTRL``) and
+the objective do not share a class name inside the library.
 
 >>> import deepctrl as dc
->>> m = dc.methods.TaskAndRule(0.1)
->>> m.name, m.val_alpha
-('TaskAndRule(0.1)', 0.0)
+>>> dc.methods.DeepCTRL(rho=1.0).name, dc.methods.TaskAndRule(0.1).name
+('DeepCTRL', 'TaskAndRule(0.1)')
 """
 
-from __future__ import annotations
+from deepctrl.core.methods import (
+    DeepCTRLMethod,
+    LagrangianDual,
+    Method,
+    RuleOnly,
+    TaskAndRule,
+    TaskOnly,
+    Terms,
+)
 
-import abc
-import math
-import warnings
-from collections.abc import Callable
-from typing import Any, NamedTuple
+DeepCTRL = DeepCTRLMethod
 
-import torch
-from torch import Tensor
-
-from deepctrl.priors import Beta, Prior
-from deepctrl.seeding import derive_seed
-
-
-class Terms(NamedTuple):
-    """Per-seed quantities of one batch: shapes (S,), (S,), (S, n_rules), (S,)."""
-
-    task: Tensor
-    rule: Tensor
-    violations: Tensor
-    alpha: Tensor
-
-
-LossEstimate = Callable[[bool], tuple[Tensor, Tensor]]
-"""``estimate(reference)``: per-seed (L_rule at alpha 1, L_task at alpha 0) over the training
-set; with ``reference=True`` perturbation rules are measured as in :mod:`deepctrl.scale`."""
-
-
-class Method(abc.ABC):
-    """Base class: override ``objective``; stateful methods also override the state hooks."""
-
-    val_alpha: float = 0.0
-    train_alpha: float = 0.0
-    uses_rule: bool = True
-    needs_violations: bool = False
-    _active: Tensor | None = None
-
-    @property
-    def name(self) -> str:
-        return type(self).__name__
-
-    @property
-    def active(self) -> Tensor:
-        """Indices of the seeds still training (set by :meth:`setup`)."""
-        if self._active is None:
-            raise ValueError(f"{self.name} is not set up: compute its loss with dc.Objective "
-                             "or train with dc.fit, which set it up")
-        return self._active
-
-    @active.setter
-    def active(self, value: Tensor) -> None:
-        self._active = value
-
-    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
-        """Prepare per-seed state before the first batch; every seed starts active."""
-        self.active = torch.arange(len(seeds))
-
-    def draw_alphas(self, n: int) -> Tensor:
-        """Alphas for the next ``n`` batches of every active seed, shape (S_active, n)."""
-        return torch.full((len(self.active), n), float(self.train_alpha))
-
-    @abc.abstractmethod
-    def objective(self, t: Terms) -> Tensor:
-        """Per-seed loss (S,); the trainer minimises its sum."""
-
-    def after_step(self, t: Terms) -> None:
-        """Update after the optimizer step (the dual step of LagrangianDual)."""
-
-    def after_epoch(self, estimate: LossEstimate) -> None:
-        """Update after every epoch (rho='epoch')."""
-
-    def keep(self, mask: Tensor) -> None:
-        """Seeds that stopped leave the active set (``mask`` marks the active ones going on).
-
-        Their state is kept: ``state_dict`` always covers every seed.
-        """
-        self.active = self.active[mask.cpu()]
-
-    def state_dict(self) -> dict[str, Any]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        if state:
-            raise ValueError(f"{self.name} has no state, got keys {sorted(state)}")
-
-
-class TaskOnly(Method):
-    """The task loss alone at alpha = 0."""
-
-    uses_rule = False
-
-    def objective(self, t: Terms) -> Tensor:
-        return t.task
-
-
-class RuleOnly(Method):
-    """The rule loss alone at alpha = 1; validated at alpha = 1."""
-
-    val_alpha = 1.0
-    train_alpha = 1.0
-
-    def objective(self, t: Terms) -> Tensor:
-        return t.rule
-
-
-class TaskAndRule(Method):
-    """L_task + lam L_rule at alpha = 0 (the usual fixed regularizer, paper Eq. 1)."""
-
-    def __init__(self, lam: float) -> None:
-        if not lam >= 0:
-            raise ValueError(f"TaskAndRule needs lam >= 0, got {lam}")
-        self.lam = float(lam)
-
-    @property
-    def name(self) -> str:
-        return f"TaskAndRule({self.lam:g})"
-
-    def objective(self, t: Terms) -> Tensor:
-        return t.task + self.lam * t.rule
-
-
-class LagrangianDual(Method):
-    """Lagrangian dual framework (Fioretto et al. 2020): one multiplier per rule.
-
-    Primal: minimise L_task + sum_k lam_k mean(g_k) with the SIGNED constraint g_k.
-    Dual, after every batch: lam_k <- max(0, lam_k + dual_lr mean(g_k)).
-    """
-
-    needs_violations = True
-
-    def __init__(self, dual_lr: float = 1.0) -> None:
-        if not dual_lr > 0:
-            raise ValueError(f"LagrangianDual needs dual_lr > 0, got {dual_lr}")
-        self.dual_lr = float(dual_lr)
-        self.multipliers = torch.zeros(0, 0)
-
-    @property
-    def name(self) -> str:
-        return f"LagrangianDual({self.dual_lr:g})"
-
-    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
-        super().setup(seeds, n_rules, estimate)
-        self.multipliers = torch.zeros(len(seeds), n_rules)
-
-    def objective(self, t: Terms) -> Tensor:
-        lam = self.multipliers[self.active].to(t.violations)
-        return t.task + (lam * t.violations).sum(dim=-1)
-
-    def after_step(self, t: Terms) -> None:
-        g = t.violations.detach().to(self.multipliers.device, self.multipliers.dtype)
-        lam = self.multipliers[self.active] + self.dual_lr * g
-        self.multipliers[self.active] = torch.clamp(lam, min=0.0)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"multipliers": self.multipliers.clone()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.multipliers = state["multipliers"].clone()
-        self.active = torch.arange(len(self.multipliers))
-
-
-def _safe_ratio(rule_loss: Tensor, task_loss: Tensor) -> Tensor:
-    """L_rule / L_task per seed; 1.0 where either is zero or the ratio is not finite."""
-    ratio = rule_loss.double() / task_loss.double()
-    bad = ~torch.isfinite(ratio) | (rule_loss <= 0) | (task_loss <= 0)
-    if bool(bad.any()):
-        warnings.warn(
-            "rho: the initial rule or task loss is zero for some seeds; using rho = 1.0 there",
-            RuntimeWarning, stacklevel=3,
-        )
-    return torch.where(bad, torch.ones_like(ratio), ratio).float()
-
-
-RHO_MODES = ("auto", "paper", "epoch")
-
-
-class DeepCTRL(Method):
-    """The paper's objective: alpha L_rule + rho (1 - alpha) L_task, alpha ~ prior per batch.
-
-    ``rho``:
-      * ``"paper"``: L_rule,0 / L_task,0 over the training set at the initial weights (rule
-        loss at alpha = 1, task loss at alpha = 0), 1.0 where either is zero;
-      * ``"auto"`` (default): ``"paper"`` for rules judged on the output alone (such as
-        the pendulum's energy rule); for perturbation rules L_rule is measured on the
-        reference response of :mod:`deepctrl.scale` instead of the fresh network, which
-        barely reacts to a 10 % input change (the paper's ratio is then near 0 and the
-        rule wins at every alpha > 0; see docs/rho.md);
-      * ``"epoch"``: the paper's ratio re-estimated after every epoch (Appendix A.5);
-      * a float fixes rho.
-    """
-
-    def __init__(self, prior: Prior | None = None, rho: float | str = "auto") -> None:
-        if isinstance(rho, str):
-            if rho not in RHO_MODES:
-                raise ValueError(f"rho must be a positive float or one of {RHO_MODES}, got {rho!r}")
-        elif not (rho > 0 and math.isfinite(rho)):
-            raise ValueError(f"rho must be a positive finite float, got {rho}")
-        self.prior = prior if prior is not None else Beta(0.1, 0.1)
-        self.rho_mode = rho
-        self.rho = torch.ones(0)
-        self.priors: list[Prior] = []
-
-    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
-        super().setup(seeds, n_rules, estimate)
-        self.priors = [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds]
-        if isinstance(self.rho_mode, float | int):
-            self.rho = torch.full((len(seeds),), float(self.rho_mode))
-        else:
-            self.rho = _safe_ratio(*estimate(self.rho_mode == "auto"))
-
-    def draw_alphas(self, n: int) -> Tensor:
-        return torch.stack([self.priors[i].sample(n) for i in self.active.tolist()])
-
-    def objective(self, t: Terms) -> Tensor:
-        rho = self.rho[self.active].to(t.task)
-        return t.alpha * t.rule + rho * (1 - t.alpha) * t.task
-
-    def after_epoch(self, estimate: LossEstimate) -> None:
-        if self.rho_mode == "epoch":
-            self.rho[self.active] = _safe_ratio(*estimate(False))
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"rho": self.rho.clone(), "priors": [p.state_dict() for p in self.priors]}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.rho = state["rho"].clone()
-        self.active = torch.arange(len(self.rho))
-        self.priors = [self.prior.spawn(0) for _ in state["priors"]]
-        for p, s in zip(self.priors, state["priors"], strict=True):
-            p.load_state_dict(s)
+__all__ = [
+    "DeepCTRL",
+    "DeepCTRLMethod",
+    "LagrangianDual",
+    "Method",
+    "RuleOnly",
+    "TaskAndRule",
+    "TaskOnly",
+    "Terms",
+]

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from deepctrl.datasets.cardio import (
+from deepctrl.paper.datasets.cardio import (
     AP_HI_INDEX,
     FEATURES,
     PAPER_SIZES,
@@ -20,7 +20,7 @@ from deepctrl.datasets.cardio import (
     usual_mask,
     validate_cardio,
 )
-from deepctrl.datasets.cardio_synthetic import COLUMNS
+from deepctrl.paper.datasets.cardio_synthetic import COLUMNS
 
 HEADER = ";".join(COLUMNS)
 

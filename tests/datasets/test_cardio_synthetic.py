@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deepctrl.datasets.cardio import (
+from deepctrl.paper.datasets.cardio import (
     discover_threshold,
     load_cardio_csv,
     prepare,
     usual_mask,
     validate_cardio,
 )
-from deepctrl.datasets.cardio_synthetic import COLUMNS, synthetic_cohort, write_cardio_csv
+from deepctrl.paper.datasets.cardio_synthetic import COLUMNS, synthetic_cohort, write_cardio_csv
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from deepctrl.datasets import pendulum as pend
+from deepctrl.paper.datasets import pendulum as pend
 
 
 @pytest.fixture(scope="module")

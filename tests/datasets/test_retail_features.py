@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from deepctrl.datasets.retail import (
+from deepctrl.paper.datasets.retail import (
     FEATURES,
     GROUPS,
     Market,

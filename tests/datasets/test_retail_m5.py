@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deepctrl.datasets.retail import build_table
-from deepctrl.datasets.retail_m5 import load_m5, read_m5_market, write_m5
-from deepctrl.datasets.retail_synthetic import synthetic_market
+from deepctrl.paper.datasets.retail import build_table
+from deepctrl.paper.datasets.retail_m5 import load_m5, read_m5_market, write_m5
+from deepctrl.paper.datasets.retail_synthetic import synthetic_market
 
 CAL_COLUMNS = ["date", "wm_yr_wk", "weekday", "wday", "month", "year", "d", "event_name_1",
                "event_type_1", "event_name_2", "event_type_2", "snap_CA", "snap_TX", "snap_WI"]

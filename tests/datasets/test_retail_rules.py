@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from deepctrl.datasets.retail import Market, build_table, group_split
-from deepctrl.datasets.retail_rules import RecomputedPriceRule, price_rule
-from deepctrl.rules import Context
+from deepctrl.core.rules import Context
+from deepctrl.paper.datasets.retail import Market, build_table, group_split
+from deepctrl.paper.datasets.retail_rules import RecomputedPriceRule, price_rule
 
 N_WEEKS = 45
 

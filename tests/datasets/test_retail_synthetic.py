@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from deepctrl.datasets.retail import GROUPS, build_table
-from deepctrl.datasets.retail_synthetic import report_groups, synthetic_market
+from deepctrl.paper.datasets.retail import GROUPS, build_table
+from deepctrl.paper.datasets.retail_synthetic import report_groups, synthetic_market
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from deepctrl.datasets.cardio import discover_threshold, load_cardio_csv
-from deepctrl.datasets.cardio_synthetic import synthetic_cohort, write_cardio_csv
+from deepctrl.paper.datasets.cardio import discover_threshold, load_cardio_csv
+from deepctrl.paper.datasets.cardio_synthetic import synthetic_cohort, write_cardio_csv
 
 
 @pytest.fixture(scope="module")

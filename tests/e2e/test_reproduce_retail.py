@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from deepctrl.cli import main
-from deepctrl.datasets.retail_m5 import write_m5
-from deepctrl.datasets.retail_synthetic import synthetic_market
+from deepctrl.cli.main import main
+from deepctrl.paper.datasets.retail_m5 import write_m5
+from deepctrl.paper.datasets.retail_synthetic import synthetic_market
 
 
 def test_missing_m5_folder_is_one_clean_line(tmp_path, capsys):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from deepctrl.experiments import cardio
-from deepctrl.experiments.cardio_report import interpret, perturbation_observations
+from deepctrl.paper.experiments import cardio
+from deepctrl.paper.experiments.cardio_report import interpret, perturbation_observations
 
 ALPHAS = cardio.ALPHAS
 N = len(ALPHAS)

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from deepctrl.experiments import pendulum as exp
-from deepctrl.rules import Context
+from deepctrl.core.rules import Context
+from deepctrl.paper.experiments import pendulum as exp
 
 
 def n_params(module: torch.nn.Module) -> int:

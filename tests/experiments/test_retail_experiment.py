@@ -6,8 +6,8 @@ import json
 import pytest
 import torch
 
-from deepctrl.experiments import retail
-from deepctrl.experiments.retail import ALPHAS, checks, deepctrl_net, reproduce, task_net
+from deepctrl.paper.experiments import retail
+from deepctrl.paper.experiments.retail import ALPHAS, checks, deepctrl_net, reproduce, task_net
 
 
 def test_networks_are_the_papers():

@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 
 import deepctrl as dc
-from deepctrl.experiments import common
-from deepctrl.experiments.pendulum import Settings, TaskNet, deepctrl_net, train_job
+from deepctrl.paper.experiments import common
+from deepctrl.paper.experiments.pendulum import Settings, TaskNet, deepctrl_net, train_job
 
 
 def test_worker_processes_reproduce_in_process_training(tmp_path, monkeypatch):

@@ -1,0 +1,341 @@
+"""What ``deepctrl fit``, ``deepctrl sweep`` and ``deepctrl predict`` do; cli.py only parses.
+
+Every problem with the user's input raises ValueError with one line naming it (file, column,
+row counts, line numbers), which the command line prints without a traceback. The options,
+the table, the rules and the model file's header are checked before PyTorch and
+scikit-learn are imported, so mistakes in the input are reported within about a second.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import math
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from deepctrl.cli.rules_file import RuleTarget, build_rules, monotonic_spec, read_rules_file
+from deepctrl.io.file_format import table_model_columns, write_atomic
+
+F = TypeVar("F", bound=Callable[..., int])
+_PARQUET = (".parquet", ".pq")
+
+
+def one_line_errors(command: F) -> F:
+    """Run ``command`` printing warnings as single lines and turning problems into one-line
+    ValueErrors."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> int:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                return command(*args, **kwargs)
+            except (ValueError, OSError) as exc:
+                text = " ".join(str(exc).split()) or type(exc).__name__
+                raise ValueError(text) from None
+            finally:
+                for w in caught:
+                    if not issubclass(w.category, DeprecationWarning):
+                        print(f"deepctrl: warning: {' '.join(str(w.message).split())}",
+                              file=sys.stderr)
+
+    return run  # type: ignore[return-value]
+
+
+def _separator(path: Path) -> str:
+    with path.open("rb") as f:
+        head = f.readline().decode("utf-8", errors="replace")
+    if "," not in head:
+        for sep in (";", "\t"):
+            if sep in head:
+                return sep
+    return ","
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"data file {path} does not exist")
+    if not path.is_file():
+        raise ValueError(f"data file {path} is not a file")
+    try:
+        if path.suffix.lower() in _PARQUET:
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise ValueError(f"reading {path} needs pyarrow: pip install pyarrow") from None
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_csv(path, sep=_separator(path))
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"data file {path} is empty") from None
+    except pd.errors.ParserError as exc:
+        raise ValueError(f"data file {path} is not a valid CSV file: {exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"data file {path} is not a UTF-8 text CSV file") from None
+    except (OSError, ImportError) as exc:
+        raise ValueError(f"cannot read data file {path}: {exc}") from None
+    if len(frame) == 0:
+        raise ValueError(f"data file {path} has no data rows")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def _lines(rows: np.ndarray, csv: bool) -> str:
+    """'line 5' / 'row 4' of the first bad row (CSV line numbers count the header)."""
+    first = int(rows[0])
+    return f"line {first + 2}" if csv else f"row {first}"
+
+
+def clean_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path, drop: bool,
+                  hint: bool = True) -> pd.DataFrame:
+    """Check ``columns`` for missing values and for text in mostly-numeric columns; drop
+    those rows when ``drop`` is set (telling how many), else raise naming the problem."""
+    csv = path.suffix.lower() not in _PARQUET
+    frame = frame.copy()
+    bad = np.zeros(len(frame), dtype=bool)
+    problems = []
+    for name in columns:
+        series = frame[name]
+        missing = series.isna().to_numpy()
+        if not pd.api.types.is_numeric_dtype(series.dtype) \
+                and not pd.api.types.is_bool_dtype(series.dtype):
+            as_number = pd.to_numeric(series, errors="coerce")
+            text = as_number.isna().to_numpy() & ~missing
+            if (~missing).sum() and as_number.notna().sum() >= 0.5 * (~missing).sum() \
+                    and text.any():
+                rows = np.flatnonzero(text)
+                problems.append(f"column {name!r} has text in {len(rows)} of {len(frame)} rows "
+                                f"({_lines(rows, csv)}: {series.iloc[rows[0]]!r})")
+                frame[name] = as_number
+                bad |= text
+        if missing.any():
+            rows = np.flatnonzero(missing)
+            problems.append(f"column {name!r} has missing values in {len(rows)} of "
+                            f"{len(frame)} rows (first on {_lines(rows, csv)})")
+            bad |= missing
+    if problems and not drop:
+        tip = "; use --drop-missing to drop those rows" if hint else ""
+        raise ValueError(f"{path}: {problems[0]}{tip}")
+    if bad.any():
+        print(f"dropped {int(bad.sum())} of {len(frame)} rows with missing or non-numeric "
+              f"values", file=sys.stderr)
+        frame = frame.loc[~bad]
+        if len(frame) == 0:
+            raise ValueError(f"{path}: no rows left after dropping missing values")
+        for name in columns:
+            if pd.api.types.is_object_dtype(frame[name].dtype) \
+                    and pd.to_numeric(frame[name], errors="coerce").notna().all():
+                frame[name] = pd.to_numeric(frame[name])
+    return frame
+
+
+def _task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
+    """The task, given or inferred from the target (with a note saying so)."""
+    numeric = pd.api.types.is_numeric_dtype(series.dtype) \
+        and not pd.api.types.is_bool_dtype(series.dtype)
+    if task == "regression" and not numeric:
+        raise ValueError(f"target column {series.name!r} is not numeric, so it cannot be a "
+                         "regression target")
+    if task is not None:
+        return task, None
+    if not numeric:
+        chosen = "classification"
+    else:
+        values = series.to_numpy(dtype=np.float64)
+        integral = bool(np.all(values == np.round(values)))
+        chosen = "classification" if integral and len(np.unique(values)) <= 10 else "regression"
+    return chosen, f"task: {chosen} (from target column {series.name!r}; set --task to choose)"
+
+
+def _check_output_path(out: str | Path) -> Path:
+    out = Path(out)
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a folder; give a file name")
+    if not parent.is_dir():
+        raise ValueError(f"--out {out}: folder {parent} does not exist")
+    return out
+
+
+def _check_device(device: str) -> None:
+    """An unknown or absent device fails now, before the table is read."""
+    if device == "cpu":
+        return
+    from deepctrl.core.data import resolve_device
+
+    resolve_device(device)
+
+
+def _number(value: Any, option: str, kind: type, low: float, high: float = math.inf) -> Any:
+    """``value`` (text or number) as ``kind`` within [low, high), or a one-line error."""
+    try:
+        number = kind(value)
+        if not low <= number < high:
+            raise ValueError
+    except (TypeError, ValueError):
+        span = f"between {low} and {high}" if high < math.inf else f"at least {low}"
+        raise ValueError(f"{option} must be {'an integer' if kind is int else 'a number'} "
+                         f"{span}, got {value!r}") from None
+    return number
+
+
+@one_line_errors
+def fit_command(data: str, target: str, out: str, task: str | None = None,
+                monotonic: Sequence[str] = (), rules: str | None = None,
+                val_fraction: float | str = 0.2, seed: int | str = 0,
+                drop_missing: bool = False, max_epochs: int | str = 500,
+                progress: bool = True, device: str = "cpu") -> int:
+    """``deepctrl fit``: train a table model and write it to ``out``."""
+    out_path = _check_output_path(out)
+    _check_device(device)
+    val_fraction = _number(val_fraction, "--val-fraction", float, 0, 1)
+    seed = _number(seed, "--seed", int, 0, 2**31)
+    max_epochs = _number(max_epochs, "--max-epochs", int, 1)
+    specs = [monotonic_spec(m) for m in monotonic]
+    specs += read_rules_file(rules) if rules is not None else []
+    path = Path(data)
+    frame = read_table(path)
+    if target not in frame.columns:
+        raise ValueError(f"{path} has no target column {target!r} (columns: "
+                         f"{', '.join(frame.columns[:20])})")
+    features = [c for c in frame.columns if c != target]
+    if not features:
+        raise ValueError(f"{path} has no feature columns besides the target {target!r}")
+    frame = clean_columns(frame, [*features, target], path, drop_missing)
+    task, note = _task(frame[target], task)
+    classes = np.unique(frame[target].to_numpy()) if task == "classification" else ()
+    if task == "classification" and len(classes) < 2:
+        raise ValueError(f"target column {target!r} has only one class ({classes[0]!r})")
+    rule_list = build_rules(specs, {c: frame[c].to_numpy() for c in features},
+                            RuleTarget(target, task, classes))
+    from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
+
+    kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
+    est = kind(rules=rule_list or None, validation_fraction=val_fraction, random_state=seed,
+               max_epochs=max_epochs, verbose=progress, device=device)
+    if note:
+        print(note, file=sys.stderr)
+    est.fit(frame[features], frame[target])
+    est.save(out_path)
+    _summary(est, rule_list, out_path)
+    return 0
+
+
+def _summary(est: Any, rules: list[Any], out: Path) -> None:
+    from deepctrl.tabular.table_rules import describe, leaves_and_weights
+
+    table = pd.DataFrame(est.validation_sweep_)
+    split = f"validated on {est.n_validation_}" if est.n_validation_ else "no validation split"
+    print(f"trained {type(est).__name__} on {est.n_train_} rows ({split}), "
+          f"{est.encoder_.n_encoded} inputs after encoding")
+    leaves, _ = leaves_and_weights(rules)
+    print("rules: " + (", ".join(describe(r) for r in leaves) if leaves else "none"))
+    print(f"epochs: {est.n_epochs_} (best at {max(est.best_epochs_)})")
+    at0 = table.iloc[0]
+    metrics = [c for c in table.columns if c not in ("alpha", "verification_ratio")]
+    label = "validation" if est.n_validation_ else "training"
+    print(f"{label} at alpha 0: " + ", ".join(f"{m} {at0[m]:.4g}" for m in metrics))
+    if leaves:
+        ratios = []
+        for a in (0.0, 0.5, 1.0):
+            ratio = table.loc[np.isclose(table["alpha"], a), "verification_ratio"].iloc[0]
+            ratios.append(f"alpha {a:g}: {ratio:.3f}")
+        print(f"verification ratio ({label}): " + ", ".join(ratios))
+        print(f"selected alpha: {est.selected_alpha_:g} (lowest {label} {est._primary})")
+    print(f"model written to {out}")
+
+
+def _model_and_frame(model: str, data: str, drop: bool, with_target: bool
+                     ) -> tuple[Any, pd.DataFrame, list[str], list[str]]:
+    """The table model in ``model``; the rows of ``data`` with the columns it reads (and its
+    targets, when ``with_target`` and present), checked for missing and non-numeric values;
+    those columns; the targets found. The model file's header and the table are checked
+    before PyTorch loads."""
+    needed, targets = table_model_columns(model)
+    path = Path(data)
+    frame = read_table(path)
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path} lacks column(s) the model needs: {', '.join(missing)}")
+    targets = targets if with_target and all(t in frame.columns for t in targets) else []
+    frame = clean_columns(frame, [*needed, *targets], path, drop, hint=with_target)
+    from deepctrl.tabular.model_file import load_estimator
+
+    return load_estimator(model), frame, needed, targets
+
+
+def parse_alphas(text: str) -> list[float]:
+    """``start:stop:step`` (stop included) or a comma-separated list of numbers."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(p) for p in text.split(":"))
+            if not step > 0 or stop < start or (stop - start) / step > 10_000:
+                raise ValueError
+            n = math.floor((stop - start) / step + 1e-9)
+            return [round(start + i * step, 10) for i in range(n + 1)]
+        values = [float(p) for p in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--alphas must be START:STOP:STEP (e.g. 0:1:0.1) or numbers separated "
+                         f"by commas, got {text!r}") from None
+    if not values or not all(math.isfinite(v) for v in values):
+        raise ValueError(f"--alphas must hold finite numbers, got {text!r}")
+    return values
+
+
+@one_line_errors
+def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool = False,
+                  drop_missing: bool = False) -> int:
+    """``deepctrl sweep``: verification ratio and error at every alpha."""
+    alpha_list = parse_alphas(alphas)
+    est, frame, columns, targets = _model_and_frame(model, data, drop_missing, with_target=True)
+    if not targets:
+        print(f"note: {data} has no target column, so only verification ratios are shown",
+              file=sys.stderr)
+    y = (frame[targets[0]] if len(targets) == 1 else frame[targets]) if targets else None
+    table = est.sweep(frame[columns], y, alpha_list)
+    if as_json:
+        rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v)
+                 for k, v in row.items()} for row in table.to_dict(orient="records")]
+        print(json.dumps(rows, indent=1))
+    else:
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+@one_line_errors
+def predict_command(model: str, data: str, out: str, alpha: str = "auto") -> int:
+    """``deepctrl predict``: predictions for every row of ``data``, in order, to a CSV."""
+    out_path = _check_output_path(out)
+    value: float | str
+    try:
+        value = "auto" if alpha == "auto" else float(alpha)
+        if value != "auto" and not math.isfinite(value):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"--alpha must be a number or 'auto', got {alpha!r}") from None
+    est, frame, columns, _ = _model_and_frame(model, data, drop=False, with_target=False)
+    X = frame[columns]
+    chosen = est._alpha(None if value == "auto" else value)
+    if hasattr(est, "predict_proba"):  # a classifier
+        proba = est.predict_proba(X, chosen)
+        result = pd.DataFrame({est.target_name_: est.classes_[proba.argmax(axis=1)]})
+        for j, c in enumerate(est.classes_):
+            result[f"proba_{c}"] = proba[:, j]
+    else:
+        pred = est.predict(X, chosen).reshape(len(X), -1)
+        result = pd.DataFrame(pred, columns=est.output_names_)
+    buffer = io.StringIO()
+    result.to_csv(buffer, index=False)
+    write_atomic(out_path, buffer.getvalue().encode("utf-8"))
+    print(f"wrote {len(result)} predictions at alpha {chosen:g} to {out_path}")
+    return 0

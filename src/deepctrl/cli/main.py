@@ -1,0 +1,197 @@
+"""The ``deepctrl`` command line: argparse front end, no logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from deepctrl._version import __version__
+
+# experiment name -> (module in deepctrl.paper.experiments, function, help)
+EXPERIMENTS: dict[str, tuple[str, str, str]] = {
+    "pendulum": ("pendulum", "reproduce", "double pendulum, energy rule (paper Sec. 4.1)"),
+    "pendulum-ablations": ("ablations", "reproduce",
+                           "prior, merge, rho and t-SNE ablations (paper Sec. 5, App. A.3, A.5)"),
+    "retail": ("retail", "reproduce", "sales forecasting, price rule (paper Sec. 4.2)"),
+    "cardio": ("cardio", "reproduce", "cardiovascular risk, blood-pressure rule (Sec. 4.3)"),
+    "cardio-perturbation": ("cardio", "reproduce_perturbation",
+                            "perturbation-scale study on cardio (App. A.2)"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (the usage itself is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _add_reproduce(subparsers: Any) -> None:
+    rep = subparsers.add_parser("reproduce", help="reproduce a paper experiment",
+                                description="Reproduce an experiment of the DeepCTRL paper.")
+    exps = rep.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
+    for name, (module, func, help_text) in EXPERIMENTS.items():
+        p = exps.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--seeds", type=_positive_int, default=10,
+                       help="number of seeds (default 10, as in the paper)")
+        p.add_argument("--quick", action="store_true",
+                       help="smoke run: fewer seeds and epochs, labelled as such")
+        p.add_argument("--out", default=f"results/{name}", help="output folder")
+        p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
+        p.add_argument("--no-progress", dest="progress", action="store_false",
+                       help="hide progress bars")
+        if name.startswith("pendulum"):
+            p.add_argument("--preset", choices=("paper", "authors"), default="paper",
+                           help="paper: 10 Hz pairs (default); authors: 5 ms pairs")
+            p.add_argument("--workers", type=_positive_int, default=None,
+                           help="processes training methods side by side (default: one per "
+                                "CPU core; 1 on a GPU or under torchrun)")
+        if name == "retail":
+            p.add_argument("--m5-dir", default=None,
+                           help="folder with the Kaggle M5 files (default: synthetic market)")
+            p.add_argument("--recompute-price-features", action="store_true",
+                           dest="recompute_price_features",
+                           help="when the rule perturbs the price, recompute the features "
+                                "derived from it (default: leave them, as the authors did)")
+        if name.startswith("cardio"):
+            p.add_argument("--csv", default=None,
+                           help="Kaggle cardio_train.csv (default: synthetic cohort)")
+        p.set_defaults(handler=_run_experiment, target=(module, func))
+
+
+def _run_experiment(args: argparse.Namespace) -> int:
+    module, func = args.target
+    run = getattr(importlib.import_module(f"deepctrl.paper.experiments.{module}"), func)
+    options = {k: v for k, v in vars(args).items()
+               if k not in ("handler", "target", "command", "experiment")}
+    run(**options)
+    return 0
+
+
+def _add_fit(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "fit", help="train a model on a CSV or Parquet table",
+        description="Train DeepCTRL on a table; the rule strength is chosen later.")
+    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file, one row per sample")
+    p.add_argument("--target", required=True, metavar="COL", help="column to predict")
+    p.add_argument("--task", choices=("regression", "classification"), default=None,
+                   help="default: classification for text or few integer values")
+    p.add_argument("--monotonic", action="append", default=[], metavar="COL=DIRECTION",
+                   help="rule: the prediction is increasing or decreasing in COL (repeatable)")
+    p.add_argument("--rules", metavar="RULES.toml", default=None,
+                   help="rules file (monotonic, threshold, penalty rules)")
+    p.add_argument("--val-fraction", default="0.2", metavar="F",
+                   help="share of rows for early stopping and choosing alpha (default 0.2)")
+    p.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
+    p.add_argument("--max-epochs", default="500", metavar="N",
+                   help="upper limit of training epochs (default 500; early stopping ends "
+                        "sooner)")
+    p.add_argument("--drop-missing", action="store_true",
+                   help="drop rows with missing or non-numeric values instead of failing")
+    p.add_argument("--device", default="cpu",
+                   help="where training runs: cpu (default), cuda, cuda:N or mps; the model "
+                        "file is the same either way")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="hide the progress bar")
+    p.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
+    p.set_defaults(handler=_run_fit)
+
+
+def _run_fit(args: argparse.Namespace) -> int:
+    from deepctrl.cli.commands import fit_command
+
+    return fit_command(args.data, args.target, args.out, task=args.task,
+                       monotonic=args.monotonic, rules=args.rules,
+                       val_fraction=args.val_fraction, seed=args.seed,
+                       drop_missing=args.drop_missing, max_epochs=args.max_epochs,
+                       progress=args.progress, device=args.device)
+
+
+def _add_sweep(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "sweep", help="verification ratio and error of a model at every alpha",
+        description="Evaluate a model over the rule strength alpha on a table.")
+    p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
+    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
+    p.add_argument("--alphas", default="0:1:0.1", help="START:STOP:STEP or a comma list")
+    p.add_argument("--json", dest="as_json", action="store_true", help="print JSON rows")
+    p.add_argument("--drop-missing", action="store_true",
+                   help="drop rows with missing or non-numeric values instead of failing")
+    p.set_defaults(handler=_run_sweep)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    from deepctrl.cli.commands import sweep_command
+
+    return sweep_command(args.model, args.data, alphas=args.alphas, as_json=args.as_json,
+                         drop_missing=args.drop_missing)
+
+
+def _add_predict(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "predict", help="predict every row of a table at a rule strength",
+        description="Write predictions, in the input's row order, to a CSV file.")
+    p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
+    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
+    p.add_argument("--alpha", default="auto",
+                   help="rule strength, or 'auto' for the alpha stored in the model")
+    p.add_argument("--out", required=True, metavar="PRED.csv", help="CSV file to write")
+    p.set_defaults(handler=_run_predict)
+
+
+def _run_predict(args: argparse.Namespace) -> int:
+    from deepctrl.cli.commands import predict_command
+
+    return predict_command(args.model, args.data, args.out, alpha=args.alpha)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="deepctrl",
+        description="Teach neural networks rules; choose the rule strength at inference.",
+    )
+    parser.add_argument("--version", action="version", version=f"deepctrl {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_reproduce(subparsers)
+    _add_fit(subparsers)
+    _add_sweep(subparsers)
+    _add_predict(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; bad input gives one line on stderr and exit code 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if int(os.environ.get("RANK", "0")) > 0:  # under torchrun only rank 0 reports
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(handler(args) or 0)
+    except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+        print(f"deepctrl: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("deepctrl: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

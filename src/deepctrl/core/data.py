@@ -1,0 +1,119 @@
+"""Turning user data into tensors with clear errors, and choosing the device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from deepctrl.core.inputs import Inputs, batch_len
+
+
+def as_tensor(a: Any, name: str, device: torch.device | None = None,
+              dtype: torch.dtype = torch.float32) -> Tensor:
+    """A tensor from a tensor, array or DataFrame: floating-point and boolean values in
+    ``dtype``, integers kept (class labels, token ids)."""
+    if hasattr(a, "to_numpy") and not isinstance(a, Tensor):
+        a = a.to_numpy()
+    if not isinstance(a, Tensor):
+        try:
+            arr = np.asarray(a)
+        except Exception as exc:
+            raise ValueError(f"{name} cannot be turned into an array: {exc}") from None
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+        a = torch.from_numpy(np.ascontiguousarray(arr))
+    if a.dtype.is_floating_point or a.dtype == torch.bool:
+        a = a.to(dtype)
+    t = a.to(device) if device is not None else a
+    if t.dim() == 0 or t.shape[0] == 0:
+        raise ValueError(f"{name} is empty")
+    if t.dtype.is_floating_point:
+        bad = count_bad_rows(t)
+        if bad:
+            raise ValueError(f"{name} has NaN or infinite values in {bad} rows")
+    return t
+
+
+def as_inputs(X: Any, name: str, device: torch.device | None = None,
+              dtype: torch.dtype = torch.float32) -> Inputs:
+    """Model inputs from one array-like (a 1-D one gets a feature axis) or a dict of them
+    (several inputs, each kept in its shape; all must have the same number of rows).
+
+    >>> x = as_inputs({"num": [[1.0], [2.0]], "ids": [3, 4]}, "X")
+    >>> x["num"].dtype, x["ids"].dtype
+    (torch.float32, torch.int64)
+    """
+    if isinstance(X, dict):
+        if not X:
+            raise ValueError(f"{name} is an empty dict of inputs")
+        out = {str(k): as_tensor(v, f"{name}[{k!r}]", device, dtype) for k, v in X.items()}
+        lengths = {k: v.shape[0] for k, v in out.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"the inputs of {name} have different numbers of rows: {lengths}")
+        return out
+    t = as_tensor(X, name, device, dtype)
+    return t[:, None] if t.dim() == 1 else t
+
+
+def as_target(y: Any, name: str, device: torch.device | None = None,
+              dtype: torch.dtype = torch.float32) -> Tensor:
+    """Targets: a 1-D float target gets an output axis; integer labels stay 1-D."""
+    t = as_tensor(y, name, device, dtype)
+    return t[:, None] if t.dim() == 1 and t.dtype.is_floating_point else t
+
+
+def count_bad_rows(t: Tensor, block: int = 65536) -> int:
+    """Rows of ``t`` holding NaN or infinity, checked in blocks of rows (isfinite on the
+    whole tensor would make temporaries larger than the data).
+
+    >>> count_bad_rows(torch.tensor([[1.0, float("nan")], [2.0, 3.0]]))
+    1
+    """
+    flat = t.reshape(t.shape[0], -1)
+    return sum(int((~torch.isfinite(flat[i:i + block])).any(dim=1).sum())
+               for i in range(0, len(flat), block))
+
+
+def as_pair(pair: Any, name: str, device: torch.device | None = None,
+            dtype: torch.dtype = torch.float32) -> tuple[Inputs, Tensor]:
+    """(X, y) with matching numbers of rows; X one input or a dict of inputs."""
+    try:
+        X, y = pair
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (X, y), a Dataset or a DataLoader") from None
+    X = as_inputs(X, f"{name} X", device, dtype)
+    y = as_target(y, f"{name} y", device, dtype)
+    if batch_len(X) != y.shape[0]:
+        raise ValueError(f"{name}: X has {batch_len(X)} rows but y has {y.shape[0]}")
+    return X, y
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``device`` as a torch.device that exists here (default: the CPU).
+
+    >>> resolve_device(None)
+    device(type='cpu')
+    >>> resolve_device("tpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown device 'tpu': use cpu, cuda, cuda:N or mps
+    """
+    if device is None:
+        return torch.device("cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"unknown device {device!r}: use cpu, cuda, cuda:N or mps") from None
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"device {str(device)!r} is not available: this PyTorch sees no "
+                             "CUDA GPU; train on 'cpu'")
+        if dev.index is not None and dev.index >= count:
+            raise ValueError(f"device {str(device)!r} is not available: {count} CUDA GPU(s)")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {str(device)!r} is not available here; train on 'cpu'")
+    return dev

@@ -1,0 +1,254 @@
+"""Evaluate a trained model over the rule strength: ``sweep``, ``verification_ratio``,
+``select_alpha``.
+
+>>> import torch, deepctrl as dc
+>>> model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+>>> rule = dc.rules.Monotonic(0, "increasing")
+>>> X, y = torch.randn(50, 2), torch.randn(50, 1)
+>>> table = dc.sweep(model, rule, X, y, alphas=[0.0, 0.5, 1.0], metrics=("mae",))
+>>> sorted(table)
+['alpha', 'mae', 'verification_ratio']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from deepctrl.core.data import as_inputs, as_target
+from deepctrl.core.inputs import Inputs, apply, batch_len, rows
+from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
+from deepctrl.core.model import eval_mode, predict_alphas
+from deepctrl.core.rules.base import Rule, forward_all, make_context, perturb_all
+from deepctrl.core.seeding import derive_seed
+from deepctrl.core.sources import blocks, is_loader
+
+Table = dict[str, list[float]]
+
+ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")
+
+
+def _placement(model: nn.Module) -> tuple[torch.device, torch.dtype]:
+    param = next(model.parameters(), None)
+    if param is None:
+        return torch.device("cpu"), torch.float32
+    return param.device, param.dtype
+
+
+def _blocks(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
+            seed: int, block_rows: int | None, need_y: bool,
+            ) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
+    """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
+    None) per block of rows of tensors or of a Dataset/DataLoader."""
+    device, dtype = _placement(model)
+    block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
+    gen = torch.Generator(device).manual_seed(derive_seed(seed, "eval"))
+
+    def run(x: Inputs, perturbed: list[Inputs | None]) -> tuple[Tensor, Tensor | None]:
+        y_hat, y_p = forward_all(lambda z: predict_alphas(model, z, alphas), x, perturbed,
+                                 out_dim=1)
+        ok = satisfaction(rule, x, y_hat, perturbed, y_p) if rule is not None else None
+        return y_hat, ok
+
+    if is_loader(data):
+        for x, y in blocks(data, block, device, dtype, "data", need_y):
+            yield (*run(x, perturb_all(rule, x, gen) if rule is not None else []), y)
+        return
+    X = as_inputs(data, "X", device, dtype)
+    perturbed_all = perturb_all(rule, X, gen) if rule is not None else []
+    for start in range(0, batch_len(X), block):
+        part = slice(start, start + block)
+        x = rows(X, part)
+        yield (*run(x, [None if p is None else rows(p, part) for p in perturbed_all]), None)
+
+
+@torch.no_grad()
+def predict_sweep(
+    model: nn.Module,
+    rule: Rule | None,
+    X: Any,
+    alphas: Sequence[float],
+    seed: int = 0,
+    block_rows: int | None = None,
+) -> tuple[Tensor, Tensor | None]:
+    """Outputs (n_alphas, n, ...) and per-alpha rule satisfaction (n_alphas, n) or None.
+
+    ``X``: a tensor (array, DataFrame), a dict of them, or a Dataset/DataLoader of inputs
+    or of (x, y) pairs. The model runs in eval mode (and gets its modes back). The encoders
+    run once per block of rows; the decision block runs once on all alphas stacked.
+    Perturbations are shared by every alpha (for tensors drawn once for all of X from a
+    generator seeded from ``seed``), so a ratio does not depend on which other alphas are
+    swept. Samples a rule cannot judge are marked NaN in the satisfaction matrix.
+    """
+    with eval_mode(model):
+        parts = list(_blocks(model, rule, X, alphas, seed, block_rows, need_y=False))
+    ok = torch.cat([p[1] for p in parts], dim=1) if rule is not None else None  # type: ignore[misc]
+    return torch.cat([p[0] for p in parts], dim=1), ok
+
+
+def satisfaction(rule: Rule, x: Inputs, y_hat: Tensor, perturbed: Sequence[Inputs | None],
+                 y_p: Sequence[Tensor | None]) -> Tensor:
+    """Rule check of outputs for several alphas: x (n, ...), y_hat (n_alphas, n, ...),
+    perturbed inputs (n, ...) and their outputs (n_alphas, n, ...) per leaf rule.
+
+    Returns (n_alphas, n): 1.0 satisfied, 0.0 violated, NaN where the rule cannot judge.
+    """
+    A, b = y_hat.shape[0], batch_len(x)
+
+    def tile(t: Inputs) -> Inputs:
+        return apply(lambda v: v.unsqueeze(0).expand(A, *v.shape).reshape(A * b, *v.shape[1:]),
+                     t)
+
+    ctx = make_context(rule, tile(x), y_hat.flatten(0, 1),
+                       [None if p is None else tile(p) for p in perturbed],
+                       [None if t is None else t.flatten(0, 1) for t in y_p])
+    ok = rule.satisfied(ctx).float()
+    ok[~rule.applicable(ctx)] = float("nan")
+    return ok.view(A, b)
+
+
+def sweep(
+    model: nn.Module,
+    rule: Rule | None,
+    X: Any,
+    y: Any = None,
+    alphas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 10)),
+    metrics: Sequence[str] = ("mae",),
+    seed: int = 0,
+) -> Table:
+    """Metrics and verification ratio at every alpha, in eval mode.
+
+    ``X`` and ``y`` as tensors (arrays, DataFrames; X may be a dict of inputs), or ``X`` a
+    Dataset/DataLoader of (x, y) pairs and no ``y``, read block by block with the metrics
+    accumulated as they go (in float64; auc keeps one score per row and alpha), so memory
+    holds one block. Returns a dict of equal-length lists: ``alpha``, one list per metric
+    (mae, mse, rmse, bce, cross_entropy, accuracy, auc) and ``verification_ratio`` (when
+    ``rule`` is given): the fraction of samples the rule can judge that satisfy it.
+    """
+    alphas = [float(a) for a in alphas]
+    if not alphas:
+        raise ValueError("sweep needs at least one alpha")
+    unknown = [m for m in metrics if m not in SCORES]
+    if unknown:
+        raise ValueError(f"unknown metric {unknown[0]!r}; use one of {sorted(SCORES)}")
+    if is_loader(X):
+        if y is not None:
+            raise ValueError("sweep takes the targets from the Dataset/DataLoader: pass y=None")
+        return _streamed_sweep(model, rule, X, alphas, metrics, seed, need_y=True)
+    if y is None:
+        raise ValueError("sweep needs y (or X as a Dataset/DataLoader of (x, y) pairs)")
+    y = as_target(y, "y")
+    y_hat, ok = predict_sweep(model, rule, X, alphas, seed)
+    y = y.to(y_hat.device)
+    if y.shape[0] != y_hat.shape[1]:
+        raise ValueError(f"X has {y_hat.shape[1]} rows but y has {y.shape[0]}")
+    table: Table = {"alpha": alphas}
+    for name in metrics:
+        table[name] = [float(score(name, y_hat[i], y)) for i in range(len(alphas))]
+    if ok is not None:
+        table["verification_ratio"] = [float(v) for v in ok.nanmean(dim=1)]
+    return table
+
+
+def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
+                       seed: int = 0) -> float:
+    """Fraction of the samples of X (that the rule can judge) on which the rule holds.
+    ``X``: tensors, a dict of them, or a Dataset/DataLoader (of inputs or (x, y) pairs)."""
+    if is_loader(X):
+        table = _streamed_sweep(model, rule, X, [float(alpha)], (), seed, need_y=False)
+        return table["verification_ratio"][0]
+    _, ok = predict_sweep(model, rule, X, [float(alpha)], seed)
+    assert ok is not None
+    return float(ok.nanmean())
+
+
+@torch.no_grad()
+def _streamed_sweep(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
+                    metrics: Sequence[str], seed: int, need_y: bool) -> Table:
+    """:func:`sweep` on a Dataset/DataLoader, accumulated block by block: memory holds one
+    block (and, for auc, one score per row and alpha)."""
+    A = len(alphas)
+    sums = {name: torch.zeros(A, dtype=torch.float64) for name in metrics if name in MEANS}
+    judged, held = torch.zeros(A, dtype=torch.float64), torch.zeros(A, dtype=torch.float64)
+    scores: list[Tensor] = []
+    targets: list[Tensor] = []
+    n = 0
+    with eval_mode(model):
+        for y_hat, ok, y in _blocks(model, rule, data, alphas, seed, None, need_y):
+            if y is not None:
+                for name, total in sums.items():
+                    total += torch.stack([MEANS[name](y_hat[i], y).double().sum()
+                                          for i in range(A)]).cpu()
+                n += y.shape[0]
+            if "auc" in metrics:
+                scores.append(y_hat.reshape(A, y_hat.shape[1], -1)[:, :, 0].cpu())
+                targets.append(y.cpu())  # type: ignore[union-attr]
+            if ok is not None:
+                held += ok.nan_to_num(0.0).double().sum(dim=1).cpu()
+                judged += (~ok.isnan()).double().sum(dim=1).cpu()
+    table: Table = {"alpha": list(alphas)}
+    for name in metrics:
+        if name == "auc":
+            s, t = torch.cat(scores, dim=1), torch.cat(targets)
+            table[name] = [float(score("auc", s[i][:, None], t)) for i in range(A)]
+        else:
+            mean = sums[name] / max(n, 1)
+            table[name] = (mean.sqrt() if name == "rmse" else mean).tolist()
+    if rule is not None:
+        table["verification_ratio"] = (held / judged).tolist()
+    return table
+
+
+def _error_metric(table: Table, metric: str | None) -> str:
+    if metric is not None:
+        if metric not in table:
+            raise ValueError(f"metric {metric!r} is not in the table ({sorted(table)})")
+        return metric
+    for name in (*ERROR_METRICS, *sorted(HIGHER_IS_BETTER)):
+        if name in table:
+            return name
+    raise ValueError(f"the table has no metric to select on ({sorted(table)})")
+
+
+def select_alpha(
+    table: Table,
+    min_verification: float | None = None,
+    objective: str = "min_error",
+    metric: str | None = None,
+) -> float:
+    """Pick an alpha from a :func:`sweep` table.
+
+    With ``min_verification``: the smallest alpha whose verification ratio is at least
+    that. Otherwise ``objective="min_error"``: the alpha with the best ``metric`` (default
+    the first error metric in the table; accuracy and auc are maximised).
+
+    >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2],
+    ...               "verification_ratio": [0.2, 0.8, 0.99]}, min_verification=0.9)
+    1.0
+    >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2]})
+    0.5
+    """
+    alphas = table["alpha"]
+    if min_verification is not None:
+        if "verification_ratio" not in table:
+            raise ValueError("the table has no verification_ratio (sweep without a rule)")
+        ratios = table["verification_ratio"]
+        ok = [a for a, r in zip(alphas, ratios, strict=True) if r >= min_verification]
+        if not ok:
+            best = max(range(len(alphas)), key=lambda i: ratios[i])
+            raise ValueError(
+                f"no alpha reaches verification ratio {min_verification}"
+                f" (highest {ratios[best]:.3f} at alpha {alphas[best]})"
+            )
+        return min(ok)
+    if objective != "min_error":
+        raise ValueError(f"objective must be 'min_error', got {objective!r}")
+    name = _error_metric(table, metric)
+    sign = -1.0 if name in HIGHER_IS_BETTER else 1.0
+    values = [sign * v if not math.isnan(v) else math.inf for v in table[name]]
+    return alphas[min(range(len(alphas)), key=lambda i: values[i])]

@@ -1,0 +1,127 @@
+"""The task and rule losses of a batch, written once for :class:`deepctrl.Objective` (one
+model) and :func:`deepctrl.fit` (S seeds stacked along a leading axis).
+
+Tensors here carry the seeds on axis 0 and the rows on axis 1, flattened to (S * rows, ...)
+where a rule or a per-sample loss looks at them; one model is the case S = 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+from deepctrl.core.inputs import Inputs, apply, batch_len
+from deepctrl.core.methods import Terms
+from deepctrl.core.metrics import SIGMOID_HINT
+from deepctrl.core.rules.base import Context, Rule, forward_all, make_context
+from deepctrl.core.scale import Scales, reference_rule_loss
+
+Forward = Callable[[Inputs], Tensor]
+"""Stacked inputs (S, rows, ...) -> stacked outputs (S, rows, ...)."""
+
+
+def flat(x: Inputs) -> Inputs:
+    """(S, rows, ...) -> (S * rows, ...)."""
+    return apply(lambda t: t.flatten(0, 1), x)
+
+
+def _flat_all(ts: Sequence[Inputs | None]) -> list:
+    return [None if t is None else flat(t) for t in ts]
+
+
+def compute_terms(
+    rule: Rule | None, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Inputs, y: Tensor,
+    y_hat: Tensor, perturbed: Sequence[Inputs | None], y_perturbed: Sequence[Tensor | None],
+    alpha: Tensor, n_global: int, need_violations: bool,
+) -> tuple[Terms, Context | None]:
+    """Per-seed task loss, rule loss and signed violations of one batch, and the rule's
+    context (None without a rule).
+
+    Inputs, targets and outputs are stacked (S, rows, ...); the per-sample losses are summed
+    over the rows and divided by ``n_global`` (the batch size, or the global batch under
+    data-parallel training).
+    """
+    S, b = y_hat.shape[0], y_hat.shape[1]
+    task = loss_fn(y_hat.flatten(0, 1), y.flatten(0, 1)).view(S, b).sum(1) / n_global
+    zero = task.new_zeros(S)
+    if rule is None:
+        return Terms(task, zero, zero[:, None], alpha), None
+    ctx = make_context(rule, flat(x), y_hat.flatten(0, 1), _flat_all(perturbed),
+                       _flat_all(y_perturbed))
+    rule_loss = rule.loss(ctx).view(S, b).sum(1) / n_global
+    if need_violations:
+        parts = ctx.parts or (ctx,)
+        viol = torch.stack([leaf.violation(c).view(S, b).sum(1) / n_global
+                            for leaf, c in zip(rule.leaves(), parts, strict=True)], dim=1)
+    else:
+        viol = zero[:, None]
+    return Terms(task, rule_loss, viol, alpha), ctx
+
+
+def block_sums(
+    forward: Forward, rule: Rule | None, loss_fn: Callable[[Tensor, Tensor], Tensor],
+    x: Inputs, y: Tensor, perturbed: Sequence[Inputs | None], what: str,
+    scales: tuple[Scales, Tensor] | None = None,
+) -> Tensor:
+    """Per-seed sums (S,) in float64 over a block of rows of the task loss (``what="task"``),
+    the rule loss (``"rule"``) or the rule loss on the reference response of
+    :mod:`deepctrl.core.scale` (``"reference"``, needs ``scales``)."""
+    S, m = batch_len(x), batch_len(x, 1)
+    if what == "task" or rule is None:
+        y_hat = forward(x)
+        return loss_fn(y_hat.flatten(0, 1), y.flatten(0, 1)).view(S, m).sum(1).double()
+    y_hat, y_p = forward_all(forward, x, perturbed, dim=1)
+    ctx = make_context(rule, flat(x), y_hat.flatten(0, 1), _flat_all(perturbed), _flat_all(y_p))
+    if what == "reference":
+        if scales is None:
+            raise ValueError("the reference rule loss needs the data scales")
+        per_sample = reference_rule_loss(rule, ctx, *scales)
+    else:
+        per_sample = rule.loss(ctx)
+    return per_sample.view(S, m).sum(1).double()
+
+
+def check_outputs(y_hat: Tensor, y: Tensor, task_loss: object) -> None:
+    """Clear errors for outputs that do not fit the targets under a named task loss (a
+    callable loss is not checked). ``y_hat`` and ``y`` are one batch, rows first.
+
+    >>> check_outputs(torch.zeros(4, 1), torch.zeros(4, 2), "mse")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the target has 2 values per row (shape (4, 2)) but the model outputs 1 ...
+    """
+    if not isinstance(task_loss, str):
+        return
+    n = y_hat.shape[0]
+    if task_loss == "cross_entropy":
+        _check_classes(y_hat, y)
+        return
+    per_output = y_hat.reshape(n, -1).shape[1]
+    per_target = y.reshape(y.shape[0], -1).shape[1]
+    if per_output != per_target:
+        raise ValueError(
+            f"the target has {per_target} value{'s' * (per_target != 1)} per row (shape "
+            f"{tuple(y.shape)}) but the model outputs {per_output} (shape {tuple(y_hat.shape)}):"
+            f" they must match for task_loss={task_loss!r}")
+    if task_loss == "bce":
+        lo, hi = float(y_hat.min()), float(y_hat.max())
+        if lo < 0 or hi > 1:
+            raise ValueError(f"task_loss='bce' needs probabilities in [0, 1], but the model "
+                             f"outputs values from {lo:.3g} to {hi:.3g}: {SIGMOID_HINT}")
+        if float(y.min()) < 0 or float(y.max()) > 1:
+            raise ValueError("task_loss='bce' needs targets in [0, 1]")
+
+
+def _check_classes(y_hat: Tensor, y: Tensor) -> None:
+    if y_hat.dim() != 2:
+        raise ValueError("task_loss='cross_entropy' needs outputs of shape (batch, classes), "
+                         f"got {tuple(y_hat.shape)}")
+    if y.is_floating_point() or y.reshape(y.shape[0], -1).shape[1] != 1:
+        raise ValueError("task_loss='cross_entropy' needs one integer class label per row, "
+                         f"got {y.dtype} targets of shape {tuple(y.shape)}")
+    classes = y_hat.shape[1]
+    if int(y.min()) < 0 or int(y.max()) >= classes:
+        raise ValueError(f"task_loss='cross_entropy': labels must be in 0..{classes - 1} for "
+                         f"{classes} model outputs, got {int(y.min())}..{int(y.max())}")

@@ -1,0 +1,341 @@
+"""The DeepCTRL network: two encoders whose latents are mixed by the rule strength alpha.
+
+Example:
+    >>> import torch, deepctrl as dc
+    >>> model = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), dc.mlp(16, 2))
+    >>> model(torch.zeros(3, 4), alpha=0.7).shape
+    torch.Size([3, 2])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from deepctrl.core.inputs import Inputs, batch_len, expand_seeds
+
+MERGES = ("deepctrl", "add", "concat", "input")
+
+Alpha = float | Tensor
+
+
+class MLP(nn.Sequential):
+    """Linear layers with ReLU between them (none after the last); `dims` says its shape."""
+
+    def __init__(self, *dims: int, out_activation: str | None = None) -> None:
+        if len(dims) < 2:
+            raise ValueError(f"mlp needs at least an input and an output size, got {dims}")
+        if any(int(d) <= 0 for d in dims):
+            raise ValueError(f"mlp sizes must be positive integers, got {dims}")
+        layers: list[nn.Module] = []
+        for i, (d_in, d_out) in enumerate(itertools.pairwise(dims)):
+            layers.append(nn.Linear(int(d_in), int(d_out)))
+            if i < len(dims) - 2:
+                layers.append(nn.ReLU())
+        if out_activation == "sigmoid":
+            layers.append(nn.Sigmoid())
+        elif out_activation is not None:
+            raise ValueError(f"out_activation must be None or 'sigmoid', got {out_activation!r}")
+        super().__init__(*layers)
+        self.dims = tuple(int(d) for d in dims)
+        self.out_activation = out_activation
+
+    def spec(self) -> dict[str, Any]:
+        return {"dims": list(self.dims), "out_activation": self.out_activation}
+
+
+class Residual(nn.Module):
+    """``inner(x) + x``: a network that predicts the change of its input.
+
+    >>> Residual(mlp(2, 2))(torch.zeros(1, 2)).shape
+    torch.Size([1, 2])
+    """
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.inner(x) + x
+
+
+def mlp(*dims: int, out_activation: str | None = None) -> MLP:
+    """A plain ReLU MLP: ``mlp(4, 64, 16)`` is Linear(4,64)-ReLU-Linear(64,16).
+
+    >>> mlp(4, 64, 16)[0]
+    Linear(in_features=4, out_features=64, bias=True)
+    """
+    return MLP(*dims, out_activation=out_activation)
+
+
+def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
+    """Alpha as a tensor that broadcasts against ``z`` (batch first)."""
+    a = torch.as_tensor(alpha, dtype=z.dtype, device=z.device)
+    if a.dim() == 1:
+        return a.reshape(a.shape + (1,) * (z.dim() - 1))
+    if a.dim() > 1:
+        raise ValueError(
+            f"alpha must be a float or a tensor of shape (batch,), got {tuple(a.shape)}")
+    return a
+
+
+class DeepCTRL(nn.Module):
+    """Data encoder and rule encoder whose latents are mixed by ``alpha``, then a decision block.
+
+    merge ``"deepctrl"``: z = cat(alpha z_r, (1 - alpha) z_d) (the paper); ``"add"``:
+    z = alpha z_r + (1 - alpha) z_d; ``"concat"``: z = cat(z_r, z_d), alpha unused;
+    ``"input"``: the data encoder alone is fed cat(x, alpha) (pass ``rule_encoder=None``).
+    ``shared`` runs first on x and feeds both encoders. ``residual`` adds x to the output.
+    Alpha outside [0, 1] extrapolates the mix; it is never clipped.
+
+    >>> m = DeepCTRL(mlp(2, 4), mlp(2, 4), mlp(8, 2), residual=True)
+    >>> m(torch.ones(5, 2), alpha=torch.full((5,), 0.3)).shape
+    torch.Size([5, 2])
+    """
+
+    def __init__(
+        self,
+        data_encoder: nn.Module,
+        rule_encoder: nn.Module | None,
+        decision: nn.Module,
+        shared: nn.Module | None = None,
+        merge: str = "deepctrl",
+        residual: bool = False,
+    ) -> None:
+        super().__init__()
+        if merge not in MERGES:
+            raise ValueError(f"merge must be one of {MERGES}, got {merge!r}")
+        if merge == "input" and rule_encoder is not None:
+            raise ValueError("merge='input' uses one encoder: pass rule_encoder=None")
+        if merge != "input" and rule_encoder is None:
+            raise ValueError(f"merge={merge!r} needs a rule_encoder")
+        self.shared = shared
+        self.data_encoder = data_encoder
+        self.rule_encoder = rule_encoder
+        self.decision = decision
+        self.merge = merge
+        self.residual = residual
+
+    def encode(self, x: Inputs) -> tuple[Tensor | None, Tensor]:
+        """(z_r, z_d) for alpha-free merges; for ``"input"`` call :meth:`forward` instead."""
+        if self.merge == "input":
+            raise ValueError("merge='input' has no alpha-free latents")
+        h = self.shared(x) if self.shared is not None else x
+        return self.rule_encoder(h), self.data_encoder(h)
+
+    def mix(self, z_r: Tensor, z_d: Tensor, alpha: Alpha) -> Tensor:
+        """The merged latent z for given encoder outputs."""
+        if self.merge == "concat":
+            return torch.cat([z_r, z_d], dim=-1)
+        a = _alpha_like(alpha, z_d)
+        if self.merge == "add":
+            return a * z_r + (1 - a) * z_d
+        return torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
+
+    def decide(self, x: Inputs, z: Tensor) -> Tensor:
+        y = self.decision(z)
+        if not self.residual:
+            return y
+        if isinstance(x, dict):
+            raise ValueError("residual=True adds the input to the output, so it needs one "
+                             "input tensor, not a dict of inputs")
+        return y + x
+
+    def forward(self, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
+        if self.merge == "input":
+            h = self.shared(x) if self.shared is not None else x
+            if isinstance(h, dict):
+                raise ValueError("merge='input' appends alpha to the input: with a dict of "
+                                 "inputs give a shared module that returns one tensor")
+            a = _alpha_like(alpha, h).expand((*h.shape[:-1], 1))
+            return self.decide(x, self.data_encoder(torch.cat([h, a], dim=-1)))
+        z_r, z_d = self.encode(x)
+        return self.decide(x, self.mix(z_r, z_d, alpha))
+
+    def forward_alphas(self, x: Inputs, alphas: Sequence[float] | Tensor) -> Tensor:
+        """Outputs for every alpha at once, shape (n_alphas, batch, ...).
+
+        The encoders run once; the decision block runs once on all alphas stacked.
+        """
+        param = next(self.parameters())
+        a = torch.as_tensor(alphas, dtype=param.dtype, device=param.device).reshape(-1)
+        n, b = a.shape[0], batch_len(x)
+        xs = _tile(x, n)
+        per_sample = a.repeat_interleave(b)
+        if self.merge == "input":
+            return self.forward(xs, per_sample).reshape(n, b, -1)
+        z_r, z_d = self.encode(x)
+        split = _first_linear(self.decision)
+        if split is not None and self.merge != "concat" and z_r.dim() == 2:
+            first, rest = split
+            h = self._first_layer_alphas(first, z_r, z_d, a)
+            y = rest(h.reshape(n * b, -1))
+            y = y + xs if self.residual else y  # type: ignore[operator]
+            return y.reshape(n, b, *y.shape[1:])
+        z_r = z_r.unsqueeze(0).expand(n, *z_r.shape).reshape(n * b, *z_r.shape[1:])
+        z_d = z_d.unsqueeze(0).expand(n, *z_d.shape).reshape(n * b, *z_d.shape[1:])
+        y = self.decide(xs, self.mix(z_r, z_d, per_sample))
+        return y.reshape(n, b, *y.shape[1:])
+
+    def _first_layer_alphas(self, first: nn.Linear, z_r: Tensor, z_d: Tensor,
+                            alphas: Tensor) -> Tensor:
+        """The decision block's first linear layer for every alpha, (n_alphas, batch, out).
+
+        The merged latent is affine in alpha and so is this layer: it is computed once for
+        the rule part and once for the data part, then mixed per alpha.
+        """
+        if self.merge == "add":
+            u, v = z_r @ first.weight.T, z_d @ first.weight.T
+        else:
+            w_r, w_d = first.weight.split([z_r.shape[-1], z_d.shape[-1]], dim=1)
+            u, v = z_r @ w_r.T, z_d @ w_d.T
+        base = v + first.bias if first.bias is not None else v
+        return torch.addcmul(base.unsqueeze(0), alphas.reshape(-1, 1, 1), (u - v).unsqueeze(0))
+
+    def spec(self) -> dict[str, Any] | None:
+        """A JSON description when every part is an :class:`MLP`, else None."""
+        parts = {
+            "shared": self.shared,
+            "data_encoder": self.data_encoder,
+            "rule_encoder": self.rule_encoder,
+            "decision": self.decision,
+        }
+        out: dict[str, Any] = {"merge": self.merge, "residual": self.residual}
+        for name, part in parts.items():
+            if part is None:
+                out[name] = None
+            elif isinstance(part, MLP):
+                out[name] = part.spec()
+            else:
+                return None
+        return out
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> DeepCTRL:
+        """Rebuild a model from :meth:`spec` (fresh weights)."""
+
+        def build(part: dict[str, Any] | None) -> MLP | None:
+            if part is None:
+                return None
+            return MLP(*part["dims"], out_activation=part.get("out_activation"))
+
+        return cls(
+            data_encoder=build(spec["data_encoder"]),
+            rule_encoder=build(spec["rule_encoder"]),
+            decision=build(spec["decision"]),
+            shared=build(spec["shared"]),
+            merge=spec["merge"],
+            residual=spec["residual"],
+        )
+
+
+def _tile(x: Inputs, n: int) -> Inputs:
+    """``x`` repeated ``n`` times along the rows: (n * batch, ...)."""
+    tiled = expand_seeds(x, n)
+    if isinstance(tiled, dict):
+        return {k: v.reshape(-1, *v.shape[2:]) for k, v in tiled.items()}
+    return tiled.reshape(-1, *tiled.shape[2:])
+
+
+def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:
+    """(first linear layer, the rest) of a plain sequential decision block, else None."""
+    if type(decision) not in (nn.Sequential, MLP) or len(decision) == 0:
+        return None
+    first = decision[0]
+    if type(first) is not nn.Linear:
+        return None
+    return first, nn.Sequential(*list(decision)[1:])
+
+
+def unwrap(model: nn.Module) -> nn.Module:
+    """The module inside DistributedDataParallel, DataParallel or torch.compile wrappers."""
+    while True:
+        inner = getattr(model, "module", None) or getattr(model, "_orig_mod", None)
+        if not isinstance(inner, nn.Module):
+            return model
+        model = inner
+
+
+def accepts_alpha(model: nn.Module) -> bool:
+    """Whether ``model(x, alpha)`` takes the rule strength: a :class:`DeepCTRL`, or any
+    module whose ``forward`` has a parameter named ``alpha``.
+
+    >>> accepts_alpha(DeepCTRL(mlp(2, 4), mlp(2, 4), mlp(8, 1))), accepts_alpha(mlp(2, 1))
+    (True, False)
+    """
+    inner = unwrap(model)
+    if isinstance(inner, DeepCTRL):
+        return True
+    try:
+        return "alpha" in inspect.signature(inner.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def predict(model: nn.Module, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
+    """Call ``model`` at ``alpha`` if it takes one (see :func:`accepts_alpha`), else ignore it."""
+    if accepts_alpha(model):
+        return model(x, alpha)
+    return model(x)
+
+
+def predict_alphas(model: nn.Module, x: Inputs, alphas: Sequence[float] | Tensor) -> Tensor:
+    """(n_alphas, batch, ...) outputs; a model without alpha repeats its output."""
+    if isinstance(model, DeepCTRL):
+        return model.forward_alphas(x, alphas)
+    if accepts_alpha(model):
+        return torch.stack([model(x, float(a)) for a in alphas])
+    n = len(alphas)
+    y = model(x)
+    return y.unsqueeze(0).expand(n, *y.shape)
+
+
+@contextlib.contextmanager
+def in_mode(model: nn.Module, training: bool) -> Iterator[nn.Module]:
+    """Run a block with ``model`` in train or eval mode, then give every submodule back the
+    mode it had."""
+    modes = [(m, m.training) for m in model.modules()]
+    model.train(training)
+    try:
+        yield model
+    finally:
+        for m, was_training in modes:
+            m.training = was_training
+
+
+def eval_mode(model: nn.Module) -> contextlib.AbstractContextManager[nn.Module]:
+    """Run a block with ``model`` in eval mode (Dropout off, BatchNorm on its running
+    statistics), then give every submodule back the mode it had.
+
+    >>> m = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    >>> with eval_mode(m):
+    ...     m[1].training
+    False
+    >>> m[1].training
+    True
+    """
+    return in_mode(model, False)
+
+
+_DROPOUTS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
+             nn.FeatureAlphaDropout)
+
+
+def has_randomness(model: nn.Module) -> bool:
+    """Whether training-mode forwards of ``model`` draw random numbers (dropout, RReLU).
+
+    >>> has_randomness(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))), has_randomness(mlp(2, 1))
+    (True, False)
+    """
+    for m in model.modules():
+        if (isinstance(m, _DROPOUTS) and m.p > 0) or isinstance(m, nn.RReLU):
+            return True
+        if isinstance(m, nn.RNNBase | nn.MultiheadAttention) and m.dropout > 0:
+            return True
+    return False

@@ -1,0 +1,268 @@
+"""``Objective``: the DeepCTRL loss of one batch, for any model in any training loop.
+
+It draws alpha from the method's prior, runs the model once on the batch joined with its
+perturbed copy, and returns the loss to call ``backward()`` on, with its parts. Your loop
+keeps its optimizer, DataLoader, mixed precision, DDP wrapper or Lightning module.
+
+>>> import torch, deepctrl as dc
+>>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+>>> objective = dc.Objective(model, dc.rules.Monotonic(0, "increasing"),
+...                          dc.methods.DeepCTRL(rho=1.0))
+>>> opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+>>> x, y = torch.randn(32, 3), torch.randn(32, 1)
+>>> out = objective(x, y)
+>>> out.loss.backward(); opt.step(); opt.zero_grad(); objective.after_step(out)
+>>> out.satisfied.shape, 0.0 <= out.alpha <= 1.0
+(torch.Size([32]), True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as tdist
+from torch import Tensor, nn
+
+from deepctrl.core.data import as_pair
+from deepctrl.core.inputs import Inputs, apply, batch_len, device_of
+from deepctrl.core.log import info
+from deepctrl.core.losses import block_sums, check_outputs, compute_terms
+from deepctrl.core.methods import DeepCTRLMethod, Method, Terms
+from deepctrl.core.metrics import PerSample, per_sample
+from deepctrl.core.model import accepts_alpha, eval_mode
+from deepctrl.core.rules.base import Rule, forward_all, perturb_all
+from deepctrl.core.scale import RunningScales, Scales, data_scales
+from deepctrl.core.seeding import derive_seed
+from deepctrl.core.sources import blocks, is_loader
+
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+@dataclass(frozen=True)
+class ObjectiveOutput:
+    """One batch's loss and its parts.
+
+    ``loss``: the scalar to call ``backward()`` on. ``task``, ``rule``: the batch's mean
+    task and rule losses, detached (for logging; ``terms`` keeps them in the graph).
+    ``alpha``: the rule strength used. ``y_hat``: the outputs on x.
+    ``satisfied``: per sample, whether the rule held (None without a rule); ``judged``: the
+    samples the rule can judge. ``terms``: what the method's hooks take.
+    """
+
+    loss: Tensor
+    task: Tensor
+    rule: Tensor
+    alpha: float
+    y_hat: Tensor
+    satisfied: Tensor | None
+    judged: Tensor | None
+    terms: Terms
+
+    @property
+    def verification_ratio(self) -> float:
+        """The fraction of judged samples of this batch on which the rule held."""
+        if self.satisfied is None or self.judged is None or not bool(self.judged.any()):
+            return math.nan
+        return float(self.satisfied[self.judged].float().mean())
+
+
+def _world() -> int:
+    return tdist.get_world_size() if tdist.is_available() and tdist.is_initialized() else 1
+
+
+def _upcast(t: Tensor) -> Tensor:
+    """Outputs of a low-precision (autocast) forward, in float32 for the losses."""
+    return t.float() if t.dtype in LOW_PRECISION else t
+
+
+class Objective:
+    """The loss of ``method`` (default :class:`deepctrl.core.methods.DeepCTRLMethod`) under ``rule``
+    for one model, one batch at a time.
+
+    ``objective(x, y)`` returns an :class:`ObjectiveOutput`. After each optimizer step call
+    :meth:`after_step` (the dual update of LagrangianDual; nothing for the others), after
+    each epoch :meth:`after_epoch` (rho="epoch" re-measures rho). ``seed`` fixes the alpha
+    draws and perturbations; under DDP give every rank the same seed, so that all ranks
+    draw the same alpha for a step.
+
+    rho (DeepCTRL's balance of the losses, see docs/rho.md): call :meth:`calibrate` with
+    the training data before training to measure it as the paper does, over the training
+    set at the initial weights; otherwise it is measured on the first batch. A float rho
+    needs neither.
+    """
+
+    def __init__(self, model: nn.Module, rule: Rule | None = None, method: Method | None = None,
+                 task_loss: str | PerSample = "mae", seed: int = 0) -> None:
+        self.method = method if method is not None else DeepCTRLMethod()
+        if self.method.uses_rule and rule is None:
+            raise ValueError(f"{self.method.name} needs a rule")
+        self.model, self.rule, self.task_loss = model, rule, task_loss
+        self.loss_fn = per_sample(task_loss)
+        self.seed = int(seed)
+        self._use_rule = rule is not None and self.method.uses_rule
+        self._takes_alpha = accepts_alpha(model)
+        self._ready = False
+        self._checked = False
+        self._generators: dict[str, torch.Generator] = {}
+
+    @property
+    def rho(self) -> float | None:
+        """DeepCTRL's rho once known, else None."""
+        rho = getattr(self.method, "rho", None)
+        return float(rho[0]) if self._ready and rho is not None and len(rho) else None
+
+    def _forward(self, x: Inputs, alpha: float) -> Tensor:
+        return self.model(x, alpha) if self._takes_alpha else self.model(x)
+
+    def _generator(self, device: torch.device) -> torch.Generator:
+        key = str(device)
+        if key not in self._generators:
+            self._generators[key] = torch.Generator(device).manual_seed(
+                derive_seed(self.seed, "perturb"))
+        return self._generators[key]
+
+    def _dtype(self) -> torch.dtype:
+        param = next(self.model.parameters(), None)
+        return param.dtype if param is not None else torch.float32
+
+    def _device(self) -> torch.device:
+        param = next(self.model.parameters(), None)
+        return param.device if param is not None else torch.device("cpu")
+
+    def _estimator(self, data: Any, block_rows: int) -> Callable[[bool], tuple[Tensor, Tensor]]:
+        """``estimate(reference)``: (L_rule at alpha 1, L_task at alpha 0) over ``data``."""
+        device, dtype = self._device(), self._dtype()
+        rule = self.rule if self._use_rule else None
+
+        def one_seed(alpha: float) -> Callable[[Inputs], Tensor]:
+            return lambda z: _upcast(self._forward(apply(lambda t: t[0], z), alpha))[None]
+
+        def estimate(reference: bool) -> tuple[Tensor, Tensor]:
+            scales = self._scales(data, block_rows) if reference else None
+            gen = torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
+            sums = torch.zeros(3, dtype=torch.float64, device=device)
+            with eval_mode(self.model), torch.no_grad():
+                for x, y in blocks(data, block_rows, device, dtype, "data"):
+                    perturbed = perturb_all(rule, x, gen) if rule is not None else []
+                    xs, ys = apply(lambda t: t[None], x), y[None]  # type: ignore[index]
+                    ps = [None if p is None else apply(lambda t: t[None], p) for p in perturbed]
+                    what = "reference" if reference else "rule"
+                    sums[0] += block_sums(one_seed(1.0), rule, self.loss_fn, xs, ys, ps, what,
+                                          scales)[0]
+                    sums[1] += block_sums(one_seed(0.0), None, self.loss_fn, xs, ys, [],
+                                          "task")[0]
+                    sums[2] += batch_len(x)
+            if _world() > 1:
+                tdist.all_reduce(sums)
+            return (sums[:1] / sums[2]).float().cpu(), (sums[1:2] / sums[2]).float().cpu()
+
+        return estimate
+
+    def _scales(self, data: Any, block_rows: int) -> tuple[Scales, Tensor]:
+        device, dtype = self._device(), self._dtype()
+        if not is_loader(data):
+            return data_scales(*as_pair(data, "data", device, dtype))
+        acc = RunningScales()
+        for x, y in blocks(data, block_rows, device, dtype, "data"):
+            acc.add(x, y)  # type: ignore[arg-type]
+        return acc.result()
+
+    def _setup(self, estimate: Callable[[bool], tuple[Tensor, Tensor]]) -> None:
+        n_rules = len(self.rule.leaves()) if self.rule is not None else 0
+        self.method.setup([self.seed], n_rules, estimate)
+        self._ready = True
+
+    def calibrate(self, data: Any, block_rows: int = 4096) -> Objective:
+        """Measure rho (DeepCTRL with rho "auto", "paper" or "epoch") over ``data`` at the
+        model's current weights, in eval mode: ``(X, y)`` tensors, a Dataset or a DataLoader.
+        Under DDP the sums are added over ranks. Returns self."""
+        self._setup(self._estimator(data, block_rows))
+        return self
+
+    def __call__(self, x: Inputs, y: Tensor, alpha: float | None = None) -> ObjectiveOutput:
+        """The loss of the batch (x, y) at a drawn alpha (or at ``alpha`` if given)."""
+        if y.dim() == 1 and y.is_floating_point():
+            y = y[:, None]
+        if not self._ready:
+            self._setup(self._first_batch_estimator(x, y))
+        device = device_of(x)
+        if alpha is None:
+            alphas = self.method.draw_alphas(1).to(device)[:, 0]
+        else:
+            alphas = torch.tensor([float(alpha)], device=device)
+        a = float(alphas[0])
+        rule = self.rule if self._use_rule else None
+        perturbed = perturb_all(rule, x, self._generator(device)) if rule is not None else []
+        y_hat, y_p = forward_all(lambda z: _upcast(self._forward(z, a)), x, perturbed)
+        self._check(y_hat, y)
+        one = lambda t: t[None]  # noqa: E731
+        terms, ctx = compute_terms(
+            rule, self.loss_fn, apply(one, x), y[None], y_hat[None],
+            [None if p is None else apply(one, p) for p in perturbed],
+            [None if t is None else t[None] for t in y_p], alphas, batch_len(x),
+            self.method.needs_violations)
+        loss = self.method.objective(terms)[0]
+        satisfied = judged = None
+        if rule is not None and ctx is not None:
+            satisfied, judged = rule.satisfied(ctx).detach(), rule.applicable(ctx).detach()
+        return ObjectiveOutput(loss, terms.task[0].detach(), terms.rule[0].detach(), a, y_hat,
+                               satisfied, judged, terms)
+
+    def _first_batch_estimator(self, x: Inputs, y: Tensor) -> Callable[[bool],
+                                                                    tuple[Tensor, Tensor]]:
+        estimate = self._estimator((x, y), batch_len(x))
+
+        def noisy(reference: bool) -> tuple[Tensor, Tensor]:
+            out = estimate(reference)
+            info("rho measured on the first batch; call objective.calibrate(train_data) "
+                 "before training to measure it on the whole training set (the paper's)")
+            return out
+
+        return noisy
+
+    def _check(self, y_hat: Tensor, y: Tensor) -> None:
+        if y_hat.shape[0] != y.shape[0]:
+            raise ValueError(f"the batch has {y_hat.shape[0]} outputs but {y.shape[0]} targets")
+        if not self._checked:
+            check_outputs(y_hat.detach(), y, self.task_loss)
+            self._checked = True
+
+    def after_step(self, out: ObjectiveOutput) -> None:
+        """Call after the optimizer step: updates the method's state (LagrangianDual's
+        multipliers, from the batch's violations averaged over DDP ranks)."""
+        terms = out.terms
+        world = _world()
+        if self.method.needs_violations and world > 1:
+            v = terms.violations.detach().clone()
+            tdist.all_reduce(v)
+            terms = terms._replace(violations=v / world)
+        self.method.after_step(terms)
+
+    def after_epoch(self, data: Any = None, block_rows: int = 4096) -> None:
+        """Call after each epoch; DeepCTRL with rho="epoch" re-measures rho over ``data``
+        (the training data) at the current weights."""
+
+        def estimate(reference: bool) -> tuple[Tensor, Tensor]:
+            if data is None:
+                raise ValueError("rho='epoch' re-measures rho after every epoch: pass the "
+                                 "training data, objective.after_epoch(train_data)")
+            return self._estimator(data, block_rows)(reference)
+
+        self.method.after_epoch(estimate)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The method's state (rho, prior generator, multipliers) and the perturbation
+        generators; with the model's and optimizer's state dicts it resumes a run exactly."""
+        return {"method": self.method.state_dict(), "ready": self._ready,
+                "generators": {k: g.get_state() for k, g in self._generators.items()}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state["ready"]:
+            self.method.load_state_dict(state["method"])
+        self._ready = bool(state["ready"])
+        for key, value in state["generators"].items():
+            self._generator(torch.device(key)).set_state(value)

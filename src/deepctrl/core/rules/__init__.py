@@ -1,0 +1,39 @@
+"""Rules: what the model should respect, as per-sample losses and checks.
+
+>>> import deepctrl as dc
+>>> rule = dc.rules.Monotonic(0, "decreasing", perturbation=dc.rules.Relative(0.1))
+"""
+
+from typing import Any
+
+from deepctrl.core.rules.base import Context, Rule, SignedRule
+from deepctrl.core.rules.combine import AllOf
+from deepctrl.core.rules.monotonic import Monotonic, Threshold, feature_rule_from_config
+from deepctrl.core.rules.penalty import Penalty
+from deepctrl.core.rules.perturbation import Additive, Perturbation, Relative, Standardized
+
+
+def rule_from_config(cfg: dict[str, Any]) -> Rule:
+    """Rebuild a rule from ``rule.config()``."""
+    kind = cfg.get("kind")
+    if kind in ("monotonic", "threshold"):
+        return feature_rule_from_config(cfg)
+    if kind == "allof":
+        return AllOf([rule_from_config(c) for c in cfg["rules"]], cfg["weights"])
+    raise ValueError(f"unknown rule kind {kind!r} in model file")
+
+
+__all__ = [
+    "Additive",
+    "AllOf",
+    "Context",
+    "Monotonic",
+    "Penalty",
+    "Perturbation",
+    "Relative",
+    "Rule",
+    "SignedRule",
+    "Standardized",
+    "Threshold",
+    "rule_from_config",
+]

@@ -1,0 +1,69 @@
+"""Several rules at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from deepctrl.core.rules.base import Context, Rule
+
+
+class AllOf(Rule):
+    """All of ``rules`` at once: loss sum_i w_i loss_i, satisfied when every rule is.
+
+    A sample counts for verification when at least one member rule can judge it.
+    Nested ``AllOf`` are flattened.
+
+    >>> from deepctrl.core.rules import Penalty
+    >>> both = AllOf([Penalty(lambda x, y: y[:, 0]), Penalty(lambda x, y: -y[:, 0] - 1)])
+    >>> len(both.leaves())
+    2
+    """
+
+    def __init__(self, rules: Sequence[Rule], weights: Sequence[float] | None = None) -> None:
+        if not rules:
+            raise ValueError("AllOf needs at least one rule")
+        weights = [1.0] * len(rules) if weights is None else [float(w) for w in weights]
+        if len(weights) != len(rules):
+            raise ValueError(f"AllOf got {len(rules)} rules but {len(weights)} weights")
+        if any(w < 0 for w in weights):
+            raise ValueError(f"AllOf weights must be >= 0, got {weights}")
+        self._leaves: list[Rule] = []
+        self.weights: list[float] = []
+        for rule, w in zip(rules, weights, strict=True):
+            inner = rule.weights if isinstance(rule, AllOf) else [1.0]
+            self._leaves += rule.leaves()
+            self.weights += [w * v for v in inner]
+
+    def leaves(self) -> list[Rule]:
+        return list(self._leaves)
+
+    def leaf_weights(self) -> list[float]:
+        return list(self.weights)
+
+    def _parts(self, ctx: Context) -> tuple[Context, ...]:
+        if len(ctx.parts) != len(self._leaves):
+            raise ValueError(f"AllOf expected {len(self._leaves)} contexts, got {len(ctx.parts)}")
+        return ctx.parts
+
+    def loss(self, ctx: Context) -> Tensor:
+        parts = self._parts(ctx)
+        return sum(w * r.loss(c) for r, w, c in zip(self._leaves, self.weights, parts,
+                                                     strict=True))
+
+    def satisfied(self, ctx: Context) -> Tensor:
+        ok = [r.satisfied(c) | ~r.applicable(c) for r, c in zip(self._leaves, self._parts(ctx),
+                                                                 strict=True)]
+        return torch.stack(ok).all(dim=0)
+
+    def applicable(self, ctx: Context) -> Tensor:
+        parts = self._parts(ctx)
+        return torch.stack([r.applicable(c) for r, c in zip(self._leaves, parts,
+                                                             strict=True)]).any(dim=0)
+
+    def config(self) -> dict[str, Any]:
+        return {"kind": "allof", "rules": [r.config() for r in self._leaves],
+                "weights": self.weights}

@@ -1,0 +1,173 @@
+"""Perturbation rules (paper Sec. 3): the output must move one way when a feature rises."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from deepctrl.core.inputs import Inputs, pick, replace
+from deepctrl.core.rules.base import Context, SignedRule, output_column
+from deepctrl.core.rules.perturbation import Perturbation, Relative, perturbation_from_config
+
+DIRECTIONS = ("increasing", "decreasing")
+
+
+def _check_direction(direction: str) -> str:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'increasing' or 'decreasing', got {direction!r}")
+    return direction
+
+
+class _FeatureRule(SignedRule):
+    """Shared parts of rules that raise one feature by delta >= 0 and compare outputs.
+
+    ``input`` names the perturbed input when the model takes a dict of inputs. The feature
+    indexes the input's LAST axis: on a (batch, features) input it is a column, on a
+    (batch, time, features) input that feature is raised at every time step.
+    """
+
+    def __init__(self, feature: int | str, direction: str, output: int,
+                 perturbation: Perturbation | None, input: str | None = None) -> None:
+        self.feature = feature
+        self.direction = _check_direction(direction)
+        self.output = int(output)
+        self.perturbation = perturbation if perturbation is not None else Relative(0.1)
+        self.input = input
+
+    def _values(self, x: Inputs) -> Tensor:
+        """The input holding the feature; it must hold real numbers."""
+        t = pick(x, self.input, type(self).__name__)
+        if not t.dtype.is_floating_point:
+            raise ValueError(f"{type(self).__name__} cannot perturb input "
+                             f"{self.input or 'x'} of dtype {t.dtype}: it needs real values")
+        return t
+
+    def _index(self, x: Tensor) -> int:
+        if not isinstance(self.feature, int):
+            raise ValueError(
+                f"feature {self.feature!r} is a column name: on tensors give its index "
+                "(estimators translate column names)"
+            )
+        if not -x.shape[-1] <= self.feature < x.shape[-1]:
+            raise ValueError(f"feature index {self.feature} is out of range for {x.shape[-1]} "
+                             "input features")
+        return self.feature
+
+    def perturb(self, x: Inputs, generator: torch.Generator | None = None) -> Inputs:
+        t = self._values(x)
+        k = self._index(t)
+        t_p = t.clone()
+        t_p[..., k] = t[..., k] + self.perturbation.delta(t[..., k], generator)
+        return replace(x, self.input, t_p)
+
+    def _crossing(self, ctx: Context, threshold: float) -> Tensor:
+        """Samples where the feature crosses ``threshold`` upward (at any time step)."""
+        if ctx.x_p is None:
+            raise ValueError(f"{type(self).__name__} needs the perturbed input")
+        t, t_p = self._values(ctx.x), self._values(ctx.x_p)
+        k = self._index(t)
+        cross = (t[..., k] < threshold) & (t_p[..., k] > threshold)
+        return cross.reshape(cross.shape[0], -1).any(dim=1)
+
+    def _gap(self, ctx: Context) -> Tensor:
+        """y_hat - y_hat_p for an increasing rule, y_hat_p - y_hat for a decreasing one."""
+        if ctx.x_p is None or ctx.y_hat_p is None:
+            raise ValueError(f"{type(self).__name__} needs the perturbed input and output")
+        y = output_column(ctx.y_hat, self.output)
+        y_p = output_column(ctx.y_hat_p, self.output)
+        return y - y_p if self.direction == "increasing" else y_p - y
+
+    def with_feature(self, feature: int, perturbation: Perturbation | None = None):
+        """A copy on feature index ``feature`` (and optionally another perturbation)."""
+        out = copy.copy(self)
+        out.feature = int(feature)
+        if perturbation is not None:
+            out.perturbation = perturbation
+        return out
+
+    def config(self) -> dict[str, Any]:
+        out = {"kind": type(self).__name__.lower(), "feature": self.feature,
+               "direction": self.direction, "output": self.output,
+               "perturbation": self.perturbation.config()}
+        return {**out, "input": self.input} if self.input is not None else out
+
+
+class Monotonic(_FeatureRule):
+    """Output ``output`` rises (``"increasing"``) or falls (``"decreasing"``) with ``feature``.
+
+    The feature is raised by delta >= 0 drawn by ``perturbation`` (default Relative(0.1),
+    the paper's); loss relu(y_hat - y_hat_p) for increasing, relu(y_hat_p - y_hat) for
+    decreasing; satisfied only on a strict move in the right direction (as the paper counts).
+    With several inputs, ``input`` names the one holding the feature.
+
+    >>> rule = Monotonic(0, "decreasing")
+    >>> x = torch.tensor([[1.0], [1.0]]); y = torch.tensor([[2.0], [2.0]])
+    >>> ctx = Context(x, y, x * 1.05, torch.tensor([[1.5], [2.5]]))
+    >>> rule.loss(ctx).tolist(), rule.satisfied(ctx).tolist()
+    ([0.0, 0.5], [True, False])
+    """
+
+    def __init__(
+        self,
+        feature: int | str,
+        direction: str,
+        output: int = 0,
+        perturbation: Perturbation | None = None,
+        input: str | None = None,
+    ) -> None:
+        super().__init__(feature, direction, output, perturbation, input)
+
+    def violation(self, ctx: Context) -> Tensor:
+        return self._gap(ctx)
+
+
+class Threshold(_FeatureRule):
+    """The Boolean rule of paper Sec. 3: output ``output`` is higher (``"increasing"``) or
+    lower (``"decreasing"``) once ``feature`` exceeds ``threshold``.
+
+    Only pairs that cross the threshold (x_k < a < x_p,k) are judged; the loss is
+    relu(y_hat - y_hat_p) * I(x_k < a) * I(x_p,k > a) for ``"increasing"``. On inputs with
+    a time axis a pair is judged when the feature crosses at any time step.
+
+    >>> rule = Threshold(0, 1.0, output=0, direction="increasing")
+    >>> x = torch.tensor([[0.95], [0.5]]); xp = torch.tensor([[1.02], [0.52]])
+    >>> ctx = Context(x, torch.tensor([[0.6], [0.6]]), xp, torch.tensor([[0.4], [0.1]]))
+    >>> [round(v, 4) for v in rule.loss(ctx).tolist()], rule.applicable(ctx).tolist()
+    ([0.2, 0.0], [True, False])
+    """
+
+    def __init__(
+        self,
+        feature: int | str,
+        threshold: float,
+        output: int = 0,
+        direction: str = "increasing",
+        perturbation: Perturbation | None = None,
+        input: str | None = None,
+    ) -> None:
+        super().__init__(feature, direction, output, perturbation, input)
+        self.threshold = float(threshold)
+
+    def applicable(self, ctx: Context) -> Tensor:
+        return self._crossing(ctx, self.threshold)
+
+    def violation(self, ctx: Context) -> Tensor:
+        return self._gap(ctx) * self.applicable(ctx).to(ctx.y_hat.dtype)
+
+    def satisfied(self, ctx: Context) -> Tensor:
+        return super().satisfied(ctx) | ~self.applicable(ctx)
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "threshold": self.threshold}
+
+
+def feature_rule_from_config(cfg: dict[str, Any]) -> Monotonic | Threshold:
+    pert = perturbation_from_config(cfg["perturbation"])
+    name = cfg.get("input")
+    if cfg["kind"] == "monotonic":
+        return Monotonic(cfg["feature"], cfg["direction"], cfg["output"], pert, name)
+    return Threshold(cfg["feature"], cfg["threshold"], cfg["output"], cfg["direction"], pert,
+                     name)

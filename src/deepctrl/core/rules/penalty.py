@@ -1,0 +1,41 @@
+"""Rules written as a differentiable penalty r(x, y_hat) <= tau (paper Sec. 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from torch import Tensor
+
+from deepctrl.core.inputs import batch_len
+from deepctrl.core.rules.base import Context, SignedRule
+
+
+class Penalty(SignedRule):
+    """The rule r(x, y_hat) <= tau for a differentiable ``fn(x, y_hat) -> r`` of shape (batch,).
+
+    ``x`` is what the model takes: one tensor, or the dict of its named inputs.
+
+    Loss relu(r - tau); satisfied when r <= tau, or r < tau with ``strict=True`` (the
+    pendulum's energy rule counts E(y_hat) < E(x) as satisfied, so it uses ``strict=True``).
+
+    >>> import torch
+    >>> rule = Penalty(lambda x, y: y[:, 0] - x[:, 0])
+    >>> ctx = Context(x=torch.tensor([[1.0], [1.0]]), y_hat=torch.tensor([[3.0], [0.5]]))
+    >>> rule.loss(ctx).tolist(), rule.satisfied(ctx).tolist()
+    ([2.0, 0.0], [False, True])
+    """
+
+    def __init__(
+        self, fn: Callable[[Tensor, Tensor], Tensor], tau: float = 0.0, strict: bool = False
+    ) -> None:
+        self.fn = fn
+        self.tau = float(tau)
+        self.strict = strict
+
+    def violation(self, ctx: Context) -> Tensor:
+        r = self.fn(ctx.x, ctx.y_hat)
+        n = batch_len(ctx.x)
+        if tuple(r.shape) != (n,):
+            raise ValueError(
+                f"Penalty fn must return one value per sample, shape ({n},), got {tuple(r.shape)}")
+        return r - self.tau

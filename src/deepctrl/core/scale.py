@@ -1,0 +1,138 @@
+"""The rule-loss scale behind ``rho="auto"``.
+
+The paper balances the objectives with rho = L_rule,0 / L_task,0 at the initial weights.
+For a rule judged on the output (the pendulum's energy rule) L_rule,0 is representative.
+For a perturbation rule it is not: a fresh network barely reacts to a small input change,
+so L_rule,0 is near 0, rho is tiny and the rule wins at every alpha > 0 (docs/rho.md).
+
+``rho="auto"`` therefore measures a perturbation rule on a *reference* response instead:
+the violation a model would show if its output moved against the rule at the data's typical
+slope, s_y / s_x (standard deviations over the training set), i.e. per sample
+sum_k |x_p,k - x_k| s_y / s_x,k. Rules judged on the output keep the paper's L_rule,0.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from deepctrl.core.inputs import Inputs
+from deepctrl.core.rules.base import Context, Rule
+
+Scales = Tensor | dict[str, Tensor]
+"""Per-feature std of the inputs: one tensor, or one per named input."""
+
+
+def column_std(t: Tensor, block: int = 65536) -> Tensor:
+    """Standard deviation (n - 1) of every column of ``t`` (rows first), in blocks of rows
+    so that no temporary as large as ``t`` is made; 1 where it is 0.
+
+    >>> import torch
+    >>> column_std(torch.tensor([[1.0, 5.0], [3.0, 5.0]])).tolist()
+    [1.4142135381698608, 1.0]
+    """
+    flat = t.reshape(t.shape[0], -1)
+    mean = sum(flat[i:i + block].double().sum(dim=0) for i in range(0, len(flat), block))
+    mean = mean / len(flat)
+    sq = sum(((flat[i:i + block].double() - mean) ** 2).sum(dim=0)
+             for i in range(0, len(flat), block))
+    std = (sq / max(1, len(flat) - 1)).sqrt().float()
+    return std.where(std > 0, std.new_ones(()))
+
+
+def data_scales(X: Inputs, y: Tensor) -> tuple[Scales, Tensor]:
+    """Per-feature std of X (of each floating-point input of a dict) and per-output std of
+    y (1 where a std is 0; 0.5 for labels)."""
+    if isinstance(X, dict):
+        x_scale: Scales = {k: column_std(v) for k, v in X.items() if v.dtype.is_floating_point}
+    else:
+        x_scale = column_std(X)
+    return x_scale, _target_scale(column_std(y) if y.dtype.is_floating_point else None)
+
+
+def _target_scale(std: Tensor | None) -> Tensor:
+    return std if std is not None else torch.full((1,), 0.5)
+
+
+class RunningScales:
+    """:func:`data_scales` accumulated over batches (sums in float64), for data that is
+    read in batches and never held at once.
+
+    >>> acc = RunningScales()
+    >>> acc.add(torch.tensor([[1.0, 5.0]]), torch.tensor([[0.0]]))
+    >>> acc.add(torch.tensor([[3.0, 5.0]]), torch.tensor([[2.0]]))
+    >>> x_scale, y_scale = acc.result()
+    >>> [round(v, 4) for v in x_scale.tolist()], y_scale.tolist()
+    ([1.4142, 1.0], [1.4142135381698608])
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.sums: dict[str, tuple[Tensor, Tensor]] = {}
+        self.single = True
+
+    def _add(self, key: str, t: Tensor) -> None:
+        flat = t.reshape(t.shape[0], -1).double()
+        s, q = flat.sum(dim=0), (flat**2).sum(dim=0)
+        if key in self.sums:
+            s0, q0 = self.sums[key]
+            s, q = s + s0, q + q0
+        self.sums[key] = (s, q)
+
+    def add(self, x: Inputs, y: Tensor) -> None:
+        self.single = not isinstance(x, dict)
+        for k, v in (x.items() if isinstance(x, dict) else [("", x)]):
+            if v.dtype.is_floating_point:
+                self._add(k, v)
+        if y.dtype.is_floating_point:
+            self._add("\0y", y)
+        self.n += y.shape[0]
+
+    def _std(self, key: str) -> Tensor:
+        s, q = self.sums[key]
+        var = ((q - s**2 / self.n) / max(1, self.n - 1)).clamp(min=0.0)
+        std = var.sqrt().float()
+        return std.where(std > 0, std.new_ones(()))
+
+    def result(self) -> tuple[Scales, Tensor]:
+        """(x_scale, y_scale) as :func:`data_scales` gives them."""
+        y_scale = _target_scale(self._std("\0y") if "\0y" in self.sums else None)
+        if self.single:
+            return self._std(""), y_scale
+        return {k: self._std(k) for k in self.sums if k != "\0y"}, y_scale
+
+
+def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tensor) -> Tensor:
+    """Per-sample rule loss with perturbation leaves measured on the reference response.
+
+    >>> import torch
+    >>> from deepctrl.core.rules import Monotonic
+    >>> x = torch.tensor([[1.0, 2.0]]); xp = torch.tensor([[1.1, 2.0]])
+    >>> ctx = Context(x, torch.zeros(1, 1), xp, torch.zeros(1, 1))
+    >>> loss = reference_rule_loss(Monotonic(0, "increasing"), ctx, torch.tensor([0.5, 1.0]),
+    ...                            torch.tensor([2.0]))
+    >>> round(float(loss[0]), 5)  # |1.1 - 1.0| / 0.5 * 2.0
+    0.4
+    """
+    leaves = rule.leaves()
+    parts = ctx.parts or (ctx,)
+    weights = rule.leaf_weights()
+    total = 0.0
+    for leaf, part, w in zip(leaves, parts, weights, strict=True):
+        if part.x_p is None:
+            total = total + w * leaf.loss(part)
+            continue
+        out = getattr(leaf, "output", None)
+        s_y = y_scale[out] if out is not None and out < y_scale.numel() else y_scale.mean()
+        total = total + w * _scaled_shift(part.x, part.x_p, x_scale) * s_y
+    return total
+
+
+def _scaled_shift(x: Inputs, x_p: Inputs, x_scale: Scales) -> Tensor:
+    """Per sample, sum over every moved coordinate of |x_p - x| / std of its feature."""
+    def one(a: Tensor, b: Tensor, scale: Tensor) -> Tensor:
+        return ((b - a).reshape(a.shape[0], -1).abs() / scale).sum(dim=1)
+
+    if isinstance(x_scale, dict):
+        return sum(one(x[k], x_p[k], s) for k, s in x_scale.items())  # type: ignore[index]
+    return one(x, x_p, x_scale)  # type: ignore[arg-type]

@@ -1,0 +1,263 @@
+"""Many copies of one module trained as ONE model with a leading seed dimension.
+
+The weights of S copies live in one flat buffer, each parameter a view of shape
+(S, *shape); gradients land in a second flat buffer, so an optimizer step is a handful of
+operations on two tensors whatever the number of layers. Every copy keeps its own weights
+and optimizer state. Copies that stop early are dropped.
+
+The forward takes one of three paths, chosen on the first call:
+
+* ``"lowered"``: MLP-made models (:mod:`deepctrl.engine.lowering`) run every layer as ONE batched
+  matrix product for all seeds. A seed computes bit for bit what it computes alone.
+* ``"vmap"``: other models go through ``torch.func.vmap(functional_call)`` (convolutions,
+  attention, BatchNorm, Embedding, ...). Batched kernels may round differently from a
+  single model's, so a seed agrees with its solo run to float rounding.
+* ``"loop"``: one seed (a plain forward, faster than vmap for one), models that vmap cannot
+  run (recurrent layers have no batching rule) and models with dropout run seed after seed;
+  each seed draws its dropout masks from its own generator, so a seed of a dropout model
+  computes bit for bit what it computes alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import warnings
+from collections.abc import Iterator, Sequence
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, stack_module_state, vmap
+from torch.optim.adam import adam
+
+from deepctrl.core.inputs import Inputs, apply, batch_len
+from deepctrl.core.log import info
+from deepctrl.core.model import accepts_alpha, has_randomness, in_mode, unwrap
+from deepctrl.core.seeding import derive_seed
+from deepctrl.engine.lowering import TWIN, lower, twin_pairs
+
+PATHS = ("lowered", "vmap", "loop")
+
+
+class Stack:
+    """S copies of ``models[0]``'s architecture with the weights of each of ``models``."""
+
+    def __init__(self, models: Sequence[nn.Module], seeds: Sequence[int] | None = None) -> None:
+        if not models:
+            raise ValueError("Stack needs at least one model")
+        self.template = copy.deepcopy(models[0]).to("meta")
+        self.takes_alpha = accepts_alpha(models[0])
+        self.lowered = lower(models[0])
+        self.random = has_randomness(models[0])
+        self.path: str | None = None
+        device = next(models[0].parameters()).device
+        self.rng = [torch.Generator(device).manual_seed(derive_seed(s, "forward")).get_state()
+                    for s in (seeds if seeds is not None else range(len(models)))]
+        params, buffers = stack_module_state(list(models))
+        self.twins = twin_pairs(models[0]) if self.lowered is not None else []
+        partner = dict(self.twins)
+        twinned = set(partner.values())
+        order = []
+        for name in params:
+            if name not in twinned:
+                order += [name, partner[name]] if name in partner else [name]
+        params = {k: params[k] for k in order}
+        self.shapes = {k: tuple(v.shape[1:]) for k, v in params.items()}
+        self.buffers = {k: v.detach().clone() for k, v in buffers.items()}
+        self._build(torch.cat([v.detach().reshape(-1) for v in params.values()]), len(models))
+
+    def _build(self, flat: Tensor, size: int) -> None:
+        """Point the parameter views and their gradients into ``flat`` (layout: by name,
+        each twin pair adjacent).
+
+        ``flat`` is the leaf the optimizer updates; the views, leaves of the forward graph,
+        share its storage, and their gradients share the storage of ``flat.grad``.
+        """
+        self.size = size
+        self.flat = flat.requires_grad_(True)
+        self.flat_grad = torch.zeros_like(flat)
+        self.flat.grad = self.flat_grad
+        self.params: dict[str, Tensor] = {}
+        offsets, offset = {}, 0
+        for name, shape in self.shapes.items():
+            offsets[name] = offset
+            self.params[name] = self._view(offset, (size, *shape))
+            offset += size * math.prod(shape)
+        self.views = dict(self.params)
+        for rule_name, _ in self.twins:
+            shape = (2 * size, *self.shapes[rule_name])
+            self.views[TWIN + rule_name.removeprefix("rule_encoder.")] = self._view(
+                offsets[rule_name], shape)
+
+    def _view(self, offset: int, shape: tuple[int, ...]) -> Tensor:
+        """A leaf view of the weights at ``offset`` whose gradient is a view of flat_grad."""
+        n = math.prod(shape)
+        view = self.flat.detach()[offset:offset + n].view(shape).requires_grad_(True)
+        view.grad = self.flat_grad[offset:offset + n].view(shape)
+        return view
+
+    def select(self, flat: Tensor, index: Tensor) -> Tensor:
+        """Rows ``index`` of every parameter block of a flat buffer with this layout."""
+        out, offset = [], 0
+        for shape in self.shapes.values():
+            n = self.size * math.prod(shape)
+            out.append(flat[offset:offset + n].view(self.size, -1)[index].reshape(-1))
+            offset += n
+        return torch.cat(out)
+
+    def _call(self, params: dict[str, Tensor], buffers: dict[str, Tensor], x: Inputs,
+              alpha: Tensor) -> Tensor:
+        args = (x, alpha) if self.takes_alpha else (x,)
+        return functional_call(self.template, (params, buffers), args)
+
+    def forward(self, x: Inputs, alpha: Tensor) -> Tensor:
+        """x: (S, batch, ...) (a tensor or a dict of them), alpha: (S,) -> (S, batch, ...).
+
+        The path is chosen on the first call (see the module's docstring).
+        """
+        if self.path is None:
+            self.path = self._choose(x, alpha)
+        if self.path == "lowered":
+            return self.lowered(self.views, x, alpha)  # type: ignore[misc, arg-type]
+        if self.path == "vmap":
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="There is a performance drop")
+                return vmap(self._call, randomness="different")(self.params, self.buffers, x,
+                                                                alpha)
+        return self._loop(x, alpha)
+
+    __call__ = forward
+
+    def _choose(self, x: Inputs, alpha: Tensor) -> str:
+        if self.lowered is not None and isinstance(x, Tensor):
+            return "lowered"
+        what = type(unwrap(self.template)).__name__
+        if self.size == 1:
+            return "loop"
+        if self.random:
+            if self.size > 1:
+                info(f"{what} has dropout: the {self.size} seeds run one after another, each "
+                     "drawing its own masks as when trained alone")
+            return "loop"
+        reason = self._vmap_failure(x, alpha)
+        if reason is None:
+            return "vmap"
+        if self.size > 1:
+            info(f"torch.func.vmap cannot run {what} ({reason}); the {self.size} seeds run "
+                 "one after another instead (same results, slower)")
+        return "loop"
+
+    def _vmap_failure(self, x: Inputs, alpha: Tensor) -> str | None:
+        """Why vmap cannot run a training step of this model (forward and backward, train
+        mode, on a few rows and on copies of the weights and buffers), or None if it can."""
+        params = {k: v.detach().clone().requires_grad_(True) for k, v in self.params.items()}
+        buffers = {k: v.clone() for k, v in self.buffers.items()}
+        few = apply(lambda t: t[:, :min(4, batch_len(x, 1))], x)
+        try:
+            with in_mode(self.template, True), warnings.catch_warnings(), \
+                    torch.random.fork_rng(devices=[]), torch.enable_grad():
+                warnings.simplefilter("ignore")
+                out = vmap(self._call, randomness="different")(params, buffers, few, alpha)
+                out.float().sum().backward()
+        except Exception as exc:  # any failure (a missing batching rule most often)
+            text = str(exc).strip().splitlines()[0].split(". ")[0] if str(exc).strip() else ""
+            return text[:160] or type(exc).__name__
+        return None
+
+    def _loop(self, x: Inputs, alpha: Tensor) -> Tensor:
+        """Seed after seed; with dropout in training, each from its own random stream."""
+        outs = []
+        own_rng = self.random and self.template.training
+        with self._rng_of_seeds(own_rng) as rng:
+            for i in range(self.size):
+                params = {k: v[i] for k, v in self.params.items()}
+                buffers = {k: v[i] for k, v in self.buffers.items()}
+                if own_rng:
+                    rng.set(self.rng[i])
+                x_i = apply(lambda t, i=i: t[i], x)
+                outs.append(self._call(params, buffers, x_i, alpha[i]))
+                if own_rng:
+                    self.rng[i] = rng.get()
+        return torch.stack(outs)
+
+    @contextlib.contextmanager
+    def _rng_of_seeds(self, needed: bool) -> Iterator[_GlobalRng]:
+        """The global random state of the weights' device, restored afterwards."""
+        device = self.flat.device
+        if not needed:
+            yield _GlobalRng(device)
+            return
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            yield _GlobalRng(device)
+
+    def zero_grad(self) -> None:
+        self.flat_grad.zero_()
+
+    def keep(self, mask: Tensor, others: Sequence[Tensor] = ()) -> list[Tensor]:
+        """Keep the copies where ``mask`` is True; ``others`` (flat buffers with the same
+        layout, e.g. optimizer moments) are sliced alike and returned."""
+        index = mask.nonzero().flatten()
+        sliced = [self.select(t, index) for t in others]
+        self.rng = [self.rng[i] for i in index.tolist()]
+        self.buffers = {k: v[index].clone() for k, v in self.buffers.items()}
+        self._build(self.select(self.flat.detach(), index), len(index))
+        return sliced
+
+    def state_of(self, i: int) -> dict[str, Tensor]:
+        """The state dict of copy ``i``."""
+        out = {k: v[i].detach().clone() for k, v in self.params.items()}
+        out.update({k: v[i].clone() for k, v in self.buffers.items()})
+        return out
+
+
+class _GlobalRng:
+    """Get and set the global generator state of one device."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+
+    def get(self) -> Tensor:
+        if self.device.type == "cuda":
+            return torch.cuda.get_rng_state(self.device)
+        return torch.get_rng_state()
+
+    def set(self, state: Tensor) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.set_rng_state(state, self.device)
+        else:
+            torch.set_rng_state(state)
+
+
+class FlatAdam:
+    """Adam (``torch.optim.adam.adam``, the fused kernel where available) on a
+    :class:`Stack`'s flat buffers: one step is one kernel over every weight of every seed.
+
+    Adam is elementwise, so each seed's update is the one it gets when trained alone.
+    """
+
+    def __init__(self, stack: Stack, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8) -> None:
+        self.stack, self.lr, self.betas, self.eps = stack, lr, betas, eps
+        self.exp_avg = torch.zeros_like(stack.flat_grad)
+        self.exp_avg_sq = torch.zeros_like(stack.flat_grad)
+        self.steps = torch.zeros((), dtype=torch.float32, device=stack.flat.device)
+        self.fused: bool | None = True
+
+    @torch.no_grad()
+    def step(self) -> None:
+        args = ([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
+                [self.exp_avg_sq], [], [self.steps])
+        kwargs = dict(amsgrad=False, beta1=self.betas[0], beta2=self.betas[1], lr=self.lr,
+                      weight_decay=0.0, eps=self.eps, maximize=False)
+        if self.fused:
+            try:
+                adam(*args, fused=True, **kwargs)
+                return
+            except RuntimeError:
+                self.fused = False  # no fused kernel for this device or dtype
+        adam(*args, foreach=True, **kwargs)
+
+    def keep(self, mask: Tensor) -> None:
+        """Drop the seeds outside ``mask`` from the stack and from the moments."""
+        self.exp_avg, self.exp_avg_sq = self.stack.keep(mask, [self.exp_avg, self.exp_avg_sq])

@@ -1,0 +1,133 @@
+"""A fast forward for stacked copies of common architectures.
+
+``vmap(functional_call)`` works for any module but pays a lot of Python per call. For the
+architectures this library builds (``DeepCTRL`` made of ``Sequential``/``MLP`` parts with
+``Linear``, ``ReLU``, ``Sigmoid``, ``Tanh``, and :class:`deepctrl.core.model.Residual`),
+``lower`` turns the module into a plain function on stacked parameters that runs every
+layer as ONE batched matrix product (``baddbmm``) for all seeds. Anything else returns
+None and the caller falls back to vmap. Exact types only: a subclass may have changed
+``forward``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor, nn
+
+from deepctrl.core.model import MLP, DeepCTRL, Residual
+
+Params = dict[str, Tensor]
+Lowered = Callable[[Params, Tensor, Tensor], Tensor]
+"""f(stacked params, x (S, batch, features), alpha (S,)) -> (S, batch, out)."""
+
+TWIN = "twin."
+"""Prefix of the (2S, ...) views pairing a rule-encoder parameter with its data-encoder twin."""
+
+_ACTIVATIONS: dict[type, Callable[[Tensor], Tensor]] = {
+    nn.ReLU: torch.relu, nn.Sigmoid: torch.sigmoid, nn.Tanh: torch.tanh,
+    nn.Identity: lambda x: x,
+}
+
+
+def _linear(prefix: str, bias: bool) -> Lowered:
+    w, b = f"{prefix}weight", f"{prefix}bias"
+    if bias:
+        return lambda p, x, a: torch.baddbmm(p[b].unsqueeze(1), x, p[w].transpose(1, 2))
+    return lambda p, x, a: torch.bmm(x, p[w].transpose(1, 2))
+
+
+def _chain(parts: list[Lowered]) -> Lowered:
+    def run(p: Params, x: Tensor, a: Tensor) -> Tensor:
+        for f in parts:
+            x = f(p, x, a)
+        return x
+
+    return run
+
+
+def _sequential(module: nn.Sequential, prefix: str) -> Lowered | None:
+    parts = [lower(child, f"{prefix}{name}.") for name, child in module.named_children()]
+    return None if any(f is None for f in parts) else _chain(parts)
+
+
+def twin_pairs(m: nn.Module) -> list[tuple[str, str]]:
+    """(rule_encoder name, data_encoder name) of every parameter when a :class:`DeepCTRL`'s
+    two encoders have the same architecture, so they can run as one batch of 2S copies."""
+    if type(m) is not DeepCTRL or m.merge == "input":
+        return []
+    rule, data = m.rule_encoder, m.data_encoder
+    if lower(rule) is None or repr(rule) != repr(data):
+        return []
+    r, d = list(rule.named_parameters()), list(data.named_parameters())
+    if [(n, p.shape) for n, p in r] != [(n, p.shape) for n, p in d]:
+        return []
+    return [(f"rule_encoder.{n}", f"data_encoder.{n}") for n, _ in r]
+
+
+def _twin_encoders(m: DeepCTRL) -> Lowered:
+    """Both encoders at once on the (2S, ...) twin views: rule copies first, then data."""
+    inner = lower(m.rule_encoder, TWIN)
+
+    def run(p: Params, h: Tensor, alpha: Tensor) -> Tensor:
+        return inner(p, h.repeat(2, 1, 1), alpha)
+
+    return run
+
+
+def _deepctrl(m: DeepCTRL, prefix: str) -> Lowered | None:
+    parts = {name: lower(getattr(m, name), f"{prefix}{name}.") if getattr(m, name) is not None
+             else None for name in ("shared", "data_encoder", "rule_encoder", "decision")}
+    if any(parts[n] is None for n in ("data_encoder", "decision")):
+        return None
+    if m.merge != "input" and parts["rule_encoder"] is None:
+        return None
+    if m.shared is not None and parts["shared"] is None:
+        return None
+    shared, data, rule, decision = (parts[n] for n in
+                                    ("shared", "data_encoder", "rule_encoder", "decision"))
+    merge, residual = m.merge, m.residual
+    twins = _twin_encoders(m) if prefix == "" and twin_pairs(m) else None
+
+    def encoders(p: Params, h: Tensor, alpha: Tensor) -> tuple[Tensor, Tensor]:
+        if twins is None:
+            return rule(p, h, alpha), data(p, h, alpha)
+        z = twins(p, h, alpha)
+        return z[:h.shape[0]], z[h.shape[0]:]
+
+    def run(p: Params, x: Tensor, alpha: Tensor) -> Tensor:
+        h = shared(p, x, alpha) if shared is not None else x
+        a = alpha.reshape(-1, 1, 1).to(h.dtype)
+        if merge == "input":
+            z = data(p, torch.cat([h, a.expand(*h.shape[:-1], 1)], dim=-1), alpha)
+        else:
+            z_r, z_d = encoders(p, h, alpha)
+            if merge == "concat":
+                z = torch.cat([z_r, z_d], dim=-1)
+            elif merge == "add":
+                z = a * z_r + (1 - a) * z_d
+            else:
+                z = torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
+        y = decision(p, z, alpha)
+        return y + x if residual else y
+
+    return run
+
+
+def lower(module: nn.Module, prefix: str = "") -> Lowered | None:
+    """A batched function equivalent to ``module`` on stacked parameters, or None."""
+    kind = type(module)
+    if kind is nn.Linear:
+        return _linear(prefix, module.bias is not None)
+    if kind in _ACTIVATIONS:
+        f = _ACTIVATIONS[kind]
+        return lambda p, x, a: f(x)
+    if kind in (nn.Sequential, MLP):
+        return _sequential(module, prefix)
+    if kind is Residual:
+        inner = lower(module.inner, f"{prefix}inner.")
+        return None if inner is None else (lambda p, x, a: inner(p, x, a) + x)
+    if kind is DeepCTRL:
+        return _deepctrl(module, prefix)
+    return None

@@ -1,0 +1,351 @@
+"""The state of one :func:`deepctrl.fit` call: S seeds trained as one stacked model.
+
+Rows come from tensors (the fast path: every seed shuffles its own index order, batches
+are gathered 64 at a time) or from a Dataset/DataLoader (read batch by batch, memory
+bounded by the batch). The loss of a batch is :func:`deepctrl.core.losses.compute_terms`, the
+same that :class:`deepctrl.Objective` computes for one model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.utils.data import DataLoader, IterableDataset
+
+from deepctrl.core.inputs import Inputs, apply, expand_seeds, rows, stack
+from deepctrl.core.losses import block_sums, check_outputs, compute_terms
+from deepctrl.core.methods import Method, Terms
+from deepctrl.core.metrics import PerSample
+from deepctrl.core.model import in_mode
+from deepctrl.core.rules.base import Rule, forward_all, perturb_all
+from deepctrl.core.scale import RunningScales, Scales, data_scales
+from deepctrl.core.seeding import derive_seed
+from deepctrl.core.sources import LoaderBatches, blocks, is_loader
+from deepctrl.engine import distributed as dist
+from deepctrl.engine.ensemble import FlatAdam, Stack
+from deepctrl.engine.progress import progress_bar
+
+
+class Streams:
+    """Per-seed random generators for shuffling, input noise and perturbations."""
+
+    NAMES = ("shuffle", "noise", "perturb", "val", "eval")
+
+    def __init__(self, seeds: Sequence[int], device: torch.device) -> None:
+        self.device = device
+        for name in self.NAMES:
+            setattr(self, name, [torch.Generator(device).manual_seed(derive_seed(s, name))
+                                 for s in seeds])
+        self.seeds = list(seeds)
+
+    def fresh(self, stream: str) -> list[torch.Generator]:
+        """New generators of ``stream`` for the seeds still training (same draws each time)."""
+        return [torch.Generator(self.device).manual_seed(derive_seed(s, stream))
+                for s in self.seeds]
+
+    def keep(self, mask: list[bool]) -> None:
+        for name in (*self.NAMES, "seeds"):
+            setattr(self, name, [g for g, k in zip(getattr(self, name), mask, strict=True) if k])
+
+
+def seed_rows(x: Inputs, part: slice) -> Inputs:
+    """Rows ``part`` of stacked (S, rows, ...) inputs."""
+    return apply(lambda t: t[:, part], x)
+
+
+def add_noise(xs: Inputs, std: float, gens: Sequence[torch.Generator]) -> Inputs:
+    """Fresh N(0, std^2) noise on every floating-point input, each seed from its generator."""
+
+    def noisy(t: Tensor) -> Tensor:
+        if not t.dtype.is_floating_point:
+            return t
+        return t + std * torch.stack([torch.randn(t.shape[1:], generator=g, device=t.device,
+                                                  dtype=t.dtype) for g in gens])
+
+    return apply(noisy, xs)
+
+
+class Trainer:
+    """Trains the seeds of one :func:`deepctrl.fit` call; see :meth:`run`."""
+
+    def __init__(self, models: list[nn.Module], rule: Rule | None, method: Method,
+                 train: Any, val: Any, loss_fn: PerSample, task_loss: object,
+                 batch_size: int, lr: float, seeds: list[int], input_noise: float,
+                 shuffle: bool, device: torch.device, chunk_batches: int) -> None:
+        self.rule, self.method, self.loss_fn, self.task_loss = rule, method, loss_fn, task_loss
+        self.batch_size, self.seeds, self.noise = batch_size, seeds, input_noise
+        self.shuffle, self.device, self.chunk = shuffle, device, max(1, chunk_batches)
+        self.dtype = next(models[0].parameters()).dtype
+        self.world = dist.World.from_env(device)
+        self.models = models
+        self.stack = Stack(models, seeds)
+        self.world.broadcast_(self.stack.flat.detach())
+        self.opt = FlatAdam(self.stack, lr=lr)
+        self.streams = Streams(seeds, device)
+        self.active = list(range(len(seeds)))
+        self.use_rule = rule is not None and method.uses_rule
+        self.need_violations = self.use_rule and method.needs_violations
+        self.train_data, self.val_data = train, val
+        self.batches = (LoaderBatches(train, batch_size, shuffle, seeds, device, self.dtype)
+                        if is_loader(train) else None)
+        self.Xv_noisy = self._noisy_validation()
+        self.scales: tuple[Scales, Tensor] | None = None
+        self.checked = False
+        self._check_first_rows()
+        method.setup(seeds, len(rule.leaves()) if rule is not None else 0, self.estimate_losses)
+
+    # -- checks -------------------------------------------------------------------------
+    def _check_first_rows(self) -> None:
+        """Outputs that do not fit the targets fail here, before any training (data from a
+        DataLoader are checked on the first training batch instead)."""
+        if not is_loader(self.train_data):
+            X, y = self.train_data
+            x = rows(X, slice(0, 8))
+            y = y[:8]
+        elif isinstance(self.train_data, DataLoader | IterableDataset):
+            return
+        else:
+            x, y = next(blocks(self.train_data, 8, self.device, self.dtype, "train"))
+        S = self.stack.size
+        with torch.no_grad(), in_mode(self.stack.template, False):
+            out = self.stack(expand_seeds(x, S), self._alphas(self.method.val_alpha))
+        check_outputs(out[0], y, self.task_loss)  # type: ignore[arg-type]
+        self.checked = True
+
+    # -- evaluation over data -------------------------------------------------------------
+    def _noisy_validation(self) -> list[Inputs] | None:
+        if self.val_data is None or self.noise == 0 or is_loader(self.val_data):
+            return None
+        Xv = self.val_data[0]
+        return [apply(lambda t, g=g: t + self.noise * torch.randn(
+                    t.shape, generator=g, device=self.device, dtype=t.dtype)
+                      if t.dtype.is_floating_point else t, Xv)
+                for g in self.streams.val]
+
+    def _alphas(self, value: float) -> Tensor:
+        return torch.full((self.stack.size,), float(value), device=self.device)
+
+    def _tensor_blocks(self, X: list[Inputs] | Inputs, y: Tensor) -> Iterator[tuple[Inputs,
+                                                                                  Tensor]]:
+        S, n = self.stack.size, y.shape[0]
+        step = max(self.batch_size, 4096)
+        for start in range(0, n, step):
+            part = slice(start, min(start + step, n))
+            if isinstance(X, list):
+                yield stack([rows(x, part) for x in X]), y[part]
+            else:
+                yield expand_seeds(rows(X, part), S), y[part]
+
+    def _loader_blocks(self, data: Any, noisy: bool) -> Iterator[tuple[Inputs, Tensor]]:
+        step = max(self.batch_size, 4096)
+        gens = self.streams.fresh("val") if noisy else []
+        for x, y in blocks(data, step, self.device, self.dtype, "val"):
+            xs = expand_seeds(x, self.stack.size)
+            yield (add_noise(xs, self.noise, gens) if noisy else xs), y  # type: ignore[misc]
+
+    @torch.no_grad()
+    def _mean_over(self, data: Iterator[tuple[Inputs, Tensor]], alpha: float,
+                   what: str) -> Tensor:
+        """Per-active-seed mean of the task (or rule) loss over the blocks of ``data`` at
+        ``alpha``, in eval mode.
+
+        ``what``: "task", "rule", or "reference" (rule loss on the reference response of
+        :mod:`deepctrl.core.scale`). Under DDP every rank draws the same perturbations,
+        evaluates its shard of each block and the sums are all-reduced.
+        """
+        S = self.stack.size
+        total = torch.zeros(S, device=self.device, dtype=torch.float64)
+        n = 0
+        a = self._alphas(alpha)
+        rule = self.rule if what != "task" else None
+        with in_mode(self.stack.template, False):
+            for xs, y in data:
+                m = y.shape[0]
+                perturbed = self._perturb(xs, self.streams.eval) if rule is not None else []
+                lo, hi = self.world.shard(0, m)
+                ys = expand_seeds(y[lo:hi], S)
+                part = slice(lo, hi)
+                perturbed = [None if p is None else seed_rows(p, part) for p in perturbed]
+                total += block_sums(lambda z: self.stack(z, a), rule, self.loss_fn,
+                                    seed_rows(xs, part), ys,  # type: ignore[arg-type]
+                                    perturbed, what, self.scales)
+                n += m
+        return (self.world.all_reduce_sum(total) / n).float()
+
+    def _scales(self) -> tuple[Scales, Tensor]:
+        if not is_loader(self.train_data):
+            return data_scales(*self.train_data)
+        acc = RunningScales()
+        for x, y in blocks(self.train_data, max(self.batch_size, 4096), self.device,
+                           self.dtype, "train"):
+            acc.add(x, y)  # type: ignore[arg-type]
+        return acc.result()
+
+    def _train_blocks(self) -> Iterator[tuple[Inputs, Tensor]]:
+        if is_loader(self.train_data):
+            return self._loader_blocks(self.train_data, noisy=False)
+        return self._tensor_blocks(*self.train_data)
+
+    def estimate_losses(self, reference: bool = False) -> tuple[Tensor, Tensor]:
+        """Per-seed (L_rule at alpha 1, L_task at alpha 0) over the training set."""
+        if reference:
+            self.scales = self._scales()
+        rule_loss = self._mean_over(self._train_blocks(), 1.0,
+                                    "reference" if reference else "rule")
+        task_loss = self._mean_over(self._train_blocks(), 0.0, "task")
+        return rule_loss.cpu(), task_loss.cpu()
+
+    def validation_loss(self) -> Tensor:
+        if is_loader(self.val_data):
+            data = self._loader_blocks(self.val_data, noisy=self.noise > 0)
+        elif self.Xv_noisy is not None:
+            data = self._tensor_blocks(self.Xv_noisy, self.val_data[1])
+        else:
+            data = self._tensor_blocks(*self.val_data)
+        return self._mean_over(data, self.method.val_alpha, "task")
+
+    # -- training -------------------------------------------------------------------------
+    def _perturb(self, xs: Inputs, gens: list[torch.Generator]) -> list[Inputs | None]:
+        """Per-leaf perturbed copies of xs (S, n, ...), each seed with its own generator."""
+        per_seed = [perturb_all(self.rule, apply(lambda t, i=i: t[i], xs), g)  # type: ignore[arg-type]
+                    for i, g in enumerate(gens)]
+        return [None if parts[0] is None else stack(parts)
+                for parts in zip(*per_seed, strict=True)]
+
+    def batch_terms(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
+                    n_global: int) -> Terms:
+        """Per-seed terms of one (S, batch) slice; sums over the local rows / ``n_global``."""
+        rule = self.rule if self.use_rule else None
+        y_hat, y_p = forward_all(lambda z: self.stack(z, alpha), x,
+                                 perturbed if rule is not None else [], dim=1)
+        if not self.checked:
+            check_outputs(y_hat[0].detach(), y[0], self.task_loss)  # type: ignore[arg-type]
+            self.checked = True
+        terms, _ = compute_terms(rule, self.loss_fn, x, y, y_hat, perturbed, y_p, alpha,
+                                 n_global, self.need_violations)
+        return terms
+
+    def _step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
+              b_global: int) -> Tensor:
+        """One optimizer step of every active seed on its (local shard of the) batch."""
+        t = self.batch_terms(x, y, perturbed, alpha, b_global)
+        loss = self.method.objective(t)
+        self.stack.zero_grad()
+        loss.sum().backward()
+        self.world.all_reduce_(self.stack.flat_grad)
+        self.opt.step()
+        if self.need_violations:
+            t = t._replace(violations=self.world.all_reduce_sum(t.violations.detach()))
+        self.method.after_step(t)
+        return loss.detach() * b_global
+
+    def _epoch_order(self, n: int) -> Tensor:
+        if not self.shuffle:
+            return torch.arange(n, device=self.device).expand(self.stack.size, n)
+        return torch.stack([torch.randperm(n, generator=g, device=self.device)
+                            for g in self.streams.shuffle])
+
+    def train_epoch(self) -> Tensor:
+        """One pass over the data for every active seed; per-seed mean training loss."""
+        self.stack.template.train()
+        if self.batches is not None:
+            return self._train_epoch_loader()
+        X, y = self.train_data
+        n, B = y.shape[0], self.batch_size
+        n_batches = -(-n // B)
+        order = self._epoch_order(n)
+        alphas = self.method.draw_alphas(n_batches).to(self.device)
+        total = torch.zeros(self.stack.size, device=self.device)
+        for c0 in range(0, n_batches, self.chunk):
+            idx = order[:, c0 * B:(c0 + self.chunk) * B]
+            xc, yc = rows(X, idx), y[idx]
+            if self.noise > 0:
+                xc = add_noise(xc, self.noise, self.streams.noise)
+            pc = self._perturb(xc, self.streams.perturb) if self.use_rule else []
+            for start in range(0, idx.shape[1], B):
+                sl = slice(*self.world.shard(start, min(start + B, idx.shape[1])))
+                b_global = min(start + B, idx.shape[1]) - start
+                total += self._step(seed_rows(xc, sl), yc[:, sl],
+                                    [None if p is None else seed_rows(p, sl) for p in pc],
+                                    alphas[:, c0 + start // B], b_global)
+        return self.world.all_reduce_sum(total) / n
+
+    def _train_epoch_loader(self) -> Tensor:
+        assert self.batches is not None
+        known = self.batches.has_len()
+        alphas = self.method.draw_alphas(len(self.batches)).to(self.device) if known else None
+        total = torch.zeros(self.stack.size, device=self.device)
+        n = 0
+        for j, (xb, yb) in enumerate(self.batches.epoch(self.stack.size)):
+            if self.noise > 0:
+                xb = add_noise(xb, self.noise, self.streams.noise)
+            pb = self._perturb(xb, self.streams.perturb) if self.use_rule else []
+            b = yb.shape[1]
+            sl = slice(*self.world.shard(0, b))
+            a = alphas[:, j] if alphas is not None else \
+                self.method.draw_alphas(1).to(self.device)[:, 0]
+            total += self._step(seed_rows(xb, sl), yb[:, sl],
+                                [None if p is None else seed_rows(p, sl) for p in pb], a, b)
+            n += b
+        return self.world.all_reduce_sum(total) / max(n, 1)
+
+    def drop(self, keep: list[bool]) -> None:
+        mask = torch.tensor(keep, device=self.device)
+        self.opt.keep(mask)
+        self.method.keep(mask.cpu())
+        self.streams.keep(keep)
+        if self.batches is not None:
+            self.batches.keep(keep)
+        if self.Xv_noisy is not None:
+            self.Xv_noisy = [x for x, k in zip(self.Xv_noisy, keep, strict=True) if k]
+        self.active = [g for g, k in zip(self.active, keep, strict=True) if k]
+
+    def run(self, max_epochs: int, patience: int, val_every: int, progress: bool,
+            desc: str) -> tuple[list[dict[str, list[float]]], list[int], list[int], list[float]]:
+        """Train until every seed stopped or ``max_epochs``; the models get their best
+        weights (or their last, without validation data) and eval mode.
+
+        Returns (history, epochs, best epochs, best validation losses) per seed.
+        """
+        S = len(self.seeds)
+        best_state = [self.stack.state_of(i) for i in range(S)]
+        best = [float("inf")] * S
+        wait, epochs, best_epochs = [0] * S, [0] * S, [0] * S
+        history: list[dict[str, list[float]]] = [
+            {"train_loss": [], "val_epoch": [], "val_loss": []} for _ in range(S)]
+        bar = progress_bar(max_epochs, desc, progress and self.world.is_main)
+        for epoch in range(1, max_epochs + 1):
+            train_loss = self.train_epoch().tolist()
+            self.method.after_epoch(self.estimate_losses)
+            for j, g in enumerate(self.active):
+                history[g]["train_loss"].append(train_loss[j])
+                epochs[g] = epoch
+            keep = [True] * len(self.active)
+            if self.val_data is not None and epoch % val_every == 0:
+                val_loss = self.validation_loss().tolist()
+                for j, g in enumerate(self.active):
+                    history[g]["val_epoch"].append(epoch)
+                    history[g]["val_loss"].append(val_loss[j])
+                    if val_loss[j] < best[g]:
+                        best[g], wait[g], best_epochs[g] = val_loss[j], 0, epoch
+                        best_state[g] = self.stack.state_of(j)
+                    else:
+                        wait[g] += 1
+                        keep[j] = wait[g] < patience
+            bar.update(1)
+            bar.set_postfix(seeds=len(self.active), best=f"{min(best):.4g}")
+            if not all(keep):
+                self.drop(keep)
+            if not self.active:
+                break
+        bar.close()
+        if self.val_data is None:
+            best_state = [self.stack.state_of(j) for j in range(S)]
+            best_epochs = list(epochs)
+        for m, state in zip(self.models, best_state, strict=True):
+            m.load_state_dict(state)
+            m.eval()
+        return history, epochs, best_epochs, best

@@ -1,0 +1,144 @@
+"""``fit``: train one model per seed, all seeds at once, with early stopping.
+
+>>> import torch, deepctrl as dc
+>>> X = torch.randn(64, 3); y = X.sum(1, keepdim=True)
+>>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+>>> rule = dc.rules.Monotonic(0, "increasing")
+>>> result = dc.fit(model, rule, dc.methods.DeepCTRL(rho=1.0), train=(X, y), max_epochs=2)
+>>> result.epochs, result.path
+([2], 'lowered')
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from deepctrl.core.data import as_pair, resolve_device
+from deepctrl.core.methods import DeepCTRLMethod, Method
+from deepctrl.core.metrics import PerSample, per_sample
+from deepctrl.core.rules.base import Rule
+from deepctrl.core.seeding import derive_seed
+from deepctrl.core.sources import is_loader
+from deepctrl.engine.trainer import Trainer
+
+
+@dataclass
+class FitResult:
+    """What :func:`fit` returns: one trained model per seed (best weights restored, eval
+    mode), and how training went."""
+
+    models: list[nn.Module]
+    seeds: list[int]
+    method: Method
+    history: list[dict[str, list[float]]]
+    epochs: list[int]
+    best_epochs: list[int]
+    seconds: float
+    val_loss: list[float] = field(default_factory=list)
+    path: str = "lowered"
+    """How the seeds ran: "lowered" (batched matrix products), "vmap" or "loop"."""
+
+    @property
+    def model(self) -> nn.Module:
+        """The model of the first seed."""
+        return self.models[0]
+
+
+def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> list[nn.Module]:
+    """One copy of ``model`` per seed, re-initialised from that seed: every submodule's
+    ``reset_parameters`` (``_reset_parameters`` for attention layers) runs under a
+    generator seeded from the seed."""
+    out = []
+    for seed in seeds:
+        m = copy.deepcopy(model)
+        if reinit:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(derive_seed(seed, "init"))
+                for module in m.modules():
+                    reset = getattr(module, "reset_parameters", None) or getattr(
+                        module, "_reset_parameters", None)
+                    if callable(reset):
+                        reset()
+        out.append(m)
+    return out
+
+
+def _data(data: Any, name: str, device: torch.device, dtype: torch.dtype) -> Any:
+    """Tensors checked and moved to the device; a Dataset or DataLoader as it is."""
+    return data if is_loader(data) else as_pair(data, name, device, dtype)
+
+
+def fit(
+    model: nn.Module,
+    rule: Rule | None = None,
+    method: Method | None = None,
+    train: Any = None,
+    val: Any = None,
+    task_loss: str | PerSample = "mae",
+    batch_size: int = 64,
+    lr: float = 1e-3,
+    max_epochs: int = 1000,
+    patience: int = 10,
+    val_every: int = 1,
+    seeds: Sequence[int] = (0,),
+    progress: bool = False,
+    input_noise: float = 0.0,
+    shuffle: bool = True,
+    device: str | torch.device | None = None,
+    reinit: bool = True,
+    chunk_batches: int = 64,
+    desc: str | None = None,
+) -> FitResult:
+    """Train ``model`` with ``method`` (default DeepCTRL) under ``rule``, one copy per seed.
+
+    ``train`` and ``val``: ``(X, y)`` with X a tensor (array, DataFrame) or a dict of them
+    (several inputs; integer tensors keep their dtype), or a ``torch.utils.data.Dataset`` of
+    ``(x, y)`` pairs, or a ``DataLoader`` of such batches (read batch by batch: memory stays
+    bounded by the batch). A Dataset is batched with ``batch_size`` and, with ``shuffle``,
+    each seed draws its own order; a DataLoader's batches are used as they come, by every
+    seed.
+
+    All seeds train at once as one stacked model (see :mod:`deepctrl.engine.ensemble` for the
+    three ways it runs); each keeps its own init, batch order, alpha draws, perturbations,
+    input noise, dropout masks, rho, early stopping and best weights. Adam with ``lr``;
+    ``input_noise`` adds fresh N(0, input_noise^2) noise to every floating-point input of
+    every training batch (and, drawn once, to the validation inputs). Early stopping
+    validates the task loss at ``method.val_alpha`` every ``val_every`` epochs and stops a
+    seed after ``patience`` checks without improvement, restoring its best weights.
+    Training runs in train mode; validation, the rho estimate and the returned models in
+    eval mode. Under ``torchrun`` (WORLD_SIZE > 1) each rank trains on its shard of every
+    batch (data parallel).
+    """
+    if train is None:
+        raise ValueError("fit needs train=(X, y), a Dataset or a DataLoader")
+    method = copy.deepcopy(method) if method is not None else DeepCTRLMethod()
+    if method.uses_rule and rule is None:
+        raise ValueError(f"{method.name} needs a rule")
+    if batch_size < 1 or max_epochs < 0 or patience < 1 or val_every < 1:
+        raise ValueError("batch_size, patience and val_every must be >= 1, max_epochs >= 0")
+    if input_noise < 0:
+        raise ValueError(f"input_noise must be >= 0, got {input_noise}")
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds}")
+    if next(model.parameters(), None) is None:
+        raise ValueError("the model has no parameters to train")
+    device = resolve_device(device)
+    dtype = next(model.parameters()).dtype
+    models = [m.to(device) for m in init_models(model, seeds, reinit)]
+    trainer = Trainer(models, rule, method, _data(train, "train", device, dtype),
+                      _data(val, "val", device, dtype) if val is not None else None,
+                      per_sample(task_loss), task_loss, batch_size, lr, seeds, input_noise,
+                      shuffle, device, chunk_batches)
+    start = time.perf_counter()
+    history, epochs, best_epochs, best = trainer.run(max_epochs, patience, val_every, progress,
+                                                     desc or method.name)
+    return FitResult(trainer.models, seeds, trainer.method, history, epochs, best_epochs,
+                     time.perf_counter() - start, best, trainer.stack.path or "lowered")

@@ -1,0 +1,86 @@
+"""Model files: safetensors weights with a JSON config in the metadata. Never pickle.
+
+>>> import tempfile, os, torch, deepctrl as dc
+>>> model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+>>> path = os.path.join(tempfile.mkdtemp(), "m.safetensors")
+>>> _ = dc.save(model, path, {"note": "demo"})
+>>> dc.read_checkpoint(path).config["note"]
+'demo'
+>>> x = torch.randn(3, 2)
+>>> bool(torch.equal(dc.load(path)(x, 0.5), model(x, 0.5)))
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from safetensors.torch import load as st_load
+from safetensors.torch import save as st_save
+from torch import Tensor, nn
+
+from deepctrl.core.model import DeepCTRL
+from deepctrl.io.file_format import model_config, model_file_metadata, read_model_file, write_atomic
+
+
+class Checkpoint(NamedTuple):
+    """What a model file holds: weights, config and the deepctrl version that wrote it."""
+
+    state_dict: dict[str, Tensor]
+    config: dict[str, Any]
+    version: str
+
+
+def save(model: nn.Module, path: str | os.PathLike[str],
+         config: dict[str, Any] | None = None) -> Path:
+    """Write the weights of ``model`` and ``config`` (JSON-serialisable) to ``path``.
+
+    A :class:`DeepCTRL` built from :func:`deepctrl.mlp` parts also stores its architecture,
+    so :func:`load` can rebuild it without code.
+    """
+    config = dict(config or {})
+    if isinstance(model, DeepCTRL) and "architecture" not in config:
+        spec = model.spec()
+        if spec is not None:
+            config["architecture"] = spec
+    try:
+        config_json = json.dumps(config)
+    except TypeError as exc:
+        raise ValueError(f"checkpoint config is not JSON-serialisable: {exc}") from None
+    state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
+    meta = {**model_file_metadata(), "config": config_json}
+    return write_atomic(path, st_save(state, metadata=meta))
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
+    """Weights, config and writer version of a deepctrl model file, with clear errors."""
+    data, meta = read_model_file(path)
+    config = model_config(meta, path)
+    try:
+        state = st_load(data)
+    except Exception as exc:
+        raise ValueError(f"{path} is corrupt: {exc}") from None
+    return Checkpoint(state, config, meta.get("deepctrl_version", "?"))
+
+
+def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Module:
+    """Load weights into ``model`` (same architecture), or rebuild a stored MLP DeepCTRL."""
+    ckpt = read_checkpoint(path)
+    if model is None:
+        arch = ckpt.config.get("architecture")
+        if arch is None:
+            raise ValueError(f"{path} stores no architecture: pass the model to load into")
+        model = DeepCTRL.from_spec(arch)
+    try:
+        model.load_state_dict(ckpt.state_dict)
+    except RuntimeError as exc:
+        first = str(exc).strip().splitlines()
+        raise ValueError(f"{path} does not fit this model: {first[1] if len(first) > 1 else exc}"
+                         ) from None
+    return model.eval()
+
+
+__all__ = ["Checkpoint", "load", "read_checkpoint", "save"]

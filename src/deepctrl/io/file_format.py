@@ -1,0 +1,150 @@
+"""Atomic file writes and the checks of a model file's header and of a table model's
+config, without importing torch.
+
+The command line checks a model file here first, so that a wrong file (a pickle, a foreign
+or corrupt file, a table without the model's columns) is refused in a fraction of a second
+instead of after loading PyTorch. :mod:`deepctrl.io.checkpoint` reads the weights after these
+checks, and :mod:`deepctrl.tabular.model_file` builds the estimator.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "m.deepctrl")
+>>> _ = write_atomic(path, b"\\x80\\x04 a pickle")
+>>> try:
+...     read_model_file(path)
+... except ValueError as e:
+...     print(str(e).split(": ", 1)[1])
+it looks like a pickle or torch.save file, which deepctrl never loads
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from deepctrl._version import __version__
+
+FORMAT = "deepctrl"
+FORMAT_VERSION = 1
+TABLE_MODELS = ("DeepCTRLRegressor", "DeepCTRLClassifier")
+TABLE_MODEL_FORMAT = 1
+_MAX_HEADER = 100 * 1024 * 1024
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and a rename.
+
+    Under ``torchrun`` only rank 0 writes (every rank holds the same result), so that a
+    data-parallel run leaves one copy of each file.
+    """
+    path = Path(path)
+    if int(os.environ.get("RANK", "0")) > 0:
+        return path
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"cannot write {path}: folder {parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def model_file_metadata() -> dict[str, str]:
+    """The safetensors metadata every deepctrl model file carries (besides its config)."""
+    return {"format": FORMAT, "format_version": str(FORMAT_VERSION),
+            "deepctrl_version": __version__}
+
+
+def _describe_foreign(head: bytes) -> str:
+    if head[:1] == b"\x80" or head[:2] == b"PK":
+        return "it looks like a pickle or torch.save file, which deepctrl never loads"
+    return "it is not a safetensors file"
+
+
+def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]]:
+    """The bytes and the safetensors metadata of a deepctrl model file of this format
+    version; a ``ValueError`` naming the problem for anything else."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"model file {path} does not exist")
+    data = path.read_bytes()
+    if len(data) < 8:
+        raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > min(_MAX_HEADER, len(data) - 8):
+        raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
+    try:
+        header = json.loads(data[8:8 + n])
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{path} is not a deepctrl model file: its header is corrupt") from None
+    meta = header.get("__metadata__") if isinstance(header, dict) else None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{path} is a safetensors file but not a deepctrl model file")
+    if meta.get("format_version") != str(FORMAT_VERSION):
+        raise ValueError(
+            f"{path} was written by deepctrl {meta.get('deepctrl_version')} in model-file format"
+            f" {meta.get('format_version')}; this deepctrl ({__version__}) reads format"
+            f" {FORMAT_VERSION}"
+        )
+    return data, meta
+
+
+def model_config(meta: dict[str, Any], path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON config stored in a model file's metadata (from :func:`read_model_file`)."""
+    try:
+        return json.loads(meta.get("config", "{}"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is corrupt: {exc}") from None
+
+
+def check_table_model(config: Any, path: str | os.PathLike[str], version: str,
+                      kind: str | None = None) -> str:
+    """The estimator class named by a model file's ``config``, after checking that it is a
+    table model (of class ``kind``, when given) in the format this deepctrl reads."""
+    name = config.get("estimator") if isinstance(config, dict) else None
+    if name not in TABLE_MODELS:
+        raise ValueError(f"{path} is a deepctrl model file but not a table model (written by "
+                         "'deepctrl fit' or an estimator's save)")
+    if kind is not None and name != kind:
+        raise ValueError(f"{path} holds a {name}, not a {kind}")
+    if config.get("estimator_format") != TABLE_MODEL_FORMAT:
+        raise ValueError(f"{path} holds a table model in format {config.get('estimator_format')}"
+                         f" (written by deepctrl {version}); this deepctrl reads format "
+                         f"{TABLE_MODEL_FORMAT}")
+    return name
+
+
+def damaged_table_model(path: str | os.PathLike[str], problem: Exception | str) -> ValueError:
+    """The error for a table model whose config or weights do not hold together."""
+    text = str(problem).strip()
+    detail = text.splitlines()[0] if text else type(problem).__name__
+    return ValueError(f"{path} is a damaged table model: {detail}")
+
+
+def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
+    """The columns a table model file reads and the names of its targets, from the checked
+    header alone (no weights, no PyTorch)."""
+    _, meta = read_model_file(path)
+    config = model_config(meta, path)
+    check_table_model(config, path, meta.get("deepctrl_version", "?"))
+    try:
+        inputs = [c["name"] for c in config["preprocessing"]["columns"]]
+        fitted = config["fitted"]
+        targets = list(fitted["output_names_"]) if "output_names_" in fitted \
+            else [fitted["target_name_"]]
+    except (KeyError, TypeError) as exc:
+        raise damaged_table_model(path, exc) from None
+    return inputs, targets

@@ -1,0 +1,187 @@
+"""Pieces every paper reproduction shares: train a method over seeds, sweep alpha on the
+validation and test sets, summarise over seeds, write results.json atomically.
+
+results.json follows DESIGN.md: ``methods[name]["test"][metric] = {"mean": [...], "std": [...]}``
+over the experiment's alpha grid (a method without alpha repeats its value).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import torch.multiprocessing
+from torch import Tensor, nn
+
+from deepctrl.core.evaluation import Table, sweep
+from deepctrl.core.methods import Method
+from deepctrl.core.rules.base import Rule
+from deepctrl.engine.progress import set_bar_position
+from deepctrl.engine.training import FitResult, fit
+from deepctrl.io.file_format import write_atomic
+
+
+def alpha_grid(stop: float = 1.0, step: float = 0.1, start: float = 0.0) -> list[float]:
+    """[start, start + step, ..., stop] rounded to 10 decimals.
+
+    >>> alpha_grid(0.3)
+    [0.0, 0.1, 0.2, 0.3]
+    """
+    n = round((stop - start) / step)
+    return [round(start + i * step, 10) for i in range(n + 1)]
+
+
+T = TypeVar("T")
+
+
+def seed_range(seeds: int, quick: bool, start: int = 0) -> tuple[int, ...]:
+    """The seeds of a run: ``seeds`` consecutive ones from ``start``, at most 2 when ``quick``.
+
+    >>> seed_range(10, quick=True, start=10)
+    (10, 11)
+    """
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    return tuple(range(start, start + (min(seeds, 2) if quick else seeds)))
+
+
+def default_workers(device: str = "cpu") -> int:
+    """Processes for independent training jobs: one per usable CPU core on CPU; one on a
+    GPU or under ``torchrun`` (there the ranks already share the work).
+
+    The experiments' networks are tiny, so one single-threaded process per core trains
+    about twice as fast on 2 cores as one process with 2 threads.
+    """
+    if device != "cpu" or int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _join_pool(counter: Any) -> None:
+    with counter.get_lock():
+        position = counter.value
+        counter.value += 1
+    set_bar_position(position)
+
+
+def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list[T]:
+    """``[job(*a) for a in args]``, in ``workers`` processes when ``workers`` > 1.
+
+    ``job`` must be a module-level function and ``args`` picklable; put the longest jobs
+    first. Each job computes what it computes alone (same seeds, one thread), so the
+    results do not depend on ``workers``; only the wall time does.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if workers == 1 or len(args) <= 1:
+        return [job(*a) for a in args]
+    ctx = torch.multiprocessing.get_context("spawn")
+    counter = ctx.Value("i", 0)
+    with ProcessPoolExecutor(min(workers, len(args)), mp_context=ctx, initializer=_join_pool,
+                             initargs=(counter,)) as pool:
+        futures = [pool.submit(job, *a) for a in args]
+        return [f.result() for f in futures]
+
+
+def summarize(tables: Sequence[Table]) -> dict[str, dict[str, list[float]]]:
+    """Mean and standard deviation over seeds of every metric column (``alpha`` excluded)."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for key in tables[0]:
+        if key == "alpha":
+            continue
+        values = np.array([t[key] for t in tables], dtype=float)
+        out[key] = {"mean": np.nanmean(values, axis=0).tolist(),
+                    "std": np.nanstd(values, axis=0).tolist()}
+    return out
+
+
+@dataclass
+class MethodRun:
+    """One method trained over all seeds, with per-seed sweep tables on val and test."""
+
+    name: str
+    fit: FitResult
+    val: list[Table]
+    test: list[Table]
+
+    def entry(self) -> dict[str, Any]:
+        """The results.json entry of this method."""
+        return {
+            "test": summarize(self.test),
+            "val": summarize(self.val),
+            "epochs": list(self.fit.epochs),
+            "best_epochs": list(self.fit.best_epochs),
+            "train_seconds": round(self.fit.seconds, 3),
+            "seconds_per_epoch": round(self.fit.seconds / max(1, max(self.fit.epochs)), 4),
+        }
+
+
+def run_method(
+    name: str,
+    model: nn.Module,
+    rule: Rule,
+    method: Method,
+    train: tuple[Tensor, Tensor],
+    val: tuple[Tensor, Tensor],
+    test: tuple[Tensor, Tensor],
+    alphas: Sequence[float],
+    metrics: Sequence[str],
+    seeds: Sequence[int],
+    val_eval: tuple[Tensor, Tensor] | None = None,
+    **fit_kwargs: Any,
+) -> MethodRun:
+    """Fit ``method`` for all ``seeds`` at once, then sweep alpha on val and test per seed.
+
+    ``val_eval`` replaces ``val`` for the sweep (e.g. validation inputs with noise).
+    """
+    result = fit(model, rule, method, train=train, val=val, seeds=seeds, desc=name, **fit_kwargs)
+    Xv, yv = val_eval if val_eval is not None else val
+    val_tables = [sweep(m, rule, Xv, yv, alphas, metrics) for m in result.models]
+    test_tables = [sweep(m, rule, test[0], test[1], alphas, metrics) for m in result.models]
+    return MethodRun(name, result, val_tables, test_tables)
+
+
+def _clean(obj: Any) -> Any:
+    """NaN and infinity become null so that results.json is strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> Path:
+    """Write ``obj`` as indented strict JSON, atomically."""
+    return write_atomic(path, (json.dumps(_clean(obj), indent=2) + "\n").encode())
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` atomically."""
+    return write_atomic(path, text.encode())
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub markdown table; floats get 4 significant digits.
+
+    >>> print(markdown_table(["a", "b"], [[1, 0.123456]]))
+    | a | b |
+    |---|---|
+    | 1 | 0.1235 |
+    """
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return "n/a" if not math.isfinite(v) else f"{v:.4g}"
+        return str(v)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

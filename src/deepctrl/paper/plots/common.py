@@ -1,0 +1,77 @@
+"""Figures shared by the reproductions: a metric against alpha with every method drawn.
+
+Methods whose value changes with alpha are drawn as curves with a band of one standard
+deviation over seeds; methods without alpha as horizontal lines.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from deepctrl.io.file_format import write_atomic
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the non-interactive Agg backend, with a clear error if absent."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ValueError("figures need matplotlib: pip install 'deepctrl[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
+    """Save ``fig`` as PNG atomically and close it."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    pyplot().close(fig)
+    return write_atomic(path, buf.getvalue())
+
+
+def _varies(values: Sequence[float]) -> bool:
+    return max(values) - min(values) > 1e-12 * max(1.0, abs(max(values)))
+
+
+def metric_vs_alpha(
+    ax: Any,
+    alphas: Sequence[float],
+    methods: dict[str, dict[str, Any]],
+    metric: str,
+    split: str = "test",
+    best_alpha: float | None = None,
+    ylabel: str | None = None,
+    title: str | None = None,
+) -> None:
+    """Draw ``metric`` of every method in ``methods`` (results.json entries) on ``ax``.
+
+    The i-th method gets colour ``C{i}``, so panels drawn from the same methods match.
+    """
+    styles = iter(["--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (8, 2))])
+    for i, (name, entry) in enumerate(methods.items()):
+        stats = entry.get(split, {}).get(metric)
+        if stats is None:
+            continue
+        mean, std, color = stats["mean"], stats["std"], f"C{i % 10}"
+        if _varies(mean):
+            ax.plot(alphas, mean, marker="o", ms=3, label=name, color=color)
+            lo = [m - s for m, s in zip(mean, std, strict=True)]
+            hi = [m + s for m, s in zip(mean, std, strict=True)]
+            ax.fill_between(alphas, lo, hi, color=color, alpha=0.15)
+        else:
+            ax.axhline(mean[0], linestyle=next(styles, "--"), label=name, lw=1.2, color=color)
+    if best_alpha is not None:
+        ax.axvline(best_alpha, color="k", linestyle="--", lw=1,
+                   label=f"best alpha = {best_alpha:g}")
+    ax.set_xlabel("rule strength alpha")
+    ax.set_ylabel(ylabel or metric)
+    if title:
+        ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)

@@ -1,0 +1,318 @@
+"""What DeepCTRLRegressor and DeepCTRLClassifier share: input checks, a network sized from
+the data, training with :func:`deepctrl.fit`, and evaluation over the rule strength."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+from torch import Tensor, nn
+
+from deepctrl.core import evaluation, methods, priors
+from deepctrl.core.data import resolve_device
+from deepctrl.core.model import DeepCTRL, mlp
+from deepctrl.core.rules.base import forward_all, perturb_all
+from deepctrl.core.seeding import derive_seed
+from deepctrl.engine import training
+from deepctrl.tabular.encoding import NUMERIC, TableEncoder
+from deepctrl.tabular.table_rules import Outputs, resolve
+
+ALPHA_GRID = [round(0.05 * i, 10) for i in range(21)]
+RHO_NAMES = ("auto", "paper", "epoch")
+
+
+def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
+    """``alpha`` as a finite float, or the text "auto"."""
+    if isinstance(alpha, str) and alpha == "auto":
+        return alpha
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) \
+            or not math.isfinite(float(alpha)):
+        raise ValueError(f"{name} must be a finite number or 'auto', got {alpha!r}")
+    return float(alpha)
+
+
+def network_spec(n_in: int, n_out: int, head: str, hidden: int | None,
+                 latent: int | None) -> dict[str, Any]:
+    """Layer sizes: hidden = 4 x inputs rounded up to a power of two within [32, 128],
+    latent = hidden / 4 (at least 8), unless given."""
+    h = hidden or int(np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, 128))
+    z = latent or max(8, h // 4)
+    return {"inputs": n_in, "hidden": h, "latent": z, "outputs": n_out, "head": head}
+
+
+def build_network(spec: dict[str, Any]) -> DeepCTRL:
+    """Data and rule encoders inputs-h-h-latent, decision block 2 latent-h-outputs, with a
+    log-softmax head for several classes (a binary classifier outputs the logit)."""
+    n_in, h, z, n_out, head = (spec[k] for k in ("inputs", "hidden", "latent", "outputs", "head"))
+    if head not in ("identity", "log_softmax"):
+        raise ValueError(f"unknown output head {head!r}")
+    decision: nn.Module = mlp(2 * z, h, n_out)
+    if head == "log_softmax":
+        decision = nn.Sequential(decision, nn.LogSoftmax(dim=-1))
+    return DeepCTRL(mlp(n_in, h, h, z), mlp(n_in, h, h, z), decision)
+
+
+class DeepCTRLEstimator(BaseEstimator):
+    """Base class; use :class:`deepctrl.DeepCTRLRegressor` or
+    :class:`deepctrl.DeepCTRLClassifier`."""
+
+    def __init__(self, rules: Any = None, alpha: float | str = "auto", *,
+                 hidden_size: int | None = None, latent_size: int | None = None,
+                 beta: float = 0.1, rho: float | str = "auto", batch_size: int | str = "auto",
+                 learning_rate: float = 1e-3, max_epochs: int = 500, patience: int = 20,
+                 validation_fraction: float = 0.2, n_seeds: int = 5,
+                 random_state: Any = None, verbose: bool = False, device: str = "cpu") -> None:
+        self.rules = rules
+        self.alpha = alpha
+        self.hidden_size = hidden_size
+        self.latent_size = latent_size
+        self.beta = beta
+        self.rho = rho
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.max_epochs = max_epochs
+        self.patience = patience
+        self.validation_fraction = validation_fraction
+        self.n_seeds = n_seeds
+        self.random_state = random_state
+        self.verbose = verbose
+        self.device = device
+
+    # -- hooks for the subclasses ------------------------------------------------------
+    def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Learn the target encoding; (training targets, targets for metrics)."""
+        raise NotImplementedError
+
+    def _metric_targets(self, y: Any, n: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _outputs(self) -> Outputs:
+        raise NotImplementedError
+
+    def _combine(self, outputs: Tensor) -> Tensor:
+        """Average (seeds, ...) model outputs into one prediction."""
+        return outputs.mean(dim=0)
+
+    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray) -> dict[str, float]:
+        raise NotImplementedError
+
+    _head = "identity"
+    _task_loss = "mse"
+    _primary = "mse"
+
+    # -- checks --------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        check_alpha(self.alpha)
+        if not (isinstance(self.beta, numbers.Real) and self.beta > 0):
+            raise ValueError(f"beta must be a positive number, got {self.beta!r}")
+        if not (self.rho in RHO_NAMES or (isinstance(self.rho, numbers.Real) and self.rho > 0)):
+            raise ValueError(f"rho must be a positive number or one of {RHO_NAMES}, "
+                             f"got {self.rho!r}")
+        ints = {"max_epochs": self.max_epochs, "patience": self.patience,
+                "n_seeds": self.n_seeds,
+                "hidden_size": 1 if self.hidden_size is None else self.hidden_size,
+                "latent_size": 1 if self.latent_size is None else self.latent_size,
+                "batch_size": 1 if self.batch_size == "auto" else self.batch_size}
+        for name, value in ints.items():
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        if not (isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be positive, got {self.learning_rate!r}")
+        resolve_device(self.device)
+        if not (isinstance(self.validation_fraction, numbers.Real)
+                and 0 <= self.validation_fraction < 1):
+            raise ValueError("validation_fraction must be in [0, 1), got "
+                             f"{self.validation_fraction!r}")
+
+    def _frame(self, X: Any, reset: bool) -> pd.DataFrame:
+        """X as a DataFrame; arrays are numeric and get the names x0, x1, ... at fit."""
+        if isinstance(X, pd.DataFrame):
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            if X.shape[0] == 0 or X.shape[1] == 0:
+                raise ValueError(f"X is empty: {X.shape[0]} rows, {X.shape[1]} columns")
+            return X.set_axis([str(c) for c in X.columns], axis=1)
+        numeric = reset or all(c.kind == NUMERIC for c in self.encoder_.columns)
+        arr = validate_data(self, X, reset=reset, dtype="numeric" if numeric else None,
+                            ensure_all_finite=numeric)
+        names = [f"x{i}" for i in range(arr.shape[1])] if reset else self.encoder_.names
+        frame = pd.DataFrame(arr, columns=names)
+        return frame if numeric else frame.infer_objects()
+
+    def _encode(self, X: Any) -> Tensor:
+        check_is_fitted(self, "models_")
+        return torch.from_numpy(self.encoder_.transform(self._frame(X, reset=False)))
+
+    def _alpha(self, alpha: Any) -> float:
+        value = check_alpha(self.alpha if alpha is None else alpha)
+        if self.rule_ is None:
+            return 0.0
+        return float(self.selected_alpha_) if value == "auto" else float(value)
+
+    # -- training ------------------------------------------------------------------------
+    def _split(self, n: int, y: np.ndarray, rng: np.random.RandomState) -> tuple[np.ndarray,
+                                                                                 np.ndarray]:
+        n_val = round(self.validation_fraction * n)
+        order = rng.permutation(n)
+        if n_val < 2 or n - n_val < 2:
+            return order, order[:0]
+        return order[n_val:], order[:n_val]
+
+    def fit(self, X: Any, y: Any) -> DeepCTRLEstimator:
+        """Train on a DataFrame or array ``X`` and targets ``y``; returns self."""
+        self._check_params()
+        frame = self._frame(X, reset=True)
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None")
+        y_train, y_metric = self._set_targets(y, len(frame))
+        self.encoder_ = TableEncoder.fit(frame)
+        self.rule_ = resolve(self.rules, self.encoder_, self._outputs())
+        X_all = torch.from_numpy(self.encoder_.transform(frame))
+        rng = check_random_state(self.random_state)
+        train_idx, val_idx = self._split(len(frame), y_train, rng)
+        seed = int(rng.randint(0, 2**31 - 1 - self.n_seeds))
+        self.network_ = network_spec(X_all.shape[1], self._n_model_outputs(), self._head,
+                                     self.hidden_size, self.latent_size)
+        method: methods.Method = (
+            methods.DeepCTRLMethod(prior=priors.Beta(self.beta, self.beta), rho=self.rho)
+            if self.rule_ is not None else methods.TaskOnly())
+        y_all = torch.from_numpy(y_train)
+        batch = self.batch_size if self.batch_size != "auto" else int(
+            np.clip(2 ** round(math.log2(max(len(train_idx), 1) / 32)), 16, 256))
+        val = (X_all[val_idx], y_all[val_idx]) if len(val_idx) else None
+        result = training.fit(build_network(self.network_), self.rule_, method,
+                       train=(X_all[train_idx], y_all[train_idx]), val=val,
+                       task_loss=self._task_loss, batch_size=int(batch), lr=self.learning_rate,
+                       max_epochs=self.max_epochs, patience=self.patience,
+                       seeds=range(seed, seed + self.n_seeds), progress=bool(self.verbose),
+                       desc=type(self).__name__, device=self.device)
+        self.models_ = [m.cpu().eval() for m in result.models]
+        state = result.method.state_dict()
+        self.rho_ = [float(r) for r in state["rho"]] if "rho" in state else []
+        self.n_epochs_ = max(result.epochs)
+        self.best_epochs_ = list(result.best_epochs)
+        self.batch_size_ = int(batch)
+        self.n_train_, self.n_validation_ = len(train_idx), len(val_idx)
+        rows = val_idx if len(val_idx) else train_idx
+        self.validation_sweep_ = self._sweep_encoded(X_all[rows], y_metric[rows], ALPHA_GRID)
+        self.selected_alpha_ = self._select(self.validation_sweep_)
+        return self
+
+    def _n_model_outputs(self) -> int:
+        return self._outputs().n_model_outputs
+
+    def _select(self, table: dict[str, list[float]], min_verification: float | None = None
+                ) -> float:
+        if self.rule_ is None:
+            return 0.0
+        return float(evaluation.select_alpha(table, min_verification=min_verification,
+                                       metric=self._primary))
+
+    # -- evaluation ----------------------------------------------------------------------
+    @torch.no_grad()
+    def _evaluate(self, X: Tensor, alphas: Sequence[float], rule: bool = True,
+                  seed: int = 0) -> tuple[Tensor, Tensor | None]:
+        """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None."""
+        alphas = [float(a) for a in alphas]
+        use_rule = rule and self.rule_ is not None
+
+        def forward(z: Tensor) -> Tensor:
+            return self._combine(torch.stack([m.forward_alphas(z, alphas)
+                                              for m in self.models_]))
+
+        gen = torch.Generator().manual_seed(derive_seed(seed, "eval"))
+        block = max(256, 200_000 // len(alphas))
+        outs, oks = [], []
+        for start in range(0, X.shape[0], block):
+            x = X[start:start + block]
+            perturbed = perturb_all(self.rule_, x, gen) if use_rule else []
+            y, y_p = forward_all(forward, x, perturbed, out_dim=1)
+            outs.append(y)
+            if use_rule:
+                oks.append(evaluation.satisfaction(self.rule_, x, y, perturbed, y_p))
+        return torch.cat(outs, dim=1), torch.cat(oks, dim=1) if use_rule else None
+
+    def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
+        y, _ = self._evaluate(self._encode(X), [self._alpha(alpha)], rule=False)
+        return y[0].double().numpy()
+
+    def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None,
+                       alphas: Sequence[float]) -> dict[str, list[float]]:
+        if self.rule_ is None:
+            alphas = [float(a) for a in alphas]
+            y, _ = self._evaluate(X, [0.0], rule=False)
+            y = y.expand(len(alphas), *y.shape[1:])
+            ok = None
+        else:
+            y, ok = self._evaluate(X, alphas)
+        table: dict[str, list[float]] = {"alpha": [float(a) for a in alphas],
+                                         "verification_ratio": []}
+        for i in range(len(alphas)):
+            ratio = float(ok[i].nanmean()) if ok is not None else float("nan")
+            table["verification_ratio"].append(ratio)
+            if y_true is None:
+                continue
+            for name, value in self._metrics(y[i].double().numpy(), y_true).items():
+                table.setdefault(name, []).append(value)
+        return table
+
+    def sweep(self, X: Any, y: Any = None, alphas: Sequence[float] | None = None
+              ) -> pd.DataFrame:
+        """One row per alpha: alpha, verification_ratio and the error metrics on (X, y)
+        (only the verification ratio when y is None).
+
+        Without rules the verification ratio is NaN and every alpha gives the same model.
+        """
+        X_enc = self._encode(X)
+        alphas = list(np.round(np.linspace(0, 1, 11), 10)) if alphas is None else list(alphas)
+        if not alphas:
+            raise ValueError("sweep needs at least one alpha")
+        alphas = [check_alpha(a, "every alpha") for a in alphas]
+        if "auto" in alphas:
+            raise ValueError("sweep needs numeric alphas, got 'auto'")
+        y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
+        return pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas))
+
+    def verification_ratio(self, X: Any, alpha: float | str | None = None) -> float:
+        """Fraction of the rows of X (that the rules can judge) on which the rules hold."""
+        X_enc = self._encode(X)
+        if self.rule_ is None:
+            raise ValueError("this model has no rules, so it has no verification ratio")
+        _, ok = self._evaluate(X_enc, [self._alpha(alpha)])
+        return float(ok.nanmean())
+
+    def select_alpha(self, X_val: Any, y_val: Any, min_verification: float | None = None,
+                     alphas: Sequence[float] | None = None) -> float:
+        """Set ``alpha`` from a validation set and return it: the alpha with the lowest
+        error, or with ``min_verification`` the smallest alpha whose verification ratio on
+        X_val reaches it."""
+        table = self.sweep(X_val, y_val, ALPHA_GRID if alphas is None else alphas)
+        if self.rule_ is None:
+            raise ValueError("this model has no rules, so alpha has no effect")
+        alpha = self._select(table.to_dict(orient="list"), min_verification)
+        self.alpha = alpha
+        return alpha
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the fitted model to one file: safetensors weights with the preprocessing,
+        rules and architecture as JSON; the write is atomic."""
+        from deepctrl.tabular.model_file import save_estimator
+
+        return save_estimator(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Any:
+        """Read a model written by :meth:`save`; never unpickles."""
+        from deepctrl.tabular.model_file import load_estimator
+
+        return load_estimator(path, cls)

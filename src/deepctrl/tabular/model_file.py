@@ -1,0 +1,122 @@
+"""Estimator model files: one safetensors file whose JSON metadata holds the parameters,
+preprocessing, rules and architecture (written with :func:`deepctrl.save`, atomically).
+Loading checks the format and version and never unpickles anything.
+
+>>> import os, tempfile, numpy as np, deepctrl as dc
+>>> X, y = np.random.default_rng(0).normal(size=(40, 2)), np.arange(40.0)
+>>> est = dc.DeepCTRLRegressor(max_epochs=2, random_state=0).fit(X, y)
+>>> path = est.save(os.path.join(tempfile.mkdtemp(), "model.deepctrl"))
+>>> bool(np.allclose(dc.DeepCTRLRegressor.load(path).predict(X), est.predict(X)))
+True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+from torch import nn
+
+from deepctrl.io.checkpoint import read_checkpoint, save
+from deepctrl.io.file_format import TABLE_MODEL_FORMAT, check_table_model, damaged_table_model
+from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.estimator_base import DeepCTRLEstimator, build_network
+from deepctrl.tabular.table_rules import resolve, rules_config, rules_from_config
+
+_COMMON = ("n_features_in_", "network_", "n_epochs_", "best_epochs_", "batch_size_",
+           "n_train_", "n_validation_", "validation_sweep_", "selected_alpha_", "rho_")
+_REGRESSION = ("output_names_", "target_1d_")
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays as plain JSON values."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _classes() -> dict[str, type[DeepCTRLEstimator]]:
+    from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
+
+    return {"DeepCTRLRegressor": DeepCTRLRegressor, "DeepCTRLClassifier": DeepCTRLClassifier}
+
+
+def estimator_config(est: DeepCTRLEstimator) -> dict[str, Any]:
+    """The JSON config of a fitted estimator."""
+    check_is_fitted(est, "models_")
+    params = {k: _plain(v) for k, v in est.get_params(deep=False).items() if k != "rules"}
+    if not isinstance(params.get("random_state"), int | None):
+        params["random_state"] = None
+    fitted = {k: _plain(getattr(est, k)) for k in _COMMON}
+    if hasattr(est, "feature_names_in_"):
+        fitted["feature_names_in_"] = _plain(est.feature_names_in_)
+    if hasattr(est, "classes_"):
+        fitted["classes_"] = _plain(est.classes_)
+        fitted["target_name_"] = est.target_name_
+        fitted["classes_dtype"] = est.classes_.dtype.str if est.classes_.dtype != object \
+            else "object"
+    else:
+        fitted.update({k: _plain(getattr(est, k)) for k in _REGRESSION})
+        fitted["target_mean_"] = _plain(est.target_mean_)
+        fitted["target_scale_"] = _plain(est.target_scale_)
+    return {"estimator": type(est).__name__, "estimator_format": TABLE_MODEL_FORMAT,
+            "params": params, "rules": rules_config(est.rules),
+            "preprocessing": est.encoder_.config(), "n_models": len(est.models_),
+            "fitted": fitted}
+
+
+def save_estimator(est: DeepCTRLEstimator, path: str | os.PathLike[str]) -> Path:
+    """Write ``est`` to ``path`` atomically (no partial file on a crash)."""
+    return save(nn.ModuleList(est.models_), path, estimator_config(est))
+
+
+def _rebuild(cfg: dict[str, Any], kind: type[DeepCTRLEstimator]) -> DeepCTRLEstimator:
+    est = kind(**cfg["params"])
+    rules = rules_from_config(cfg["rules"])
+    est.set_params(rules=rules)
+    fitted = dict(cfg["fitted"])
+    if "classes_" in fitted:
+        dtype = fitted.pop("classes_dtype")
+        fitted["classes_"] = np.asarray(fitted["classes_"],
+                                        dtype=object if dtype == "object" else dtype)
+    else:
+        fitted["target_mean_"] = np.asarray(fitted["target_mean_"], dtype=np.float64)
+        fitted["target_scale_"] = np.asarray(fitted["target_scale_"], dtype=np.float64)
+    if "feature_names_in_" in fitted:
+        fitted["feature_names_in_"] = np.asarray(fitted["feature_names_in_"], dtype=object)
+    fitted["selected_alpha_"] = float(fitted["selected_alpha_"])
+    for key, value in fitted.items():
+        setattr(est, key, value)
+    est.encoder_ = TableEncoder.from_config(cfg["preprocessing"])
+    if est.encoder_.n_encoded != est.network_["inputs"]:
+        raise ValueError("the preprocessing does not match the network's inputs")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.rule_ = resolve(rules, est.encoder_, est._outputs())
+    return est
+
+
+def load_estimator(path: str | os.PathLike[str],
+                   kind: type[DeepCTRLEstimator] | None = None) -> DeepCTRLEstimator:
+    """Read an estimator written by :func:`save_estimator`, with clear errors for files
+    that are foreign, corrupt, pickles or from an incompatible version."""
+    ckpt = read_checkpoint(path)
+    cfg = ckpt.config
+    name = check_table_model(cfg, path, ckpt.version, kind.__name__ if kind else None)
+    try:
+        est = _rebuild(cfg, _classes()[name])
+        models = nn.ModuleList(build_network(est.network_) for _ in range(int(cfg["n_models"])))
+        models.load_state_dict(ckpt.state_dict)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
+        raise damaged_table_model(path, exc) from None
+    if not math.isfinite(est.selected_alpha_):
+        raise damaged_table_model(path, "selected alpha is not finite")
+    est.models_ = [m.eval() for m in models]
+    return est
