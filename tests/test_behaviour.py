@@ -2,7 +2,7 @@
 
 1. A damped oscillator whose energy can only fall: the energy rule is true for the data.
 2. A perturbation rule that the data contradict: alpha = 0 must behave like TaskOnly and
-   alpha = 1 like RuleOnly (the rho finding of REFERENCE.md).
+   alpha = 1 like RuleOnly (see docs/rho.md).
 """
 
 import numpy as np

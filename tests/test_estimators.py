@@ -79,16 +79,22 @@ def test_sweep_matches_predict_and_the_rule_holds_at_alpha_one(regressor):
     assert table["mae"].iloc[0] < 0.6  # the data path fits (noise 0.2, range ~11)
 
 
-def test_select_alpha_sets_alpha(regressor):
+def test_select_alpha_sets_the_fitted_alpha_and_keeps_the_parameter(regressor, tmp_path):
     est, X, y = regressor
     est = clone(est).set_params(**est.get_params())
     est.__dict__.update({k: v for k, v in regressor[0].__dict__.items() if k.endswith("_")})
+    assert est.alpha == "auto" and est.alpha_ == est.selected_alpha_
     table = est.sweep(X, y, alphas=ALPHA_GRID)
     reached = table.loc[table["verification_ratio"] >= 0.9, "alpha"]
     chosen = est.select_alpha(X, y, min_verification=0.9)
-    assert chosen == reached.min() and est.alpha == chosen
+    assert chosen == reached.min() and est.alpha_ == chosen and est.alpha == "auto"
+    np.testing.assert_array_equal(est.predict(X), est.predict(X, alpha=chosen))
+    assert est.resolve_alpha("auto") == est.selected_alpha_
     best = est.select_alpha(X, y)
-    assert best == table.loc[table["mse"].idxmin(), "alpha"] and est.alpha == best
+    assert best == table.loc[table["mse"].idxmin(), "alpha"] and est.alpha_ == best
+    assert est.get_params()["alpha"] == "auto"  # the hyperparameter is what the user set
+    back = dc.DeepCTRLRegressor.load(est.save(tmp_path / "chosen.deepctrl"))
+    assert back.alpha_ == best and back.alpha == "auto"
 
 
 def test_save_and_load_round_trip(regressor, tmp_path):

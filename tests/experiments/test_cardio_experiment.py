@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+import deepctrl as dc
 from deepctrl.paper.experiments import cardio
 from deepctrl.paper.experiments.cardio_report import interpret, perturbation_observations
 
@@ -141,7 +142,7 @@ def test_small_run_matches_a_direct_evaluation(small_run):
     """The Target 2 numbers equal a sweep of a model trained the same way by hand."""
     res, _ = small_run
     task, _ = cardio.load_task(None, cohort_size=3000)
-    run = cardio.train(task, "TaskOnly", cardio.task_net(), cardio.dc.methods.TaskOnly(),
+    run = cardio.train(task, "TaskOnly", cardio.task_net(), dc.methods.TaskOnly(),
                        task.rule(), cardio.Settings.make(1, True), "cpu", False)
     t2 = task.targets["Target 2"]
     table = cardio.sweep(run.fit.model, task.rule(), t2.X, t2.y, [0.0], ("bce",))

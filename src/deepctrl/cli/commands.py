@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from deepctrl.cli.rules_file import RuleTarget, build_rules, monotonic_spec, read_rules_file
+from deepctrl.cli.tables import clean_columns, read_table
 from deepctrl.io.file_format import table_model_columns, write_atomic
 
 F = TypeVar("F", bound=Callable[..., int])
-_PARQUET = (".parquet", ".pq")
 
 
 def one_line_errors(command: F) -> F:
@@ -48,95 +48,6 @@ def one_line_errors(command: F) -> F:
                               file=sys.stderr)
 
     return run  # type: ignore[return-value]
-
-
-def _separator(path: Path) -> str:
-    with path.open("rb") as f:
-        head = f.readline().decode("utf-8", errors="replace")
-    if "," not in head:
-        for sep in (";", "\t"):
-            if sep in head:
-                return sep
-    return ","
-
-
-def read_table(path: str | Path) -> pd.DataFrame:
-    """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame."""
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"data file {path} does not exist")
-    if not path.is_file():
-        raise ValueError(f"data file {path} is not a file")
-    try:
-        if path.suffix.lower() in _PARQUET:
-            try:
-                import pyarrow  # noqa: F401
-            except ImportError:
-                raise ValueError(f"reading {path} needs pyarrow: pip install pyarrow") from None
-            frame = pd.read_parquet(path)
-        else:
-            frame = pd.read_csv(path, sep=_separator(path))
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"data file {path} is empty") from None
-    except pd.errors.ParserError as exc:
-        raise ValueError(f"data file {path} is not a valid CSV file: {exc}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"data file {path} is not a UTF-8 text CSV file") from None
-    except (OSError, ImportError) as exc:
-        raise ValueError(f"cannot read data file {path}: {exc}") from None
-    if len(frame) == 0:
-        raise ValueError(f"data file {path} has no data rows")
-    frame.columns = [str(c) for c in frame.columns]
-    return frame
-
-
-def _lines(rows: np.ndarray, csv: bool) -> str:
-    """'line 5' / 'row 4' of the first bad row (CSV line numbers count the header)."""
-    first = int(rows[0])
-    return f"line {first + 2}" if csv else f"row {first}"
-
-
-def clean_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path, drop: bool,
-                  hint: bool = True) -> pd.DataFrame:
-    """Check ``columns`` for missing values and for text in mostly-numeric columns; drop
-    those rows when ``drop`` is set (telling how many), else raise naming the problem."""
-    csv = path.suffix.lower() not in _PARQUET
-    frame = frame.copy()
-    bad = np.zeros(len(frame), dtype=bool)
-    problems = []
-    for name in columns:
-        series = frame[name]
-        missing = series.isna().to_numpy()
-        if not pd.api.types.is_numeric_dtype(series.dtype) \
-                and not pd.api.types.is_bool_dtype(series.dtype):
-            as_number = pd.to_numeric(series, errors="coerce")
-            text = as_number.isna().to_numpy() & ~missing
-            if (~missing).sum() and as_number.notna().sum() >= 0.5 * (~missing).sum() \
-                    and text.any():
-                rows = np.flatnonzero(text)
-                problems.append(f"column {name!r} has text in {len(rows)} of {len(frame)} rows "
-                                f"({_lines(rows, csv)}: {series.iloc[rows[0]]!r})")
-                frame[name] = as_number
-                bad |= text
-        if missing.any():
-            rows = np.flatnonzero(missing)
-            problems.append(f"column {name!r} has missing values in {len(rows)} of "
-                            f"{len(frame)} rows (first on {_lines(rows, csv)})")
-            bad |= missing
-    if problems and not drop:
-        tip = "; use --drop-missing to drop those rows" if hint else ""
-        raise ValueError(f"{path}: {problems[0]}{tip}")
-    if bad.any():
-        print(f"dropped {int(bad.sum())} of {len(frame)} rows with missing or non-numeric "
-              f"values", file=sys.stderr)
-        frame = frame.loc[~bad]
-        if len(frame) == 0:
-            raise ValueError(f"{path}: no rows left after dropping missing values")
-        for name in columns:
-            if pd.api.types.is_object_dtype(frame[name].dtype) \
-                    and pd.to_numeric(frame[name], errors="coerce").notna().all():
-                frame[name] = pd.to_numeric(frame[name])
-    return frame
 
 
 def _task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
@@ -251,7 +162,7 @@ def _summary(est: Any, rules: list[Any], out: Path) -> None:
             ratio = table.loc[np.isclose(table["alpha"], a), "verification_ratio"].iloc[0]
             ratios.append(f"alpha {a:g}: {ratio:.3f}")
         print(f"verification ratio ({label}): " + ", ".join(ratios))
-        print(f"selected alpha: {est.selected_alpha_:g} (lowest {label} {est._primary})")
+        print(f"selected alpha: {est.selected_alpha_:g} (lowest {label} {est.primary_metric})")
     print(f"model written to {out}")
 
 
@@ -269,9 +180,9 @@ def _model_and_frame(model: str, data: str, drop: bool, with_target: bool
         raise ValueError(f"{path} lacks column(s) the model needs: {', '.join(missing)}")
     targets = targets if with_target and all(t in frame.columns for t in targets) else []
     frame = clean_columns(frame, [*needed, *targets], path, drop, hint=with_target)
-    from deepctrl.tabular.model_file import load_estimator
+    from deepctrl.tabular.estimators import load_any
 
-    return load_estimator(model), frame, needed, targets
+    return load_any(model), frame, needed, targets
 
 
 def parse_alphas(text: str) -> list[float]:
@@ -325,7 +236,7 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto") -> int
         raise ValueError(f"--alpha must be a number or 'auto', got {alpha!r}") from None
     est, frame, columns, _ = _model_and_frame(model, data, drop=False, with_target=False)
     X = frame[columns]
-    chosen = est._alpha(None if value == "auto" else value)
+    chosen = est.resolve_alpha(None if value == "auto" else value)
     if hasattr(est, "predict_proba"):  # a classifier
         proba = est.predict_proba(X, chosen)
         result = pd.DataFrame({est.target_name_: est.classes_[proba.argmax(axis=1)]})

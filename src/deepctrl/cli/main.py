@@ -173,6 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXTRAS = {"pandas": "tabular", "sklearn": "tabular", "scipy": "tabular", "matplotlib": "paper"}
+"""Libraries outside the base install, and the extra that brings each."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; bad input gives one line on stderr and exit code 2."""
     parser = build_parser()
@@ -185,6 +189,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         return int(handler(args) or 0)
+    except ModuleNotFoundError as exc:
+        if exc.name not in EXTRAS:
+            raise
+        extra = "paper" if args.command == "reproduce" else EXTRAS[exc.name]
+        print(f"deepctrl: error: 'deepctrl {args.command}' needs {exc.name}: "
+              f"pip install 'deepctrl[{extra}]'", file=sys.stderr)
+        return 2
     except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         print(f"deepctrl: error: {exc}", file=sys.stderr)
         return 2

@@ -85,6 +85,30 @@ def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     return a
 
 
+def merge_latents(merge: str, z_r: Tensor, z_d: Tensor, a: Tensor) -> Tensor:
+    """The latent the decision block reads, from the rule and data latents and the rule
+    strength ``a`` (broadcasting against them): ``"deepctrl"`` cat(a z_r, (1 - a) z_d) (the
+    paper), ``"add"`` a z_r + (1 - a) z_d, ``"concat"`` cat(z_r, z_d) (no alpha).
+
+    >>> merge_latents("add", torch.ones(1, 2), torch.zeros(1, 2), torch.tensor(0.25)).tolist()
+    [[0.25, 0.25]]
+    """
+    if merge == "concat":
+        return torch.cat([z_r, z_d], dim=-1)
+    if merge == "add":
+        return a * z_r + (1 - a) * z_d
+    return torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
+
+
+def with_alpha(h: Tensor, a: Tensor) -> Tensor:
+    """The input of merge ``"input"``: ``h`` with the rule strength appended as a feature.
+
+    >>> with_alpha(torch.zeros(2, 1), torch.tensor(0.5)).tolist()
+    [[0.0, 0.5], [0.0, 0.5]]
+    """
+    return torch.cat([h, a.expand(*h.shape[:-1], 1)], dim=-1)
+
+
 class DeepCTRL(nn.Module):
     """Data encoder and rule encoder whose latents are mixed by ``alpha``, then a decision block.
 
@@ -131,12 +155,7 @@ class DeepCTRL(nn.Module):
 
     def mix(self, z_r: Tensor, z_d: Tensor, alpha: Alpha) -> Tensor:
         """The merged latent z for given encoder outputs."""
-        if self.merge == "concat":
-            return torch.cat([z_r, z_d], dim=-1)
-        a = _alpha_like(alpha, z_d)
-        if self.merge == "add":
-            return a * z_r + (1 - a) * z_d
-        return torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
+        return merge_latents(self.merge, z_r, z_d, _alpha_like(alpha, z_d))
 
     def decide(self, x: Inputs, z: Tensor) -> Tensor:
         y = self.decision(z)
@@ -153,8 +172,7 @@ class DeepCTRL(nn.Module):
             if isinstance(h, dict):
                 raise ValueError("merge='input' appends alpha to the input: with a dict of "
                                  "inputs give a shared module that returns one tensor")
-            a = _alpha_like(alpha, h).expand((*h.shape[:-1], 1))
-            return self.decide(x, self.data_encoder(torch.cat([h, a], dim=-1)))
+            return self.decide(x, self.data_encoder(with_alpha(h, _alpha_like(alpha, h))))
         z_r, z_d = self.encode(x)
         return self.decide(x, self.mix(z_r, z_d, alpha))
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.model import MLP, DeepCTRL, Residual
+from deepctrl.core.model import MLP, DeepCTRL, Residual, merge_latents, with_alpha
 
 Params = dict[str, Tensor]
 Lowered = Callable[[Params, Tensor, Tensor], Tensor]
@@ -100,15 +100,9 @@ def _deepctrl(m: DeepCTRL, prefix: str) -> Lowered | None:
         h = shared(p, x, alpha) if shared is not None else x
         a = alpha.reshape(-1, 1, 1).to(h.dtype)
         if merge == "input":
-            z = data(p, torch.cat([h, a.expand(*h.shape[:-1], 1)], dim=-1), alpha)
+            z = data(p, with_alpha(h, a), alpha)
         else:
-            z_r, z_d = encoders(p, h, alpha)
-            if merge == "concat":
-                z = torch.cat([z_r, z_d], dim=-1)
-            elif merge == "add":
-                z = a * z_r + (1 - a) * z_d
-            else:
-                z = torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
+            z = merge_latents(merge, *encoders(p, h, alpha), a)
         y = decision(p, z, alpha)
         return y + x if residual else y
 

@@ -16,15 +16,16 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
-from torch import Tensor, nn
+from torch import Tensor
 
 from deepctrl.core import evaluation, methods, priors
 from deepctrl.core.data import resolve_device
-from deepctrl.core.model import DeepCTRL, mlp
 from deepctrl.core.rules.base import forward_all, perturb_all
 from deepctrl.core.seeding import derive_seed
 from deepctrl.engine import training
+from deepctrl.tabular import model_file
 from deepctrl.tabular.encoding import NUMERIC, TableEncoder
+from deepctrl.tabular.network import build_network, network_spec
 from deepctrl.tabular.table_rules import Outputs, resolve
 
 ALPHA_GRID = [round(0.05 * i, 10) for i in range(21)]
@@ -39,27 +40,6 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
             or not math.isfinite(float(alpha)):
         raise ValueError(f"{name} must be a finite number or 'auto', got {alpha!r}")
     return float(alpha)
-
-
-def network_spec(n_in: int, n_out: int, head: str, hidden: int | None,
-                 latent: int | None) -> dict[str, Any]:
-    """Layer sizes: hidden = 4 x inputs rounded up to a power of two within [32, 128],
-    latent = hidden / 4 (at least 8), unless given."""
-    h = hidden or int(np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, 128))
-    z = latent or max(8, h // 4)
-    return {"inputs": n_in, "hidden": h, "latent": z, "outputs": n_out, "head": head}
-
-
-def build_network(spec: dict[str, Any]) -> DeepCTRL:
-    """Data and rule encoders inputs-h-h-latent, decision block 2 latent-h-outputs, with a
-    log-softmax head for several classes (a binary classifier outputs the logit)."""
-    n_in, h, z, n_out, head = (spec[k] for k in ("inputs", "hidden", "latent", "outputs", "head"))
-    if head not in ("identity", "log_softmax"):
-        raise ValueError(f"unknown output head {head!r}")
-    decision: nn.Module = mlp(2 * z, h, n_out)
-    if head == "log_softmax":
-        decision = nn.Sequential(decision, nn.LogSoftmax(dim=-1))
-    return DeepCTRL(mlp(n_in, h, h, z), mlp(n_in, h, h, z), decision)
 
 
 class DeepCTRLEstimator(BaseEstimator):
@@ -96,7 +76,8 @@ class DeepCTRLEstimator(BaseEstimator):
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
         raise NotImplementedError
 
-    def _outputs(self) -> Outputs:
+    def rule_outputs(self) -> Outputs:
+        """The model's outputs by name, as rules on the target see them."""
         raise NotImplementedError
 
     def _combine(self, outputs: Tensor) -> Tensor:
@@ -108,7 +89,8 @@ class DeepCTRLEstimator(BaseEstimator):
 
     _head = "identity"
     _task_loss = "mse"
-    _primary = "mse"
+    primary_metric = "mse"
+    """The error metric that chooses alpha (lowest on the validation rows)."""
 
     # -- checks --------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -152,10 +134,16 @@ class DeepCTRLEstimator(BaseEstimator):
         check_is_fitted(self, "models_")
         return torch.from_numpy(self.encoder_.transform(self._frame(X, reset=False)))
 
-    def _alpha(self, alpha: Any) -> float:
-        value = check_alpha(self.alpha if alpha is None else alpha)
+    def resolve_alpha(self, alpha: float | str | None = None) -> float:
+        """The rule strength used for ``alpha``: a number as given; "auto" the alpha chosen on
+        the validation rows at fit (``selected_alpha_``); None the estimator's own,
+        ``alpha_`` (its ``alpha``, or what :meth:`select_alpha` chose). 0 without rules."""
+        check_is_fitted(self, "models_")
         if self.rule_ is None:
             return 0.0
+        if alpha is None:
+            return float(self.alpha_)
+        value = check_alpha(alpha)
         return float(self.selected_alpha_) if value == "auto" else float(value)
 
     # -- training ------------------------------------------------------------------------
@@ -176,7 +164,7 @@ class DeepCTRLEstimator(BaseEstimator):
                              "is None")
         y_train, y_metric = self._set_targets(y, len(frame))
         self.encoder_ = TableEncoder.fit(frame)
-        self.rule_ = resolve(self.rules, self.encoder_, self._outputs())
+        self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
         X_all = torch.from_numpy(self.encoder_.transform(frame))
         rng = check_random_state(self.random_state)
         train_idx, val_idx = self._split(len(frame), y_train, rng)
@@ -206,17 +194,18 @@ class DeepCTRLEstimator(BaseEstimator):
         rows = val_idx if len(val_idx) else train_idx
         self.validation_sweep_ = self._sweep_encoded(X_all[rows], y_metric[rows], ALPHA_GRID)
         self.selected_alpha_ = self._select(self.validation_sweep_)
+        self.alpha_ = self.selected_alpha_ if self.alpha == "auto" else float(self.alpha)
         return self
 
     def _n_model_outputs(self) -> int:
-        return self._outputs().n_model_outputs
+        return self.rule_outputs().n_model_outputs
 
     def _select(self, table: dict[str, list[float]], min_verification: float | None = None
                 ) -> float:
         if self.rule_ is None:
             return 0.0
         return float(evaluation.select_alpha(table, min_verification=min_verification,
-                                       metric=self._primary))
+                                       metric=self.primary_metric))
 
     # -- evaluation ----------------------------------------------------------------------
     @torch.no_grad()
@@ -243,7 +232,7 @@ class DeepCTRLEstimator(BaseEstimator):
         return torch.cat(outs, dim=1), torch.cat(oks, dim=1) if use_rule else None
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
-        y, _ = self._evaluate(self._encode(X), [self._alpha(alpha)], rule=False)
+        y, _ = self._evaluate(self._encode(X), [self.resolve_alpha(alpha)], rule=False)
         return y[0].double().numpy()
 
     def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None,
@@ -288,31 +277,28 @@ class DeepCTRLEstimator(BaseEstimator):
         X_enc = self._encode(X)
         if self.rule_ is None:
             raise ValueError("this model has no rules, so it has no verification ratio")
-        _, ok = self._evaluate(X_enc, [self._alpha(alpha)])
+        _, ok = self._evaluate(X_enc, [self.resolve_alpha(alpha)])
         return float(ok.nanmean())
 
     def select_alpha(self, X_val: Any, y_val: Any, min_verification: float | None = None,
                      alphas: Sequence[float] | None = None) -> float:
-        """Set ``alpha`` from a validation set and return it: the alpha with the lowest
-        error, or with ``min_verification`` the smallest alpha whose verification ratio on
-        X_val reaches it."""
+        """Choose the alpha that predictions use by default (``alpha_``) on a validation set
+        and return it: the alpha with the lowest error, or with ``min_verification`` the
+        smallest alpha whose verification ratio on X_val reaches it. The ``alpha`` parameter
+        stays as you set it."""
         table = self.sweep(X_val, y_val, ALPHA_GRID if alphas is None else alphas)
         if self.rule_ is None:
             raise ValueError("this model has no rules, so alpha has no effect")
         alpha = self._select(table.to_dict(orient="list"), min_verification)
-        self.alpha = alpha
+        self.alpha_ = alpha
         return alpha
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the fitted model to one file: safetensors weights with the preprocessing,
         rules and architecture as JSON; the write is atomic."""
-        from deepctrl.tabular.model_file import save_estimator
-
-        return save_estimator(self, path)
+        return model_file.save_estimator(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
         """Read a model written by :meth:`save`; never unpickles."""
-        from deepctrl.tabular.model_file import load_estimator
-
-        return load_estimator(path, cls)
+        return model_file.load_estimator(path, cls)

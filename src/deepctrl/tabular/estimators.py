@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +41,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, colum
 from torch import Tensor
 
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
+from deepctrl.tabular.model_file import load_estimator, register
 from deepctrl.tabular.table_rules import Outputs
 
 _EPS = 1e-7
@@ -50,6 +52,7 @@ def _logit_bce(logit: Tensor, y: Tensor) -> Tensor:
     return F.binary_cross_entropy_with_logits(logit, y.to(logit), reduction="none").mean(dim=1)
 
 
+@register
 class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     """DeepCTRL for regression on a table (one or several numeric targets).
 
@@ -68,7 +71,9 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     input), ``models_``, ``n_features_in_``, ``feature_names_in_`` (DataFrames),
     ``output_names_``, ``target_mean_``, ``target_scale_``, ``n_epochs_``, ``rho_`` (per
     network),
-    ``validation_sweep_``, ``selected_alpha_``.
+    ``validation_sweep_``, ``selected_alpha_`` (chosen on the validation rows), ``alpha_`` (the
+    alpha ``predict`` uses by default: ``alpha``, or ``selected_alpha_`` for "auto", or what
+    ``select_alpha`` chose).
     """
 
     def __init__(self, rules: Any = None, alpha: float | str = "auto", *, loss: str = "mse",
@@ -93,7 +98,10 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def _task_loss(self) -> str:
         return self.loss
 
-    _primary = _task_loss
+    @property
+    def primary_metric(self) -> str:  # type: ignore[override]
+        """The error metric that chooses alpha: the training loss, mse or mae."""
+        return self.loss
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -128,7 +136,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
                              f"{len(self.output_names_)}")
         return values
 
-    def _outputs(self) -> Outputs:
+    def rule_outputs(self) -> Outputs:
         return Outputs.regression(self.output_names_, self.target_mean_, self.target_scale_)
 
     def _raw(self, y_model: np.ndarray) -> np.ndarray:
@@ -145,6 +153,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         return raw[:, 0] if self.target_1d_ else raw
 
 
+@register
 class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
     """DeepCTRL for classification on a table (two or more classes).
 
@@ -168,7 +177,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         return "cross_entropy" if len(self.classes_) > 2 else _logit_bce
 
     @property
-    def _primary(self) -> str:
+    def primary_metric(self) -> str:  # type: ignore[override]
+        """The error metric that chooses alpha: bce, or cross_entropy for several classes."""
         return "cross_entropy" if len(self.classes_) > 2 else "bce"
 
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -208,7 +218,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
                              f"training, e.g. {labels[unknown][0]!r}")
         return index
 
-    def _outputs(self) -> Outputs:
+    def rule_outputs(self) -> Outputs:
         return Outputs.classification([str(c) for c in self.classes_])
 
     def _combine(self, outputs: Tensor) -> Tensor:
@@ -249,3 +259,9 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         """The most probable class of each row at rule strength ``alpha``."""
         proba = self.predict_proba(X, alpha)
         return self.classes_[proba.argmax(axis=1)]
+
+
+def load_any(path: str | os.PathLike[str]) -> DeepCTRLEstimator:
+    """A table model file (from ``deepctrl fit`` or an estimator's ``save``) as the estimator
+    class it names; never unpickles."""
+    return load_estimator(path)

@@ -16,21 +16,32 @@ import math
 import os
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from deepctrl.io.checkpoint import read_checkpoint, save
 from deepctrl.io.file_format import TABLE_MODEL_FORMAT, check_table_model, damaged_table_model
 from deepctrl.tabular.encoding import TableEncoder
-from deepctrl.tabular.estimator_base import DeepCTRLEstimator, build_network
+from deepctrl.tabular.network import build_network
 from deepctrl.tabular.table_rules import resolve, rules_config, rules_from_config
 
 _COMMON = ("n_features_in_", "network_", "n_epochs_", "best_epochs_", "batch_size_",
-           "n_train_", "n_validation_", "validation_sweep_", "selected_alpha_", "rho_")
+           "n_train_", "n_validation_", "validation_sweep_", "selected_alpha_", "alpha_",
+           "rho_")
+ESTIMATORS: dict[str, type[BaseEstimator]] = {}
+"""Estimator classes a model file may name, filled by :func:`register`."""
+
+
+def register(cls: type[Estimator]) -> type[Estimator]:
+    """Class decorator: model files naming ``cls.__name__`` load as ``cls``."""
+    ESTIMATORS[cls.__name__] = cls
+    return cls
 _REGRESSION = ("output_names_", "target_1d_")
+Estimator = TypeVar("Estimator", bound=BaseEstimator)
 
 
 def _plain(value: Any) -> Any:
@@ -42,13 +53,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _classes() -> dict[str, type[DeepCTRLEstimator]]:
-    from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
-
-    return {"DeepCTRLRegressor": DeepCTRLRegressor, "DeepCTRLClassifier": DeepCTRLClassifier}
-
-
-def estimator_config(est: DeepCTRLEstimator) -> dict[str, Any]:
+def estimator_config(est: Any) -> dict[str, Any]:
     """The JSON config of a fitted estimator."""
     check_is_fitted(est, "models_")
     params = {k: _plain(v) for k, v in est.get_params(deep=False).items() if k != "rules"}
@@ -72,12 +77,12 @@ def estimator_config(est: DeepCTRLEstimator) -> dict[str, Any]:
             "fitted": fitted}
 
 
-def save_estimator(est: DeepCTRLEstimator, path: str | os.PathLike[str]) -> Path:
+def save_estimator(est: Any, path: str | os.PathLike[str]) -> Path:
     """Write ``est`` to ``path`` atomically (no partial file on a crash)."""
     return save(nn.ModuleList(est.models_), path, estimator_config(est))
 
 
-def _rebuild(cfg: dict[str, Any], kind: type[DeepCTRLEstimator]) -> DeepCTRLEstimator:
+def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     est = kind(**cfg["params"])
     rules = rules_from_config(cfg["rules"])
     est.set_params(rules=rules)
@@ -92,6 +97,9 @@ def _rebuild(cfg: dict[str, Any], kind: type[DeepCTRLEstimator]) -> DeepCTRLEsti
     if "feature_names_in_" in fitted:
         fitted["feature_names_in_"] = np.asarray(fitted["feature_names_in_"], dtype=object)
     fitted["selected_alpha_"] = float(fitted["selected_alpha_"])
+    alpha = cfg["params"].get("alpha", "auto")  # files written before alpha_ existed
+    fitted["alpha_"] = float(fitted.get("alpha_", fitted["selected_alpha_"] if alpha == "auto"
+                                        else alpha))
     for key, value in fitted.items():
         setattr(est, key, value)
     est.encoder_ = TableEncoder.from_config(cfg["preprocessing"])
@@ -99,24 +107,26 @@ def _rebuild(cfg: dict[str, Any], kind: type[DeepCTRLEstimator]) -> DeepCTRLEsti
         raise ValueError("the preprocessing does not match the network's inputs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est.rule_ = resolve(rules, est.encoder_, est._outputs())
+        est.rule_ = resolve(rules, est.encoder_, est.rule_outputs())
     return est
 
 
 def load_estimator(path: str | os.PathLike[str],
-                   kind: type[DeepCTRLEstimator] | None = None) -> DeepCTRLEstimator:
+                   kind: type[BaseEstimator] | None = None) -> Any:
     """Read an estimator written by :func:`save_estimator`, with clear errors for files
     that are foreign, corrupt, pickles or from an incompatible version."""
     ckpt = read_checkpoint(path)
     cfg = ckpt.config
     name = check_table_model(cfg, path, ckpt.version, kind.__name__ if kind else None)
     try:
-        est = _rebuild(cfg, _classes()[name])
+        if name not in ESTIMATORS:
+            raise ValueError(f"no estimator class {name!r} is registered")
+        est = _rebuild(cfg, ESTIMATORS[name])
         models = nn.ModuleList(build_network(est.network_) for _ in range(int(cfg["n_models"])))
         models.load_state_dict(ckpt.state_dict)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
         raise damaged_table_model(path, exc) from None
-    if not math.isfinite(est.selected_alpha_):
+    if not (math.isfinite(est.selected_alpha_) and math.isfinite(est.alpha_)):
         raise damaged_table_model(path, "selected alpha is not finite")
     est.models_ = [m.eval() for m in models]
     return est

@@ -49,7 +49,8 @@ _CACHE_FORMAT = 1
 
 @dataclass(frozen=True)
 class PendulumConfig:
-    """Physical constants, initial state and integration settings (REFERENCE.md values)."""
+    """Physical constants, initial state and integration settings (the values of paper
+    Sec. 4.1 and of the authors' published scripts)."""
 
     l1: float = 1.0
     l2: float = 1.0

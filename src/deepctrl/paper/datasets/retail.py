@@ -20,7 +20,7 @@ Features of the row of week t (prices are the week's sell price p_t):
   ``week_rolling_std_t{7,30}`` (ddof 1) over the w days ending at d. They are computed
   per day, on the demand as recorded (zeros before an item's release included), and a week
   row takes the MEAN over its 7 days (so ``week_lag_t28`` is the weekly demand 4 weeks
-  earlier divided by 7). REFERENCE.md leaves this mapping open; this is our choice.
+  earlier divided by 7). The paper leaves this mapping open; this is our choice.
 
 Target: the week's summed demand / 100 (not standardized). Weeks are calendar weeks (M5
 ``wm_yr_wk``); a week with fewer than 7 days of sales (the last, partial one) is dropped.

@@ -23,7 +23,10 @@ from typing import Any
 import numpy as np
 import torch
 
-import deepctrl as dc
+from deepctrl.core.evaluation import select_alpha
+from deepctrl.core.methods import DeepCTRLMethod
+from deepctrl.core.model import DeepCTRL
+from deepctrl.core.priors import Beta
 from deepctrl.paper.experiments import common
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid, markdown_table
 from deepctrl.paper.experiments.pendulum import TARGET_RATIO, deepctrl_net, prepare, train_job
@@ -41,15 +44,15 @@ PAPER_FINDINGS = {
 }
 
 
-def _variants(study: str) -> list[tuple[str, str, dc.methods.DeepCTRL]]:
+def _variants(study: str) -> list[tuple[str, str, DeepCTRLMethod]]:
     """(name, merge, method) of the non-reference variants of ``study``."""
     if study == "prior":
-        return [(f"Beta({b})", "deepctrl", dc.methods.DeepCTRL(dc.priors.Beta(b, b)))
+        return [(f"Beta({b})", "deepctrl", DeepCTRLMethod(Beta(b, b)))
                 for b in (0.5, 1.0)]
     if study == "merge":
-        return [(m, m, dc.methods.DeepCTRL()) for m in ("add", "concat", "input")]
-    return [("rho=1", "deepctrl", dc.methods.DeepCTRL(rho=1.0)),
-            ("rho=epoch", "deepctrl", dc.methods.DeepCTRL(rho="epoch"))]
+        return [(m, m, DeepCTRLMethod()) for m in ("add", "concat", "input")]
+    return [("rho=1", "deepctrl", DeepCTRLMethod(rho=1.0)),
+            ("rho=epoch", "deepctrl", DeepCTRLMethod(rho="epoch"))]
 
 
 REFERENCE_NAME = {"prior": "Beta(0.1)", "merge": "deepctrl", "rho": "rho=auto"}
@@ -62,9 +65,9 @@ def _summary(run: MethodRun, alphas: list[float]) -> dict[str, Any]:
            "verification_ratio": entry["val"]["verification_ratio"]["mean"]}
     test_mae = entry["test"]["mae"]["mean"]
     test_ratio = entry["test"]["verification_ratio"]["mean"]
-    i_mae = alphas.index(dc.select_alpha(val, metric="mae"))
+    i_mae = alphas.index(select_alpha(val, metric="mae"))
     try:
-        a_ratio: float | None = dc.select_alpha(val, min_verification=TARGET_RATIO)
+        a_ratio: float | None = select_alpha(val, min_verification=TARGET_RATIO)
     except ValueError:
         a_ratio = None
     return {"alpha_min_val_mae": alphas[i_mae], "test_mae_at_it": test_mae[i_mae],
@@ -124,7 +127,7 @@ def _neighbour_agreement(points: np.ndarray, labels: np.ndarray) -> float:
 
 
 @torch.no_grad()
-def write_tsne(model: dc.DeepCTRL, x: torch.Tensor, n_points: int, base: dict[str, Any],
+def write_tsne(model: DeepCTRL, x: torch.Tensor, n_points: int, base: dict[str, Any],
                out_dir: Path) -> dict[str, Any]:
     """t-SNE of z_r vs z_d and of z over ``TSNE_ALPHAS`` on a fixed subsample of ``x``."""
     from sklearn.manifold import TSNE
@@ -182,7 +185,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     s, workers, out_dir, pend = prepare(seeds, quick, out, device, preset, workers)
     base = {"preset": preset, "quick": s.quick, "seeds": list(s.seeds), "alphas": alpha_grid()}
     variants = {study: _variants(study) for study in ("prior", "merge", "rho")}
-    jobs = [("reference", "deepctrl", dc.methods.DeepCTRL()),
+    jobs = [("reference", "deepctrl", DeepCTRLMethod()),
             *(variant for study_variants in variants.values() for variant in study_variants)]
     done_jobs = common.run_jobs(train_job, [(preset, s, device, progress, name,
                                              deepctrl_net(merge), method)

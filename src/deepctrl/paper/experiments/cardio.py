@@ -40,9 +40,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-import deepctrl as dc
-from deepctrl.core.evaluation import sweep
+from deepctrl.core.evaluation import predict_sweep, sweep
+from deepctrl.core.methods import DeepCTRLMethod, Method, TaskOnly
 from deepctrl.core.metrics import score
+from deepctrl.core.model import DeepCTRL, mlp
+from deepctrl.core.priors import Beta
 from deepctrl.core.rules import Monotonic
 from deepctrl.paper.datasets.cardio import CardioTask, Domain, load_cardio_csv, prepare
 from deepctrl.paper.datasets.cardio_synthetic import synthetic_cohort
@@ -61,11 +63,11 @@ COHORT_SIZE = 70_000
 SAMPLE_SIZE = 200
 
 
-def deepctrl_net() -> dc.DeepCTRL:
+def deepctrl_net() -> DeepCTRL:
     """Paper cardio network: encoders Linear(19,100)-ReLU-Linear(100,16), decision
     Linear(32,1)-Sigmoid."""
-    return dc.DeepCTRL(dc.mlp(19, 100, 16), dc.mlp(19, 100, 16),
-                       dc.mlp(32, 1, out_activation="sigmoid"))
+    return DeepCTRL(mlp(19, 100, 16), mlp(19, 100, 16),
+                       mlp(32, 1, out_activation="sigmoid"))
 
 
 def task_net() -> nn.Module:
@@ -74,7 +76,7 @@ def task_net() -> nn.Module:
     >>> task_net()(torch.zeros(2, 19)).shape
     torch.Size([2, 1])
     """
-    return nn.Sequential(dc.mlp(19, 100, 16), dc.mlp(16, 1, out_activation="sigmoid"))
+    return nn.Sequential(mlp(19, 100, 16), mlp(16, 1, out_activation="sigmoid"))
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ def _tensors(d: Domain) -> tuple[Tensor, Tensor]:
     return torch.from_numpy(d.X), torch.from_numpy(d.y)
 
 
-def train(task: CardioTask, name: str, model: nn.Module, method: dc.methods.Method,
+def train(task: CardioTask, name: str, model: nn.Module, method: Method,
           rule: Monotonic, s: Settings, device: str, progress: bool) -> MethodRun:
     """Fit on Source train (early stopping on Source val), sweep Source val and test."""
     return common.run_method(name, model, rule, method, _tensors(task.train),
@@ -170,7 +172,7 @@ def adaptation(run: MethodRun, domain: Domain, sample_size: int = SAMPLE_SIZE) -
     chosen, curves = [], []
     for seed, model in zip(run.fit.seeds, run.fit.models, strict=True):
         rows = np.random.default_rng(10_000 + seed).choice(len(y), k, replace=False)
-        y_hat, _ = dc.predict_sweep(model, None, X, ALPHAS)
+        y_hat, _ = predict_sweep(model, None, X, ALPHAS)
         one = sample_adaptation(y_hat.cpu(), y, rows)
         chosen.append(one["chosen_alpha"])
         curves.append(one["bce_rest"])
@@ -185,15 +187,15 @@ def adaptation(run: MethodRun, domain: Domain, sample_size: int = SAMPLE_SIZE) -
             "bce_rest_at_best_fixed": float(mean_curve.min())}
 
 
-def methods_to_train(quick: bool = False) -> list[tuple[str, dc.methods.Method]]:
+def methods_to_train(quick: bool = False) -> list[tuple[str, Method]]:
     """DeepCTRL with rho auto and the authors' fixed 1.0, 0.1, 0.05, 0.01 (quick: 1.0 only).
 
     >>> [name for name, _ in methods_to_train(quick=True)]
     ['DeepCTRL', 'DeepCTRL(rho=1)']
     """
-    prior = dc.priors.Beta(0.1, 0.1)
-    out: list[tuple[str, dc.methods.Method]] = [(MAIN, dc.methods.DeepCTRL(prior, rho="auto"))]
-    out += [(f"DeepCTRL(rho={r:g})", dc.methods.DeepCTRL(prior, rho=r))
+    prior = Beta(0.1, 0.1)
+    out: list[tuple[str, Method]] = [(MAIN, DeepCTRLMethod(prior, rho="auto"))]
+    out += [(f"DeepCTRL(rho={r:g})", DeepCTRLMethod(prior, rho=r))
             for r in (QUICK_RHOS if quick else FIXED_RHOS)]
     return out
 
@@ -214,7 +216,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/cardio",
     rule = task.rule(RULE_U)
     runs = {name: train(task, name, deepctrl_net(), method, rule, s, device, progress)
             for name, method in methods_to_train(s.quick)}
-    runs["TaskOnly"] = train(task, "TaskOnly", task_net(), dc.methods.TaskOnly(), rule, s,
+    runs["TaskOnly"] = train(task, "TaskOnly", task_net(), TaskOnly(), rule, s,
                              device, progress)
     domains: dict[str, Any] = {}
     for name, domain in task.domains().items():
@@ -248,7 +250,7 @@ def _curve(results: dict[str, Any], domain: str, method: str = MAIN) -> list[flo
 
 
 def checks(results: dict[str, Any], method: str = MAIN) -> list[dict[str, Any]]:
-    """The issue's three numeric claims (on mean test BCE over seeds), plus whether Target 1
+    """The three numeric claims (on mean test BCE over seeds), plus whether Target 1
     keeps improving beyond alpha = 1."""
     one = ALPHAS.index(1.0)
     source, t1 = _curve(results, "Source", method), _curve(results, "Target 1", method)
@@ -304,10 +306,10 @@ def reproduce_perturbation(seeds: int = 10, quick: bool = False,
     rho: dict[str, list[float]] = {}
     for u in us:
         name = f"DeepCTRL(u={u:g})"
-        method = dc.methods.DeepCTRL(dc.priors.Beta(0.1, 0.1), rho=PERTURBATION_RHO)
+        method = DeepCTRLMethod(Beta(0.1, 0.1), rho=PERTURBATION_RHO)
         run = train(task, name, deepctrl_net(), method, task.rule(u), s, device, progress)
         methods[name], rho[name] = run.entry(), _rho(run)
-    methods["TaskOnly"] = train(task, "TaskOnly", task_net(), dc.methods.TaskOnly(),
+    methods["TaskOnly"] = train(task, "TaskOnly", task_net(), TaskOnly(),
                                 task.rule(RULE_U), s, device, progress).entry()
     results = {
         "experiment": "cardio-perturbation", "data": data, "quick": s.quick,

@@ -97,7 +97,7 @@ def _data_section(results: dict[str, Any]) -> list[str]:
 def _checks_section(results: dict[str, Any]) -> list[str]:
     rows = [[c["claim"], "PASS" if c["passed"] else "FAIL", c["detail"]]
             for c in results["checks"]]
-    lines = ["## Checks (issue 6; mean test BCE over seeds)", "",
+    lines = ["## Checks (mean test BCE over seeds)", "",
              markdown_table(["claim", "result", "numbers"], rows), ""]
     others = results.get("checks_by_method", {})
     if others:
@@ -146,7 +146,7 @@ def _domain_rows(block: dict[str, Any], alphas: list[float]) -> list[list[Any]]:
     return rows
 
 
-# The authors' notebook, target with Usual ratio 0.50 (REFERENCE.md): method -> numbers.
+# The authors' published notebook, target with Usual ratio 0.50: method -> numbers.
 PAPER_TARGET2 = {"TaskOnly": {"alpha": None, "bce": 0.732, "accuracy": 0.567, "auc": 0.608,
                               "verification_ratio": 0.755},
                  "DeepCTRL(rho=0.1)": {"alpha": 0.8, "bce": 0.675, "accuracy": 0.585,

@@ -1,7 +1,7 @@
 """Pieces every paper reproduction shares: train a method over seeds, sweep alpha on the
 validation and test sets, summarise over seeds, write results.json atomically.
 
-results.json follows DESIGN.md: ``methods[name]["test"][metric] = {"mean": [...], "std": [...]}``
+results.json has this layout: ``methods[name]["test"][metric] = {"mean": [...], "std": [...]}``
 over the experiment's alpha grid (a method without alpha repeats its value).
 """
 

@@ -28,8 +28,18 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-import deepctrl as dc
+from deepctrl.core.evaluation import select_alpha
+from deepctrl.core.methods import (
+    DeepCTRLMethod,
+    LagrangianDual,
+    Method,
+    RuleOnly,
+    TaskAndRule,
+    TaskOnly,
+)
+from deepctrl.core.model import DeepCTRL, mlp
 from deepctrl.core.rules import Penalty
+from deepctrl.engine.training import fit
 from deepctrl.paper.datasets import pendulum as data
 from deepctrl.paper.experiments import common
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid, markdown_table
@@ -42,7 +52,7 @@ LAMBDAS = (0.01, 0.1, 1.0)
 DUAL_LRS = (0.01, 0.1, 1.0)
 METHOD_KEYS = ("DeepCTRL", "TaskOnly", "RuleOnly", *(f"TaskAndRule({lam})" for lam in LAMBDAS),
                "LDF-MAE", "LDF-Ratio")
-# REFERENCE.md: the authors' notebooks, 5 ms pairs, DeepCTRL with rho = 1, means over 10 seeds.
+# The authors' published notebooks: 5 ms pairs, DeepCTRL with rho = 1, means over 10 seeds.
 AUTHORS_DEEPCTRL = {0.0: (0.00150, 0.852), 0.2: (0.00146, 0.933), 0.5: (0.00182, 0.990),
                     0.7: (0.00228, 0.999), 1.0: (0.00346, 0.9995)}
 AUTHORS_BASELINES = {"TaskOnly": ("0.0056-0.0061 (one seed)", "about 0.000"),
@@ -94,15 +104,15 @@ def single_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def deepctrl_net(merge: str = "deepctrl") -> dc.DeepCTRL:
+def deepctrl_net(merge: str = "deepctrl") -> DeepCTRL:
     """The paper's pendulum network: shared 4-64-16, encoders 16-64-64-64, decision 128-64-4
     (64-64-4 for ``merge="add"`` and ``"input"``), output + x."""
     decision_in = 64 if merge in ("add", "input") else 128
     if merge == "input":
-        return dc.DeepCTRL(dc.mlp(17, 64, 64, 64), None, dc.mlp(decision_in, 64, 4),
-                           shared=dc.mlp(4, 64, 16), merge="input", residual=True)
-    return dc.DeepCTRL(dc.mlp(16, 64, 64, 64), dc.mlp(16, 64, 64, 64), dc.mlp(decision_in, 64, 4),
-                       shared=dc.mlp(4, 64, 16), merge=merge, residual=True)
+        return DeepCTRL(mlp(17, 64, 64, 64), None, mlp(decision_in, 64, 4),
+                           shared=mlp(4, 64, 16), merge="input", residual=True)
+    return DeepCTRL(mlp(16, 64, 64, 64), mlp(16, 64, 64, 64), mlp(decision_in, 64, 4),
+                       shared=mlp(4, 64, 16), merge=merge, residual=True)
 
 
 class TaskNet(nn.Module):
@@ -110,8 +120,8 @@ class TaskNet(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.encoder = dc.mlp(4, 64, 64, 64)
-        self.decision = dc.mlp(64, 64, 4)
+        self.encoder = mlp(4, 64, 64, 64)
+        self.decision = mlp(64, 64, 4)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.decision(self.encoder(x)) + x
@@ -128,7 +138,7 @@ def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
     return val[0] + INPUT_NOISE * torch.randn(val[0].shape, generator=gen), val[1]
 
 
-def train(name: str, model: nn.Module, method: dc.methods.Method, pend: data.PendulumData,
+def train(name: str, model: nn.Module, method: Method, pend: data.PendulumData,
           s: Settings, alphas: list[float], device: str, progress: bool) -> MethodRun:
     """One method over all seeds, swept on noisy validation and clean test inputs."""
     return common.run_method(name, model, energy_rule(), method, pend.train, pend.val, pend.test,
@@ -155,13 +165,13 @@ def select(entries: dict[str, dict[str, Any]], alphas: list[float]) -> dict[str,
            "verification_ratio": _mean(d, "val", "verification_ratio")}
     test_mae, test_ratio = _mean(d, "test", "mae"), _mean(d, "test", "verification_ratio")
     try:
-        a_ratio, reached = dc.select_alpha(val, min_verification=TARGET_RATIO), True
+        a_ratio, reached = select_alpha(val, min_verification=TARGET_RATIO), True
     except ValueError:
         ratios = val["verification_ratio"]
         a_ratio, reached = alphas[max(range(len(alphas)), key=lambda i: ratios[i])], False
     i_ratio = alphas.index(a_ratio)
     lam_name, lam_reached = _ratio_rule_pick(entries, [f"TaskAndRule({lam})" for lam in LAMBDAS])
-    i_mae = alphas.index(dc.select_alpha(val, metric="mae"))
+    i_mae = alphas.index(select_alpha(val, metric="mae"))
     target = val["verification_ratio"][i_mae]
     i_proxy = min(range(len(alphas)), key=lambda i: abs(test_ratio[i] - target))
     i_oracle = min(range(len(alphas)), key=lambda i: test_mae[i])
@@ -184,7 +194,7 @@ def select(entries: dict[str, dict[str, Any]], alphas: list[float]) -> dict[str,
 
 
 def claims(preset: str, entries: dict[str, dict[str, Any]], sel: dict[str, Any]) -> list[dict]:
-    """The numbers issue 3 asks for, checked on this run.
+    """The paper's claims, checked on this run.
 
     "Best-alpha MAE" is checked for three choices of alpha: lowest validation MAE (noisy
     validation inputs), the paper's verification-ratio proxy, and the best test alpha (the
@@ -216,10 +226,10 @@ def claims(preset: str, entries: dict[str, dict[str, Any]], sel: dict[str, Any])
 def time_one_seed(pend: data.PendulumData, s: Settings, device: str) -> dict[str, dict[str, float]]:
     """Seconds per epoch of ONE model (TaskOnly vs DeepCTRL), the paper's App. A.4 unit."""
     out = {}
-    for name, model, method in (("TaskOnly", TaskNet(), dc.methods.TaskOnly()),
-                                ("DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL())):
+    for name, model, method in (("TaskOnly", TaskNet(), TaskOnly()),
+                                ("DeepCTRL", deepctrl_net(), DeepCTRLMethod())):
         start = time.perf_counter()
-        dc.fit(model, energy_rule(), method, train=pend.train, seeds=[s.seeds[0]],
+        fit(model, energy_rule(), method, train=pend.train, seeds=[s.seeds[0]],
                max_epochs=s.timing_epochs, input_noise=INPUT_NOISE, device=device)
         out[name] = {"epochs": s.timing_epochs,
                      "seconds_per_epoch": (time.perf_counter() - start) / s.timing_epochs}
@@ -244,7 +254,7 @@ def _energy_trace(runs: dict[str, MethodRun], pend: data.PendulumData,
 
 
 def train_job(preset: str, s: Settings, device: str, progress: bool, name: str,
-              model: nn.Module, method: dc.methods.Method) -> MethodRun:
+              model: nn.Module, method: Method) -> MethodRun:
     """:func:`train` on one thread, loading the (cached) data itself: a job for a worker."""
     with single_thread():
         return train(name, model, method, data.load(preset), s, alpha_grid(), device, progress)
@@ -254,12 +264,12 @@ def run_all(preset: str, s: Settings, device: str, progress: bool,
             workers: int = 1) -> tuple[dict[str, MethodRun], dict[str, Any]]:
     """Train every method (``workers`` at a time); returns runs by name (LDF per dual lr)
     and the LDF choice."""
-    jobs: list[tuple[str, nn.Module, dc.methods.Method]] = [
-        ("DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL(rho="auto")),
-        ("TaskOnly", TaskNet(), dc.methods.TaskOnly()),
-        ("RuleOnly", deepctrl_net(), dc.methods.RuleOnly()),
-        *((f"TaskAndRule({lam})", TaskNet(), dc.methods.TaskAndRule(lam)) for lam in LAMBDAS),
-        *((f"LDF({eta:g})", TaskNet(), dc.methods.LagrangianDual(eta)) for eta in s.dual_lrs)]
+    jobs: list[tuple[str, nn.Module, Method]] = [
+        ("DeepCTRL", deepctrl_net(), DeepCTRLMethod(rho="auto")),
+        ("TaskOnly", TaskNet(), TaskOnly()),
+        ("RuleOnly", deepctrl_net(), RuleOnly()),
+        *((f"TaskAndRule({lam})", TaskNet(), TaskAndRule(lam)) for lam in LAMBDAS),
+        *((f"LDF({eta:g})", TaskNet(), LagrangianDual(eta)) for eta in s.dual_lrs)]
     done = common.run_jobs(train_job, [(preset, s, device, progress, *job) for job in jobs],
                            workers)
     runs = {job[0]: run for job, run in zip(jobs, done, strict=True)}
@@ -382,7 +392,7 @@ def report(results: dict[str, Any]) -> str:
         f"- Verification as an unsupervised proxy: on test, alpha {p['alpha']:g} has the"
         f" verification ratio closest to {v['val_ratio']:.3f} ({p['test_ratio']:.3f}); its test"
         f" MAE is {p['test_mae']:.5f}; the lowest test MAE is {p['oracle_test_mae']:.5f} at alpha"
-        f" {p['oracle_alpha']:g}.", "", "## Numbers issue 3 asks for", ""]
+        f" {p['oracle_alpha']:g}.", "", "## The paper's claims, checked", ""]
     checks = [[c["claim"], c["value"], c["bound"], "yes" if c["holds"] else "**NO**"]
               for c in results["claims"]]
     lines += [markdown_table(["claim", "value", "required", "holds"], checks), ""]

@@ -10,7 +10,7 @@ with patience 10 epochs, seeds 0, 1, ... (the authors' retail seeds).
 
 Methods: DeepCTRL (Beta(0.1, 0.1) prior; rho fixed at 1.0 as in the authors' retail code:
 the paper's L_rule,0 / L_task,0 is near 0 for a perturbation rule because a fresh network
-barely reacts to a 10 % price change, see REFERENCE.md; ``rho`` takes any value
+barely reacts to a 10 % price change, see docs/rho.md; ``rho`` takes any value
 :class:`deepctrl.core.methods.DeepCTRLMethod` accepts, e.g. "auto"),
 TaskOnly, TaskAndRule(0.01 / 0.1 / 1.0) and the Lagrangian dual framework with dual lr
 0.01 / 0.1 / 1.0, reported as LDF-MAE (lowest validation MAE) and LDF-Ratio (highest
@@ -37,8 +37,10 @@ from typing import Any
 
 from torch import Tensor, nn
 
-import deepctrl as dc
 from deepctrl.core.evaluation import sweep
+from deepctrl.core.methods import DeepCTRLMethod, LagrangianDual, Method, TaskAndRule, TaskOnly
+from deepctrl.core.model import DeepCTRL, mlp
+from deepctrl.core.rules import Rule
 from deepctrl.paper.datasets.retail import FEATURES, RetailSplit, RetailTable, group_split
 from deepctrl.paper.datasets.retail_rules import price_rule
 from deepctrl.paper.experiments import common
@@ -69,18 +71,18 @@ class FirstColumns(nn.Module):
 
 
 def _encoder(aux: bool) -> nn.Module:
-    enc = dc.mlp(len(FEATURES), 64, 64, 16)
+    enc = mlp(len(FEATURES), 64, 64, 16)
     return nn.Sequential(FirstColumns(len(FEATURES)), enc) if aux else enc
 
 
-def deepctrl_net(aux: bool = False) -> dc.DeepCTRL:
+def deepctrl_net(aux: bool = False) -> DeepCTRL:
     """Paper retail network: encoders 13-64-64-16, decision 32-64-1, no output activation."""
-    return dc.DeepCTRL(_encoder(aux), _encoder(aux), dc.mlp(32, 64, 1))
+    return DeepCTRL(_encoder(aux), _encoder(aux), mlp(32, 64, 1))
 
 
 def task_net(aux: bool = False) -> nn.Module:
     """The baselines' network: data encoder 13-64-64-16 and decision 16-64-1."""
-    return nn.Sequential(_encoder(aux), dc.mlp(16, 64, 1))
+    return nn.Sequential(_encoder(aux), mlp(16, 64, 1))
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ class GroupRun:
     """All methods trained on one group."""
 
     split: RetailSplit
-    rule: dc.rules.Rule
+    rule: Rule
     runs: dict[str, MethodRun]
     ldf: dict[str, str]
 
@@ -126,12 +128,12 @@ def train_group(table: RetailTable, group: str, s: Settings, recompute: bool, de
     """Train every method on ``group`` over all seeds and sweep alpha on its val and test."""
     split = group_split(table, group, aux=recompute)
     rule = price_rule(split, recompute=recompute)
-    methods: list[tuple[str, nn.Module, dc.methods.Method]] = [
-        ("DeepCTRL", deepctrl_net(recompute), dc.methods.DeepCTRL(rho=rho)),
-        ("TaskOnly", task_net(recompute), dc.methods.TaskOnly()),
-        *((f"TaskAndRule({lam})", task_net(recompute), dc.methods.TaskAndRule(lam))
+    methods: list[tuple[str, nn.Module, Method]] = [
+        ("DeepCTRL", deepctrl_net(recompute), DeepCTRLMethod(rho=rho)),
+        ("TaskOnly", task_net(recompute), TaskOnly()),
+        *((f"TaskAndRule({lam})", task_net(recompute), TaskAndRule(lam))
           for lam in s.lambdas),
-        *((f"LDF({lr})", task_net(recompute), dc.methods.LagrangianDual(lr))
+        *((f"LDF({lr})", task_net(recompute), LagrangianDual(lr))
           for lr in s.dual_lrs),
     ]
     runs = {}
@@ -209,7 +211,7 @@ def load_data(m5_dir: str | None, quick: bool, progress: bool,
 
 
 def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """The issue's three checks of the paper's conclusions, on our numbers."""
+    """Three checks of the paper's conclusions, on our numbers."""
     g, t = results["groups"], results["transfer"]
     out = []
     for key in ("best_alpha", "best_alpha_val"):

@@ -1,0 +1,104 @@
+"""Reading the user's table: CSV (comma, semicolon or tab separated) or Parquet, with one
+clear line for every problem (missing file, empty file, not text, missing values, text in a
+numeric column, with the line number).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+_PARQUET = (".parquet", ".pq")
+
+
+def _separator(path: Path) -> str:
+    with path.open("rb") as f:
+        head = f.readline().decode("utf-8", errors="replace")
+    if "," not in head:
+        for sep in (";", "\t"):
+            if sep in head:
+                return sep
+    return ","
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"data file {path} does not exist")
+    if not path.is_file():
+        raise ValueError(f"data file {path} is not a file")
+    try:
+        if path.suffix.lower() in _PARQUET:
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise ValueError(f"reading {path} needs pyarrow: pip install pyarrow") from None
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_csv(path, sep=_separator(path))
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"data file {path} is empty") from None
+    except pd.errors.ParserError as exc:
+        raise ValueError(f"data file {path} is not a valid CSV file: {exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"data file {path} is not a UTF-8 text CSV file") from None
+    except (OSError, ImportError) as exc:
+        raise ValueError(f"cannot read data file {path}: {exc}") from None
+    if len(frame) == 0:
+        raise ValueError(f"data file {path} has no data rows")
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def _lines(rows: np.ndarray, csv: bool) -> str:
+    """'line 5' / 'row 4' of the first bad row (CSV line numbers count the header)."""
+    first = int(rows[0])
+    return f"line {first + 2}" if csv else f"row {first}"
+
+
+def clean_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path, drop: bool,
+                  hint: bool = True) -> pd.DataFrame:
+    """Check ``columns`` for missing values and for text in mostly-numeric columns; drop
+    those rows when ``drop`` is set (telling how many), else raise naming the problem."""
+    csv = path.suffix.lower() not in _PARQUET
+    frame = frame.copy()
+    bad = np.zeros(len(frame), dtype=bool)
+    problems = []
+    for name in columns:
+        series = frame[name]
+        missing = series.isna().to_numpy()
+        if not pd.api.types.is_numeric_dtype(series.dtype) \
+                and not pd.api.types.is_bool_dtype(series.dtype):
+            as_number = pd.to_numeric(series, errors="coerce")
+            text = as_number.isna().to_numpy() & ~missing
+            if (~missing).sum() and as_number.notna().sum() >= 0.5 * (~missing).sum() \
+                    and text.any():
+                rows = np.flatnonzero(text)
+                problems.append(f"column {name!r} has text in {len(rows)} of {len(frame)} rows "
+                                f"({_lines(rows, csv)}: {series.iloc[rows[0]]!r})")
+                frame[name] = as_number
+                bad |= text
+        if missing.any():
+            rows = np.flatnonzero(missing)
+            problems.append(f"column {name!r} has missing values in {len(rows)} of "
+                            f"{len(frame)} rows (first on {_lines(rows, csv)})")
+            bad |= missing
+    if problems and not drop:
+        tip = "; use --drop-missing to drop those rows" if hint else ""
+        raise ValueError(f"{path}: {problems[0]}{tip}")
+    if bad.any():
+        print(f"dropped {int(bad.sum())} of {len(frame)} rows with missing or non-numeric "
+              f"values", file=sys.stderr)
+        frame = frame.loc[~bad]
+        if len(frame) == 0:
+            raise ValueError(f"{path}: no rows left after dropping missing values")
+        for name in columns:
+            if pd.api.types.is_object_dtype(frame[name].dtype) \
+                    and pd.to_numeric(frame[name], errors="coerce").notna().all():
+                frame[name] = pd.to_numeric(frame[name])
+    return frame
