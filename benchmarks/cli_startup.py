@@ -6,7 +6,7 @@ model reads, and ``import deepctrl`` against ``import torch`` and ``import sklea
     python benchmarks/cli_startup.py [--repeats 5] [--via-module]
 
 Prints one JSON object with the median seconds of each. ``--via-module`` runs
-``python -m deepctrl.cli.main`` instead of the installed command, to time another checkout:
+``python -m deepctrl`` instead of the installed command, to time another checkout:
 ``PYTHONPATH=/path/to/checkout/src python benchmarks/cli_startup.py --via-module``.
 """
 
@@ -40,11 +40,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--via-module", action="store_true",
-                        help="run python -m deepctrl.cli.main instead of the installed command")
+                        help="run python -m deepctrl instead of the installed command")
     args = parser.parse_args()
     installed = shutil.which("deepctrl")
     if args.via_module:
-        exe = [sys.executable, "-m", "deepctrl.cli.main"]
+        exe = [sys.executable, "-m", "deepctrl"]
     elif installed:
         exe = [installed]
     else:

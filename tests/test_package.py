@@ -60,3 +60,16 @@ def test_every_public_name_resolves():
     assert dc.Monotonic is dc.rules.Monotonic
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         _ = dc.Nope
+
+
+def test_a_command_whose_extra_is_missing_says_what_to_install(tmp_path):
+    """Without pandas (the base install), `deepctrl fit` names the extra in one line."""
+    code = ("import sys\n"
+            "sys.modules['pandas'] = None\n"
+            "from deepctrl.cli.main import main\n"
+            f"raise SystemExit(main(['fit', 'x.csv', '--target', 'y', '--out', "
+            f"{str(tmp_path / 'm')!r}]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["deepctrl: error: 'deepctrl fit' needs pandas: "
+                                        "pip install 'deepctrl[tabular]'"]

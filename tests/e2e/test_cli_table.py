@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_estimators_commands import bad_files, cases, write_table
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from test_commands import bad_files, cases, write_table
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from deepctrl.cli.tables import clean_columns, read_table
 from deepctrl.io.file_format import table_model_columns, write_atomic
 
 F = TypeVar("F", bound=Callable[..., int])
+_Number = TypeVar("_Number", int, float)
 
 
 def one_line_errors(command: F) -> F:
@@ -87,7 +88,8 @@ def _check_device(device: str) -> None:
     resolve_device(device)
 
 
-def _number(value: Any, option: str, kind: type, low: float, high: float = math.inf) -> Any:
+def _number(value: Any, option: str, kind: type[_Number], low: float,
+            high: float = math.inf) -> _Number:
     """``value`` (text or number) as ``kind`` within [low, high), or a one-line error."""
     try:
         number = kind(value)
@@ -124,7 +126,8 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
         raise ValueError(f"{path} has no feature columns besides the target {target!r}")
     frame = clean_columns(frame, [*features, target], path, drop_missing)
     task, note = _task(frame[target], task)
-    classes = np.unique(frame[target].to_numpy()) if task == "classification" else ()
+    classes: Sequence[Any] | np.ndarray = (
+        np.unique(frame[target].to_numpy()) if task == "classification" else ())
     if task == "classification" and len(classes) < 2:
         raise ValueError(f"target column {target!r} has only one class ({classes[0]!r})")
     rule_list = build_rules(specs, {c: frame[c].to_numpy() for c in features},
@@ -230,7 +233,7 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto") -> int
     value: float | str
     try:
         value = "auto" if alpha == "auto" else float(alpha)
-        if value != "auto" and not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             raise ValueError
     except ValueError:
         raise ValueError(f"--alpha must be a number or 'auto', got {alpha!r}") from None

@@ -36,6 +36,7 @@ r.toml line 4: direction must be 'increasing' or 'decreasing', got 'up'
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,9 +47,9 @@ import numpy as np
 if TYPE_CHECKING:  # rules load PyTorch: imported where built, after the checks
     from deepctrl.core.rules import Perturbation, Rule
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # Python 3.10
+else:  # Python 3.10
     try:
         import tomli as tomllib
     except ImportError:
@@ -83,7 +84,7 @@ class RuleTarget:
 
     name: str
     task: str
-    classes: Sequence[Any] = ()
+    classes: Sequence[Any] | np.ndarray = ()
 
     def output_names(self) -> list[str]:
         if self.task == "regression":

@@ -12,6 +12,7 @@ one it holds. Rows are the first axis of every tensor.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import overload
 
 import torch
 from torch import Tensor
@@ -52,6 +53,14 @@ def cat(xs: Sequence[Inputs], dim: int = 0) -> Inputs:
     return torch.cat(list(xs), dim=dim)  # type: ignore[arg-type]
 
 
+@overload
+def stack(xs: Sequence[Tensor], dim: int = 0) -> Tensor: ...
+
+
+@overload
+def stack(xs: Sequence[Inputs], dim: int = 0) -> Inputs: ...
+
+
 def stack(xs: Sequence[Inputs], dim: int = 0) -> Inputs:
     """Stack inputs of the same structure along a new axis ``dim``."""
     if isinstance(xs[0], dict):
@@ -59,9 +68,22 @@ def stack(xs: Sequence[Inputs], dim: int = 0) -> Inputs:
     return torch.stack(list(xs), dim=dim)  # type: ignore[arg-type]
 
 
+@overload
+def expand_seeds(x: Tensor, n: int) -> Tensor: ...
+
+
+@overload
+def expand_seeds(x: Inputs, n: int) -> Inputs: ...
+
+
 def expand_seeds(x: Inputs, n: int) -> Inputs:
     """A leading axis of size ``n`` in front of every tensor, without copying."""
     return apply(lambda t: t.unsqueeze(0).expand(n, *t.shape), x)
+
+
+def seed_of(x: Inputs, i: int) -> Inputs:
+    """Copy ``i`` of inputs stacked along a leading seed axis: (S, ...) -> (...)."""
+    return apply(lambda t: t[i], x)
 
 
 def pick(x: Inputs, name: str | None, who: str = "the rule") -> Tensor:

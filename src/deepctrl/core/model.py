@@ -13,7 +13,7 @@ import contextlib
 import inspect
 import itertools
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, overload
 
 import torch
 from torch import Tensor, nn
@@ -146,10 +146,11 @@ class DeepCTRL(nn.Module):
         self.merge = merge
         self.residual = residual
 
-    def encode(self, x: Inputs) -> tuple[Tensor | None, Tensor]:
+    def encode(self, x: Inputs) -> tuple[Tensor, Tensor]:
         """(z_r, z_d) for alpha-free merges; for ``"input"`` call :meth:`forward` instead."""
         if self.merge == "input":
             raise ValueError("merge='input' has no alpha-free latents")
+        assert self.rule_encoder is not None  # every merge but "input" has one
         h = self.shared(x) if self.shared is not None else x
         return self.rule_encoder(h), self.data_encoder(h)
 
@@ -194,7 +195,7 @@ class DeepCTRL(nn.Module):
             first, rest = split
             h = self._first_layer_alphas(first, z_r, z_d, a)
             y = rest(h.reshape(n * b, -1))
-            y = y + xs if self.residual else y  # type: ignore[operator]
+            y = y + xs if self.residual else y
             return y.reshape(n, b, *y.shape[1:])
         z_r = z_r.unsqueeze(0).expand(n, *z_r.shape).reshape(n * b, *z_r.shape[1:])
         z_d = z_d.unsqueeze(0).expand(n, *z_d.shape).reshape(n * b, *z_d.shape[1:])
@@ -237,20 +238,29 @@ class DeepCTRL(nn.Module):
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> DeepCTRL:
         """Rebuild a model from :meth:`spec` (fresh weights)."""
-
-        def build(part: dict[str, Any] | None) -> MLP | None:
-            if part is None:
-                return None
-            return MLP(*part["dims"], out_activation=part.get("out_activation"))
-
         return cls(
-            data_encoder=build(spec["data_encoder"]),
-            rule_encoder=build(spec["rule_encoder"]),
-            decision=build(spec["decision"]),
-            shared=build(spec["shared"]),
+            data_encoder=_build_mlp(spec["data_encoder"]),
+            rule_encoder=_build_mlp(spec["rule_encoder"]),
+            decision=_build_mlp(spec["decision"]),
+            shared=_build_mlp(spec["shared"]),
             merge=spec["merge"],
             residual=spec["residual"],
         )
+
+
+@overload
+def _build_mlp(part: dict[str, Any]) -> MLP: ...
+
+
+@overload
+def _build_mlp(part: None) -> None: ...
+
+
+def _build_mlp(part: dict[str, Any] | None) -> MLP | None:
+    """The :class:`MLP` of one part of a :meth:`DeepCTRL.spec`, None for a missing part."""
+    if part is None:
+        return None
+    return MLP(*part["dims"], out_activation=part.get("out_activation"))
 
 
 def _tile(x: Inputs, n: int) -> Inputs:
@@ -263,7 +273,9 @@ def _tile(x: Inputs, n: int) -> Inputs:
 
 def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:
     """(first linear layer, the rest) of a plain sequential decision block, else None."""
-    if type(decision) not in (nn.Sequential, MLP) or len(decision) == 0:
+    if not isinstance(decision, nn.Sequential) or type(decision) not in (nn.Sequential, MLP):
+        return None
+    if len(decision) == 0:
         return None
     first = decision[0]
     if type(first) is not nn.Linear:

@@ -13,6 +13,8 @@ sum_k |x_p,k - x_k| s_y / s_x,k. Rules judged on the output keep the paper's L_r
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 from torch import Tensor
 
@@ -32,10 +34,10 @@ def column_std(t: Tensor, block: int = 65536) -> Tensor:
     [1.4142135381698608, 1.0]
     """
     flat = t.reshape(t.shape[0], -1)
-    mean = sum(flat[i:i + block].double().sum(dim=0) for i in range(0, len(flat), block))
-    mean = mean / len(flat)
-    sq = sum(((flat[i:i + block].double() - mean) ** 2).sum(dim=0)
-             for i in range(0, len(flat), block))
+    mean = cast(Tensor, sum(flat[i:i + block].double().sum(dim=0)
+                            for i in range(0, len(flat), block))) / len(flat)
+    sq = cast(Tensor, sum(((flat[i:i + block].double() - mean) ** 2).sum(dim=0)
+                          for i in range(0, len(flat), block)))
     std = (sq / max(1, len(flat) - 1)).sqrt().float()
     return std.where(std > 0, std.new_ones(()))
 
@@ -117,7 +119,7 @@ def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tens
     leaves = rule.leaves()
     parts = ctx.parts or (ctx,)
     weights = rule.leaf_weights()
-    total = 0.0
+    total: Tensor | float = 0.0
     for leaf, part, w in zip(leaves, parts, weights, strict=True):
         if part.x_p is None:
             total = total + w * leaf.loss(part)
@@ -125,14 +127,15 @@ def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tens
         out = getattr(leaf, "output", None)
         s_y = y_scale[out] if out is not None and out < y_scale.numel() else y_scale.mean()
         total = total + w * _scaled_shift(part.x, part.x_p, x_scale) * s_y
-    return total
+    return cast(Tensor, total)  # a rule has at least one leaf
 
 
-def _scaled_shift(x: Inputs, x_p: Inputs, x_scale: Scales) -> Tensor:
+def _scaled_shift(x: Inputs, x_p: Inputs, x_scale: Scales) -> Tensor | int:
     """Per sample, sum over every moved coordinate of |x_p - x| / std of its feature."""
     def one(a: Tensor, b: Tensor, scale: Tensor) -> Tensor:
         return ((b - a).reshape(a.shape[0], -1).abs() / scale).sum(dim=1)
 
     if isinstance(x_scale, dict):
-        return sum(one(x[k], x_p[k], s) for k, s in x_scale.items())  # type: ignore[index]
+        shifts = (one(x[k], x_p[k], s) for k, s in x_scale.items())  # type: ignore[index]
+        return sum(shifts)
     return one(x, x_p, x_scale)  # type: ignore[arg-type]

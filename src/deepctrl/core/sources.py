@@ -14,7 +14,7 @@ them batched. Floating-point values are cast to the model's dtype, integers keep
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -121,12 +121,12 @@ class LoaderBatches:
         if self.shared:
             for batch in self.loaders[0]:
                 x, y = prepare(*unpack(batch, "train"), "train", self.device, self.dtype)
-                yield expand_seeds(x, n_seeds), expand_seeds(y, n_seeds)  # type: ignore[misc]
+                yield expand_seeds(x, n_seeds), expand_seeds(cast(Tensor, y), n_seeds)
             return
         for per_seed in zip(*self.loaders, strict=True):
             pairs = [prepare(*unpack(b, "train"), "train", self.device, self.dtype)
                      for b in per_seed]
-            yield stack([p[0] for p in pairs]), stack([p[1] for p in pairs])  # type: ignore[misc]
+            yield stack([p[0] for p in pairs]), stack([cast(Tensor, p[1]) for p in pairs])
 
     def keep(self, mask: list[bool]) -> None:
         """Seeds that stopped leave (their loaders with them)."""

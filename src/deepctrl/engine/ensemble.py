@@ -31,7 +31,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 from torch.optim.adam import adam
 
-from deepctrl.core.inputs import Inputs, apply, batch_len
+from deepctrl.core.inputs import Inputs, apply, batch_len, seed_of
 from deepctrl.core.log import info
 from deepctrl.core.model import accepts_alpha, has_randomness, in_mode, unwrap
 from deepctrl.core.seeding import derive_seed
@@ -175,8 +175,7 @@ class Stack:
                 buffers = {k: v[i] for k, v in self.buffers.items()}
                 if own_rng:
                     rng.set(self.rng[i])
-                x_i = apply(lambda t, i=i: t[i], x)
-                outs.append(self._call(params, buffers, x_i, alpha[i]))
+                outs.append(self._call(params, buffers, seed_of(x, i), alpha[i]))
                 if own_rng:
                     self.rng[i] = rng.get()
         return torch.stack(outs)
@@ -246,17 +245,20 @@ class FlatAdam:
 
     @torch.no_grad()
     def step(self) -> None:
-        args = ([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
-                [self.exp_avg_sq], [], [self.steps])
-        kwargs = dict(amsgrad=False, beta1=self.betas[0], beta2=self.betas[1], lr=self.lr,
-                      weight_decay=0.0, eps=self.eps, maximize=False)
         if self.fused:
             try:
-                adam(*args, fused=True, **kwargs)
+                self._adam(fused=True)
                 return
             except RuntimeError:
                 self.fused = False  # no fused kernel for this device or dtype
-        adam(*args, foreach=True, **kwargs)
+        self._adam(fused=False)
+
+    def _adam(self, fused: bool) -> None:
+        """One update of every weight: the fused kernel, else the foreach one."""
+        adam([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
+             [self.exp_avg_sq], [], [self.steps], foreach=None if fused else True,
+             fused=True if fused else None, amsgrad=False, beta1=self.betas[0],
+             beta2=self.betas[1], lr=self.lr, weight_decay=0.0, eps=self.eps, maximize=False)
 
     def keep(self, mask: Tensor) -> None:
         """Drop the seeds outside ``mask`` from the stack and from the moments."""

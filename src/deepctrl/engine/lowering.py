@@ -49,7 +49,8 @@ def _chain(parts: list[Lowered]) -> Lowered:
 
 def _sequential(module: nn.Sequential, prefix: str) -> Lowered | None:
     parts = [lower(child, f"{prefix}{name}.") for name, child in module.named_children()]
-    return None if any(f is None for f in parts) else _chain(parts)
+    lowered = [f for f in parts if f is not None]
+    return None if len(lowered) < len(parts) else _chain(lowered)
 
 
 def twin_pairs(m: nn.Module) -> list[tuple[str, str]]:
@@ -58,7 +59,7 @@ def twin_pairs(m: nn.Module) -> list[tuple[str, str]]:
     if type(m) is not DeepCTRL or m.merge == "input":
         return []
     rule, data = m.rule_encoder, m.data_encoder
-    if lower(rule) is None or repr(rule) != repr(data):
+    if rule is None or lower(rule) is None or repr(rule) != repr(data):
         return []
     r, d = list(rule.named_parameters()), list(data.named_parameters())
     if [(n, p.shape) for n, p in r] != [(n, p.shape) for n, p in d]:
@@ -66,9 +67,11 @@ def twin_pairs(m: nn.Module) -> list[tuple[str, str]]:
     return [(f"rule_encoder.{n}", f"data_encoder.{n}") for n, _ in r]
 
 
-def _twin_encoders(m: DeepCTRL) -> Lowered:
+def _twin_encoders(m: DeepCTRL) -> Lowered | None:
     """Both encoders at once on the (2S, ...) twin views: rule copies first, then data."""
-    inner = lower(m.rule_encoder, TWIN)
+    inner = lower(m.rule_encoder, TWIN) if m.rule_encoder is not None else None
+    if inner is None:
+        return None
 
     def run(p: Params, h: Tensor, alpha: Tensor) -> Tensor:
         return inner(p, h.repeat(2, 1, 1), alpha)
@@ -79,19 +82,20 @@ def _twin_encoders(m: DeepCTRL) -> Lowered:
 def _deepctrl(m: DeepCTRL, prefix: str) -> Lowered | None:
     parts = {name: lower(getattr(m, name), f"{prefix}{name}.") if getattr(m, name) is not None
              else None for name in ("shared", "data_encoder", "rule_encoder", "decision")}
-    if any(parts[n] is None for n in ("data_encoder", "decision")):
-        return None
-    if m.merge != "input" and parts["rule_encoder"] is None:
-        return None
-    if m.shared is not None and parts["shared"] is None:
-        return None
     shared, data, rule, decision = (parts[n] for n in
                                     ("shared", "data_encoder", "rule_encoder", "decision"))
+    if data is None or decision is None:
+        return None
+    if m.merge != "input" and rule is None:
+        return None
+    if m.shared is not None and shared is None:
+        return None
     merge, residual = m.merge, m.residual
     twins = _twin_encoders(m) if prefix == "" and twin_pairs(m) else None
 
     def encoders(p: Params, h: Tensor, alpha: Tensor) -> tuple[Tensor, Tensor]:
         if twins is None:
+            assert rule is not None  # every merge but "input" has one
             return rule(p, h, alpha), data(p, h, alpha)
         z = twins(p, h, alpha)
         return z[:h.shape[0]], z[h.shape[0]:]
@@ -117,11 +121,11 @@ def lower(module: nn.Module, prefix: str = "") -> Lowered | None:
     if kind in _ACTIVATIONS:
         f = _ACTIVATIONS[kind]
         return lambda p, x, a: f(x)
-    if kind in (nn.Sequential, MLP):
+    if kind in (nn.Sequential, MLP) and isinstance(module, nn.Sequential):
         return _sequential(module, prefix)
-    if kind is Residual:
+    if type(module) is Residual:
         inner = lower(module.inner, f"{prefix}inner.")
         return None if inner is None else (lambda p, x, a: inner(p, x, a) + x)
-    if kind is DeepCTRL:
+    if type(module) is DeepCTRL:
         return _deepctrl(module, prefix)
     return None

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
-from deepctrl.core.inputs import Inputs, apply, expand_seeds, rows, stack
+from deepctrl.core.inputs import Inputs, apply, expand_seeds, rows, seed_of, stack
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
 from deepctrl.core.methods import Method, Terms
 from deepctrl.core.metrics import PerSample
@@ -33,6 +33,11 @@ class Streams:
     """Per-seed random generators for shuffling, input noise and perturbations."""
 
     NAMES = ("shuffle", "noise", "perturb", "val", "eval")
+    shuffle: list[torch.Generator]
+    noise: list[torch.Generator]
+    perturb: list[torch.Generator]
+    val: list[torch.Generator]
+    eval: list[torch.Generator]
 
     def __init__(self, seeds: Sequence[int], device: torch.device) -> None:
         self.device = device
@@ -112,7 +117,7 @@ class Trainer:
         S = self.stack.size
         with torch.no_grad(), in_mode(self.stack.template, False):
             out = self.stack(expand_seeds(x, S), self._alphas(self.method.val_alpha))
-        check_outputs(out[0], y, self.task_loss)  # type: ignore[arg-type]
+        check_outputs(out[0], y, self.task_loss)
         self.checked = True
 
     # -- evaluation over data -------------------------------------------------------------
@@ -120,10 +125,13 @@ class Trainer:
         if self.val_data is None or self.noise == 0 or is_loader(self.val_data):
             return None
         Xv = self.val_data[0]
-        return [apply(lambda t, g=g: t + self.noise * torch.randn(
-                    t.shape, generator=g, device=self.device, dtype=t.dtype)
-                      if t.dtype.is_floating_point else t, Xv)
-                for g in self.streams.val]
+        return [self._with_noise(Xv, g) for g in self.streams.val]
+
+    def _with_noise(self, x: Inputs, g: torch.Generator) -> Inputs:
+        """``x`` plus N(0, noise^2) on every floating-point input, drawn from ``g``."""
+        return apply(lambda t: t + self.noise * torch.randn(
+            t.shape, generator=g, device=self.device, dtype=t.dtype)
+            if t.dtype.is_floating_point else t, x)
 
     def _alphas(self, value: float) -> Tensor:
         return torch.full((self.stack.size,), float(value), device=self.device)
@@ -170,7 +178,7 @@ class Trainer:
                 part = slice(lo, hi)
                 perturbed = [None if p is None else seed_rows(p, part) for p in perturbed]
                 total += block_sums(lambda z: self.stack(z, a), rule, self.loss_fn,
-                                    seed_rows(xs, part), ys,  # type: ignore[arg-type]
+                                    seed_rows(xs, part), ys,
                                     perturbed, what, self.scales)
                 n += m
         return (self.world.all_reduce_sum(total) / n).float()
@@ -210,7 +218,7 @@ class Trainer:
     # -- training -------------------------------------------------------------------------
     def _perturb(self, xs: Inputs, gens: list[torch.Generator]) -> list[Inputs | None]:
         """Per-leaf perturbed copies of xs (S, n, ...), each seed with its own generator."""
-        per_seed = [perturb_all(self.rule, apply(lambda t, i=i: t[i], xs), g)  # type: ignore[arg-type]
+        per_seed = [perturb_all(self.rule, seed_of(xs, i), g)  # type: ignore[arg-type]
                     for i, g in enumerate(gens)]
         return [None if parts[0] is None else stack(parts)
                 for parts in zip(*per_seed, strict=True)]
@@ -222,7 +230,7 @@ class Trainer:
         y_hat, y_p = forward_all(lambda z: self.stack(z, alpha), x,
                                  perturbed if rule is not None else [], dim=1)
         if not self.checked:
-            check_outputs(y_hat[0].detach(), y[0], self.task_loss)  # type: ignore[arg-type]
+            check_outputs(y_hat[0].detach(), y[0], self.task_loss)
             self.checked = True
         terms, _ = compute_terms(rule, self.loss_fn, x, y, y_hat, perturbed, y_p, alpha,
                                  n_global, self.need_violations)

@@ -122,18 +122,18 @@ class TableEncoder:
                              std if std > 1e-12 * max(1.0, abs(values.mean())) else 1.0,
                              float(values.min()), float(values.max()))
             else:
-                values = _category_values(series)
+                labels = _category_values(series)
                 if isinstance(series.dtype, pd.CategoricalDtype):
                     cats = [_plain(v) for v in series.dtype.categories]
                 else:
                     try:
-                        cats = sorted({_plain(v) for v in values}, key=_sort_key)
+                        cats = sorted({_plain(v) for v in labels}, key=_sort_key)
                     except TypeError:
                         raise ValueError(f"column {name!r} holds values that are neither "
                                          "text nor numbers") from None
-                if len(cats) > 50 and len(cats) > 0.5 * len(values):
+                if len(cats) > 50 and len(cats) > 0.5 * len(labels):
                     warnings.warn(f"column {name!r} has {len(cats)} distinct values in "
-                                  f"{len(values)} rows, one input each; drop it if it is an "
+                                  f"{len(labels)} rows, one input each; drop it if it is an "
                                   "identifier", UserWarning, stacklevel=3)
                 col = Column(name, kind, start, categories=cats)
             columns.append(col)

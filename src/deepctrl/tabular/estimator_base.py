@@ -8,7 +8,7 @@ import numbers
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,9 @@ from torch import Tensor
 
 from deepctrl.core import evaluation, methods, priors
 from deepctrl.core.data import resolve_device
+from deepctrl.core.inputs import Inputs
+from deepctrl.core.metrics import PerSample
+from deepctrl.core.model import DeepCTRL
 from deepctrl.core.rules.base import forward_all, perturb_all
 from deepctrl.core.seeding import derive_seed
 from deepctrl.engine import training
@@ -87,8 +90,14 @@ class DeepCTRLEstimator(BaseEstimator):
     def _metrics(self, y_model: np.ndarray, y_true: np.ndarray) -> dict[str, float]:
         raise NotImplementedError
 
-    _head = "identity"
-    _task_loss = "mse"
+    @property
+    def _head(self) -> str:
+        return "identity"
+
+    @property
+    def _task_loss(self) -> str | PerSample:
+        return "mse"
+
     primary_metric = "mse"
     """The error metric that chooses alpha (lowest on the validation rows)."""
 
@@ -184,7 +193,7 @@ class DeepCTRLEstimator(BaseEstimator):
                        max_epochs=self.max_epochs, patience=self.patience,
                        seeds=range(seed, seed + self.n_seeds), progress=bool(self.verbose),
                        desc=type(self).__name__, device=self.device)
-        self.models_ = [m.cpu().eval() for m in result.models]
+        self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
         state = result.method.state_dict()
         self.rho_ = [float(r) for r in state["rho"]] if "rho" in state else []
         self.n_epochs_ = max(result.epochs)
@@ -213,9 +222,9 @@ class DeepCTRLEstimator(BaseEstimator):
                   seed: int = 0) -> tuple[Tensor, Tensor | None]:
         """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None."""
         alphas = [float(a) for a in alphas]
-        use_rule = rule and self.rule_ is not None
+        active = self.rule_ if rule else None
 
-        def forward(z: Tensor) -> Tensor:
+        def forward(z: Inputs) -> Tensor:
             return self._combine(torch.stack([m.forward_alphas(z, alphas)
                                               for m in self.models_]))
 
@@ -224,12 +233,12 @@ class DeepCTRLEstimator(BaseEstimator):
         outs, oks = [], []
         for start in range(0, X.shape[0], block):
             x = X[start:start + block]
-            perturbed = perturb_all(self.rule_, x, gen) if use_rule else []
+            perturbed = perturb_all(active, x, gen) if active is not None else []
             y, y_p = forward_all(forward, x, perturbed, out_dim=1)
             outs.append(y)
-            if use_rule:
-                oks.append(evaluation.satisfaction(self.rule_, x, y, perturbed, y_p))
-        return torch.cat(outs, dim=1), torch.cat(oks, dim=1) if use_rule else None
+            if active is not None:
+                oks.append(evaluation.satisfaction(active, x, y, perturbed, y_p))
+        return torch.cat(outs, dim=1), torch.cat(oks, dim=1) if active is not None else None
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
         y, _ = self._evaluate(self._encode(X), [self.resolve_alpha(alpha)], rule=False)
@@ -266,9 +275,10 @@ class DeepCTRLEstimator(BaseEstimator):
         alphas = list(np.round(np.linspace(0, 1, 11), 10)) if alphas is None else list(alphas)
         if not alphas:
             raise ValueError("sweep needs at least one alpha")
-        alphas = [check_alpha(a, "every alpha") for a in alphas]
-        if "auto" in alphas:
+        checked = [check_alpha(a, "every alpha") for a in alphas]
+        if "auto" in checked:
             raise ValueError("sweep needs numeric alphas, got 'auto'")
+        alphas = [float(a) for a in checked]
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
         return pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas))
 
@@ -278,6 +288,7 @@ class DeepCTRLEstimator(BaseEstimator):
         if self.rule_ is None:
             raise ValueError("this model has no rules, so it has no verification ratio")
         _, ok = self._evaluate(X_enc, [self.resolve_alpha(alpha)])
+        assert ok is not None  # the rules are evaluated
         return float(ok.nanmean())
 
     def select_alpha(self, X_val: Any, y_val: Any, min_verification: float | None = None,

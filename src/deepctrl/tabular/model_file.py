@@ -86,7 +86,7 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     est = kind(**cfg["params"])
     rules = rules_from_config(cfg["rules"])
     est.set_params(rules=rules)
-    fitted = dict(cfg["fitted"])
+    fitted: dict[str, Any] = dict(cfg["fitted"])
     if "classes_" in fitted:
         dtype = fitted.pop("classes_dtype")
         fitted["classes_"] = np.asarray(fitted["classes_"],

@@ -21,7 +21,7 @@ rules on the encoded model input.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -65,15 +65,15 @@ class Expression(Penalty):
 class Outputs:
     """The model's outputs by name, and how to turn model outputs into the table's units."""
 
-    def __init__(self, kind: str, names: list[str], mean: Sequence[float] = (),
-                 std: Sequence[float] = ()) -> None:
+    def __init__(self, kind: str, names: list[str], mean: Iterable[float] = (),
+                 std: Iterable[float] = ()) -> None:
         self.kind, self.names = kind, names
         self.mean = torch.tensor(list(mean), dtype=torch.float32)
         self.std = torch.tensor(list(std), dtype=torch.float32)
 
     @classmethod
-    def regression(cls, names: list[str], mean: Sequence[float] | None = None,
-                   std: Sequence[float] | None = None) -> Outputs:
+    def regression(cls, names: list[str], mean: Iterable[float] | None = None,
+                   std: Iterable[float] | None = None) -> Outputs:
         k = len(names)
         return cls("regression", names, mean if mean is not None else [0.0] * k,
                    std if std is not None else [1.0] * k)
@@ -153,7 +153,7 @@ def leaves_and_weights(rules: Any) -> tuple[list[Rule], list[float]]:
     return leaves, weights
 
 
-def _check_output(rule: Rule, outputs: Outputs) -> None:
+def _check_output(rule: Monotonic | Threshold, outputs: Outputs) -> None:
     n = outputs.n_model_outputs
     if not 0 <= rule.output < n:
         hint = " (a binary classifier has one output: the probability of its second class)" \
@@ -173,7 +173,7 @@ def _resolve_feature_rule(rule: Monotonic | Threshold, encoder: TableEncoder,
                       UserWarning, stacklevel=4)
     out = rule.with_feature(col.start, Standardized(rule.perturbation, col.mean, col.std))
     if isinstance(out, Threshold):
-        out.threshold = col.to_encoded(rule.threshold)
+        out.threshold = col.to_encoded(out.threshold)
     return out
 
 

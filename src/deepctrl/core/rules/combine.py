@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -51,8 +51,8 @@ class AllOf(Rule):
 
     def loss(self, ctx: Context) -> Tensor:
         parts = self._parts(ctx)
-        return sum(w * r.loss(c) for r, w, c in zip(self._leaves, self.weights, parts,
-                                                     strict=True))
+        return cast(Tensor, sum(w * r.loss(c) for r, w, c in zip(self._leaves, self.weights,
+                                                                 parts, strict=True)))
 
     def satisfied(self, ctx: Context) -> Tensor:
         ok = [r.satisfied(c) | ~r.applicable(c) for r, c in zip(self._leaves, self._parts(ctx),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import Tensor
@@ -13,6 +13,8 @@ from deepctrl.core.rules.base import Context, SignedRule, output_column
 from deepctrl.core.rules.perturbation import Perturbation, Relative, perturbation_from_config
 
 DIRECTIONS = ("increasing", "decreasing")
+
+_F = TypeVar("_F", bound="_FeatureRule")
 
 
 def _check_direction(direction: str) -> str:
@@ -80,7 +82,7 @@ class _FeatureRule(SignedRule):
         y_p = output_column(ctx.y_hat_p, self.output)
         return y - y_p if self.direction == "increasing" else y_p - y
 
-    def with_feature(self, feature: int, perturbation: Perturbation | None = None):
+    def with_feature(self: _F, feature: int, perturbation: Perturbation | None = None) -> _F:
         """A copy on feature index ``feature`` (and optionally another perturbation)."""
         out = copy.copy(self)
         out.feature = int(feature)

@@ -26,7 +26,7 @@ class Penalty(SignedRule):
     """
 
     def __init__(
-        self, fn: Callable[[Tensor, Tensor], Tensor], tau: float = 0.0, strict: bool = False
+        self, fn: Callable[..., Tensor], tau: float = 0.0, strict: bool = False
     ) -> None:
         self.fn = fn
         self.tau = float(tau)

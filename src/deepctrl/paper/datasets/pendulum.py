@@ -249,7 +249,7 @@ def load(preset: str = "paper", cache_dir: str | os.PathLike[str] | None = None,
         arrays = generate(preset, config)
         path.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
+        np.savez(buffer, x=arrays["x"], y=arrays["y"], t=arrays["t"])
         write_atomic(path, buffer.getvalue())
     bounds = np.cumsum([0, *split_sizes(len(arrays["x"]))])
     parts = [slice(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
@@ -258,5 +258,5 @@ def load(preset: str = "paper", cache_dir: str | os.PathLike[str] | None = None,
         return torch.from_numpy(np.ascontiguousarray(arrays[name][part])).float()
 
     pairs = [(tensor("x", p), tensor("y", p)) for p in parts]
-    times = tuple(torch.from_numpy(arrays["t"][p].copy()) for p in parts)
-    return PendulumData(preset, pairs[0], pairs[1], pairs[2], times, config)
+    t_train, t_val, t_test = (torch.from_numpy(arrays["t"][p].copy()) for p in parts)
+    return PendulumData(preset, pairs[0], pairs[1], pairs[2], (t_train, t_val, t_test), config)

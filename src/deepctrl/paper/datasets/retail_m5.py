@@ -56,7 +56,7 @@ def _files(folder: Path) -> tuple[Path, Path, Path, Path | None]:
     sales = next((folder / n for n in SALES_FILES if (folder / n).is_file()), None)
     if sales is None:
         missing.append(" or ".join(SALES_FILES))
-    if missing:
+    if missing or sales is None:
         raise ValueError(f"M5 folder {folder} lacks {', '.join(missing)}")
     extra = folder / sales.name.replace("_train_", "_test_")
     return folder / "calendar.csv", folder / "sell_prices.csv", sales, (

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from deepctrl.core.inputs import Inputs
 from deepctrl.core.rules import Monotonic, Relative, Standardized
 from deepctrl.core.rules.base import Context, Rule, SignedRule, output_column
 from deepctrl.paper.datasets.retail import AUX, FEATURES, PRICE, RetailSplit
@@ -66,7 +67,9 @@ class RecomputedPriceRule(SignedRule):
         self.std = torch.as_tensor(np.asarray(std, dtype=np.float32)[:len(FEATURES)])
         self.relative = Relative(u)
 
-    def perturb(self, x: Tensor, generator: torch.Generator | None = None) -> Tensor:
+    def perturb(self, x: Inputs, generator: torch.Generator | None = None) -> Tensor:
+        if isinstance(x, dict):
+            raise ValueError("RecomputedPriceRule needs one input tensor, not a dict of inputs")
         k = len(FEATURES)
         if x.shape[-1] != k + len(AUX):
             raise ValueError(f"RecomputedPriceRule needs {k} features + {len(AUX)} aux columns "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -197,8 +197,8 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
         runs = {REFERENCE_NAME[study]: reference}
         runs.update({name: trained[name] for name, _, _ in study_variants})
         done[study] = write_study(study, runs, base, out_dir / study)
-    done["tsne"] = write_tsne(reference.fit.models[0], pend.test[0], 150 if s.quick else 600,
-                              base, out_dir / "tsne")
+    done["tsne"] = write_tsne(cast(DeepCTRL, reference.fit.models[0]), pend.test[0],
+                              150 if s.quick else 600, base, out_dir / "tsne")
     minutes = (time.perf_counter() - wall) / 60
     lines = [f"# Pendulum ablations (preset `{preset}`)", ""]
     if s.quick:

@@ -230,7 +230,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/cardio",
         }
         if name != "Source":
             domains[name]["adaptation"] = adaptation(runs[MAIN], domain)
-    results = {
+    results: dict[str, Any] = {
         "experiment": "cardio", "data": data, "quick": s.quick, "seeds": list(s.seeds),
         "alphas": ALPHAS, "main_method": MAIN, "settings": s.describe(),
         "rule": {"feature": "ap_hi", "direction": "increasing", "u": RULE_U,

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor, nn
@@ -277,11 +277,16 @@ def run_all(preset: str, s: Settings, device: str, progress: bool,
     by_mae = min(ldf, key=lambda n: _mean(ldf[n], "val", "mae")[0])
     by_ratio = max(ldf, key=lambda n: _mean(ldf[n], "val", "verification_ratio")[0])
     choice = {"LDF-MAE": by_mae, "LDF-Ratio": by_ratio,
-              "candidates": {n: {"dual_lr": runs[n].fit.method.dual_lr,
+              "candidates": {n: {"dual_lr": _dual_lr(runs[n]),
                                  "val_mae": _mean(e, "val", "mae")[0],
                                  "val_ratio": _mean(e, "val", "verification_ratio")[0]}
                              for n, e in ldf.items()}}
     return runs, choice
+
+
+def _dual_lr(run: MethodRun) -> float:
+    """The dual learning rate of an LDF run."""
+    return cast(LagrangianDual, run.fit.method).dual_lr
 
 
 def prepare(seeds: int, quick: bool, out: str, device: str, preset: str,
@@ -309,7 +314,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     entries = {name: run.entry() for name, run in runs.items() if not name.startswith("LDF(")}
     entries["DeepCTRL"]["rho"] = runs["DeepCTRL"].fit.method.state_dict()["rho"].tolist()
     for key in ("LDF-MAE", "LDF-Ratio"):
-        entries[key] = {**runs[ldf[key]].entry(), "dual_lr": runs[ldf[key]].fit.method.dual_lr}
+        entries[key] = {**runs[ldf[key]].entry(), "dual_lr": _dual_lr(runs[ldf[key]])}
     alphas = alpha_grid()
     sel = {**select(entries, alphas), "ldf": ldf}
     with single_thread():
@@ -344,8 +349,8 @@ def _reference_rows(results: dict[str, Any]) -> list[list[Any]]:
         rows.append([f"DeepCTRL alpha={a:g}", mae, _mean(m["DeepCTRL"], "test", "mae")[i],
                      ratio, _mean(m["DeepCTRL"], "test", "verification_ratio")[i]])
     for name, key in (("TaskOnly", "TaskOnly"), ("TaskAndRule(1.0)", "TaskAndRule(1.0)")):
-        mae, ratio = AUTHORS_BASELINES[name]
-        rows.append([name, mae, _mean(m[key], "test", "mae")[0], ratio,
+        mae_text, ratio_text = AUTHORS_BASELINES[name]
+        rows.append([name, mae_text, _mean(m[key], "test", "mae")[0], ratio_text,
                      _mean(m[key], "test", "verification_ratio")[0]])
     return rows
 

@@ -55,7 +55,8 @@ def energy_figure(trace: dict[str, Any], path: Path) -> str:
     k = min(ZOOM_POINTS, len(t))
     left.plot(t[:k], current[:k], "k-", lw=2, label="current E(x_t)")
     change = {name: pred - current for name, pred in trace["predicted"].items()}
-    edges = np.linspace(*np.quantile(np.concatenate(list(change.values())), [0.005, 0.995]), 80)
+    low, high = np.quantile(np.concatenate(list(change.values())), [0.005, 0.995])
+    edges = np.linspace(low, high, 80)
     for name, pred in trace["predicted"].items():
         left.plot(t[:k], pred[:k], lw=1, marker=".", ms=3, label=f"predicted, {name}")
         above = float(np.mean(change[name] >= 0))

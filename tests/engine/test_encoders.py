@@ -5,7 +5,7 @@ plain forward (the loop path). A group on the lowered path (MLPs) or on the loop
 (recurrent layers, dropout) ends bit for bit where the seed ends alone. A group on the vmap
 path agrees to float rounding: batched kernels (a grouped convolution for S seeds, a plain
 one for one) round differently, gradients agree to about 4e-7 relative
-(tests/test_ensemble.py), and Adam, which divides by the root of the squared-gradient
+(tests/engine/test_ensemble.py), and Adam, which divides by the root of the squared-gradient
 average, magnifies that on near-zero gradients (the rule encoder when alpha is near 0):
 after three epochs the weights agree to 1.3e-4 to 3.7e-4 (asserted at 1e-3).
 """

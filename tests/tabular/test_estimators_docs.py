@@ -13,7 +13,7 @@ import pytest
 
 from deepctrl.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECTION = ROOT / "README.md"
 
 
