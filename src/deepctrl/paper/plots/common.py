@@ -20,7 +20,7 @@ def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ValueError("figures need matplotlib: pip install 'deepctrl[plot]'") from None
+        raise ValueError("figures need matplotlib: pip install 'deepctrl[paper]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
