@@ -24,7 +24,7 @@ from deepctrl.core.rules.base import Rule, forward_all, perturb_all
 from deepctrl.core.scale import RunningScales, Scales, data_scales
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
-from deepctrl.engine import distributed as dist
+from deepctrl.engine.distributed import World
 from deepctrl.engine.ensemble import FlatAdam, Stack
 from deepctrl.engine.progress import progress_bar
 
@@ -84,7 +84,7 @@ class Trainer:
         self.batch_size, self.seeds, self.noise = batch_size, seeds, input_noise
         self.shuffle, self.device, self.chunk = shuffle, device, max(1, chunk_batches)
         self.dtype = next(models[0].parameters()).dtype
-        self.world = dist.World.from_env(device)
+        self.world = World.from_env(device)
         self.models = models
         self.stack = Stack(models, seeds)
         self.world.broadcast_(self.stack.flat.detach())

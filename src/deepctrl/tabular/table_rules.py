@@ -28,8 +28,16 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from deepctrl.core.rules import AllOf, Monotonic, Penalty, Relative, Rule, Standardized, Threshold
-from deepctrl.core.rules import rule_from_config as core_rule_from_config
+from deepctrl.core.rules import (
+    AllOf,
+    Monotonic,
+    Penalty,
+    Relative,
+    Rule,
+    Standardized,
+    Threshold,
+    rule_from_config,
+)
 from deepctrl.core.rules.expression import parse
 from deepctrl.tabular.encoding import NUMERIC, TableEncoder
 
@@ -241,7 +249,7 @@ def rules_from_config(items: list[dict[str, Any]]) -> list[Rule] | None:
         if cfg.get("kind") == "expression":
             rules.append(Expression(cfg["expression"], cfg["tau"]))
         else:
-            rules.append(core_rule_from_config(cfg))
+            rules.append(rule_from_config(cfg))
         weights.append(float(item["weight"]))
     if not rules:
         return None

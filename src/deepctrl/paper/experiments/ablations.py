@@ -79,14 +79,14 @@ def _summary(run: MethodRun, alphas: list[float]) -> dict[str, Any]:
 def write_study(study: str, runs: dict[str, MethodRun], base: dict[str, Any],
                 out_dir: Path) -> dict[str, Any]:
     """results.json, report.md and figures of one study."""
-    from deepctrl.paper.plots import pendulum as plots
+    from deepctrl.paper.plots.pendulum import alpha_figures
 
     out_dir.mkdir(parents=True, exist_ok=True)
     alphas = base["alphas"]
     results = {**base, "experiment": f"pendulum-ablations/{study}",
                "methods": {name: run.entry() for name, run in runs.items()},
                "selection": {name: _summary(run, alphas) for name, run in runs.items()}}
-    results["figures"] = plots.alpha_figures(results, out_dir, title=f"{study}: ")
+    results["figures"] = alpha_figures(results, out_dir, title=f"{study}: ")
     common.write_json(out_dir / "results.json", results)
     common.write_text(out_dir / "report.md", study_report(study, results))
     return results
@@ -132,7 +132,7 @@ def write_tsne(model: DeepCTRL, x: torch.Tensor, n_points: int, base: dict[str, 
     """t-SNE of z_r vs z_d and of z over ``TSNE_ALPHAS`` on a fixed subsample of ``x``."""
     from sklearn.manifold import TSNE
 
-    from deepctrl.paper.plots import pendulum as plots
+    from deepctrl.paper.plots.pendulum import tsne_figure
 
     out_dir.mkdir(parents=True, exist_ok=True)
     pick = np.sort(np.random.default_rng(0).choice(len(x), min(n_points, len(x)), replace=False))
@@ -153,7 +153,7 @@ def write_tsne(model: DeepCTRL, x: torch.Tensor, n_points: int, base: dict[str, 
                    "encoder_latent": _neighbour_agreement(latents, encoder),
                    "encoder_map": _neighbour_agreement(map_enc, encoder),
                    "alpha_map": _neighbour_agreement(map_mixed, mixed_alpha)}}
-    results["figures"] = [plots.tsne_figure(map_enc, encoder, map_mixed, mixed_alpha,
+    results["figures"] = [tsne_figure(map_enc, encoder, map_mixed, mixed_alpha,
                                             out_dir / "tsne.png")]
     agree = results["neighbour_agreement"]
     text = [f"# Pendulum ablation: t-SNE of the latents (preset `{base['preset']}`)", ""]

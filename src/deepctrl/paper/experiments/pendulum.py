@@ -40,7 +40,7 @@ from deepctrl.core.methods import (
 from deepctrl.core.model import DeepCTRL, mlp
 from deepctrl.core.rules import Penalty
 from deepctrl.engine.training import fit
-from deepctrl.paper.datasets import pendulum as data
+from deepctrl.paper.datasets import pendulum
 from deepctrl.paper.experiments import common
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid, markdown_table
 
@@ -129,7 +129,7 @@ class TaskNet(nn.Module):
 
 def energy_rule() -> Penalty:
     """The energy-damping rule E(y_hat) < E(x); loss relu(E(y_hat) - E(x))."""
-    return Penalty(data.energy_increase, strict=True)
+    return Penalty(pendulum.energy_increase, strict=True)
 
 
 def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
@@ -138,7 +138,7 @@ def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
     return val[0] + INPUT_NOISE * torch.randn(val[0].shape, generator=gen), val[1]
 
 
-def train(name: str, model: nn.Module, method: Method, pend: data.PendulumData,
+def train(name: str, model: nn.Module, method: Method, pend: pendulum.PendulumData,
           s: Settings, alphas: list[float], device: str, progress: bool) -> MethodRun:
     """One method over all seeds, swept on noisy validation and clean test inputs."""
     return common.run_method(name, model, energy_rule(), method, pend.train, pend.val, pend.test,
@@ -223,7 +223,8 @@ def claims(preset: str, entries: dict[str, dict[str, Any]], sel: dict[str, Any])
     return out
 
 
-def time_one_seed(pend: data.PendulumData, s: Settings, device: str) -> dict[str, dict[str, float]]:
+def time_one_seed(pend: pendulum.PendulumData, s: Settings,
+                  device: str) -> dict[str, dict[str, float]]:
     """Seconds per epoch of ONE model (TaskOnly vs DeepCTRL), the paper's App. A.4 unit."""
     out = {}
     for name, model, method in (("TaskOnly", TaskNet(), TaskOnly()),
@@ -237,19 +238,19 @@ def time_one_seed(pend: data.PendulumData, s: Settings, device: str) -> dict[str
 
 
 @torch.no_grad()
-def _energy_trace(runs: dict[str, MethodRun], pend: data.PendulumData,
+def _energy_trace(runs: dict[str, MethodRun], pend: pendulum.PendulumData,
                   sel: dict[str, Any]) -> dict[str, Any]:
     """Current and predicted energy over the test period for the first seed (Fig. 4c)."""
     x = pend.test[0]
 
     def predicted(model: nn.Module, *alpha: float) -> Any:
         y_hat = model(x.to(next(model.parameters()).device), *alpha)
-        return data.energy(y_hat.cpu().double()).numpy()
+        return pendulum.energy(y_hat.cpu().double()).numpy()
 
     out = {name: predicted(runs[name].fit.models[0]) for name in ("TaskOnly", "TaskAndRule(1.0)")}
     for a in sorted({0.0, sel["proxy"]["alpha"], 1.0}):
         out[f"DeepCTRL alpha={a:g}"] = predicted(runs["DeepCTRL"].fit.models[0], a)
-    return {"time": pend.times[2].numpy(), "current": data.energy(x.double()).numpy(),
+    return {"time": pend.times[2].numpy(), "current": pendulum.energy(x.double()).numpy(),
             "predicted": out}
 
 
@@ -257,7 +258,7 @@ def train_job(preset: str, s: Settings, device: str, progress: bool, name: str,
               model: nn.Module, method: Method) -> MethodRun:
     """:func:`train` on one thread, loading the (cached) data itself: a job for a worker."""
     with single_thread():
-        return train(name, model, method, data.load(preset), s, alpha_grid(), device, progress)
+        return train(name, model, method, pendulum.load(preset), s, alpha_grid(), device, progress)
 
 
 def run_all(preset: str, s: Settings, device: str, progress: bool,
@@ -290,13 +291,13 @@ def _dual_lr(run: MethodRun) -> float:
 
 
 def prepare(seeds: int, quick: bool, out: str, device: str, preset: str,
-            workers: int | None) -> tuple[Settings, int, Path, data.PendulumData]:
+            workers: int | None) -> tuple[Settings, int, Path, pendulum.PendulumData]:
     """Settings, number of worker processes, output folder (created) and data of a run."""
     s = Settings.make(seeds, quick)
     workers = common.default_workers(device) if workers is None else workers
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return s, workers, out_dir, data.load(preset)
+    return s, workers, out_dir, pendulum.load(preset)
 
 
 def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum",
@@ -306,7 +307,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
 
     ``workers`` processes train methods side by side (default: one per CPU core).
     """
-    from deepctrl.paper.plots import pendulum as plots
+    from deepctrl.paper.plots.pendulum import write_main_figures
 
     wall = time.perf_counter()
     s, workers, out_dir, pend = prepare(seeds, quick, out, device, preset, workers)
@@ -331,7 +332,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
                                  for k in ("TaskOnly", "DeepCTRL")}},
         "claims": claims(preset, entries, sel),
     }
-    figures = plots.write_main_figures(results, _energy_trace(runs, pend, sel), out_dir)
+    figures = write_main_figures(results, _energy_trace(runs, pend, sel), out_dir)
     results["figures"] = figures
     results["wall_seconds"] = round(time.perf_counter() - wall, 1)
     common.write_json(out_dir / "results.json", results)
