@@ -73,3 +73,17 @@ def test_a_command_whose_extra_is_missing_says_what_to_install(tmp_path):
     assert done.returncode == 2
     assert done.stderr.splitlines() == ["deepctrl: error: 'deepctrl fit' needs pandas: "
                                         "pip install 'deepctrl[tabular]'"]
+
+
+def test_reproduce_checks_its_extra_before_training(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    from deepctrl.cli.main import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    assert main(["reproduce", "pendulum", "--quick", "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "deepctrl: error: 'deepctrl reproduce' needs matplotlib: pip install 'deepctrl[paper]'"]
+    assert not (tmp_path / "r").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -74,6 +75,9 @@ def _add_reproduce(subparsers: Any) -> None:
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
+    for name in PAPER_LIBRARIES:  # before hours of training, not at the figures
+        if importlib.util.find_spec(name) is None:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
     module, func = args.target
     run = getattr(importlib.import_module(f"deepctrl.paper.experiments.{module}"), func)
     options = {k: v for k, v in vars(args).items()
@@ -175,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 EXTRAS = {"pandas": "tabular", "sklearn": "tabular", "scipy": "tabular", "matplotlib": "paper"}
 """Libraries outside the base install, and the extra that brings each."""
+PAPER_LIBRARIES = ("pandas", "sklearn", "scipy", "matplotlib")
+"""What ``deepctrl reproduce`` needs (the ``paper`` extra)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
