@@ -83,7 +83,7 @@ def main(quick: bool) -> dict:
     rule = dc.rules.Monotonic(0, "increasing", perturbation=dc.rules.Additive(0.2))
     module = DeepCTRLModule(model, rule)
     trainer = L.Trainer(max_epochs=2 if quick else 30, accelerator="cpu", logger=False,
-                        enable_checkpointing=False, enable_progress_bar=not quick,
+                        enable_checkpointing=False, enable_progress_bar=False,
                         enable_model_summary=False,
                         callbacks=[L.pytorch.callbacks.EarlyStopping("val_bce", patience=5)])
     trainer.fit(module, train, val)
