@@ -1,6 +1,10 @@
 """Shared test settings: deterministic, single-threaded torch for stable timings."""
 
 import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import torch
@@ -14,3 +18,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture
+def single_and_ddp(tmp_path: Path, free_port: int) -> Callable[[Path], tuple[Path, Path]]:
+    """Run a worker script alone, then as two gloo ranks; return the two files it wrote."""
+
+    def run(worker: Path) -> tuple[Path, Path]:
+        single, multi = tmp_path / "single.safetensors", tmp_path / "ddp.safetensors"
+        subprocess.run([sys.executable, str(worker), str(single)], check=True, timeout=300)
+        ddp = subprocess.run([sys.executable, "-m", "torch.distributed.run",
+                              "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+                              "--master_port", str(free_port), str(worker), str(multi)],
+                             timeout=300, capture_output=True, text=True)
+        assert ddp.returncode == 0, ddp.stderr[-3000:]
+        return single, multi
+
+    return run

@@ -1,5 +1,3 @@
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
@@ -9,13 +7,8 @@ import deepctrl as dc
 WORKER = Path(__file__).with_name("ddp_worker.py")
 
 
-def test_two_gloo_ranks_end_where_one_process_ends(tmp_path, free_port):
-    single, multi = tmp_path / "single.safetensors", tmp_path / "ddp.safetensors"
-    subprocess.run([sys.executable, str(WORKER), str(single)], check=True, timeout=300)
-    ddp = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-                          "--master_addr", "127.0.0.1", "--master_port", str(free_port),
-                          str(WORKER), str(multi)], timeout=300, capture_output=True, text=True)
-    assert ddp.returncode == 0, ddp.stderr[-3000:]
+def test_two_gloo_ranks_end_where_one_process_ends(single_and_ddp):
+    single, multi = single_and_ddp(WORKER)
     a, b = dc.read_checkpoint(single), dc.read_checkpoint(multi)
     assert (a.config["world_size"], b.config["world_size"]) == (1, 2)
     assert a.config["epochs"] == b.config["epochs"]
