@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 import deepctrl as dc
-from deepctrl.paper.experiments.common import write_json
+from deepctrl.io.reports import write_json
 
 RHOS = ("paper", "auto", 0.01, 0.1, 1.0)
 

@@ -30,6 +30,8 @@ _WHERE = {
     "Monotonic": "deepctrl.core.rules",
     "DeepCTRLClassifier": "deepctrl.tabular.estimators",
     "DeepCTRLRegressor": "deepctrl.tabular.estimators",
+    "rule_test": "deepctrl.tabular.rule_test",
+    "write_rule_test": "deepctrl.tabular.rule_test_report",
 }
 _SUBMODULES = ("methods", "priors", "rules")
 
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
     from deepctrl.engine.training import FitResult, fit
     from deepctrl.io.checkpoint import load, read_checkpoint, save
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
+    from deepctrl.tabular.rule_test import rule_test
+    from deepctrl.tabular.rule_test_report import write_rule_test
 
 
 def __getattr__(name: str) -> Any:
@@ -76,9 +80,11 @@ __all__ = [
     "predict_sweep",
     "priors",
     "read_checkpoint",
+    "rule_test",
     "rules",
     "save",
     "select_alpha",
     "sweep",
     "verification_ratio",
+    "write_rule_test",
 ]

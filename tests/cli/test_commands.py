@@ -144,6 +144,12 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
          "--alpha must be a number or 'auto', got 'strong'"),
         (["predict", str(model), str(f["nan"]), "--out", str(out)],
          "column 'price' has missing values in 3 of 120 rows"),
+        (["predict", str(model), str(data), "--min-verification", "1.5", "--out", str(out)],
+         "--min-verification must be a number greater than 0 and at most 1, got '1.5'"),
+        (["predict", str(model), str(data), "--min-verification", "most", "--out", str(out)],
+         "--min-verification must be a number greater than 0 and at most 1, got 'most'"),
+        (["sweep", str(model), str(data), "--min-verification", "0"],
+         "--min-verification must be a number greater than 0 and at most 1, got '0'"),
     ]
 
 
@@ -208,3 +214,150 @@ def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
     rows = json.loads(out)
     assert code == 0 and "only verification ratios are shown" in err
     assert [sorted(r) for r in rows] == [["alpha", "verification_ratio"]] * 2
+
+
+# -- alpha chosen without labels: --min-verification ------------------------------------------
+
+def fit_model(folder: Path, name: str, *rules: str) -> Path:
+    """A quick model on write_table's rows (sales fall with the price) with ``rules``."""
+    model = folder / name
+    code = main(["fit", str(folder / "data.csv"), "--target", "sales", *rules,
+                 "--max-epochs", "5", "--no-progress", "--out", str(model)])
+    assert code == 0 and model.is_file()
+    return model
+
+
+@pytest.fixture(scope="module")
+def against(tmp_path_factory) -> tuple[Path, Path]:
+    """A model whose rule (price raises sales) the data contradict: the verification ratio
+    climbs from 0 at alpha 0; and the rows without their target."""
+    folder = tmp_path_factory.mktemp("against")
+    data = write_table(folder)
+    unlabelled = folder / "unlabelled.csv"
+    pd.read_csv(data).drop(columns="sales").to_csv(unlabelled, index=False)
+    return fit_model(folder, "against.deepctrl", "--monotonic", "price=increasing"), unlabelled
+
+
+def grid_ratios(model: Path, data: Path) -> tuple[list[float], list[float]]:
+    """The label-free grid and the loaded model's verification ratio at each alpha, computed
+    one alpha at a time."""
+    from deepctrl.tabular.estimator_base import LABEL_FREE_GRID
+    from deepctrl.tabular.estimators import load_any
+
+    est = load_any(model)
+    X = pd.read_csv(data)[est.encoder_.names]
+    return LABEL_FREE_GRID, [est.verification_ratio(X, alpha=a) for a in LABEL_FREE_GRID]
+
+
+def test_predict_chooses_the_smallest_alpha_reaching_the_goal_without_labels(
+        against, tmp_path, capsys):
+    model, unlabelled = against
+    grid, ratios = grid_ratios(model, unlabelled)
+    out = tmp_path / "pred.csv"
+    code, text, err = run(["predict", str(model), str(unlabelled), "--min-verification", "0.9",
+                           "--out", str(out)], capsys)
+    assert code == 0, err
+    i = next(i for i, r in enumerate(ratios) if r >= 0.9)
+    assert i > 0 and all(r < 0.9 for r in ratios[:i])  # alpha 0 falls short of the goal
+    chosen = f"chosen alpha {grid[i]:g}: verification ratio {ratios[i]:.3f} on 120 rows " \
+             "(goal 0.9)"
+    assert text.splitlines() == [chosen,
+                                 f"wrote 120 predictions at alpha {grid[i]:g} to {out}"]
+    from deepctrl.tabular.estimators import load_any
+
+    est = load_any(model)
+    X = pd.read_csv(unlabelled)[est.encoder_.names]
+    np.testing.assert_allclose(pd.read_csv(out)["sales"], est.predict(X, grid[i]), rtol=1e-6)
+    # the target column, when present, is ignored: the same alpha and predictions
+    labelled = unlabelled.parent / "data.csv"
+    code, text, _ = run(["predict", str(model), str(labelled), "--min-verification", "0.9",
+                         "--out", str(tmp_path / "again.csv")], capsys)
+    assert code == 0 and text.splitlines()[0] == chosen
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "again.csv"), pd.read_csv(out))
+
+
+def test_predict_refuses_a_goal_no_alpha_reaches_and_writes_nothing(tmp_path, capsys):
+    write_table(tmp_path)
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nkind = "penalty"\nexpression = "sales <= -1000"\n')
+    model = fit_model(tmp_path, "never.deepctrl", "--rules", str(rules))
+    capsys.readouterr()
+    out = tmp_path / "pred.csv"
+    code, text, err = run(["predict", str(model), str(tmp_path / "data.csv"),
+                           "--min-verification", "0.5", "--out", str(out)], capsys)
+    assert code == 2 and text == "" and not out.exists()
+    assert err == ("deepctrl: error: no alpha in 0..1.5 reaches verification ratio 0.5 on these "
+                   "rows (highest 0.000 at alpha 0)\n")
+
+
+def test_alpha_and_min_verification_exclude_each_other(fitted, tmp_path, capsys):
+    data, model = fitted
+    out = tmp_path / "pred.csv"
+    with pytest.raises(SystemExit) as stop:
+        main(["predict", str(model), str(data), "--alpha", "0.5", "--min-verification", "0.9",
+              "--out", str(out)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.splitlines()) == 1
+    assert err.startswith("deepctrl predict: error: argument --min-verification: not allowed "
+                          "with argument --alpha")
+    from deepctrl.cli.commands import predict_command
+
+    with pytest.raises(ValueError, match="--alpha and --min-verification exclude each other"):
+        predict_command(str(model), str(data), str(out), alpha="0.5", min_verification="0.9")
+    assert not out.exists()
+
+
+def sweep_json(model: Path, data: Path, alphas: str, capsys, *extra: str
+               ) -> tuple[list[dict], str]:
+    code, out, err = run(["sweep", str(model), str(data), "--alphas", alphas, "--json",
+                          *extra], capsys)
+    assert code == 0, err
+    return json.loads(out), err  # stdout is exactly the JSON rows
+
+
+def test_sweep_compares_the_label_free_alpha_with_the_lowest_error(against, capsys):
+    model, unlabelled = against
+    data = unlabelled.parent / "data.csv"
+    rows, err = sweep_json(model, data, "0:1.5:0.1", capsys)
+    best = min(rows, key=lambda r: r["mse"])
+    free = min((r for r in rows if r["verification_ratio"] >= 0.95), key=lambda r: r["alpha"])
+    assert free["alpha"] > 0 and rows[0]["verification_ratio"] < 0.95
+    lines = [f"lowest mse: alpha {best['alpha']:g} (mse {best['mse']:.4g}, verification "
+             f"{best['verification_ratio']:.3f})",
+             f"label-free (smallest alpha with verification >= 0.95): alpha {free['alpha']:g} "
+             f"(mse {free['mse']:.4g}, verification {free['verification_ratio']:.3f})"]
+    assert err.splitlines() == lines  # --json: the comparison goes to stderr
+    code, out, err = run(["sweep", str(model), str(data), "--alphas", "0:1.5:0.1"], capsys)
+    assert code == 0 and err == "" and out.splitlines()[-2:] == lines
+    assert len(out.splitlines()) == 1 + len(rows) + 2  # header, one line per alpha, the two
+
+
+def test_sweep_without_target_shows_only_the_label_free_line(against, capsys):
+    model, unlabelled = against
+    rows, _ = sweep_json(model, unlabelled, "0:1:0.25", capsys)
+    reached = [r for r in rows if r["verification_ratio"] >= 0.5]
+    code, out, err = run(["sweep", str(model), str(unlabelled), "--alphas", "0:1:0.25",
+                          "--min-verification", "0.5"], capsys)
+    assert code == 0 and "only verification ratios are shown" in err
+    assert out.splitlines()[-1] == (
+        f"label-free (smallest alpha with verification >= 0.5): alpha {reached[0]['alpha']:g} "
+        f"(verification {reached[0]['verification_ratio']:.3f})")
+    assert "lowest" not in out
+    # a goal the grid does not reach names the highest ratio and its alpha
+    short = [r for r in rows if r["alpha"] <= 0.5]
+    top = max(short, key=lambda r: (r["verification_ratio"], -r["alpha"]))
+    assert top["verification_ratio"] < 0.99
+    _, err = sweep_json(model, unlabelled, "0:0.5:0.25", capsys, "--min-verification", "0.99")
+    assert err.splitlines()[-1] == (
+        f"label-free: no alpha in the grid reaches verification 0.99 (highest "
+        f"{top['verification_ratio']:.3f} at alpha {top['alpha']:g})")
+
+
+def test_sweep_of_a_model_without_rules_skips_the_comparison(tmp_path, capsys):
+    write_table(tmp_path)
+    model = fit_model(tmp_path, "plain.deepctrl")
+    capsys.readouterr()
+    code, out, err = run(["sweep", str(model), str(tmp_path / "data.csv"), "--alphas", "0,1"],
+                         capsys)
+    assert code == 0 and err == "" and len(out.splitlines()) == 3
+    assert "label-free" not in out and "lowest" not in out

@@ -125,3 +125,51 @@ def test_sigkill_during_fit_leaves_no_partial_model(tmp_path, existing):
         assert target.read_bytes() == b"previous model"
     else:
         assert not target.exists()
+
+
+@pytest.mark.slow
+def test_alpha_chosen_without_labels_through_the_installed_command(cli, fitted, tmp_path):
+    from deepctrl.tabular.estimator_base import LABEL_FREE_GRID
+    from deepctrl.tabular.estimators import load_any
+
+    data, model = fitted
+    unlabelled = tmp_path / "new.csv"
+    pd.read_csv(data).drop(columns="sales").to_csv(unlabelled, index=False)
+    est = load_any(model)
+    X = pd.read_csv(unlabelled)[est.encoder_.names]
+    ratios = [est.verification_ratio(X, alpha=a) for a in LABEL_FREE_GRID]
+    i = next(i for i, r in enumerate(ratios) if r >= 0.9)
+    out = tmp_path / "pred.csv"
+    done = cli("predict", str(model), str(unlabelled), "--min-verification", "0.9",
+               "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (f"chosen alpha {LABEL_FREE_GRID[i]:g}: verification "
+                                           f"ratio {ratios[i]:.3f} on 120 rows (goal 0.9)")
+    np.testing.assert_allclose(pd.read_csv(out)["sales"],
+                               est.predict(X, LABEL_FREE_GRID[i]), rtol=1e-6)
+    # --alpha and --min-verification exclude each other
+    done = cli("predict", str(model), str(unlabelled), "--alpha", "1", "--min-verification",
+               "0.9", "--out", str(tmp_path / "both.csv"))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
+    assert "not allowed with argument" in done.stderr and not (tmp_path / "both.csv").exists()
+    # sweep: JSON rows on stdout, the two comparison lines on stderr
+    done = cli("sweep", str(model), str(data), "--alphas", "0:1:0.5", "--json")
+    rows = json.loads(done.stdout)
+    assert done.returncode == 0 and [r["alpha"] for r in rows] == [0, 0.5, 1.0]
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("lowest mse: alpha ")
+    assert lines[1].startswith("label-free (smallest alpha with verification >= 0.95): ") \
+        or lines[1].startswith("label-free: no alpha in the grid reaches verification 0.95")
+    # a goal no alpha reaches: one line, exit code 2, no file
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rule]]\nkind = "penalty"\nexpression = "sales <= -1000"\n')
+    never = tmp_path / "never.deepctrl"
+    done = cli("fit", str(data), "--target", "sales", "--rules", str(rules), "--max-epochs", "3",
+               "--no-progress", "--out", str(never))
+    assert done.returncode == 0, done.stderr
+    refused = tmp_path / "refused.csv"
+    done = cli("predict", str(never), str(unlabelled), "--min-verification", "0.5",
+               "--out", str(refused))
+    assert done.returncode == 2 and done.stdout == "" and not refused.exists()
+    assert done.stderr == ("deepctrl: error: no alpha in 0..1.5 reaches verification ratio 0.5 "
+                           "on these rows (highest 0.000 at alpha 0)\n")

@@ -51,8 +51,9 @@ def one_line_errors(command: F) -> F:
     return run  # type: ignore[return-value]
 
 
-def _task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
-    """The task, given or inferred from the target (with a note saying so)."""
+def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
+    """The task, given or inferred from the target (with a note saying so): classification
+    for text or at most 10 distinct integer values, else regression."""
     numeric = pd.api.types.is_numeric_dtype(series.dtype) \
         and not pd.api.types.is_bool_dtype(series.dtype)
     if task == "regression" and not numeric:
@@ -79,7 +80,7 @@ def _check_output_path(out: str | Path) -> Path:
     return out
 
 
-def _check_device(device: str) -> None:
+def check_device(device: str) -> None:
     """An unknown or absent device fails now, before the table is read."""
     if device == "cpu":
         return
@@ -88,7 +89,7 @@ def _check_device(device: str) -> None:
     resolve_device(device)
 
 
-def _number(value: Any, option: str, kind: type[_Number], low: float,
+def number(value: Any, option: str, kind: type[_Number], low: float,
             high: float = math.inf) -> _Number:
     """``value`` (text or number) as ``kind`` within [low, high), or a one-line error."""
     try:
@@ -102,6 +103,18 @@ def _number(value: Any, option: str, kind: type[_Number], low: float,
     return number
 
 
+def _goal(value: Any) -> float:
+    """``--min-verification`` (text or number) as a float in (0, 1], or a one-line error."""
+    try:
+        goal = float(value)
+        if not 0 < goal <= 1:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError("--min-verification must be a number greater than 0 and at most 1, "
+                         f"got {value!r}") from None
+    return goal
+
+
 @one_line_errors
 def fit_command(data: str, target: str, out: str, task: str | None = None,
                 monotonic: Sequence[str] = (), rules: str | None = None,
@@ -110,10 +123,10 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
                 progress: bool = True, device: str = "cpu") -> int:
     """``deepctrl fit``: train a table model and write it to ``out``."""
     out_path = _check_output_path(out)
-    _check_device(device)
-    val_fraction = _number(val_fraction, "--val-fraction", float, 0, 1)
-    seed = _number(seed, "--seed", int, 0, 2**31)
-    max_epochs = _number(max_epochs, "--max-epochs", int, 1)
+    check_device(device)
+    val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
+    seed = number(seed, "--seed", int, 0, 2**31)
+    max_epochs = number(max_epochs, "--max-epochs", int, 1)
     specs = [monotonic_spec(m) for m in monotonic]
     specs += read_rules_file(rules) if rules is not None else []
     path = Path(data)
@@ -125,7 +138,7 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target {target!r}")
     frame = clean_columns(frame, [*features, target], path, drop_missing)
-    task, note = _task(frame[target], task)
+    task, note = infer_task(frame[target], task)
     classes: Sequence[Any] | np.ndarray = (
         np.unique(frame[target].to_numpy()) if task == "classification" else ())
     if task == "classification" and len(classes) < 2:
@@ -208,9 +221,11 @@ def parse_alphas(text: str) -> list[float]:
 
 @one_line_errors
 def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool = False,
-                  drop_missing: bool = False) -> int:
-    """``deepctrl sweep``: verification ratio and error at every alpha."""
+                  drop_missing: bool = False, min_verification: float | str = 0.95) -> int:
+    """``deepctrl sweep``: verification ratio and error at every alpha, then the alpha a
+    verification goal picks without labels, next to the one with the lowest error."""
     alpha_list = parse_alphas(alphas)
+    goal = _goal(min_verification)
     est, frame, columns, targets = _model_and_frame(model, data, drop_missing, with_target=True)
     if not targets:
         print(f"note: {data} has no target column, so only verification ratios are shown",
@@ -223,12 +238,45 @@ def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool 
         print(json.dumps(rows, indent=1))
     else:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if est.rule_ is not None:
+        for line in _compare_choices(table, est.primary_metric, goal):
+            print(line, file=sys.stderr if as_json else sys.stdout)
     return 0
 
 
+def _compare_choices(table: pd.DataFrame, metric: str, goal: float) -> list[str]:
+    """The alpha with the lowest ``metric`` (when the table has it) and the smallest alpha
+    whose verification ratio reaches ``goal``, one line each."""
+    def at(i: Any) -> str:
+        error = f"{metric} {table.at[i, metric]:.4g}, " if metric in table else ""
+        return (f"alpha {table.at[i, 'alpha']:g} ({error}verification "
+                f"{table.at[i, 'verification_ratio']:.3f})")
+
+    lines = []
+    if metric in table and table[metric].notna().any():
+        lines.append(f"lowest {metric}: {at(table[metric].idxmin())}")
+    ratios = table["verification_ratio"]
+    reached = table.index[ratios >= goal]
+    if len(reached):
+        first = min(reached, key=lambda i: table.at[i, "alpha"])
+        lines.append(f"label-free (smallest alpha with verification >= {goal:g}): {at(first)}")
+    elif ratios.notna().any():
+        best = ratios.max()
+        alpha = table.loc[ratios == best, "alpha"].min()
+        lines.append(f"label-free: no alpha in the grid reaches verification {goal:g} "
+                     f"(highest {best:.3f} at alpha {alpha:g})")
+    else:
+        lines.append(f"label-free: no alpha in the grid reaches verification {goal:g} "
+                     "(the rules judge none of these rows)")
+    return lines
+
+
 @one_line_errors
-def predict_command(model: str, data: str, out: str, alpha: str = "auto") -> int:
-    """``deepctrl predict``: predictions for every row of ``data``, in order, to a CSV."""
+def predict_command(model: str, data: str, out: str, alpha: str = "auto",
+                    min_verification: float | str | None = None) -> int:
+    """``deepctrl predict``: predictions for every row of ``data``, in order, to a CSV; with
+    ``min_verification``, at the smallest alpha whose verification ratio on these rows
+    reaches it (no labels needed; nothing is written when no alpha does)."""
     out_path = _check_output_path(out)
     value: float | str
     try:
@@ -237,9 +285,17 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto") -> int
             raise ValueError
     except ValueError:
         raise ValueError(f"--alpha must be a number or 'auto', got {alpha!r}") from None
+    goal = None if min_verification is None else _goal(min_verification)
+    if goal is not None and value != "auto":
+        raise ValueError("--alpha and --min-verification exclude each other: give one")
     est, frame, columns, _ = _model_and_frame(model, data, drop=False, with_target=False)
     X = frame[columns]
-    chosen = est.resolve_alpha(None if value == "auto" else value)
+    if goal is not None:
+        chosen, ratio = est.alpha_for_verification(X, goal)
+        print(f"chosen alpha {chosen:g}: verification ratio {ratio:.3f} on {len(X)} rows "
+              f"(goal {goal:g})")
+    else:
+        chosen = est.resolve_alpha(None if value == "auto" else value)
     if hasattr(est, "predict_proba"):  # a classifier
         proba = est.predict_proba(X, chosen)
         result = pd.DataFrame({est.target_name_: est.classes_[proba.argmax(axis=1)]})

@@ -135,6 +135,10 @@ def _add_sweep(subparsers: Any) -> None:
     p.add_argument("--json", dest="as_json", action="store_true", help="print JSON rows")
     p.add_argument("--drop-missing", action="store_true",
                    help="drop rows with missing or non-numeric values instead of failing")
+    p.add_argument("--min-verification", default="0.95", metavar="G",
+                   help="after the table, the smallest alpha whose verification ratio reaches "
+                        "G (chosen without labels), next to the lowest-error alpha "
+                        "(default 0.95)")
     p.set_defaults(handler=_run_sweep)
 
 
@@ -142,7 +146,8 @@ def _run_sweep(args: argparse.Namespace) -> int:
     from deepctrl.cli.commands import sweep_command
 
     return sweep_command(args.model, args.data, alphas=args.alphas, as_json=args.as_json,
-                         drop_missing=args.drop_missing)
+                         drop_missing=args.drop_missing,
+                         min_verification=args.min_verification)
 
 
 def _add_predict(subparsers: Any) -> None:
@@ -151,8 +156,12 @@ def _add_predict(subparsers: Any) -> None:
         description="Write predictions, in the input's row order, to a CSV file.")
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
-    p.add_argument("--alpha", default="auto",
-                   help="rule strength, or 'auto' for the alpha stored in the model")
+    choice = p.add_mutually_exclusive_group()
+    choice.add_argument("--alpha", default="auto",
+                        help="rule strength, or 'auto' for the alpha stored in the model")
+    choice.add_argument("--min-verification", default=None, metavar="G",
+                        help="choose alpha on these rows, without their target: the smallest "
+                             "alpha (0 to 1.5) whose verification ratio reaches G")
     p.add_argument("--out", required=True, metavar="PRED.csv", help="CSV file to write")
     p.set_defaults(handler=_run_predict)
 
@@ -160,7 +169,52 @@ def _add_predict(subparsers: Any) -> None:
 def _run_predict(args: argparse.Namespace) -> int:
     from deepctrl.cli.commands import predict_command
 
-    return predict_command(args.model, args.data, args.out, alpha=args.alpha)
+    return predict_command(args.model, args.data, args.out, alpha=args.alpha,
+                           min_verification=args.min_verification)
+
+
+def _add_test_rule(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "test-rule", help="is a candidate rule right for each group of a table?",
+        description="Train DeepCTRL on every group of a table (and on all rows), sweep the "
+                    "rule strength on held-out folds and judge the rule per group: "
+                    "consistent, contradicted or inconclusive.")
+    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file, one row per sample")
+    p.add_argument("--target", required=True, metavar="COL", help="column to predict")
+    p.add_argument("--group", default=None, metavar="COL",
+                   help="column whose values define the groups (default: all rows only)")
+    p.add_argument("--monotonic", action="append", default=[], metavar="COL=DIRECTION",
+                   help="rule to test: the prediction is increasing or decreasing in COL")
+    p.add_argument("--rules", metavar="RULES.toml", default=None,
+                   help="rules file (monotonic, threshold, penalty rules)")
+    p.add_argument("--seeds", default="5", metavar="N",
+                   help="folds per group, each trained with its own seed (default 5)")
+    p.add_argument("--min-rows", default="50", metavar="N",
+                   help="groups with fewer rows are reported as inconclusive without "
+                        "training (default 50)")
+    p.add_argument("--task", choices=("regression", "classification"), default=None,
+                   help="default: classification for text or few integer values")
+    p.add_argument("--max-epochs", default="500", metavar="N",
+                   help="upper limit of training epochs per fold (default 500)")
+    p.add_argument("--drop-missing", action="store_true",
+                   help="drop rows with missing or non-numeric values instead of failing")
+    p.add_argument("--device", default="cpu", help="where training runs (default cpu)")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="hide the progress bar")
+    p.add_argument("--out", default="rule_test", metavar="DIR",
+                   help="folder for rule_test.json, report.md and rule_test.png "
+                        "(default rule_test)")
+    p.set_defaults(handler=_run_test_rule)
+
+
+def _run_test_rule(args: argparse.Namespace) -> int:
+    from deepctrl.cli.rule_test_command import rule_test_command
+
+    return rule_test_command(args.data, args.target, args.group, args.out,
+                             monotonic=args.monotonic, rules=args.rules, seeds=args.seeds,
+                             min_rows=args.min_rows, task=args.task,
+                             max_epochs=args.max_epochs, drop_missing=args.drop_missing,
+                             progress=args.progress, device=args.device)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -174,10 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fit(subparsers)
     _add_sweep(subparsers)
     _add_predict(subparsers)
+    _add_test_rule(subparsers)
     return parser
 
 
-EXTRAS = {"pandas": "tabular", "sklearn": "tabular", "scipy": "tabular", "matplotlib": "paper"}
+EXTRAS = {"pandas": "tabular", "sklearn": "tabular", "scipy": "tabular", "matplotlib": "tabular"}
 """Libraries outside the base install, and the extra that brings each."""
 PAPER_LIBRARIES = ("pandas", "sklearn", "scipy", "matplotlib")
 """What ``deepctrl reproduce`` needs (the ``paper`` extra)."""

@@ -32,6 +32,9 @@ from deepctrl.tabular.network import build_network, network_spec
 from deepctrl.tabular.table_rules import Outputs, resolve
 
 ALPHA_GRID = [round(0.05 * i, 10) for i in range(21)]
+LABEL_FREE_GRID = [round(0.05 * i, 10) for i in range(31)]
+"""0, 0.05, ..., 1.5: the alphas tried for a verification goal without labels (above 1 the
+rule path is extrapolated, as the paper does on a population that follows the rule more)."""
 RHO_NAMES = ("auto", "paper", "epoch")
 
 
@@ -43,6 +46,15 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
             or not math.isfinite(float(alpha)):
         raise ValueError(f"{name} must be a finite number or 'auto', got {alpha!r}")
     return float(alpha)
+
+
+def _check_goal(min_verification: Any) -> float:
+    """A verification goal as a float in (0, 1]."""
+    if isinstance(min_verification, bool) or not isinstance(min_verification, numbers.Real) \
+            or not 0 < float(min_verification) <= 1:
+        raise ValueError("min_verification must be a number greater than 0 and at most 1, "
+                         f"got {min_verification!r}")
+    return float(min_verification)
 
 
 class DeepCTRLEstimator(BaseEstimator):
@@ -291,12 +303,58 @@ class DeepCTRLEstimator(BaseEstimator):
         assert ok is not None  # the rules are evaluated
         return float(ok.nanmean())
 
-    def select_alpha(self, X_val: Any, y_val: Any, min_verification: float | None = None,
+    def alpha_for_verification(self, X: Any, min_verification: float,
+                               alphas: Sequence[float] | None = None) -> tuple[float, float]:
+        """The smallest alpha whose verification ratio on the rows of X reaches
+        ``min_verification``, and that ratio; no labels needed and the estimator is left as it
+        is. ``alphas`` defaults to :data:`LABEL_FREE_GRID` (0 to 1.5). Raises ValueError when
+        no alpha reaches the goal, naming the highest ratio reached.
+
+        Example: ``alpha, ratio = model.alpha_for_verification(X_new, 0.95)``.
+        """
+        goal = _check_goal(min_verification)
+        check_is_fitted(self, "models_")
+        if self.rule_ is None:
+            raise ValueError("this model has no rules, so it has no verification ratio to "
+                             "choose alpha by")
+        grid = LABEL_FREE_GRID if alphas is None else alphas
+        table = self.sweep(X, None, grid)
+        found = list(zip(table["alpha"], table["verification_ratio"], strict=True))
+        reached = [(a, r) for a, r in found if r >= goal]
+        if reached:
+            alpha, ratio = min(reached)
+            return float(alpha), float(ratio)
+        span = f"{min(a for a, _ in found):g}..{max(a for a, _ in found):g}"
+        judged = [(a, r) for a, r in found if not math.isnan(r)]
+        if not judged:
+            raise ValueError(f"no alpha in {span} reaches verification ratio {goal:g}: the "
+                             "rules judge none of these rows")
+        best = max(r for _, r in judged)
+        at = min(a for a, r in judged if r == best)
+        raise ValueError(f"no alpha in {span} reaches verification ratio {goal:g} on these "
+                         f"rows (highest {best:.3f} at alpha {at:g})")
+
+    def select_alpha(self, X_val: Any, y_val: Any = None, min_verification: float | None = None,
                      alphas: Sequence[float] | None = None) -> float:
         """Choose the alpha that predictions use by default (``alpha_``) on a validation set
         and return it: the alpha with the lowest error, or with ``min_verification`` the
         smallest alpha whose verification ratio on X_val reaches it. The ``alpha`` parameter
-        stays as you set it."""
+        stays as you set it.
+
+        Without labels (``y_val=None``) ``min_verification`` is required and the grid
+        defaults to :data:`LABEL_FREE_GRID` (0 to 1.5); see :meth:`alpha_for_verification`.
+
+        Example: ``model.select_alpha(X_new, min_verification=0.95)`` on unlabelled rows.
+        """
+        if min_verification is not None:
+            min_verification = _check_goal(min_verification)
+        if y_val is None:
+            if min_verification is None:
+                raise ValueError("select_alpha without labels (y_val=None) needs "
+                                 "min_verification, the verification ratio to reach")
+            alpha, _ = self.alpha_for_verification(X_val, min_verification, alphas)
+            self.alpha_ = alpha
+            return alpha
         table = self.sweep(X_val, y_val, ALPHA_GRID if alphas is None else alphas)
         if self.rule_ is None:
             raise ValueError("this model has no rules, so alpha has no effect")

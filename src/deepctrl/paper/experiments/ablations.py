@@ -27,8 +27,10 @@ from deepctrl.core.evaluation import select_alpha
 from deepctrl.core.methods import DeepCTRLMethod
 from deepctrl.core.model import DeepCTRL
 from deepctrl.core.priors import Beta
+from deepctrl.io import reports
+from deepctrl.io.reports import markdown_table
 from deepctrl.paper.experiments import common
-from deepctrl.paper.experiments.common import MethodRun, alpha_grid, markdown_table
+from deepctrl.paper.experiments.common import MethodRun, alpha_grid
 from deepctrl.paper.experiments.pendulum import TARGET_RATIO, deepctrl_net, prepare, train_job
 
 TSNE_ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -87,8 +89,8 @@ def write_study(study: str, runs: dict[str, MethodRun], base: dict[str, Any],
                "methods": {name: run.entry() for name, run in runs.items()},
                "selection": {name: _summary(run, alphas) for name, run in runs.items()}}
     results["figures"] = alpha_figures(results, out_dir, title=f"{study}: ")
-    common.write_json(out_dir / "results.json", results)
-    common.write_text(out_dir / "report.md", study_report(study, results))
+    reports.write_json(out_dir / "results.json", results)
+    reports.write_text(out_dir / "report.md", study_report(study, results))
     return results
 
 
@@ -169,8 +171,8 @@ def write_tsne(model: DeepCTRL, x: torch.Tensor, n_points: int, base: dict[str, 
                              ["z_r vs z_d, t-SNE map", agree["encoder_map"]],
                              [f"alpha of z ({len(TSNE_ALPHAS)} values), t-SNE map",
                               agree["alpha_map"]]]), ""]
-    common.write_json(out_dir / "results.json", results)
-    common.write_text(out_dir / "report.md", "\n".join(text))
+    reports.write_json(out_dir / "results.json", results)
+    reports.write_text(out_dir / "report.md", "\n".join(text))
     return results
 
 
@@ -205,7 +207,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
         lines += ["> **SMOKE RUN (`--quick`)**: few seeds and epochs; not a result.", ""]
     lines += [f"Seeds {list(s.seeds)}, wall time {minutes:.1f} min.", ""]
     lines += [f"- [{study}]({study}/report.md)" for study in done]
-    common.write_text(out_dir / "report.md", "\n".join(lines) + "\n")
+    reports.write_text(out_dir / "report.md", "\n".join(lines) + "\n")
     print(f"pendulum-ablations ({preset}{', quick' if s.quick else ''}): wrote {out_dir}"
           f" in {minutes:.1f} min")
     return done

@@ -46,6 +46,7 @@ from deepctrl.core.metrics import score
 from deepctrl.core.model import DeepCTRL, mlp
 from deepctrl.core.priors import Beta
 from deepctrl.core.rules import Monotonic
+from deepctrl.io import reports
 from deepctrl.paper.datasets.cardio import CardioTask, Domain, load_cardio_csv, prepare
 from deepctrl.paper.datasets.cardio_synthetic import synthetic_cohort
 from deepctrl.paper.experiments import common
@@ -281,12 +282,12 @@ def write_outputs(results: dict[str, Any], out: Path) -> None:
     from deepctrl.paper.plots.cardio import domain_grid, domains_overlay
 
     out.mkdir(parents=True, exist_ok=True)
-    common.write_json(out / "results.json", results)
+    reports.write_json(out / "results.json", results)
     domain_grid(results, "bce", out / "bce_vs_alpha.png")
     domain_grid(results, "accuracy", out / "accuracy_vs_alpha.png")
     domain_grid(results, "verification_ratio", out / "verification_vs_alpha.png")
     domains_overlay(results, out / "domains_bce.png")
-    common.write_text(out / "report.md", report_markdown(results))
+    reports.write_text(out / "report.md", report_markdown(results))
 
 
 def reproduce_perturbation(seeds: int = 10, quick: bool = False,
@@ -321,7 +322,7 @@ def reproduce_perturbation(seeds: int = 10, quick: bool = False,
     }
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    common.write_json(folder / "results.json", results)
+    reports.write_json(folder / "results.json", results)
     perturbation_figure(results, folder / "perturbation.png")
-    common.write_text(folder / "report.md", perturbation_markdown(results))
+    reports.write_text(folder / "report.md", perturbation_markdown(results))
     return results

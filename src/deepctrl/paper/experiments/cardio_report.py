@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from deepctrl.io.reports import markdown_table
 from deepctrl.paper.datasets.cardio import PAPER_SIZES
-from deepctrl.paper.experiments.common import markdown_table
 
 # Paper Sec. 4.3 / Fig. 6 (read from the text) and the authors' notebook for the 0.50 target.
 PAPER_FINDINGS = (

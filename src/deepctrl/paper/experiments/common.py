@@ -7,13 +7,10 @@ over the experiment's alpha grid (a method without alpha repeats its value).
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -25,7 +22,6 @@ from deepctrl.core.methods import Method
 from deepctrl.core.rules.base import Rule
 from deepctrl.engine.progress import set_bar_position
 from deepctrl.engine.training import FitResult, fit
-from deepctrl.io.file_format import write_atomic
 
 
 def alpha_grid(stop: float = 1.0, step: float = 0.1, start: float = 0.0) -> list[float]:
@@ -148,40 +144,3 @@ def run_method(
     return MethodRun(name, result, val_tables, test_tables)
 
 
-def _clean(obj: Any) -> Any:
-    """NaN and infinity become null so that results.json is strict JSON."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    return obj
-
-
-def write_json(path: str | os.PathLike[str], obj: Any) -> Path:
-    """Write ``obj`` as indented strict JSON, atomically."""
-    return write_atomic(path, (json.dumps(_clean(obj), indent=2) + "\n").encode())
-
-
-def write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` atomically."""
-    return write_atomic(path, text.encode())
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub markdown table; floats get 4 significant digits.
-
-    >>> print(markdown_table(["a", "b"], [[1, 0.123456]]))
-    | a | b |
-    |---|---|
-    | 1 | 0.1235 |
-    """
-    def fmt(v: Any) -> str:
-        if isinstance(v, float):
-            return "n/a" if not math.isfinite(v) else f"{v:.4g}"
-        return str(v)
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)

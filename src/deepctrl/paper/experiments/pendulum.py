@@ -40,9 +40,11 @@ from deepctrl.core.methods import (
 from deepctrl.core.model import DeepCTRL, mlp
 from deepctrl.core.rules import Penalty
 from deepctrl.engine.training import fit
+from deepctrl.io import reports
+from deepctrl.io.reports import markdown_table
 from deepctrl.paper.datasets import pendulum
 from deepctrl.paper.experiments import common
-from deepctrl.paper.experiments.common import MethodRun, alpha_grid, markdown_table
+from deepctrl.paper.experiments.common import MethodRun, alpha_grid
 
 SEED_START = 10
 INPUT_NOISE = 0.01
@@ -335,8 +337,8 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     figures = write_main_figures(results, _energy_trace(runs, pend, sel), out_dir)
     results["figures"] = figures
     results["wall_seconds"] = round(time.perf_counter() - wall, 1)
-    common.write_json(out_dir / "results.json", results)
-    common.write_text(out_dir / "report.md", report(results))
+    reports.write_json(out_dir / "results.json", results)
+    reports.write_text(out_dir / "report.md", report(results))
     print(f"pendulum ({preset}{', quick' if s.quick else ''}): wrote {out_dir / 'report.md'}"
           f" in {results['wall_seconds']:.0f} s")
     return results

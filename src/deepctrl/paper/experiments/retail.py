@@ -41,6 +41,7 @@ from deepctrl.core.evaluation import sweep
 from deepctrl.core.methods import DeepCTRLMethod, LagrangianDual, Method, TaskAndRule, TaskOnly
 from deepctrl.core.model import DeepCTRL, mlp
 from deepctrl.core.rules import Rule
+from deepctrl.io import reports
 from deepctrl.paper.datasets.retail import FEATURES, RetailSplit, RetailTable, group_split
 from deepctrl.paper.datasets.retail_rules import price_rule
 from deepctrl.paper.experiments import common
@@ -273,7 +274,7 @@ def write_outputs(results: dict[str, Any], out: Path) -> None:
     from deepctrl.paper.plots.retail import candidate_model_figure, candidate_rule_figure
 
     out.mkdir(parents=True, exist_ok=True)
-    common.write_json(out / "results.json", results)
+    reports.write_json(out / "results.json", results)
     candidate_rule_figure(results, out / "fig5_candidate_rules.png", PLOTTED)
     candidate_model_figure(results, out / "fig6_candidate_models.png", PLOTTED)
-    common.write_text(out / "report.md", report_markdown(results))
+    reports.write_text(out / "report.md", report_markdown(results))

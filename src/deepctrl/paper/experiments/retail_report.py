@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepctrl.paper.experiments.common import markdown_table
+from deepctrl.io.reports import markdown_table
 
 PAPER_CONCLUSIONS = """\
 The paper (Sec. 4.2, Fig. 5 and 6) concludes:

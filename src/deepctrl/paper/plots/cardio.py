@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from deepctrl.paper.plots.common import metric_vs_alpha, pyplot, save_figure
+from deepctrl.io.figures import pyplot, save_figure
+from deepctrl.paper.plots.common import metric_vs_alpha
 
 LABELS = {"bce": "test cross entropy (BCE)", "accuracy": "test accuracy",
           "auc": "test AUC", "verification_ratio": "verification ratio (y_hat_p > y_hat)"}

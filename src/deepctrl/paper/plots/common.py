@@ -6,33 +6,8 @@ deviation over seeds; methods without alpha as horizontal lines.
 
 from __future__ import annotations
 
-import io
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
-
-from deepctrl.io.file_format import write_atomic
-
-
-def pyplot() -> Any:
-    """matplotlib.pyplot on the non-interactive Agg backend, with a clear error if absent."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise ValueError("figures need matplotlib: pip install 'deepctrl[paper]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
-    """Save ``fig`` as PNG atomically and close it."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
-    pyplot().close(fig)
-    return write_atomic(path, buf.getvalue())
 
 
 def _varies(values: Sequence[float]) -> bool:

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from deepctrl.paper.plots.common import metric_vs_alpha, pyplot, save_figure
+from deepctrl.io.figures import pyplot, save_figure
+from deepctrl.paper.plots.common import metric_vs_alpha
 
 ZOOM_POINTS = 60
 

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deepctrl.paper.plots.common import metric_vs_alpha, pyplot, save_figure
+from deepctrl.io.figures import pyplot, save_figure
+from deepctrl.paper.plots.common import metric_vs_alpha
 
 
 def _panels(results: dict[str, Any], blocks: list[tuple[str, dict[str, Any]]],

@@ -1,0 +1,89 @@
+"""``deepctrl test-rule``: is a candidate rule right for each group of a table?
+
+The table, the group column and the rules are checked before PyTorch loads; then
+:func:`deepctrl.rule_test` trains and judges every group, and the files of
+:func:`deepctrl.write_rule_test` are written to the output folder.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deepctrl.cli.commands import check_device, infer_task, number, one_line_errors
+from deepctrl.cli.rules_file import RuleTarget, build_rules, monotonic_spec, read_rules_file
+from deepctrl.cli.tables import clean_columns, read_table
+
+
+def _out_folder(out: str) -> Path:
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {folder} is a file; give a folder")
+    return folder
+
+
+def _print_summary(result: Any) -> None:
+    rows = [*result.groups.items(), ("all", result.all)]
+    width = max(len(str(k)) for k, _ in rows)
+    print(f"{'group':<{width}}  {'rows':>6}  {'verdict':<12}  {'best alpha':>10}  "
+          f"{'verif. a=0':>10}  reason")
+    for name, seg in rows:
+        s = seg.statistics
+        best = f"{s['best_alpha']:g}" if s else "-"
+        v0 = f"{s['verification_alpha0']:.2f}" if s else "-"
+        print(f"{name:<{width}}  {seg.rows:>6}  {seg.verdict:<12}  {best:>10}  {v0:>10}  "
+              f"{seg.reason}")
+
+
+@one_line_errors
+def rule_test_command(data: str, target: str, group: str | None, out: str,
+                      monotonic: Sequence[str] = (), rules: str | None = None,
+                      seeds: int | str = 5, min_rows: int | str = 50, task: str | None = None,
+                      max_epochs: int | str = 500, drop_missing: bool = False,
+                      progress: bool = True, device: str = "cpu") -> int:
+    """Test the rules on every value of ``group`` (and all rows); write the files to ``out``."""
+    folder = _out_folder(out)
+    check_device(device)
+    folds = number(seeds, "--seeds", int, 2, 101)
+    min_rows = number(min_rows, "--min-rows", int, 2 * folds)
+    max_epochs = number(max_epochs, "--max-epochs", int, 1)
+    specs = [monotonic_spec(m) for m in monotonic]
+    specs += read_rules_file(rules) if rules is not None else []
+    if not specs:
+        raise ValueError("give the rule to test: --monotonic COL=DIRECTION or --rules FILE")
+    path = Path(data)
+    frame = read_table(path)
+    for option, name in (("target", target), ("group", group)):
+        if name is not None and name not in frame.columns:
+            raise ValueError(f"{path} has no {option} column {name!r} (columns: "
+                             f"{', '.join(frame.columns[:20])})")
+    if group == target:
+        raise ValueError(f"the group column cannot be the target {target!r}")
+    features = [c for c in frame.columns if c not in (target, group)]
+    if not features:
+        raise ValueError(f"{path} has no feature columns besides the target and the group")
+    frame = clean_columns(frame, [*features, target], path, drop_missing)
+    if group is not None and frame[group].isna().any():
+        raise ValueError(f"group column {group!r} has {int(frame[group].isna().sum())} "
+                         "missing values")
+    task, note = infer_task(frame[target], task)
+    classes = np.unique(frame[target].to_numpy()) if task == "classification" else ()
+    rule_list = build_rules(specs, {c: frame[c].to_numpy() for c in features},
+                            RuleTarget(target, task, classes))
+    if note:
+        print(note, file=sys.stderr)
+    import deepctrl as dc
+
+    kind = dc.DeepCTRLClassifier if task == "classification" else dc.DeepCTRLRegressor
+    est = kind(rules=rule_list, n_seeds=1, max_epochs=max_epochs, device=device)
+    result = dc.rule_test(est, frame[features], frame[target],
+                          None if group is None else frame[group], folds=folds,
+                          min_rows=min_rows, progress=progress)
+    files = dc.write_rule_test(result, folder)
+    _print_summary(result)
+    print("wrote " + ", ".join(str(f) for f in files))
+    return 0

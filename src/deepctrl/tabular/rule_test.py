@@ -1,0 +1,182 @@
+"""Is a candidate rule right for a segment of the data? (paper Sec. 4.2)
+
+For every value of a group column, and for all rows together, :func:`rule_test` trains the
+estimator you configured on k - 1 folds of the segment's rows (each fold with its own seed),
+sweeps alpha on the held-out fold and judges the rule from the k pairs of held-out error and
+verification curves (:mod:`deepctrl.tabular.rule_verdict`): "consistent", "contradicted" or
+"inconclusive", with the reason in words.
+
+>>> import deepctrl as dc
+>>> from deepctrl.tabular.known_truth import known_truth_table
+>>> table = known_truth_table({"a": "follows"}, rows=120, seed=0)
+>>> est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], max_epochs=5,
+...                            n_seeds=1)
+>>> result = dc.rule_test(est, table[["price", "quality", "season"]], table["sales"],
+...                       folds=3, progress=False)
+>>> sorted(result.to_dict())
+['all', 'groups', 'rule', 'target']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.model_selection import KFold
+from tqdm.auto import tqdm
+
+from deepctrl.tabular.estimator_base import ALPHA_GRID, DeepCTRLEstimator
+from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
+from deepctrl.tabular.table_rules import describe, leaves_and_weights
+
+MIN_ROWS = 50
+"""Default: segments with fewer rows are reported as inconclusive without training."""
+MAX_GROUPS = 100
+"""At most this many segments are trained; more give an error suggesting ``min_rows``."""
+ALL = "all"
+
+
+@dataclass
+class Segment:
+    """One segment's rows, curves (folds x alphas) and verdict."""
+
+    rows: int
+    verdict: str
+    reason: str
+    statistics: dict[str, Any] = field(default_factory=dict)
+    errors: np.ndarray | None = None
+    verification: np.ndarray | None = None
+
+    def to_dict(self, alphas: Sequence[float]) -> dict[str, Any]:
+        """The segment as rule_test.json stores it (curves as fold means)."""
+        out: dict[str, Any] = {"rows": self.rows, "verdict": self.verdict,
+                               "reason": self.reason, **self.statistics}
+        if self.errors is not None and self.verification is not None:
+            out["curve"] = {"alpha": list(alphas),
+                            "error": self.errors.mean(axis=0).tolist(),
+                            "verification": np.nanmean(self.verification, axis=0).tolist()}
+        return out
+
+
+@dataclass
+class RuleTestResult:
+    """What :func:`rule_test` found: ``groups`` by group value (as text) and ``all``."""
+
+    rule: str
+    target: str
+    metric: str
+    alphas: list[float]
+    groups: dict[str, Segment]
+    all: Segment
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contents of rule_test.json."""
+        return {"rule": self.rule, "target": self.target,
+                "groups": {k: {"metric": self.metric, **v.to_dict(self.alphas)}
+                           for k, v in self.groups.items()},
+                "all": {"metric": self.metric, **self.all.to_dict(self.alphas)}}
+
+    def verdicts(self) -> dict[str, str]:
+        """Verdict per group value, and for ``"all"``."""
+        return {**{k: v.verdict for k, v in self.groups.items()}, ALL: self.all.verdict}
+
+
+def _group_labels(groups: Any, n: int) -> pd.Series:
+    labels = pd.Series(np.asarray(groups, dtype=object)).reset_index(drop=True)
+    if len(labels) != n:
+        raise ValueError(f"groups has {len(labels)} values for {n} rows")
+    if labels.isna().any():
+        raise ValueError(f"groups has {int(labels.isna().sum())} missing values")
+    return labels.astype(str)
+
+
+def _check(estimator: Any, folds: int, min_rows: int) -> None:
+    if not isinstance(estimator, DeepCTRLEstimator):
+        raise ValueError("rule_test needs a DeepCTRLRegressor or DeepCTRLClassifier, got "
+                         f"{type(estimator).__name__}")
+    if not leaves_and_weights(estimator.rules)[0]:
+        raise ValueError("the estimator has no rules to test; pass rules=[...]")
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ValueError(f"folds must be an integer of at least 2, got {folds!r}")
+    if min_rows < 2 * folds:
+        raise ValueError(f"min_rows must be at least 2 x folds = {2 * folds}, got {min_rows}")
+
+
+def _fold_curves(estimator: Any, X: pd.DataFrame, y: pd.Series, folds: int, seed: int,
+                 alphas: list[float], bar: Any) -> tuple[np.ndarray, np.ndarray, str]:
+    """Held-out error and verification curves (folds x alphas), and the error's name."""
+    errors, ratios, metric = [], [], ""
+    splits = KFold(folds, shuffle=True, random_state=seed).split(X)
+    for fold, (train, held) in enumerate(splits):
+        est = clone(estimator).set_params(random_state=seed + fold, verbose=False)
+        est.fit(X.iloc[train], y.iloc[train])
+        table = est.sweep(X.iloc[held], y.iloc[held], alphas)
+        metric = est.primary_metric
+        errors.append(table[metric].to_numpy(float))
+        ratios.append(table["verification_ratio"].to_numpy(float))
+        bar.update(1)
+    return np.array(errors), np.array(ratios), metric
+
+
+def _judge_segment(estimator: Any, X: pd.DataFrame, y: pd.Series, folds: int, seed: int,
+                   alphas: list[float], min_rows: int, bar: Any) -> tuple[Segment, str]:
+    if len(X) < min_rows:
+        verdict, reason = too_few_rows(len(X), min_rows)
+        return Segment(len(X), verdict, reason), ""
+    try:
+        errors, ratios, metric = _fold_curves(estimator, X, y, folds, seed, alphas, bar)
+    except ValueError as exc:  # e.g. a classifier's fold with one class
+        return Segment(len(X), "inconclusive", f"could not train on this segment: {exc}"), ""
+    stats = segment_statistics(errors, ratios, alphas)
+    verdict, reason = judge(stats)
+    return Segment(len(X), verdict, reason, stats, errors, ratios), metric
+
+
+def rule_test(estimator: DeepCTRLEstimator, X: pd.DataFrame, y: Any, groups: Any = None, *,
+              folds: int = 5, min_rows: int = MIN_ROWS, alphas: Sequence[float] | None = None,
+              random_state: int = 0, progress: bool = True) -> RuleTestResult:
+    """Test the rules of an unfitted ``estimator`` on every segment of ``X, y`` that
+    ``groups`` (one label per row, e.g. a column) defines, and on all rows together.
+
+    Each segment is split into ``folds`` folds; a copy of the estimator (seed
+    ``random_state + fold``) trains on the others and is swept over ``alphas`` (0 to 1 by
+    0.05) on the held-out fold. Segments with fewer than ``min_rows`` rows are reported as
+    inconclusive without training. Returns a :class:`RuleTestResult`; see
+    :func:`write_rule_test` for the files.
+    """
+    _check(estimator, folds, min_rows)
+    X = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
+    y = pd.Series(y).reset_index(drop=True) if not isinstance(y, pd.DataFrame) \
+        else y.reset_index(drop=True)
+    if len(y) != len(X):
+        raise ValueError(f"y has {len(y)} rows but X has {len(X)}")
+    grid = [float(a) for a in (ALPHA_GRID if alphas is None else alphas)]
+    if not grid or grid[0] != 0.0 or grid[-1] != 1.0 or sorted(grid) != grid:
+        raise ValueError("alphas must rise from 0 to 1")
+    labels = _group_labels(groups, len(X)) if groups is not None else None
+    sizes = labels.value_counts(sort=False) if labels is not None else pd.Series(dtype=int)
+    judged = [str(g) for g, n in sizes.items() if n >= min_rows]
+    if len(judged) > MAX_GROUPS:
+        raise ValueError(f"the group column has {len(judged)} values with at least {min_rows} "
+                         f"rows; a rule test trains {folds} models per value, so at most "
+                         f"{MAX_GROUPS} are allowed: raise min_rows or group more coarsely")
+    with tqdm(total=folds * (len(judged) + 1), desc="rule test", unit="fit",
+              disable=not progress) as bar:
+        results: dict[str, Segment] = {}
+        metric = ""
+        for name in sorted(sizes.index, key=str):
+            bar.set_postfix_str(f"group {name}")
+            mask = (labels == name).to_numpy()
+            results[name], m = _judge_segment(estimator, X[mask], y[mask], folds, random_state,
+                                              grid, min_rows, bar)
+            metric = metric or m
+        bar.set_postfix_str(ALL)
+        every, m = _judge_segment(estimator, X, y, folds, random_state, grid, min_rows, bar)
+    leaves, _ = leaves_and_weights(estimator.rules)
+    target = ", ".join(map(str, y.columns)) if isinstance(y, pd.DataFrame) else str(y.name)
+    return RuleTestResult(" and ".join(describe(r) for r in leaves), target, metric or m,
+                          grid, results, every)

@@ -1,0 +1,130 @@
+"""From held-out error and verification curves over alpha to a verdict on a rule.
+
+Each fold of a segment gives two curves on its held-out rows: the error ``E[f, a]`` and the
+verification ratio ``V[f, a]`` at every alpha of the grid. The statistics compare alphas
+within a fold (paired), so the differences between folds in difficulty cancel:
+
+- the best alpha minimises the mean error; its interval holds every alpha whose paired
+  difference to the best is not above zero at 90 % confidence (t over the folds);
+- the enforcement cost is the error at alpha 1 minus the best error, with its t interval;
+- ``verification_alpha0`` is how often the data-only path (alpha 0) already obeys the rule;
+- the cost of following the rule is measured at the smallest alpha whose mean verification
+  ratio reaches :data:`HOLDS` (alpha 1 if none does).
+
+DeepCTRL's rule path fits the data less well than its data path even when the rule is
+right, so the error at alpha 1 exceeds the best error on almost every segment; the verdict
+therefore weighs the data-only verification first. The thresholds come from the reliability
+study in the documentation ("Testing a candidate rule").
+
+>>> import numpy as np
+>>> E = np.array([[1.0, 0.9, 1.2], [1.1, 1.0, 1.3], [0.9, 0.8, 1.1]])
+>>> V = np.array([[0.1, 0.6, 1.0], [0.2, 0.7, 1.0], [0.1, 0.5, 1.0]])
+>>> s = segment_statistics(E, V, [0.0, 0.5, 1.0])
+>>> s["best_alpha"], round(s["enforcement_cost"], 6), round(s["verification_alpha0"], 4)
+(0.5, 0.3, 0.1333)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+CONFIDENCE = 0.90
+"""Two-sided confidence of every interval (t over folds)."""
+HOLDS = 0.95
+"""The verification ratio at which a model counts as following the rule."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where the verdicts change: ``agree`` (lower bound of the data-only verification
+    above which the data agree with the rule), ``disagree`` (its upper bound below which
+    they disagree) and ``tolerance`` (a cost within this share of the best error counts as
+    no cost)."""
+
+    agree: float = 0.80
+    disagree: float = 0.20
+    tolerance: float = 0.02
+
+def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean and CONFIDENCE interval of the mean of ``values`` (one per fold)."""
+    mean = float(values.mean())
+    if len(values) < 2:
+        return mean, -math.inf, math.inf
+    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(values) - 1)
+                 * values.std(ddof=1) / math.sqrt(len(values)))
+    return mean, mean - half, mean + half
+
+
+def segment_statistics(errors: np.ndarray, verification: np.ndarray,
+                       alphas: Sequence[float]) -> dict[str, Any]:
+    """Best alpha, costs and data-only verification, with intervals, from per-fold curves
+    ``errors`` and ``verification`` of shape (folds, len(alphas)); alphas end at 1."""
+    E, V, grid = np.asarray(errors, float), np.asarray(verification, float), list(alphas)
+    mean_error = E.mean(axis=0)
+    best = int(np.argmin(mean_error))
+    diff = E - E[:, [best]]
+    lows = [_t_interval(diff[:, a])[1] for a in range(len(grid))]
+    plausible = [grid[a] for a in range(len(grid)) if lows[a] <= 0.0]
+    last = len(grid) - 1
+    cost, cost_lo, cost_hi = _t_interval(diff[:, last])
+    mean_v = np.nan_to_num(V.mean(axis=0), nan=0.0)
+    reach = np.flatnonzero(mean_v >= HOLDS)
+    holds = int(reach[0]) if len(reach) else last
+    hold_cost, hold_lo, hold_hi = _t_interval(diff[:, holds])
+    v0, v0_lo, v0_hi = _t_interval(V[:, 0])
+    return {
+        "folds": int(E.shape[0]),
+        "best_alpha": grid[best],
+        "best_alpha_interval": [min(plausible), max(plausible)],
+        "verification_alpha0": v0,
+        "verification_alpha0_interval": [max(v0_lo, 0.0), min(v0_hi, 1.0)],
+        "error_alpha0": float(mean_error[0]),
+        "error_best": float(mean_error[best]),
+        "error_alpha1": float(mean_error[last]),
+        "enforcement_cost": cost,
+        "enforcement_cost_interval": [cost_lo, cost_hi],
+        "alpha_rule_holds": grid[holds] if len(reach) else None,
+        "cost_rule_holds": hold_cost,
+        "cost_rule_holds_interval": [hold_lo, hold_hi],
+    }
+
+
+def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str]:
+    """The verdict on a segment from :func:`segment_statistics`, and its reason in words."""
+    limits = limits or Thresholds()
+    v0, (v0_lo, v0_hi) = s["verification_alpha0"], s["verification_alpha0_interval"]
+    allowed = limits.tolerance * abs(s["error_best"])
+    cost, (cost_lo, cost_hi) = s["cost_rule_holds"], s["cost_rule_holds_interval"]
+    where = (f"at alpha {s['alpha_rule_holds']:g}" if s["alpha_rule_holds"] is not None
+             else "at alpha 1, where it still falls short of "
+                  f"{HOLDS:.0%} verification")
+    share = cost / abs(s["error_best"]) if s["error_best"] else math.inf
+    seen = f"the data-only model (alpha 0) follows the rule on {v0:.0%} of held-out rows"
+    if v0_lo >= limits.agree:
+        return "consistent", f"{seen} ({v0_lo:.0%} to {v0_hi:.0%} over folds)"
+    if cost_hi <= allowed:
+        return "consistent", (f"following the rule ({where}) costs {share:+.1%} error, within "
+                              f"{limits.tolerance:.0%} of the best error at {CONFIDENCE:.0%} "
+                              "confidence")
+    if v0_hi <= limits.disagree and cost_lo > allowed:
+        return "contradicted", (f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}), and following it "
+                                f"({where}) costs {share:+.1%} error, beyond the noise")
+    if not math.isfinite(v0_lo) or v0_hi - v0_lo > 2 * (limits.agree - 0.5):
+        return "inconclusive", (f"{seen}, but the folds disagree ({v0_lo:.0%} to {v0_hi:.0%}):"
+                                " too few rows or too much noise")
+    if v0_hi <= limits.disagree:
+        return "inconclusive", (f"{seen}, but following it ({where}) costs {share:+.1%} error,"
+                                " not distinguishable from no cost")
+    return "inconclusive", (f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}): the data show no clear "
+                            f"direction, and following the rule ({where}) costs {share:+.1%}")
+
+
+def too_few_rows(rows: int, needed: int) -> tuple[str, str]:
+    """The verdict on a segment with fewer rows than a rule test needs."""
+    return "inconclusive", f"{rows} row{'s' * (rows != 1)}: too few to judge ({needed} needed)"

@@ -1,0 +1,96 @@
+"""dc.rule_test on tables whose truth is known, its files, and its input checks."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import deepctrl as dc
+from deepctrl.tabular.known_truth import RULE, known_truth_table
+
+FEATURES = ["price", "quality", "season"]
+
+
+def _estimator(max_epochs=60):
+    return dc.DeepCTRLRegressor(rules=[dc.Monotonic(*RULE)], n_seeds=1, max_epochs=max_epochs)
+
+
+@pytest.fixture(scope="module")
+def result():
+    table = known_truth_table({"up": "contradicts", "down": "follows", "tiny": "follows"},
+                              rows=[400, 400, 7], effect=1.0, noise=0.5, seed=3)
+    return dc.rule_test(_estimator(), table[FEATURES], table["sales"], table["segment"],
+                        folds=3, progress=False)
+
+
+def test_clear_segments_get_the_true_verdict(result):
+    assert result.verdicts() == {"down": "consistent", "tiny": "inconclusive",
+                                 "up": "contradicted", "all": result.all.verdict}
+    down, up = result.groups["down"].statistics, result.groups["up"].statistics
+    assert down["verification_alpha0"] > 0.9 > 0.1 > up["verification_alpha0"]
+    assert up["enforcement_cost_interval"][0] > down["enforcement_cost"]
+    assert result.groups["tiny"].reason == "7 rows: too few to judge (50 needed)"
+
+
+def test_statistics_are_consistent_with_the_stored_curves(result):
+    data = result.to_dict()
+    assert data["rule"] == "monotonic(price, decreasing)" and data["target"] == "sales"
+    up = data["groups"]["up"]
+    curve = up["curve"]
+    assert curve["alpha"][0] == 0.0 and curve["alpha"][-1] == 1.0 and len(curve["alpha"]) == 21
+    best = int(np.argmin(curve["error"]))
+    assert up["best_alpha"] == curve["alpha"][best]
+    assert up["error_best"] == pytest.approx(min(curve["error"]))
+    assert up["error_alpha0"] == pytest.approx(curve["error"][0])
+    assert up["enforcement_cost"] == pytest.approx(curve["error"][-1] - curve["error"][best])
+    lo, hi = up["best_alpha_interval"]
+    assert lo <= up["best_alpha"] <= hi
+    lo, hi = up["enforcement_cost_interval"]
+    assert lo <= up["enforcement_cost"] <= hi
+    assert up["verification_alpha0"] == pytest.approx(curve["verification"][0])
+    assert data["all"]["rows"] == 807 and up["metric"] == "mse" and up["folds"] == 3
+    assert set(data["groups"]["tiny"]) == {"rows", "verdict", "reason", "metric"}
+
+
+def test_files(result, tmp_path):
+    paths = dc.write_rule_test(result, tmp_path / "out")
+    assert [p.name for p in paths] == ["rule_test.json", "report.md", "rule_test.png"]
+    data = json.loads((tmp_path / "out" / "rule_test.json").read_text())
+    assert data["groups"]["up"]["verdict"] == "contradicted"
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "| up | 400 | **contradicted** |" in report
+    assert (tmp_path / "out" / "rule_test.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_same_seed_gives_the_same_curves():
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    runs = [dc.rule_test(_estimator(max_epochs=3), table[FEATURES], table["sales"], folds=2,
+                         progress=False).all.errors for _ in range(2)]
+    assert np.array_equal(runs[0], runs[1])
+
+
+def test_bad_input_is_one_clear_error():
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    X, y = table[FEATURES], table["sales"]
+    with pytest.raises(ValueError, match="has no rules to test"):
+        dc.rule_test(dc.DeepCTRLRegressor(), X, y)
+    with pytest.raises(ValueError, match="needs a DeepCTRLRegressor"):
+        dc.rule_test(object(), X, y)
+    with pytest.raises(ValueError, match="folds must be an integer of at least 2"):
+        dc.rule_test(_estimator(), X, y, folds=1)
+    with pytest.raises(ValueError, match="groups has 3 values for 60 rows"):
+        dc.rule_test(_estimator(), X, y, groups=["a", "b", "c"])
+    with pytest.raises(ValueError, match="alphas must rise from 0 to 1"):
+        dc.rule_test(_estimator(), X, y, alphas=[0.0, 0.5])
+
+
+def test_too_many_groups_ask_for_min_rows(monkeypatch):
+    import deepctrl.tabular.rule_test as rt
+
+    monkeypatch.setattr(rt, "MAX_GROUPS", 10)
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    groups = pd.Series(np.arange(60) % 15)  # 15 groups of 4 rows
+    with pytest.raises(ValueError, match="15 values with at least 4 rows.*raise min_rows"):
+        dc.rule_test(_estimator(), table[FEATURES], table["sales"], groups, folds=2,
+                     min_rows=4)
