@@ -4,14 +4,18 @@ not depend on the price, at several effect sizes, noise levels and segment sizes
 
     python benchmarks/rule_test_reliability.py run --replicates 4 --workers 2 \\
         --out docs/results/rule_test/segments.jsonl
+    python benchmarks/rule_test_reliability.py run --replicates 6 --workers 2 \
+        --out docs/results/rule_test/segments.jsonl   # adds replicates 4 and 5
     python benchmarks/rule_test_reliability.py table docs/results/rule_test/segments.jsonl
 
 ``run`` tests every generated segment on its own with the default settings of
 ``deepctrl test-rule`` (5 folds) and appends one JSON line per segment: the condition,
 the truth and the statistics (not the verdict), so that ``table`` can judge them again
-under other thresholds without training. ``table`` prints JSON: for the default thresholds
-and for a grid of alternatives, how often each truth gets each verdict, overall and per
-condition.
+under other thresholds without training; an interrupted run resumes. ``table`` prints
+JSON: how often each truth gets each verdict under the default thresholds (overall and per
+condition) and under a grid of alternatives, on replicates 0-3; and, under the default
+thresholds only, on the held-out replicates 4 and up, which played no part in choosing
+them.
 """
 
 from __future__ import annotations
@@ -79,10 +83,12 @@ def _confusion(records: list[dict[str, Any]], limits: Any) -> dict[str, dict[str
     return {t: dict(c) for t, c in table.items()}
 
 
-def table(path: Path) -> None:
+def table(path: Path, holdout: int) -> None:
     from deepctrl.tabular.rule_verdict import Thresholds
 
-    records = [json.loads(line) for line in path.read_text().splitlines()]
+    every = [json.loads(line) for line in path.read_text().splitlines()]
+    records = [r for r in every if r["replicate"] < holdout]
+    later = [r for r in every if r["replicate"] >= holdout]
     default = Thresholds()
     by_condition = {}
     for key in sorted({(r["effect"], r["noise"], r["rows"]) for r in records}):
@@ -90,8 +96,8 @@ def table(path: Path) -> None:
         by_condition[f"effect {key[0]}, noise {key[1]}, rows {key[2]}"] = _confusion(
             subset, default)
     grid = {}
-    for agree, disagree, tol in itertools.product((0.7, 0.8, 0.9), (0.1, 0.2, 0.3),
-                                                  (0.01, 0.02, 0.05)):
+    for agree, disagree, tol in itertools.product((0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4),
+                                                  (0.005, 0.01, 0.02, 0.05)):
         limits = Thresholds(agree, disagree, tol)
         grid[f"agree {agree}, disagree {disagree}, tolerance {tol}"] = _confusion(records,
                                                                                  limits)
@@ -102,6 +108,8 @@ def table(path: Path) -> None:
                       "default": {"thresholds": vars(default),
                                   "overall": _confusion(records, default),
                                   "by_condition": by_condition},
+                      "held_out": {"segments": len(later),
+                                   "overall": _confusion(later, default)},
                       "alternatives": grid}, indent=1))
 
 
@@ -114,11 +122,14 @@ def main() -> None:
     r.add_argument("--out", type=Path, default=Path("docs/results/rule_test/segments.jsonl"))
     t = sub.add_parser("table")
     t.add_argument("path", type=Path)
+    t.add_argument("--holdout", type=int, default=4,
+                   help="replicates from this one on are held out: judged only with the "
+                        "default thresholds, after those were chosen on the others")
     args = parser.parse_args()
     if args.command == "run":
         run(args.replicates, args.workers, args.out)
     else:
-        table(args.path)
+        table(args.path, args.holdout)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ def test_verdicts_and_files_on_a_known_truth_table(cli, known):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--group", "region", "--monotonic", "price=decreasing"], "has no group column 'region' (columns: segment, price"),
+    (["--group", "region", "--monotonic", "price=decreasing"],
+     "has no group column 'region' (columns: segment, price"),
     (["--group", "segment", "--monotonic", "cost=decreasing"], "cost"),
     (["--group", "segment"], "give the rule to test"),
     (["--group", "sales", "--monotonic", "price=decreasing"], "cannot be the target"),

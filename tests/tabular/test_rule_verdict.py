@@ -59,7 +59,7 @@ def _stats(v0, v0_interval, cost, cost_interval, error_best=1.0, holds=0.5):
 
 @pytest.mark.parametrize(("stats", "verdict", "words"), [
     (_stats(0.97, [0.9, 1.0], 0.5, [0.3, 0.7]), "consistent", "follows the rule on 97%"),
-    (_stats(0.5, [0.4, 0.6], 0.01, [-0.01, 0.019]), "consistent", "within 2%"),
+    (_stats(0.5, [0.4, 0.6], 0.005, [-0.01, 0.009]), "consistent", "within 1%"),
     (_stats(0.05, [0.0, 0.1], 0.5, [0.3, 0.7]), "contradicted", "beyond the noise"),
     (_stats(0.05, [0.0, 0.1], 0.05, [-0.1, 0.2]), "inconclusive", "not distinguishable"),
     (_stats(0.5, [0.1, 0.9], 0.3, [0.1, 0.5]), "inconclusive", "folds disagree"),
@@ -72,11 +72,12 @@ def test_every_verdict_branch(stats, verdict, words):
 
 
 def test_tolerance_scales_with_the_error_and_thresholds_are_parameters():
-    cheap = _stats(0.5, [0.4, 0.6], 0.1, [0.0, 0.15], error_best=10.0)
-    assert judge(cheap)[0] == "consistent"  # 0.15 <= 2 % of 10
-    assert judge(cheap, Thresholds(tolerance=0.01))[0] == "inconclusive"
-    assert judge(_stats(0.85, [0.75, 0.95], 1, [0.5, 1.5]), Thresholds(agree=0.7))[0] \
-        == "consistent"
+    cheap = _stats(0.5, [0.4, 0.6], 0.05, [0.0, 0.09], error_best=10.0)
+    assert judge(cheap)[0] == "consistent"  # 0.09 <= 1 % of 10
+    assert judge(cheap, Thresholds(tolerance=0.005))[0] == "inconclusive"
+    leaning = _stats(0.8, [0.65, 0.95], 1, [0.5, 1.5])
+    assert judge(leaning)[0] == "inconclusive"
+    assert judge(leaning, Thresholds(agree=0.6))[0] == "consistent"
 
 
 def test_too_few_rows_names_the_count():

@@ -76,14 +76,16 @@ def rule_test_command(data: str, target: str, group: str | None, out: str,
                             RuleTarget(target, task, classes))
     if note:
         print(note, file=sys.stderr)
-    import deepctrl as dc
+    from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
+    from deepctrl.tabular.rule_test import rule_test
+    from deepctrl.tabular.rule_test_report import write_rule_test
 
-    kind = dc.DeepCTRLClassifier if task == "classification" else dc.DeepCTRLRegressor
+    kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
     est = kind(rules=rule_list, n_seeds=1, max_epochs=max_epochs, device=device)
-    result = dc.rule_test(est, frame[features], frame[target],
-                          None if group is None else frame[group], folds=folds,
-                          min_rows=min_rows, progress=progress)
-    files = dc.write_rule_test(result, folder)
+    result = rule_test(est, frame[features], frame[target],
+                       None if group is None else frame[group], folds=folds,
+                       min_rows=min_rows, progress=progress)
+    files = write_rule_test(result, folder)
     _print_summary(result)
     print("wrote " + ", ".join(str(f) for f in files))
     return 0

@@ -47,9 +47,9 @@ class Thresholds:
     they disagree) and ``tolerance`` (a cost within this share of the best error counts as
     no cost)."""
 
-    agree: float = 0.80
+    agree: float = 0.70
     disagree: float = 0.20
-    tolerance: float = 0.02
+    tolerance: float = 0.01
 
 def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
     """Mean and CONFIDENCE interval of the mean of ``values`` (one per fold)."""
