@@ -86,18 +86,24 @@ def _run_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_fit(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "fit", help="train a model on a CSV or Parquet table",
-        description="Train DeepCTRL on a table; the rule strength is chosen later.")
+def _add_table_and_rules(p: argparse.ArgumentParser, rule: str) -> None:
+    """DATA, --target, --task, --monotonic and --rules, as fit and test-rule take them."""
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file, one row per sample")
     p.add_argument("--target", required=True, metavar="COL", help="column to predict")
     p.add_argument("--task", choices=("regression", "classification"), default=None,
                    help="default: classification for text or few integer values")
     p.add_argument("--monotonic", action="append", default=[], metavar="COL=DIRECTION",
-                   help="rule: the prediction is increasing or decreasing in COL (repeatable)")
+                   help=f"{rule}: the prediction is increasing or decreasing in COL "
+                        "(repeatable)")
     p.add_argument("--rules", metavar="RULES.toml", default=None,
                    help="rules file (monotonic, threshold, penalty rules)")
+
+
+def _add_fit(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "fit", help="train a model on a CSV or Parquet table",
+        description="Train DeepCTRL on a table; the rule strength is chosen later.")
+    _add_table_and_rules(p, "rule")
     p.add_argument("--val-fraction", default="0.2", metavar="F",
                    help="share of rows for early stopping and choosing alpha (default 0.2)")
     p.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
@@ -179,21 +185,14 @@ def _add_test_rule(subparsers: Any) -> None:
         description="Train DeepCTRL on every group of a table (and on all rows), sweep the "
                     "rule strength on held-out folds and judge the rule per group: "
                     "consistent, contradicted or inconclusive.")
-    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file, one row per sample")
-    p.add_argument("--target", required=True, metavar="COL", help="column to predict")
+    _add_table_and_rules(p, "rule to test")
     p.add_argument("--group", default=None, metavar="COL",
                    help="column whose values define the groups (default: all rows only)")
-    p.add_argument("--monotonic", action="append", default=[], metavar="COL=DIRECTION",
-                   help="rule to test: the prediction is increasing or decreasing in COL")
-    p.add_argument("--rules", metavar="RULES.toml", default=None,
-                   help="rules file (monotonic, threshold, penalty rules)")
     p.add_argument("--seeds", default="5", metavar="N",
                    help="folds per group, each trained with its own seed (default 5)")
     p.add_argument("--min-rows", default="50", metavar="N",
                    help="groups with fewer rows are reported as inconclusive without "
                         "training (default 50)")
-    p.add_argument("--task", choices=("regression", "classification"), default=None,
-                   help="default: classification for text or few integer values")
     p.add_argument("--max-epochs", default="500", metavar="N",
                    help="upper limit of training epochs per fold (default 500)")
     p.add_argument("--drop-missing", action="store_true",
