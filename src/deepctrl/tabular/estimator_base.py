@@ -318,12 +318,11 @@ class DeepCTRLEstimator(BaseEstimator):
             raise ValueError("this model has no rules, so it has no verification ratio to "
                              "choose alpha by")
         grid = LABEL_FREE_GRID if alphas is None else alphas
-        table = self.sweep(X, None, grid)
+        table = self.sweep(X, None, grid).to_dict(orient="list")
         found = list(zip(table["alpha"], table["verification_ratio"], strict=True))
-        reached = [(a, r) for a, r in found if r >= goal]
-        if reached:
-            alpha, ratio = min(reached)
-            return float(alpha), float(ratio)
+        if any(r >= goal for _, r in found):
+            alpha = float(evaluation.select_alpha(table, min_verification=goal))
+            return alpha, float(dict(found)[alpha])
         span = f"{min(a for a, _ in found):g}..{max(a for a, _ in found):g}"
         judged = [(a, r) for a, r in found if not math.isnan(r)]
         if not judged:
