@@ -2,12 +2,16 @@
 (1 seed, and 10 seeds vectorized) against a plain authors-style loop measured in the
 same run (DataLoader batches, one seed at a time, energy per batch, torch.optim.Adam).
 
-    python benchmarks/epoch_speed.py [--epochs 3] [--threads 1] [--repeats 3]
+    python benchmarks/epoch_speed.py [--epochs 3] [--threads 1] [--repeats 3] [--compile]
 
 Prints one JSON object: the median over ``repeats`` rounds, each round timing the three
 variants one after the other, so that a busy neighbour slows all of them alike. Both sides
 compute the same thing: DeepCTRL with a Beta(0.1, 0.1) alpha per batch, fresh N(0, 0.01^2)
 input noise, L1 task loss, energy-rule loss.
+
+With ``--compile`` it also times ``dc.fit(compile=True)``: per epoch once compiled (the time of
+1 + epochs epochs minus that of 1 epoch, divided by epochs), and the first epoch with the
+compilation in it.
 """
 
 from __future__ import annotations
@@ -51,11 +55,24 @@ def time_authors_style(X, y, epochs: int, seed: int) -> float:
     return (time.perf_counter() - start) / epochs
 
 
-def time_fit(train, epochs: int, n_seeds: int) -> float:
+def fit_seconds(train, epochs: int, n_seeds: int, compile: bool = False) -> float:
     start = time.perf_counter()
     dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=train,
-           max_epochs=epochs, seeds=list(range(n_seeds)), input_noise=0.01, batch_size=64)
-    return (time.perf_counter() - start) / epochs
+           max_epochs=epochs, seeds=list(range(n_seeds)), input_noise=0.01, batch_size=64,
+           compile=compile)
+    return time.perf_counter() - start
+
+
+def time_fit(train, epochs: int, n_seeds: int) -> float:
+    return fit_seconds(train, epochs, n_seeds) / epochs
+
+
+def time_compiled(train, epochs: int, n_seeds: int) -> tuple[float, float]:
+    """(seconds per epoch once compiled, seconds of the first epoch with the compilation)."""
+    first = fit_seconds(train, 1, n_seeds, compile=True)
+    longer = fit_seconds(train, 1 + epochs, n_seeds, compile=True)
+    again = fit_seconds(train, 1, n_seeds, compile=True)
+    return (longer - again) / epochs, first
 
 
 def main() -> None:
@@ -63,6 +80,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--compile", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     data = pendulum.load("paper")
@@ -71,6 +89,15 @@ def main() -> None:
     rounds = [(time_authors_style(X, y, args.epochs, r), time_fit(data.train, args.epochs, 1),
                time_fit(data.train, args.epochs, 10)) for r in range(args.repeats)]
     authors, one, ten = (float(np.median(column)) for column in zip(*rounds, strict=True))
+    compiled = {}
+    if args.compile:
+        for n in (1, 10):
+            per_epoch, first = time_compiled(data.train, args.epochs, n)
+            compiled[f"fit_{n}_seed{'s' * (n > 1)}_compiled"] = round(per_epoch, 3)
+            compiled[f"fit_{n}_seed{'s' * (n > 1)}_compiled_first_epoch"] = round(first, 1)
+        compiled["speedup_1_seed_compiled"] = round(authors / compiled["fit_1_seed_compiled"], 2)
+        compiled["speedup_10_seeds_compiled"] = round(
+            10 * authors / compiled["fit_10_seeds_compiled"], 2)
     print(json.dumps({
         "benchmark": "pendulum_epoch_seconds", "threads": args.threads, "epochs": args.epochs,
         "repeats": args.repeats,
@@ -78,6 +105,7 @@ def main() -> None:
         "fit_10_seeds": round(ten, 3),
         "speedup_1_seed": round(authors / one, 2),
         "speedup_10_seeds_vs_10_authors_runs": round(10 * authors / ten, 2),
+        **compiled,
     }, indent=2))
 
 

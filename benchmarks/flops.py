@@ -1,7 +1,7 @@
 """Achieved GFLOP/s of the pendulum training step (paper network, batch 64) as a fraction
 of a large matrix product's on the same machine.
 
-    python benchmarks/flops.py [--threads N]
+    python benchmarks/flops.py [--threads N] [--seeds 1 10 40]
 
 FLOPs of a step are counted from the network's linear layers: 2 per multiply-add in the
 forward pass and twice that in the backward pass (6 x weights x rows per step); the
@@ -48,10 +48,12 @@ def step_gflops(n_seeds: int, epochs: int = 2) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 10, 40],
+                        help="stack sizes to time (40: a method stack of the reproduction)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     peak = matmul_gflops()
-    steps = [step_gflops(s) for s in (1, 10)]
+    steps = [step_gflops(s) for s in args.seeds]
     for s in steps:
         s["fraction_of_matmul"] = round(s["gflops"] / peak, 4)
     print(json.dumps({"benchmark": "training_step_gflops", "threads": args.threads,

@@ -22,6 +22,7 @@ from deepctrl._version import __version__
 _WHERE = {
     "DeepCTRL": "deepctrl.core.model", "MLP": "deepctrl.core.model", "mlp": "deepctrl.core.model",
     "FitResult": "deepctrl.engine.training", "fit": "deepctrl.engine.training",
+    "fit_methods": "deepctrl.engine.training",
     "Objective": "deepctrl.core.objective", "ObjectiveOutput": "deepctrl.core.objective",
     "load": "deepctrl.io.checkpoint", "read_checkpoint": "deepctrl.io.checkpoint",
     "save": "deepctrl.io.checkpoint",
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from deepctrl.core.model import MLP, DeepCTRL, mlp
     from deepctrl.core.objective import Objective, ObjectiveOutput
     from deepctrl.core.rules import Monotonic
-    from deepctrl.engine.training import FitResult, fit
+    from deepctrl.engine.training import FitResult, fit, fit_methods
     from deepctrl.io.checkpoint import load, read_checkpoint, save
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
     from deepctrl.tabular.rule_test import rule_test
@@ -74,6 +75,7 @@ __all__ = [
     "ObjectiveOutput",
     "__version__",
     "fit",
+    "fit_methods",
     "load",
     "methods",
     "mlp",

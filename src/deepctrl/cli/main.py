@@ -59,8 +59,8 @@ def _add_reproduce(subparsers: Any) -> None:
             p.add_argument("--preset", choices=("paper", "authors"), default="paper",
                            help="paper: 10 Hz pairs (default); authors: 5 ms pairs")
             p.add_argument("--workers", type=_positive_int, default=None,
-                           help="processes training methods side by side (default: one per "
-                                "CPU core; 1 on a GPU or under torchrun)")
+                           help="processes training side by side, each a share of the seeds "
+                                "(default: one per CPU core; 1 on a GPU or under torchrun)")
         if name == "retail":
             p.add_argument("--m5-dir", default=None,
                            help="folder with the Kaggle M5 files (default: synthetic market)")

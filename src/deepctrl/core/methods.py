@@ -70,6 +70,10 @@ class Method(abc.ABC):
         """Alphas for the next ``n`` batches of every active seed, shape (S_active, n)."""
         return torch.full((len(self.active), n), float(self.train_alpha))
 
+    def val_alphas(self) -> Tensor:
+        """The alpha at which every active seed is validated, shape (S_active,)."""
+        return torch.full((len(self.active),), float(self.val_alpha))
+
     @abc.abstractmethod
     def objective(self, t: Terms) -> Tensor:
         """Per-seed loss (S,); the trainer minimises its sum."""

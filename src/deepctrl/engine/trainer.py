@@ -16,6 +16,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
 from deepctrl.core.inputs import Inputs, apply, expand_seeds, rows, seed_of, stack
+from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
 from deepctrl.core.methods import Method, Terms
 from deepctrl.core.metrics import PerSample
@@ -24,6 +25,7 @@ from deepctrl.core.rules.base import Rule, forward_all, perturb_all
 from deepctrl.core.scale import RunningScales, Scales, data_scales
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
+from deepctrl.engine.compiled import CompiledTerms
 from deepctrl.engine.distributed import World
 from deepctrl.engine.ensemble import FlatAdam, Stack
 from deepctrl.engine.progress import progress_bar
@@ -79,7 +81,8 @@ class Trainer:
     def __init__(self, models: list[nn.Module], rule: Rule | None, method: Method,
                  train: Any, val: Any, loss_fn: PerSample, task_loss: object,
                  batch_size: int, lr: float, seeds: list[int], input_noise: float,
-                 shuffle: bool, device: torch.device, chunk_batches: int) -> None:
+                 shuffle: bool, device: torch.device, chunk_batches: int,
+                 compile: bool = False) -> None:
         self.rule, self.method, self.loss_fn, self.task_loss = rule, method, loss_fn, task_loss
         self.batch_size, self.seeds, self.noise = batch_size, seeds, input_noise
         self.shuffle, self.device, self.chunk = shuffle, device, max(1, chunk_batches)
@@ -100,6 +103,8 @@ class Trainer:
         self.scales: tuple[Scales, Tensor] | None = None
         self.checked = False
         self._check_first_rows()
+        self.want_compile = compile
+        self.compiled: CompiledTerms | None = None
         method.setup(seeds, len(rule.leaves()) if rule is not None else 0, self.estimate_losses)
 
     # -- checks -------------------------------------------------------------------------
@@ -155,10 +160,10 @@ class Trainer:
             yield (add_noise(xs, self.noise, gens) if noisy else xs), y  # type: ignore[misc]
 
     @torch.no_grad()
-    def _mean_over(self, data: Iterator[tuple[Inputs, Tensor]], alpha: float,
+    def _mean_over(self, data: Iterator[tuple[Inputs, Tensor]], alpha: float | Tensor,
                    what: str) -> Tensor:
         """Per-active-seed mean of the task (or rule) loss over the blocks of ``data`` at
-        ``alpha``, in eval mode.
+        ``alpha`` (one value, or one per active seed), in eval mode.
 
         ``what``: "task", "rule", or "reference" (rule loss on the reference response of
         :mod:`deepctrl.core.scale`). Under DDP every rank draws the same perturbations,
@@ -167,7 +172,7 @@ class Trainer:
         S = self.stack.size
         total = torch.zeros(S, device=self.device, dtype=torch.float64)
         n = 0
-        a = self._alphas(alpha)
+        a = alpha.to(self.device) if isinstance(alpha, Tensor) else self._alphas(alpha)
         rule = self.rule if what != "task" else None
         with in_mode(self.stack.template, False):
             for xs, y in data:
@@ -213,7 +218,7 @@ class Trainer:
             data = self._tensor_blocks(self.Xv_noisy, self.val_data[1])
         else:
             data = self._tensor_blocks(*self.val_data)
-        return self._mean_over(data, self.method.val_alpha, "task")
+        return self._mean_over(data, self.method.val_alphas(), "task")
 
     # -- training -------------------------------------------------------------------------
     def _perturb(self, xs: Inputs, gens: list[torch.Generator]) -> list[Inputs | None]:
@@ -236,11 +241,25 @@ class Trainer:
                                  n_global, self.need_violations)
         return terms
 
+    def _compile(self) -> CompiledTerms | None:
+        if self.stack.path != "lowered":
+            info("compile: only MLP-made models (batched matrix products) are compiled; "
+                 "this one trains eagerly")
+            return None
+        n = self.stack.size
+        info(f"compile: the training step of {n} seed{'s' * (n != 1)} is compiled on the "
+             "second batch (torch.compile; tens of seconds on a CPU, once)")
+        return CompiledTerms(self.batch_terms)
+
     def _step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
               b_global: int) -> Tensor:
         """One optimizer step of every active seed on its (local shard of the) batch."""
-        t = self.batch_terms(x, y, perturbed, alpha, b_global)
+        terms_of = self.compiled or self.batch_terms
+        t = terms_of(x, y, perturbed, alpha, b_global)
         loss = self.method.objective(t)
+        if self.want_compile:  # after one eager step: the forward path is known
+            self.want_compile = False
+            self.compiled = self._compile()
         self.stack.zero_grad()
         loss.sum().backward()
         self.world.all_reduce_(self.stack.flat_grad)

@@ -32,7 +32,7 @@ def test_every_merge_predicts_a_residual_state(merge):
 def test_task_net_is_residual():
     net = exp.TaskNet()
     with torch.no_grad():
-        for p in net.decision[-1].parameters():
+        for p in net.inner.decision[-1].parameters():
             p.zero_()
     x = torch.randn(3, 4)
     assert torch.equal(net(x), x)

@@ -3,19 +3,27 @@
 import dataclasses
 
 import pytest
+import torch
 
 import deepctrl as dc
 from deepctrl.paper.experiments import common
-from deepctrl.paper.experiments.pendulum import Settings, TaskNet, deepctrl_net, train_job
+from deepctrl.paper.experiments.pendulum import (
+    Settings,
+    TaskNet,
+    deepctrl_net,
+    energy_rule,
+    group_job,
+)
 
 
 def test_worker_processes_reproduce_in_process_training(tmp_path, monkeypatch):
     monkeypatch.setenv("DEEPCTRL_CACHE", str(tmp_path / "cache"))
     s = dataclasses.replace(Settings.make(1, quick=True), max_epochs=3, val_every=1)
-    jobs = [("paper", s, "cpu", False, "TaskOnly", TaskNet(), dc.methods.TaskOnly()),
-            ("paper", s, "cpu", False, "DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL())]
-    alone = common.run_jobs(train_job, jobs, workers=1)
-    side_by_side = common.run_jobs(train_job, jobs, workers=2)
+    jobs = [("paper", s, "cpu", False, ["TaskOnly"], TaskNet(), [dc.methods.TaskOnly()]),
+            ("paper", s, "cpu", False, ["DeepCTRL", "RuleOnly"], deepctrl_net(),
+             [dc.methods.DeepCTRL(), dc.methods.RuleOnly()])]
+    alone = [run for runs in common.run_jobs(group_job, jobs, workers=1) for run in runs]
+    side_by_side = [run for runs in common.run_jobs(group_job, jobs, workers=2) for run in runs]
     for a, b in zip(alone, side_by_side, strict=True):
         assert a.name == b.name and a.fit.epochs == b.fit.epochs
         assert a.test == b.test and a.val == b.val
@@ -35,3 +43,20 @@ def test_default_workers_is_one_on_gpu_and_under_torchrun(monkeypatch):
 def test_no_workers_is_an_error():
     with pytest.raises(ValueError, match="workers must be >= 1"):
         common.run_jobs(common.alpha_grid, [(0.5,)], workers=0)
+
+
+def test_runs_on_disjoint_seed_shares_merge_into_one_run():
+    X = torch.randn(96, 4)
+    data = (X, X)
+    parts = [common.run_method("DeepCTRL", deepctrl_net(), energy_rule(),
+                               dc.methods.DeepCTRL(rho="paper"), data, data, data, [0.0, 1.0],
+                               ("mae",), seeds, max_epochs=1)
+             for seeds in ([0, 1], [2])]
+    merged = common.merge_runs(parts)
+    assert merged.fit.seeds == [0, 1, 2] and len(merged.fit.models) == 3
+    assert merged.fit.epochs == [1, 1, 1] and len(merged.val) == len(merged.test) == 3
+    rho = torch.cat([p.fit.method.state_dict()["rho"] for p in parts])
+    assert merged.fit.method.state_dict()["rho"].equal(rho)
+    assert merged.fit.seconds == max(p.fit.seconds for p in parts)
+    assert merged.test[2] == parts[1].test[0]
+    assert common.merge_runs(parts[:1]) is parts[0]

@@ -29,9 +29,14 @@ from deepctrl.core.model import DeepCTRL
 from deepctrl.core.priors import Beta
 from deepctrl.io import reports
 from deepctrl.io.reports import markdown_table
-from deepctrl.paper.experiments import common
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid
-from deepctrl.paper.experiments.pendulum import TARGET_RATIO, deepctrl_net, prepare, train_job
+from deepctrl.paper.experiments.pendulum import (
+    TARGET_RATIO,
+    Group,
+    deepctrl_net,
+    prepare,
+    train_stacked,
+)
 
 TSNE_ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 PAPER_FINDINGS = {
@@ -55,6 +60,12 @@ def _variants(study: str) -> list[tuple[str, str, DeepCTRLMethod]]:
         return [(m, m, DeepCTRLMethod()) for m in ("add", "concat", "input")]
     return [("rho=1", "deepctrl", DeepCTRLMethod(rho=1.0)),
             ("rho=epoch", "deepctrl", DeepCTRLMethod(rho="epoch"))]
+
+
+def _stack_key(merge: str, method: DeepCTRLMethod) -> tuple[str, bool]:
+    """Variants with equal keys train as one stacked job: same network, and rho re-estimated
+    every epoch or not (that estimate measures every copy of a stack, so it trains apart)."""
+    return merge, method.rho_mode == "epoch"
 
 
 REFERENCE_NAME = {"prior": "Beta(0.1)", "merge": "deepctrl", "rho": "rho=auto"}
@@ -181,7 +192,8 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
               workers: int | None = None) -> dict[str, Any]:
     """Run the prior, merge and rho studies and the t-SNE; write OUT/<study>/ and OUT/report.md.
 
-    ``workers`` processes train variants side by side (default: one per CPU core).
+    Variants of one network train as one stacked job per share of the seeds, ``workers``
+    processes side by side (default: one per CPU core).
     """
     wall = time.perf_counter()
     s, workers, out_dir, pend = prepare(seeds, quick, out, device, preset, workers)
@@ -189,10 +201,11 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     variants = {study: _variants(study) for study in ("prior", "merge", "rho")}
     jobs = [("reference", "deepctrl", DeepCTRLMethod()),
             *(variant for study_variants in variants.values() for variant in study_variants)]
-    done_jobs = common.run_jobs(train_job, [(preset, s, device, progress, name,
-                                             deepctrl_net(merge), method)
-                                            for name, merge, method in jobs], workers)
-    trained = {job[0]: run for job, run in zip(jobs, done_jobs, strict=True)}
+    keys = list(dict.fromkeys(_stack_key(merge, method) for _, merge, method in jobs))
+    groups: list[Group] = [([n for n, m, d in jobs if _stack_key(m, d) == key],
+                            deepctrl_net(key[0]),
+                            [d for _, m, d in jobs if _stack_key(m, d) == key]) for key in keys]
+    trained = train_stacked(preset, s, device, progress, workers, groups)
     reference = trained["reference"]
     done: dict[str, Any] = {}
     for study, study_variants in variants.items():

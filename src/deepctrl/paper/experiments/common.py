@@ -7,6 +7,8 @@ over the experiment's alpha grid (a method without alpha repeats its value).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -21,7 +23,7 @@ from deepctrl.core.evaluation import Table, sweep
 from deepctrl.core.methods import Method
 from deepctrl.core.rules.base import Rule
 from deepctrl.engine.progress import set_bar_position
-from deepctrl.engine.training import FitResult, fit
+from deepctrl.engine.training import FitResult, fit_methods
 
 
 def alpha_grid(stop: float = 1.0, step: float = 0.1, start: float = 0.0) -> list[float]:
@@ -119,11 +121,57 @@ class MethodRun:
         }
 
 
-def run_method(
-    name: str,
+def seed_parts(seeds: Sequence[int], parts: int) -> list[tuple[int, ...]]:
+    """``seeds`` cut into at most ``parts`` contiguous, nearly equal, non-empty parts.
+
+    >>> seed_parts(range(10), 3)
+    [(0, 1, 2, 3), (4, 5, 6), (7, 8, 9)]
+    """
+    seeds = tuple(seeds)
+    parts = max(1, min(parts, len(seeds)))
+    size, extra = divmod(len(seeds), parts)
+    out, start = [], 0
+    for i in range(parts):
+        stop = start + size + (i < extra)
+        out.append(seeds[start:stop])
+        start = stop
+    return out
+
+
+def merge_runs(parts: Sequence[MethodRun]) -> MethodRun:
+    """One method trained on disjoint seed sets (in jobs side by side) as one run: per-seed
+    lists joined in order, the method's per-seed state joined along the seed axis, and the
+    training time of the slowest part."""
+    if len(parts) == 1:
+        return parts[0]
+    fits = [p.fit for p in parts]
+    method = copy.deepcopy(fits[0].method)
+    states = [f.method.state_dict() for f in fits]
+    method.load_state_dict({k: torch.cat([st[k] for st in states]) if isinstance(v, Tensor)
+                            else [x for st in states for x in st[k]]
+                            for k, v in states[0].items()})
+    fit = dataclasses.replace(
+        fits[0], method=method, seconds=max(f.seconds for f in fits),
+        models=[m for f in fits for m in f.models], seeds=[s for f in fits for s in f.seeds],
+        history=[h for f in fits for h in f.history], epochs=[e for f in fits for e in f.epochs],
+        best_epochs=[e for f in fits for e in f.best_epochs],
+        val_loss=[v for f in fits for v in f.val_loss])
+    return MethodRun(parts[0].name, fit, [t for p in parts for t in p.val],
+                     [t for p in parts for t in p.test])
+
+
+def run_method(name: str, model: nn.Module, rule: Rule, method: Method, *args: Any,
+               **kwargs: Any) -> MethodRun:
+    """:func:`run_methods` for one method: fit it for all seeds at once, then sweep alpha on
+    val and test per seed."""
+    return run_methods([name], model, rule, [method], *args, **kwargs)[0]
+
+
+def run_methods(
+    names: Sequence[str],
     model: nn.Module,
     rule: Rule,
-    method: Method,
+    methods: Sequence[Method],
     train: tuple[Tensor, Tensor],
     val: tuple[Tensor, Tensor],
     test: tuple[Tensor, Tensor],
@@ -132,15 +180,21 @@ def run_method(
     seeds: Sequence[int],
     val_eval: tuple[Tensor, Tensor] | None = None,
     **fit_kwargs: Any,
-) -> MethodRun:
-    """Fit ``method`` for all ``seeds`` at once, then sweep alpha on val and test per seed.
+) -> list[MethodRun]:
+    """Fit several methods of one network for all ``seeds`` as one stacked job
+    (:func:`deepctrl.fit_methods`), then sweep alpha on val and test per seed; one run per
+    method, in order. ``val_eval`` replaces ``val`` for the sweep (e.g. validation inputs
+    with noise)."""
+    results = fit_methods(model, rule, methods, train=train, val=val, seeds=seeds,
+                          desc=" + ".join(names), **fit_kwargs)
+    return [_swept(name, result, rule, val_eval or val, test, alphas, metrics)
+            for name, result in zip(names, results, strict=True)]
 
-    ``val_eval`` replaces ``val`` for the sweep (e.g. validation inputs with noise).
-    """
-    result = fit(model, rule, method, train=train, val=val, seeds=seeds, desc=name, **fit_kwargs)
-    Xv, yv = val_eval if val_eval is not None else val
-    val_tables = [sweep(m, rule, Xv, yv, alphas, metrics) for m in result.models]
+
+def _swept(name: str, result: FitResult, rule: Rule, val: tuple[Tensor, Tensor],
+           test: tuple[Tensor, Tensor], alphas: Sequence[float],
+           metrics: Sequence[str]) -> MethodRun:
+    """Per-seed alpha sweeps of a fit on ``val`` and ``test``."""
+    val_tables = [sweep(m, rule, val[0], val[1], alphas, metrics) for m in result.models]
     test_tables = [sweep(m, rule, test[0], test[1], alphas, metrics) for m in result.models]
     return MethodRun(name, result, val_tables, test_tables)
-
-

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ from deepctrl.core.methods import (
     TaskAndRule,
     TaskOnly,
 )
-from deepctrl.core.model import DeepCTRL, mlp
+from deepctrl.core.model import DeepCTRL, Residual, mlp
 from deepctrl.core.rules import Penalty
 from deepctrl.engine.training import fit
 from deepctrl.io import reports
@@ -117,16 +118,14 @@ def deepctrl_net(merge: str = "deepctrl") -> DeepCTRL:
                        shared=mlp(4, 64, 16), merge=merge, residual=True)
 
 
-class TaskNet(nn.Module):
-    """The baselines' network: data encoder 4-64-64-64, decision 64-64-4, output + x."""
+def TaskNet() -> Residual:  # noqa: N802 (the network's name in the paper's appendix)
+    """The baselines' network: data encoder 4-64-64-64, decision 64-64-4, output + x.
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.encoder = mlp(4, 64, 64, 64)
-        self.decision = mlp(64, 64, 4)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.decision(self.encoder(x)) + x
+    Built from plain parts (``Residual`` of a ``Sequential``), so stacked seeds run it as
+    batched matrix products (:mod:`deepctrl.engine.lowering`).
+    """
+    return Residual(nn.Sequential(OrderedDict(encoder=mlp(4, 64, 64, 64),
+                                              decision=mlp(64, 64, 4))))
 
 
 def energy_rule() -> Penalty:
@@ -140,12 +139,15 @@ def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
     return val[0] + INPUT_NOISE * torch.randn(val[0].shape, generator=gen), val[1]
 
 
-def train(name: str, model: nn.Module, method: Method, pend: pendulum.PendulumData,
-          s: Settings, alphas: list[float], device: str, progress: bool) -> MethodRun:
-    """One method over all seeds, swept on noisy validation and clean test inputs."""
-    return common.run_method(name, model, energy_rule(), method, pend.train, pend.val, pend.test,
-                             alphas, ("mae",), s.seeds, val_eval=noisy_validation(pend.val),
-                             **s.fit_kwargs(device, progress))
+def train_group(names: list[str], model: nn.Module, methods: list[Method],
+                pend: pendulum.PendulumData, s: Settings, alphas: list[float], device: str,
+                progress: bool) -> list[MethodRun]:
+    """Methods of one network over the seeds of ``s``, trained as one stacked job and swept
+    on noisy validation and clean test inputs."""
+    return common.run_methods(names, model, energy_rule(), methods, pend.train, pend.val,
+                              pend.test, alphas, ("mae",), s.seeds,
+                              val_eval=noisy_validation(pend.val),
+                              **s.fit_kwargs(device, progress))
 
 
 def _mean(entry: dict[str, Any], split: str, metric: str) -> list[float]:
@@ -256,26 +258,53 @@ def _energy_trace(runs: dict[str, MethodRun], pend: pendulum.PendulumData,
             "predicted": out}
 
 
-def train_job(preset: str, s: Settings, device: str, progress: bool, name: str,
-              model: nn.Module, method: Method) -> MethodRun:
-    """:func:`train` on one thread, loading the (cached) data itself: a job for a worker."""
+Group = tuple[list[str], nn.Module, list[Method]]
+"""Methods trained on one network: (names, network, methods)."""
+
+
+def group_job(preset: str, s: Settings, device: str, progress: bool, names: list[str],
+              model: nn.Module, methods: list[Method]) -> list[MethodRun]:
+    """:func:`train_group` on one thread, loading the (cached) data itself."""
     with single_thread():
-        return train(name, model, method, pendulum.load(preset), s, alpha_grid(), device, progress)
+        return train_group(names, model, methods, pendulum.load(preset), s, alpha_grid(),
+                           device, progress)
+
+
+def method_groups(s: Settings) -> list[Group]:
+    """The reproduction's methods as (names, network, methods), one group per network shape
+    (the baselines share one network, DeepCTRL and RuleOnly the other), baselines first."""
+    baselines: list[tuple[str, Method]] = [
+        ("TaskOnly", TaskOnly()),
+        *((f"TaskAndRule({lam})", TaskAndRule(lam)) for lam in LAMBDAS),
+        *((f"LDF({eta:g})", LagrangianDual(eta)) for eta in s.dual_lrs)]
+    ours: list[tuple[str, Method]] = [("DeepCTRL", DeepCTRLMethod(rho="auto")),
+                                      ("RuleOnly", RuleOnly())]
+    return [([n for n, _ in group], net, [m for _, m in group])
+            for group, net in ((baselines, TaskNet()), (ours, deepctrl_net()))]
+
+
+def train_stacked(preset: str, s: Settings, device: str, progress: bool, workers: int,
+                  groups: list[Group]) -> dict[str, MethodRun]:
+    """Train every group as stacked jobs, one per group and per share of the seeds, so that
+    each of the ``workers`` processes gets a share of every group (put the longest group
+    first); returns the runs by name, each over all seeds."""
+    parts = common.seed_parts(s.seeds, workers)
+    jobs = [(preset, dataclasses.replace(s, seeds=part), device, progress, *group)
+            for group in groups for part in parts]
+    by_name: dict[str, list[MethodRun]] = {}
+    for group_runs in common.run_jobs(group_job, jobs, workers):
+        for run in group_runs:
+            by_name.setdefault(run.name, []).append(run)
+    return {name: common.merge_runs(part_runs) for name, part_runs in by_name.items()}
 
 
 def run_all(preset: str, s: Settings, device: str, progress: bool,
             workers: int = 1) -> tuple[dict[str, MethodRun], dict[str, Any]]:
-    """Train every method (``workers`` at a time); returns runs by name (LDF per dual lr)
+    """Train every method (:func:`train_stacked`); returns runs by name (LDF per dual lr)
     and the LDF choice."""
-    jobs: list[tuple[str, nn.Module, Method]] = [
-        ("DeepCTRL", deepctrl_net(), DeepCTRLMethod(rho="auto")),
-        ("TaskOnly", TaskNet(), TaskOnly()),
-        ("RuleOnly", deepctrl_net(), RuleOnly()),
-        *((f"TaskAndRule({lam})", TaskNet(), TaskAndRule(lam)) for lam in LAMBDAS),
-        *((f"LDF({eta:g})", TaskNet(), LagrangianDual(eta)) for eta in s.dual_lrs)]
-    done = common.run_jobs(train_job, [(preset, s, device, progress, *job) for job in jobs],
-                           workers)
-    runs = {job[0]: run for job, run in zip(jobs, done, strict=True)}
+    trained = train_stacked(preset, s, device, progress, workers, method_groups(s))
+    runs = {name: trained[name] for name in ("DeepCTRL", "TaskOnly", "RuleOnly")}
+    runs.update({name: run for name, run in trained.items() if name not in runs})
     ldf = {name: run.entry() for name, run in runs.items() if name.startswith("LDF(")}
     by_mae = min(ldf, key=lambda n: _mean(ldf[n], "val", "mae")[0])
     by_ratio = max(ldf, key=lambda n: _mean(ldf[n], "val", "verification_ratio")[0])

@@ -1,0 +1,70 @@
+"""``dc.fit(compile=True)``: the compiled step trains what the eager step trains."""
+
+import logging
+
+import pytest
+import torch
+from torch._dynamo.utils import counters
+
+import deepctrl as dc
+
+
+def _problem():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(200, 3, generator=g, dtype=torch.float64)
+    y = X.sum(1, keepdim=True) + 0.1 * torch.randn(200, 1, generator=g, dtype=torch.float64)
+    return (X[:150], y[:150]), (X[150:], y[150:])
+
+
+def _fit(compile: bool, **kw):
+    train, val = _problem()
+    net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
+    return dc.fit(net, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(rho=1.0),
+                  train=train, val=val, seeds=[0, 1], batch_size=64, compile=compile, **kw)
+
+
+def test_compiled_training_matches_eager_training_in_float64(caplog):
+    # 150 rows in batches of 64 (two full batches and one of 22 rows per epoch); a large
+    # learning rate and patience 1 stop one seed before the other
+    kw = dict(max_epochs=10, patience=1, lr=0.05)
+    eager = _fit(False, **kw)
+    assert eager.epochs[0] != eager.epochs[1]
+    counters.clear()
+    with caplog.at_level(logging.INFO, logger="deepctrl"):
+        compiled = _fit(True, **kw)
+    assert "the training step of 2 seeds is compiled" in caplog.text
+    # one graph for stacks of 2 and batches of 64 and 22 rows, one more for a stack of 1
+    assert counters["stats"]["unique_graphs"] == 2
+    assert compiled.epochs == eager.epochs and compiled.best_epochs == eager.best_epochs
+    for a, b in zip(eager.models, compiled.models, strict=True):
+        for name, value in a.state_dict().items():
+            torch.testing.assert_close(b.state_dict()[name], value, rtol=0, atol=1e-10)
+    for ha, hb in zip(eager.history, compiled.history, strict=True):
+        assert hb["train_loss"] == pytest.approx(ha["train_loss"], rel=1e-12)
+
+
+def test_models_that_are_not_mlps_train_eagerly_with_a_note(caplog):
+    class Custom(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.a(x) * 2.0
+
+    train, _ = _problem()
+    with caplog.at_level(logging.INFO, logger="deepctrl"):
+        result = dc.fit(Custom().double(), None, dc.methods.TaskOnly(), train=train,
+                        max_epochs=1, compile=True)
+    assert "only MLP-made models" in caplog.text and result.epochs == [1]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_compiled_training_matches_eager_training_on_cuda():
+    kw = dict(max_epochs=3, patience=1, device="cuda")
+    eager, compiled = _fit(False, **kw), _fit(True, **kw)
+    assert compiled.epochs == eager.epochs
+    for a, b in zip(eager.models, compiled.models, strict=True):
+        for name, value in a.state_dict().items():
+            torch.testing.assert_close(b.state_dict()[name], value, rtol=0, atol=1e-8)

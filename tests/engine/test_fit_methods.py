@@ -1,0 +1,99 @@
+"""Several methods of one network trained as one stacked job (``dc.fit_methods``)."""
+
+import pytest
+import torch
+
+import deepctrl as dc
+from deepctrl.core.method_stack import MethodStack
+from deepctrl.core.methods import Terms
+
+
+def _data():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(200, 3, generator=g)
+    y = X.sum(1, keepdim=True) + 0.1 * torch.randn(200, 1, generator=g)
+    return (X[:150], y[:150]), (X[150:], y[150:])
+
+
+def _net():
+    return dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+
+
+def _methods():
+    return [dc.methods.DeepCTRL(rho="auto"), dc.methods.TaskOnly(), dc.methods.RuleOnly(),
+            dc.methods.TaskAndRule(0.5), dc.methods.LagrangianDual(0.5)]
+
+
+def test_each_method_trains_as_it_does_alone():
+    train, val = _data()
+    rule = dc.rules.Monotonic(0, "increasing")
+    kw = dict(train=train, val=val, max_epochs=6, patience=2, seeds=[3, 4], input_noise=0.01)
+    together = dc.fit_methods(_net(), rule, _methods(), **kw)
+    assert [r.method.name for r in together] == [m.name for m in _methods()]
+    for method, joint in zip(_methods(), together, strict=True):
+        alone = dc.fit(_net(), rule, method, **kw)
+        assert joint.seeds == [3, 4] and joint.epochs == alone.epochs
+        assert joint.best_epochs == alone.best_epochs
+        for a, b in zip(alone.models, joint.models, strict=True):
+            for name, value in a.state_dict().items():
+                torch.testing.assert_close(b.state_dict()[name], value, rtol=1e-5, atol=1e-6)
+        for key, value in alone.method.state_dict().items():
+            if isinstance(value, torch.Tensor):
+                torch.testing.assert_close(joint.method.state_dict()[key], value)
+
+
+def test_stack_splits_terms_by_member_and_keeps_each_members_seeds():
+    lam = dc.methods.LagrangianDual(2.0)
+    stack = MethodStack([dc.methods.TaskAndRule(0.5), lam], seeds_each=2)
+    stack.setup([0, 1, 0, 1], 1, lambda reference: (torch.ones(4), torch.ones(4)))
+    t = Terms(task=torch.tensor([1.0, 2.0, 3.0, 4.0]), rule=torch.tensor([10.0, 20.0, 0.0, 0.0]),
+              violations=torch.tensor([[0.0], [0.0], [0.5], [-1.0]]), alpha=torch.zeros(4))
+    # TaskAndRule(0.5): task + 0.5 rule; LagrangianDual with zero multipliers: task
+    assert stack.objective(t).tolist() == [6.0, 12.0, 3.0, 4.0]
+    stack.after_step(t)
+    assert lam.multipliers.flatten().tolist() == [1.0, 0.0]  # max(0, 0 + 2 * g)
+    stack.keep(torch.tensor([True, False, False, True]))
+    assert [m.active.tolist() for m in stack.methods] == [[0], [1]]
+    assert stack.active.tolist() == [0, 3]
+    t2 = Terms(task=torch.tensor([1.0, 1.0]), rule=torch.tensor([2.0, 0.0]),
+               violations=torch.tensor([[0.0], [1.0]]), alpha=torch.zeros(2))
+    assert stack.objective(t2).tolist() == [2.0, 1.0]  # second member: 1 + 0 * 1
+    state = stack.state_dict()
+    assert state["methods"][1]["multipliers"].flatten().tolist() == [1.0, 0.0]
+
+
+def test_stack_validates_and_draws_per_member():
+    stack = MethodStack([dc.methods.TaskOnly(), dc.methods.RuleOnly()], seeds_each=2)
+    stack.setup([5, 6, 5, 6], 1, lambda reference: (torch.ones(4), torch.ones(4)))
+    assert stack.val_alphas().tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert stack.draw_alphas(3).tolist() == [[0.0] * 3, [0.0] * 3, [1.0] * 3, [1.0] * 3]
+    assert stack.uses_rule and not stack.needs_violations
+
+
+def test_stack_hands_each_member_its_own_loss_estimates():
+    seen = []
+
+    class Spy(dc.methods.TaskOnly):
+        def setup(self, seeds, n_rules, estimate):
+            super().setup(seeds, n_rules, estimate)
+            seen.append([t.tolist() for t in estimate(False)])
+
+    stack = MethodStack([Spy(), Spy()], seeds_each=2)
+    stack.setup([0, 1, 0, 1], 1, lambda reference: (torch.tensor([1.0, 2.0, 3.0, 4.0]),
+                                                     torch.tensor([5.0, 6.0, 7.0, 8.0])))
+    assert seen == [[[1.0, 2.0], [5.0, 6.0]], [[3.0, 4.0], [7.0, 8.0]]]
+
+
+def test_bad_input():
+    train, _ = _data()
+    rule = dc.rules.Monotonic(0, "increasing")
+    with pytest.raises(ValueError, match="at least one method"):
+        dc.fit_methods(_net(), rule, [], train=train)
+    with pytest.raises(ValueError, match="unknown options"):
+        dc.fit_methods(_net(), rule, [dc.methods.TaskOnly()], train=train, epochs=3)
+    with pytest.raises(ValueError, match="needs a rule"):
+        dc.fit_methods(_net(), None, [dc.methods.TaskOnly(), dc.methods.RuleOnly()],
+                       train=train)
+    with pytest.raises(ValueError, match="need 4 seeds, got 3"):
+        MethodStack([dc.methods.TaskOnly()] * 2, seeds_each=2).setup(
+            [0, 1, 2], 1, lambda reference: (torch.ones(3), torch.ones(3)))
