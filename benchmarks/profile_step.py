@@ -2,10 +2,13 @@
 torch.profiler's self CPU time of every operator, grouped into matrix products, element-wise
 and reduction kernels, the optimizer, and the rest; the wall time left over is Python.
 
-    python benchmarks/profile_step.py [--seeds 1 10] [--epochs 2] [--threads 1]
+    python benchmarks/profile_step.py [--seeds 1 10] [--epochs 2] [--threads 1] [--stack 5]
 
 Prints one JSON object: per seed count, seconds per epoch and steps per epoch, time per
-step, operator calls per step, and the share of wall time of each group.
+step, operator calls per step, and the share of wall time of each group. With ``--stack N``
+it also profiles one job of the full reproduction: the seven baselines (TaskOnly,
+TaskAndRule x 3, LDF x 3) on their network with N seeds each, as ``dc.fit_methods`` stacks
+them (N = 5: the 35 copies a worker trains).
 """
 
 from __future__ import annotations
@@ -13,16 +16,26 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 import deepctrl as dc
 from deepctrl.paper.datasets import pendulum
-from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.experiments.pendulum import (
+    DUAL_LRS,
+    LAMBDAS,
+    TaskNet,
+    deepctrl_net,
+    energy_rule,
+)
 
 GROUPS = {
     "matrix products": ("aten::bmm", "aten::baddbmm", "aten::mm", "aten::addmm", "aten::matmul"),
+    "ReLU forward and backward": ("aten::clamp_min", "aten::threshold_backward", "aten::relu"),
+    "gradient accumulation, copies, fills": ("aten::add_", "aten::copy_", "aten::fill_",
+                                             "aten::zero_"),
     "optimizer (fused Adam)": ("aten::_fused_adam_", "aten::_fused_adamw_"),
 }
 
@@ -31,18 +44,28 @@ def group_of(name: str) -> str:
     for group, names in GROUPS.items():
         if name in names:
             return group
-    return "element-wise, reductions, copies"
+    return "other element-wise work and reductions"
 
 
-def profile_epochs(n_seeds: int, epochs: int) -> dict[str, object]:
-    X, y = pendulum.load("paper").train
-    fit_args = {"train": (X, y), "max_epochs": epochs, "seeds": list(range(n_seeds)),
-                "input_noise": 0.01, "batch_size": 64}
+def deepctrl_job(n_seeds: int, **fit_args: object) -> None:
     dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0),
-           **{**fit_args, "train": (X[:640], y[:640]), "max_epochs": 1})
+           seeds=list(range(n_seeds)), **fit_args)
+
+
+def baselines_job(n_seeds: int, **fit_args: object) -> None:
+    methods = [dc.methods.TaskOnly(), *(dc.methods.TaskAndRule(lam) for lam in LAMBDAS),
+               *(dc.methods.LagrangianDual(eta) for eta in DUAL_LRS)]
+    dc.fit_methods(TaskNet(), energy_rule(), methods, seeds=list(range(n_seeds)), **fit_args)
+
+
+def profile_epochs(n_seeds: int, epochs: int, job: Callable[..., None] = deepctrl_job
+                   ) -> dict[str, object]:
+    X, y = pendulum.load("paper").train
+    fit_args = {"train": (X, y), "max_epochs": epochs, "input_noise": 0.01, "batch_size": 64}
+    job(n_seeds, **{**fit_args, "train": (X[:640], y[:640]), "max_epochs": 1})
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         start = time.perf_counter()
-        dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), **fit_args)
+        job(n_seeds, **fit_args)
         wall = time.perf_counter() - start
     steps = epochs * -(-len(X) // 64)
     seconds: dict[str, float] = {}
@@ -65,10 +88,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 10])
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--stack", type=int, default=0,
+                        help="also profile the seven baselines stacked, with this many seeds")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    runs = [profile_epochs(s, args.epochs) for s in args.seeds]
+    if args.stack:
+        runs.append({"job": "seven baselines stacked",
+                     **profile_epochs(args.stack, args.epochs, baselines_job)})
     print(json.dumps({"benchmark": "pendulum_step_profile", "threads": args.threads,
-                      "runs": [profile_epochs(s, args.epochs) for s in args.seeds]}, indent=2))
+                      "runs": runs}, indent=2))
 
 
 if __name__ == "__main__":
