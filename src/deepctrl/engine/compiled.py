@@ -1,10 +1,13 @@
-"""The loss of a training batch as one compiled graph (``dc.fit(compile=True)``).
+"""The terms of a training batch as one compiled graph (``dc.fit(compile=True)``).
 
-``torch.compile`` traces the stacked forward, the rule, the task loss and the method's
-objective into one graph; AOTAutograd compiles the backward with it, and the flat Adam update
-stays one fused kernel. The graph is compiled with symbolic sizes (``dynamic=True``), so the
-last, shorter batch of an epoch and a stack that shrinks as seeds stop early reuse it instead
-of recompiling (a stack or batch of exactly one is specialised once more). Compiled kernels
+``torch.compile`` traces the stacked forward, the rule and the task loss into one graph, and
+AOTAutograd compiles their backward with it. The method's objective stays eager (a stack of
+methods splits the terms per member, and those sizes would become guards), and the flat Adam
+update stays one fused kernel. The graph has symbolic sizes (``dynamic=True``), so the last,
+shorter batch of an epoch and a stack that shrinks as seeds stop early reuse it instead of
+recompiling (a stack or batch of exactly one is specialised once more). Inputs are copied out
+of the buffers they are slices of, and duck sizing is off while the graph runs, since both
+storage offsets and sizes that happen to be equal would otherwise be guarded. Compiled kernels
 fuse element-wise work and round differently from the eager ones: results agree with an eager
 run to float rounding, not bit for bit.
 """
