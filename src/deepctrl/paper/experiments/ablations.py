@@ -201,10 +201,11 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     variants = {study: _variants(study) for study in ("prior", "merge", "rho")}
     jobs = [("reference", "deepctrl", DeepCTRLMethod()),
             *(variant for study_variants in variants.values() for variant in study_variants)]
-    keys = list(dict.fromkeys(_stack_key(merge, method) for _, merge, method in jobs))
-    groups: list[Group] = [([n for n, m, d in jobs if _stack_key(m, d) == key],
-                            deepctrl_net(key[0]),
-                            [d for _, m, d in jobs if _stack_key(m, d) == key]) for key in keys]
+    by_key: dict[tuple[str, bool], list[tuple[str, DeepCTRLMethod]]] = {}
+    for name, merge, method in jobs:
+        by_key.setdefault(_stack_key(merge, method), []).append((name, method))
+    groups: list[Group] = [([n for n, _ in members], deepctrl_net(key[0]),
+                            [m for _, m in members]) for key, members in by_key.items()]
     trained = train_stacked(preset, s, device, progress, workers, groups)
     reference = trained["reference"]
     done: dict[str, Any] = {}

@@ -127,15 +127,9 @@ def seed_parts(seeds: Sequence[int], parts: int) -> list[tuple[int, ...]]:
     >>> seed_parts(range(10), 3)
     [(0, 1, 2, 3), (4, 5, 6), (7, 8, 9)]
     """
-    seeds = tuple(seeds)
-    parts = max(1, min(parts, len(seeds)))
-    size, extra = divmod(len(seeds), parts)
-    out, start = [], 0
-    for i in range(parts):
-        stop = start + size + (i < extra)
-        out.append(seeds[start:stop])
-        start = stop
-    return out
+    seeds = list(seeds)
+    chunks = np.array_split(np.asarray(seeds), max(1, min(parts, len(seeds))))
+    return [tuple(int(s) for s in chunk) for chunk in chunks]
 
 
 def merge_runs(parts: Sequence[MethodRun]) -> MethodRun:
