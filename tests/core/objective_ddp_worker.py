@@ -2,8 +2,14 @@
 with half of the batch) or alone on the whole batch; saves what the step computed.
 
 Used by test_objective_distributed.py: both runs must agree.
+
+The DistributedDataParallel wrapper and the objectives are released before the process group
+is destroyed: a wrapper still alive at interpreter exit tears its gloo state down after the
+group is gone, which under CPU load sometimes aborted a rank ("terminate called without an
+active exception") after the results were written.
 """
 
+import gc
 import os
 import sys
 
@@ -46,6 +52,8 @@ def main(path: str) -> None:
             saved["multipliers"] = objective.method.multipliers.clone()
     if rank == 0:
         save_file(saved, path)
+    del wrapped, objective
+    gc.collect()
     if world > 1:
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()
