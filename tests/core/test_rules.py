@@ -17,6 +17,7 @@ from deepctrl.core.rules import (
     Threshold,
     rule_from_config,
 )
+from deepctrl.core.rules.base import violation_of
 
 
 def test_penalty_loss_and_satisfaction_by_hand():
@@ -36,6 +37,19 @@ def test_penalty_gradient_in_float64():
     y = (x * 1.3 + 0.05 * x.sign()).requires_grad_(True)
     assert torch.autograd.gradcheck(lambda y: rule.loss(Context(x, y)), (y,))
     assert torch.allclose(torch.autograd.grad(rule.loss(Context(x, y)).sum(), y)[0], y)
+
+
+def test_a_violation_is_computed_once_per_context_and_grad_mode():
+    calls = []
+    rule = Penalty(lambda x, y: calls.append(1) or (y - x)[:, 0])
+    y = torch.tensor([[2.0], [0.0]], requires_grad=True)
+    ctx = Context(torch.ones(2, 1), y)
+    with torch.no_grad():
+        assert rule.satisfied(ctx).tolist() == [False, True]
+    loss = rule.loss(ctx)  # not the no-grad value: the loss must reach y
+    assert violation_of(rule, ctx) is violation_of(rule, ctx) and len(calls) == 2
+    (loss.sum() + violation_of(rule, ctx).sum()).backward()
+    assert y.grad.flatten().tolist() == [2.0, 1.0]  # relu' + 1, then 0 + 1
 
 
 def test_penalty_rejects_a_function_returning_the_wrong_shape():

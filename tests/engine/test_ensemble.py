@@ -74,7 +74,8 @@ def test_stack_forward_and_gradients_match_each_model(name):
             assert torch.allclose(stack.params[k].grad[i], p.grad, rtol=1e-5, atol=1e-7), k
 
 
-def test_flat_adam_matches_torch_adam_and_dropping_seeds_keeps_state():
+@pytest.mark.parametrize("fused", [True, False])
+def test_flat_adam_matches_torch_adam_and_dropping_seeds_keeps_state(fused: bool):
     torch.manual_seed(0)
     models = [ARCHITECTURES["twin encoders"]() for _ in range(3)]
     refs = [dc.DeepCTRL.from_spec(m.spec()) for m in models]
@@ -83,6 +84,7 @@ def test_flat_adam_matches_torch_adam_and_dropping_seeds_keeps_state():
     opts = [torch.optim.Adam(r.parameters(), lr=0.01) for r in refs]
     stack = Stack(models)
     adam = FlatAdam(stack, lr=0.01)
+    adam.fused = fused  # False: the foreach path of devices and dtypes without a fused kernel
     for step in range(6):
         x = torch.randn(3, 8, 3)
         if step == 3:

@@ -58,8 +58,9 @@ def test_stack_splits_terms_by_member_and_keeps_each_members_seeds():
     t2 = Terms(task=torch.tensor([1.0, 1.0]), rule=torch.tensor([2.0, 0.0]),
                violations=torch.tensor([[0.0], [1.0]]), alpha=torch.zeros(2))
     assert stack.objective(t2).tolist() == [2.0, 1.0]  # second member: 1 + 0 * 1
+    stack.after_step(t2)  # only the member's remaining seed (its second) moves
     state = stack.state_dict()
-    assert state["methods"][1]["multipliers"].flatten().tolist() == [1.0, 0.0]
+    assert state["methods"][1]["multipliers"].flatten().tolist() == [1.0, 2.0]
 
 
 def test_stack_validates_and_draws_per_member():

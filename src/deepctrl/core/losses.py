@@ -15,7 +15,7 @@ from torch import Tensor
 from deepctrl.core.inputs import Inputs, apply, batch_len
 from deepctrl.core.methods import Terms
 from deepctrl.core.metrics import SIGMOID_HINT
-from deepctrl.core.rules.base import Context, Rule, forward_all, make_context
+from deepctrl.core.rules.base import Context, Rule, forward_all, make_context, violation_of
 from deepctrl.core.scale import Scales, reference_rule_loss
 
 Forward = Callable[[Inputs], Tensor]
@@ -53,7 +53,7 @@ def compute_terms(
     rule_loss = rule.loss(ctx).view(S, b).sum(1) / n_global
     if need_violations:
         parts = ctx.parts or (ctx,)
-        viol = torch.stack([leaf.violation(c).view(S, b).sum(1) / n_global
+        viol = torch.stack([violation_of(leaf, c).view(S, b).sum(1) / n_global
                             for leaf, c in zip(rule.leaves(), parts, strict=True)], dim=1)
     else:
         viol = zero[:, None]

@@ -33,6 +33,9 @@ class MethodStack(Method):
             raise ValueError(f"seeds_each must be >= 1, got {seeds_each}")
         self.methods = list(methods)
         self.seeds_each = seeds_each
+        self.sizes = [seeds_each] * len(self.methods)
+        self.updating = [i for i, m in enumerate(self.methods)
+                         if type(m).after_step is not Method.after_step]
         self.uses_rule = any(m.uses_rule for m in self.methods)
         self.needs_violations = any(m.needs_violations for m in self.methods)
 
@@ -40,12 +43,9 @@ class MethodStack(Method):
     def name(self) -> str:
         return " + ".join(m.name for m in self.methods)
 
-    def _counts(self) -> list[int]:
-        """Active seeds of each member, in stack order."""
-        return [len(m.active) for m in self.methods]
-
     def _split(self, t: Tensor) -> tuple[Tensor, ...]:
-        return t.split(self._counts())
+        """``t`` cut into the active seeds of each member (``self.sizes``), in stack order."""
+        return t.split(self.sizes)
 
     def _terms(self, t: Terms) -> list[Terms]:
         return [Terms(*parts) for parts in zip(*(self._split(x) for x in t), strict=True)]
@@ -65,6 +65,7 @@ class MethodStack(Method):
                              f"{self.seeds_each * len(self.methods)} seeds, got {len(seeds)}")
         super().setup(seeds, n_rules, estimate)
         k = self.seeds_each
+        self.sizes = [k] * len(self.methods)
         for m in self.methods:
             m.active = torch.arange(k)
         for i, m in enumerate(self.methods):
@@ -81,8 +82,11 @@ class MethodStack(Method):
                                                                 strict=True)])
 
     def after_step(self, t: Terms) -> None:
-        for m, part in zip(self.methods, self._terms(t), strict=True):
-            m.after_step(part)
+        if not self.updating:  # no member updates per step (only LagrangianDual does)
+            return
+        parts = self._terms(t)
+        for i in self.updating:
+            self.methods[i].after_step(parts[i])
 
     def after_epoch(self, estimate: LossEstimate) -> None:
         for i, m in enumerate(self.methods):
@@ -91,6 +95,7 @@ class MethodStack(Method):
     def keep(self, mask: Tensor) -> None:
         for m, part in zip(self.methods, self._split(mask.cpu()), strict=True):
             m.keep(part)
+        self.sizes = [len(m.active) for m in self.methods]
         super().keep(mask)
 
     def state_dict(self) -> dict[str, Any]:
@@ -99,3 +104,5 @@ class MethodStack(Method):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         for m, s in zip(self.methods, state["methods"], strict=True):
             m.load_state_dict(s)
+        self.sizes = [self.seeds_each if m._active is None else len(m.active)
+                      for m in self.methods]

@@ -229,8 +229,10 @@ class _GlobalRng:
 
 
 class FlatAdam:
-    """Adam (``torch.optim.adam.adam``, the fused kernel where available) on a
-    :class:`Stack`'s flat buffers: one step is one kernel over every weight of every seed.
+    """Adam on a :class:`Stack`'s flat buffers: one step is one kernel over every weight of
+    every seed (PyTorch's fused Adam kernel, called directly since the functional wrapper's
+    Python costs more than the kernel on small networks; the foreach implementation where
+    no fused kernel exists for the device or dtype).
 
     Adam is elementwise, so each seed's update is the one it gets when trained alone.
     """
@@ -241,24 +243,29 @@ class FlatAdam:
         self.exp_avg = torch.zeros_like(stack.flat_grad)
         self.exp_avg_sq = torch.zeros_like(stack.flat_grad)
         self.steps = torch.zeros((), dtype=torch.float32, device=stack.flat.device)
-        self.fused: bool | None = True
+        self.fused: bool = hasattr(torch, "_fused_adam_")
 
     @torch.no_grad()
     def step(self) -> None:
         if self.fused:
+            self.steps += 1
             try:
-                self._adam(fused=True)
+                self._fused()
                 return
-            except RuntimeError:
-                self.fused = False  # no fused kernel for this device or dtype
-        self._adam(fused=False)
-
-    def _adam(self, fused: bool) -> None:
-        """One update of every weight: the fused kernel, else the foreach one."""
+            except RuntimeError:  # no fused kernel for this device or dtype
+                self.fused = False
+                self.steps -= 1
         adam([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
-             [self.exp_avg_sq], [], [self.steps], foreach=None if fused else True,
-             fused=True if fused else None, amsgrad=False, beta1=self.betas[0],
-             beta2=self.betas[1], lr=self.lr, weight_decay=0.0, eps=self.eps, maximize=False)
+             [self.exp_avg_sq], [], [self.steps], foreach=True, amsgrad=False,
+             beta1=self.betas[0], beta2=self.betas[1], lr=self.lr, weight_decay=0.0,
+             eps=self.eps, maximize=False)
+
+    def _fused(self) -> None:
+        """The kernel ``torch.optim.Adam(fused=True)`` runs, on the flat buffers."""
+        torch._fused_adam_([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
+                           [self.exp_avg_sq], [], [self.steps], amsgrad=False, lr=self.lr,
+                           beta1=self.betas[0], beta2=self.betas[1], weight_decay=0.0,
+                           eps=self.eps, maximize=False)
 
     def keep(self, mask: Tensor) -> None:
         """Drop the seeds outside ``mask`` from the stack and from the moments."""

@@ -24,6 +24,7 @@ class Context:
 
     ``x`` and ``x_p`` are one tensor or a dict of named inputs, as the model takes them.
     For :class:`~deepctrl.core.rules.AllOf`, ``parts`` holds one context per member rule.
+    ``memo`` keeps what :func:`violation_of` computed on this batch.
     """
 
     x: Inputs
@@ -31,6 +32,7 @@ class Context:
     x_p: Inputs | None = None
     y_hat_p: Tensor | None = None
     parts: tuple[Context, ...] = field(default=())
+    memo: dict[tuple[int, bool], Tensor] = field(default_factory=dict, repr=False, compare=False)
 
 
 class Rule(abc.ABC):
@@ -82,11 +84,28 @@ class SignedRule(Rule):
     def violation(self, ctx: Context) -> Tensor: ...
 
     def loss(self, ctx: Context) -> Tensor:
-        return torch.relu(self.violation(ctx))
+        return torch.relu(violation_of(self, ctx))
 
     def satisfied(self, ctx: Context) -> Tensor:
-        g = self.violation(ctx).detach()
+        g = violation_of(self, ctx).detach()
         return g < 0 if self.strict else g <= 0
+
+
+def violation_of(rule: Rule, ctx: Context) -> Tensor:
+    """``rule.violation(ctx)``, computed once per context (and grad mode): a rule's loss and
+    the signed constraint of the Lagrangian dual method share one evaluation and one backward.
+
+    >>> from deepctrl.core.rules import Penalty
+    >>> calls = []
+    >>> rule = Penalty(lambda x, y: calls.append(1) or y[:, 0] - x[:, 0])
+    >>> ctx = Context(x=torch.ones(2, 1), y_hat=torch.tensor([[3.0], [0.5]]))
+    >>> rule.loss(ctx).tolist(), violation_of(rule, ctx).tolist(), len(calls)
+    ([2.0, 0.0], [2.0, -0.5], 1)
+    """
+    key = (id(rule), torch.is_grad_enabled())
+    if key not in ctx.memo:
+        ctx.memo[key] = rule.violation(ctx)
+    return ctx.memo[key]
 
 
 def output_column(y: Tensor, index: int) -> Tensor:
