@@ -3,9 +3,12 @@ torch.profiler's self CPU time of every operator, grouped into matrix products, 
 and reduction kernels, the optimizer, and the rest; the wall time left over is Python.
 
     python benchmarks/profile_step.py [--seeds 1 10] [--epochs 2] [--threads 1] [--stack 5]
+                                      [--compile]
 
 Prints one JSON object: per seed count, seconds per epoch and steps per epoch, time per
-step, operator calls per step, and the share of wall time of each group. With ``--stack N``
+step, operator calls per step, and the share of wall time of each group. The epochs after
+the first are profiled (the first holds the compilation with ``--compile``, which trains with
+``dc.fit(compile=True)`` and shows the compiled graph's own kernels as a group). With ``--stack N``
 it also profiles one job of the full reproduction: the seven baselines (TaskOnly,
 TaskAndRule x 3, LDF x 3) on their network with N seeds each, as ``dc.fit_methods`` stacks
 them (N = 5: the 35 copies a worker trains).
@@ -14,14 +17,17 @@ them (N = 5: the 35 copies a worker trains).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
+import torch._inductor.config as inductor_config
 from torch.profiler import ProfilerActivity, profile
 
 import deepctrl as dc
+from deepctrl.engine.trainer import Trainer
 from deepctrl.paper.datasets import pendulum
 from deepctrl.paper.experiments.pendulum import (
     DUAL_LRS,
@@ -37,14 +43,49 @@ GROUPS = {
     "gradient accumulation, copies, fills": ("aten::add_", "aten::copy_", "aten::fill_",
                                              "aten::zero_"),
     "optimizer (fused Adam)": ("aten::_fused_adam_", "aten::_fused_adamw_"),
+    "guards of the compiled step": ("TorchDynamo Cache Lookup",),
 }
+COMPILED_KERNELS = "compiled step's fused kernels"
 
 
-def group_of(name: str) -> str:
+def group_of(name: str) -> str | None:
+    """The group of a profiler event; None for events that contain others."""
     for group, names in GROUPS.items():
         if name in names:
             return group
-    return "other element-wise work and reductions"
+    if name.startswith("graph_") and "cpp_fused" in name:
+        return COMPILED_KERNELS
+    if name.startswith("aten::"):
+        return "other element-wise work and reductions"
+    return None
+
+
+@contextlib.contextmanager
+def profiled_epochs(epochs: int) -> Iterator[dict[str, object]]:
+    """Profile epochs 2 to 1 + ``epochs`` of the fit run inside the block as one span:
+    ``out["profile"]`` and ``out["seconds"]`` (its wall time)."""
+    out: dict[str, object] = {"profile": profile(activities=[ProfilerActivity.CPU])}
+    prof = out["profile"]
+    assert isinstance(prof, profile)
+    plain = Trainer.train_epoch
+    count = [0]
+
+    def traced(self: Trainer) -> torch.Tensor:
+        count[0] += 1
+        if count[0] == 2:
+            prof.start()
+            out["start"] = time.perf_counter()
+        loss = plain(self)
+        if count[0] == 1 + epochs:
+            prof.stop()
+            out["seconds"] = time.perf_counter() - float(out["start"])  # type: ignore[arg-type]
+        return loss
+
+    Trainer.train_epoch = traced  # type: ignore[method-assign]
+    try:
+        yield out
+    finally:
+        Trainer.train_epoch = plain  # type: ignore[method-assign]
 
 
 def deepctrl_job(n_seeds: int, **fit_args: object) -> None:
@@ -58,23 +99,22 @@ def baselines_job(n_seeds: int, **fit_args: object) -> None:
     dc.fit_methods(TaskNet(), energy_rule(), methods, seeds=list(range(n_seeds)), **fit_args)
 
 
-def profile_epochs(n_seeds: int, epochs: int, job: Callable[..., None] = deepctrl_job
-                   ) -> dict[str, object]:
+def profile_epochs(n_seeds: int, epochs: int, job: Callable[..., None] = deepctrl_job,
+                   compile: bool = False) -> dict[str, object]:
     X, y = pendulum.load("paper").train
-    fit_args = {"train": (X, y), "max_epochs": epochs, "input_noise": 0.01, "batch_size": 64}
-    job(n_seeds, **{**fit_args, "train": (X[:640], y[:640]), "max_epochs": 1})
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        start = time.perf_counter()
+    fit_args = {"train": (X, y), "max_epochs": epochs + 1, "input_noise": 0.01,
+                "batch_size": 64, "compile": compile}
+    with profiled_epochs(epochs) as out:
         job(n_seeds, **fit_args)
-        wall = time.perf_counter() - start
+    prof, wall = out["profile"], float(out["seconds"])  # type: ignore[arg-type]
     steps = epochs * -(-len(X) // 64)
     seconds: dict[str, float] = {}
     calls = 0
-    for event in prof.key_averages():
-        if not event.key.startswith("aten::"):
-            continue
-        calls += event.count
+    for event in prof.key_averages():  # type: ignore[attr-defined]
         group = group_of(event.key)
+        if group is None:
+            continue
+        calls += event.count if event.key.startswith("aten::") else 0
         seconds[group] = seconds.get(group, 0.0) + event.self_cpu_time_total / 1e6
     seconds["Python and dispatch (wall minus operators)"] = wall - sum(seconds.values())
     return {"seeds": n_seeds, "seconds_per_epoch": round(wall / epochs, 3),
@@ -90,14 +130,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--stack", type=int, default=0,
                         help="also profile the seven baselines stacked, with this many seeds")
+    parser.add_argument("--compile", action="store_true", help="profile dc.fit(compile=True)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    runs = [profile_epochs(s, args.epochs) for s in args.seeds]
+    inductor_config.cpp.enable_kernel_profile = True  # the compiled kernels appear by name
+    runs = [profile_epochs(s, args.epochs, compile=args.compile) for s in args.seeds]
     if args.stack:
         runs.append({"job": "seven baselines stacked",
-                     **profile_epochs(args.stack, args.epochs, baselines_job)})
+                     **profile_epochs(args.stack, args.epochs, baselines_job, args.compile)})
     print(json.dumps({"benchmark": "pendulum_step_profile", "threads": args.threads,
-                      "runs": runs}, indent=2))
+                      "compiled": args.compile, "runs": runs}, indent=2))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ the objective do not share a class name inside the library.
 """
 
 from deepctrl.core.methods import (
+    Coefficients,
     DeepCTRLMethod,
     LagrangianDual,
+    LinearMethod,
     Method,
     RuleOnly,
     TaskAndRule,
@@ -23,9 +25,11 @@ from deepctrl.core.methods import (
 DeepCTRL = DeepCTRLMethod
 
 __all__ = [
+    "Coefficients",
     "DeepCTRL",
     "DeepCTRLMethod",
     "LagrangianDual",
+    "LinearMethod",
     "Method",
     "RuleOnly",
     "TaskAndRule",

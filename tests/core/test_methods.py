@@ -3,6 +3,7 @@ import torch
 from torch import nn
 
 import deepctrl as dc
+from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import Terms
 from deepctrl.core.rules import Monotonic, Penalty, Perturbation
 
@@ -102,3 +103,39 @@ def test_method_arguments_are_checked():
         dc.methods.TaskAndRule(-1.0)
     with pytest.raises(ValueError, match="dual_lr > 0"):
         dc.methods.LagrangianDual(0.0)
+
+
+class _Squared(dc.methods.Method):
+    def objective(self, t: Terms) -> torch.Tensor:
+        return t.task ** 2
+
+
+def test_a_method_stack_weighs_every_seed_as_its_member_does():
+    members = [dc.methods.TaskOnly(), dc.methods.TaskAndRule(0.5), dc.methods.LagrangianDual(1.0),
+               dc.methods.DeepCTRL(rho=2.0), dc.methods.RuleOnly()]
+    stack = MethodStack(members, seeds_each=2)
+    stack.setup(list(range(10)), 2, lambda ref: (torch.ones(10), torch.ones(10)))
+    members[2].load_state_dict({"multipliers": torch.tensor([[0.5, 1.0], [2.0, 0.0]])})
+    g = torch.Generator().manual_seed(0)
+    t = Terms(torch.rand(10, generator=g), torch.rand(10, generator=g),
+              torch.randn(10, 2, generator=g), torch.rand(10, generator=g))
+    c = stack.coefficients(t.alpha, 2)
+    a = t.alpha
+    assert c.task.tolist() == pytest.approx([1, 1, 1, 1, 1, 1, *(2 * (1 - a[6:8])), 0, 0])
+    assert c.rule.tolist() == pytest.approx([0, 0, 0.5, 0.5, 0, 0, *a[6:8], 1, 1])
+    assert c.violations.tolist() == [[0, 0]] * 4 + [[0.5, 1.0], [2.0, 0.0]] + [[0, 0]] * 4
+    torch.testing.assert_close(c.combine(t), stack.objective(t), rtol=0, atol=1e-7)
+    keep = torch.tensor([True, False, True, True, False, True, True, True, False, True])
+    stack.keep(keep)  # seeds that stop leave the coefficients too
+    small = Terms(*(v[keep] for v in t))
+    c = stack.coefficients(small.alpha, 2)
+    assert c.violations.tolist() == [[0, 0]] * 3 + [[2.0, 0.0]] + [[0, 0]] * 3
+    torch.testing.assert_close(c.combine(small), stack.objective(small), rtol=0, atol=1e-7)
+
+
+def test_methods_that_are_not_linear_have_no_coefficients():
+    alpha = torch.zeros(2)
+    assert _Squared().coefficients(alpha, 1) is None
+    stack = MethodStack([_Squared(), dc.methods.TaskOnly()], seeds_each=1)
+    stack.setup([0, 1], 1, lambda ref: (torch.ones(2), torch.ones(2)))
+    assert stack.coefficients(alpha, 1) is None

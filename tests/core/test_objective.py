@@ -193,7 +193,8 @@ def test_clear_errors():
         dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), task_loss="bce")(
             X * 100, (y > 0).float())
     with pytest.raises(ValueError, match="not set up: compute its loss with dc.Objective"):
-        dc.methods.DeepCTRL().objective(None)
+        one = torch.ones(1)
+        dc.methods.DeepCTRL().objective(dc.methods.Terms(one, one, one[:, None], one))
 
 
 def test_no_rule_nan_ratio():

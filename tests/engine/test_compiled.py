@@ -1,4 +1,5 @@
-"""``dc.fit(compile=True)``: the compiled step trains what the eager step trains."""
+"""``dc.fit(compile=True)``: the compiled step trains what the eager step trains (float64
+runs, so that float rounding stays far below the tolerance)."""
 
 import logging
 
@@ -35,12 +36,64 @@ def test_compiled_training_matches_eager_training_in_float64(caplog):
     assert "the training step of 2 seeds is compiled" in caplog.text
     # one graph for stacks of 2 and batches of 64 and 22 rows, one more for a stack of 1
     assert counters["stats"]["unique_graphs"] == 2
+    _assert_same_training(eager, compiled, 1e-10)
+    for ha, hb in zip(eager.history, compiled.history, strict=True):
+        assert hb["train_loss"] == pytest.approx(ha["train_loss"], rel=1e-12)
+
+
+def _assert_same_training(eager, compiled, atol):
     assert compiled.epochs == eager.epochs and compiled.best_epochs == eager.best_epochs
     for a, b in zip(eager.models, compiled.models, strict=True):
         for name, value in a.state_dict().items():
-            torch.testing.assert_close(b.state_dict()[name], value, rtol=0, atol=1e-10)
-    for ha, hb in zip(eager.history, compiled.history, strict=True):
-        assert hb["train_loss"] == pytest.approx(ha["train_loss"], rel=1e-12)
+            torch.testing.assert_close(b.state_dict()[name], value, rtol=0, atol=atol)
+
+
+def test_a_compiled_method_stack_matches_eager_training_in_float64():
+    # every built-in method in one stack, and a rule of two leaves (the dual multipliers
+    # see one signed violation each)
+    train, val = _problem()
+    rule = dc.rules.AllOf([dc.rules.Monotonic(0, "increasing"),
+                           dc.rules.Penalty(lambda x, y: y[:, 0] - 3.0)])
+    methods = [dc.methods.DeepCTRL(rho="auto"), dc.methods.TaskOnly(), dc.methods.RuleOnly(),
+               dc.methods.TaskAndRule(0.5), dc.methods.LagrangianDual(0.5)]
+
+    def run(compile: bool):
+        net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
+        return dc.fit_methods(net, rule, methods, train=train, val=val, seeds=[0, 1],
+                              max_epochs=4, patience=1, lr=0.02, compile=compile)
+
+    eager, compiled = run(False), run(True)
+    for a, b in zip(eager, compiled, strict=True):
+        _assert_same_training(a, b, 1e-10)
+        for key, value in a.method.state_dict().items():
+            if isinstance(value, torch.Tensor):
+                torch.testing.assert_close(b.method.state_dict()[key], value, rtol=0, atol=1e-10)
+    assert compiled[-1].method.state_dict()["multipliers"].shape == (2, 2)
+
+
+def test_methods_that_are_not_linear_train_eagerly_with_a_note(caplog):
+    class Squared(dc.methods.Method):
+        uses_rule = False
+
+        def objective(self, t):
+            return t.task ** 2
+
+    train, _ = _problem()
+    net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
+    with caplog.at_level(logging.INFO, logger="deepctrl"):
+        result = dc.fit(net, None, Squared(), train=train, max_epochs=1, compile=True)
+    assert "Squared is not a linear method" in caplog.text and result.epochs == [1]
+
+
+def test_rules_that_cannot_be_traced_train_eagerly_with_a_note(caplog):
+    # a Python branch on a tensor's value cannot be part of a graph
+    rule = dc.rules.Penalty(lambda x, y: y[:, 0] if bool((y > 0).all()) else y[:, 0] - 1)
+    train, _ = _problem()
+    net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
+    with caplog.at_level(logging.INFO, logger="deepctrl"):
+        result = dc.fit(net, rule, dc.methods.DeepCTRL(rho=1.0), train=train, max_epochs=2,
+                        compile=True)
+    assert "cannot be traced as one graph" in caplog.text and result.epochs == [2]
 
 
 def test_models_that_are_not_mlps_train_eagerly_with_a_note(caplog):
@@ -64,7 +117,4 @@ def test_models_that_are_not_mlps_train_eagerly_with_a_note(caplog):
 def test_compiled_training_matches_eager_training_on_cuda():
     kw = dict(max_epochs=3, patience=1, device="cuda")
     eager, compiled = _fit(False, **kw), _fit(True, **kw)
-    assert compiled.epochs == eager.epochs
-    for a, b in zip(eager.models, compiled.models, strict=True):
-        for name, value in a.state_dict().items():
-            torch.testing.assert_close(b.state_dict()[name], value, rtol=0, atol=1e-8)
+    _assert_same_training(eager, compiled, 1e-8)

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from deepctrl.core.methods import LossEstimate, Method, Terms
+from deepctrl.core.methods import Coefficients, LossEstimate, Method, Terms
 
 
 class MethodStack(Method):
@@ -80,6 +80,14 @@ class MethodStack(Method):
     def objective(self, t: Terms) -> Tensor:
         return torch.cat([m.objective(part) for m, part in zip(self.methods, self._terms(t),
                                                                 strict=True)])
+
+    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients | None:
+        """The members' coefficients in stack order, or None if one is not linear."""
+        parts = [m.coefficients(a, n_rules) for m, a in zip(self.methods, self._split(alpha),
+                                                            strict=True)]
+        if any(p is None for p in parts):
+            return None
+        return Coefficients(*(torch.cat(c) for c in zip(*parts, strict=True)))
 
     def after_step(self, t: Terms) -> None:
         if not self.updating:  # no member updates per step (only LagrangianDual does)

@@ -32,6 +32,28 @@ class Terms(NamedTuple):
     alpha: Tensor
 
 
+class Coefficients(NamedTuple):
+    """Per-seed weights of a linear objective: shapes (S,), (S,), (S, n_rules).
+
+    The objective is ``task * t.task + rule * t.rule + sum_k violations_k * t.violations_k``.
+    """
+
+    task: Tensor
+    rule: Tensor
+    violations: Tensor
+
+    def combine(self, t: Terms) -> Tensor:
+        """The per-seed objective (S,) of terms ``t``.
+
+        >>> c = Coefficients(torch.tensor([1.0]), torch.tensor([0.5]), torch.zeros(1, 1))
+        >>> c.combine(Terms(torch.tensor([2.0]), torch.tensor([4.0]), torch.ones(1, 1),
+        ...                 torch.zeros(1))).tolist()
+        [4.0]
+        """
+        return (self.task * t.task + self.rule * t.rule
+                + (self.violations * t.violations).sum(dim=-1))
+
+
 LossEstimate = Callable[[bool], tuple[Tensor, Tensor]]
 """``estimate(reference)``: per-seed (L_rule at alpha 1, L_task at alpha 0) over the training
 set; with ``reference=True`` perturbation rules are measured as in :mod:`deepctrl.core.scale`."""
@@ -78,6 +100,16 @@ class Method(abc.ABC):
     def objective(self, t: Terms) -> Tensor:
         """Per-seed loss (S,); the trainer minimises its sum."""
 
+    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients | None:
+        """The objective's weights for the active seeds at ``alpha`` (S_active,) when it is
+        linear in the terms, else None (the default).
+
+        ``dc.fit(compile=True)`` compiles the whole training step of linear objectives only;
+        a linear method returns coefficients with which :meth:`Coefficients.combine` gives
+        what :meth:`objective` gives (see :class:`LinearMethod`).
+        """
+        return None
+
     def after_step(self, t: Terms) -> None:
         """Update after the optimizer step (the dual step of LagrangianDual)."""
 
@@ -99,26 +131,51 @@ class Method(abc.ABC):
             raise ValueError(f"{self.name} has no state, got keys {sorted(state)}")
 
 
-class TaskOnly(Method):
+class LinearMethod(Method):
+    """A method whose objective is linear in the terms: override ``coefficients`` only.
+
+    >>> m = TaskAndRule(0.5)
+    >>> m.setup([0], 1, lambda reference: (torch.ones(1), torch.ones(1)))
+    >>> m.coefficients(torch.zeros(1), 1).rule.tolist()
+    [0.5]
+    """
+
+    @abc.abstractmethod
+    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+        """Per-seed weights of the task loss, the rule loss and each signed violation."""
+
+    def objective(self, t: Terms) -> Tensor:
+        return self.coefficients(t.alpha.to(t.task.dtype), t.violations.shape[-1]).combine(t)
+
+
+def _weights(alpha: Tensor, task: float | Tensor, rule: float | Tensor,
+             violations: Tensor | None, n_rules: int) -> Coefficients:
+    """Coefficients shaped like ``alpha`` (constants broadcast; no violation weights if None)."""
+    full = torch.ones_like(alpha)
+    viol = violations if violations is not None else alpha.new_zeros(len(alpha), n_rules)
+    return Coefficients(full * task, full * rule, viol)
+
+
+class TaskOnly(LinearMethod):
     """The task loss alone at alpha = 0."""
 
     uses_rule = False
 
-    def objective(self, t: Terms) -> Tensor:
-        return t.task
+    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+        return _weights(alpha, 1.0, 0.0, None, n_rules)
 
 
-class RuleOnly(Method):
+class RuleOnly(LinearMethod):
     """The rule loss alone at alpha = 1; validated at alpha = 1."""
 
     val_alpha = 1.0
     train_alpha = 1.0
 
-    def objective(self, t: Terms) -> Tensor:
-        return t.rule
+    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+        return _weights(alpha, 0.0, 1.0, None, n_rules)
 
 
-class TaskAndRule(Method):
+class TaskAndRule(LinearMethod):
     """L_task + lam L_rule at alpha = 0 (the usual fixed regularizer, paper Eq. 1)."""
 
     def __init__(self, lam: float) -> None:
@@ -130,11 +187,11 @@ class TaskAndRule(Method):
     def name(self) -> str:
         return f"TaskAndRule({self.lam:g})"
 
-    def objective(self, t: Terms) -> Tensor:
-        return t.task + self.lam * t.rule
+    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+        return _weights(alpha, 1.0, self.lam, None, n_rules)
 
 
-class LagrangianDual(Method):
+class LagrangianDual(LinearMethod):
     """Lagrangian dual framework (Fioretto et al. 2020): one multiplier per rule.
 
     Primal: minimise L_task + sum_k lam_k mean(g_k) with the SIGNED constraint g_k.
@@ -157,9 +214,9 @@ class LagrangianDual(Method):
         super().setup(seeds, n_rules, estimate)
         self.multipliers = torch.zeros(len(seeds), n_rules)
 
-    def objective(self, t: Terms) -> Tensor:
-        lam = self.multipliers[self.active].to(t.violations)
-        return t.task + (lam * t.violations).sum(dim=-1)
+    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+        lam = self.multipliers[self.active].to(alpha)
+        return _weights(alpha, 1.0, 0.0, lam, n_rules)
 
     def after_step(self, t: Terms) -> None:
         g = t.violations.detach().to(self.multipliers.device, self.multipliers.dtype)
@@ -189,7 +246,7 @@ def _safe_ratio(rule_loss: Tensor, task_loss: Tensor) -> Tensor:
 RHO_MODES = ("auto", "paper", "epoch")
 
 
-class DeepCTRLMethod(Method):
+class DeepCTRLMethod(LinearMethod):
     """The paper's objective: alpha L_rule + rho (1 - alpha) L_task, alpha ~ prior per batch.
 
     Public as ``dc.methods.DeepCTRL``, the paper's name (the network is ``dc.DeepCTRL``).
@@ -232,9 +289,9 @@ class DeepCTRLMethod(Method):
     def draw_alphas(self, n: int) -> Tensor:
         return torch.stack([self.priors[i].sample(n) for i in self.active.tolist()])
 
-    def objective(self, t: Terms) -> Tensor:
-        rho = self.rho[self.active].to(t.task)
-        return t.alpha * t.rule + rho * (1 - t.alpha) * t.task
+    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+        rho = self.rho[self.active].to(alpha)
+        return _weights(alpha, rho * (1 - alpha), alpha, None, n_rules)
 
     def after_epoch(self, estimate: LossEstimate) -> None:
         if self.rho_mode == "epoch":

@@ -1,49 +1,139 @@
-"""The terms of a training batch as one compiled graph (``dc.fit(compile=True)``).
+"""The whole training step of an MLP-made model as one compiled graph
+(``dc.fit(compile=True)``).
 
-``torch.compile`` traces the stacked forward, the rule and the task loss into one graph, and
-AOTAutograd compiles their backward with it. The method's objective stays eager (a stack of
-methods splits the terms per member, and those sizes would become guards), and the flat Adam
-update stays one fused kernel. The graph has symbolic sizes (``dynamic=True``), so the last,
-shorter batch of an epoch and a stack that shrinks as seeds stop early reuse it instead of
-recompiling (a stack or batch of exactly one is specialised once more). Inputs are copied out
-of the buffers they are slices of, and duck sizing is off while the graph runs, since both
-storage offsets and sizes that happen to be equal would otherwise be guarded. Compiled kernels
-fuse element-wise work and round differently from the eager ones: results agree with an eager
-run to float rounding, not bit for bit.
+``torch.func.grad_and_value`` of the batch objective (the stacked forward, the rule, the task
+loss and the method's linear combination of them, :class:`~deepctrl.core.methods.Coefficients`)
+is traced by ``torch.compile`` into one graph with its backward. The graph returns one
+gradient per parameter view and the flat Adam applies them in one fused call (under
+data-parallel training they are copied into the flat gradient buffer and all-reduced first).
+Only the coefficients (rho, alpha, multipliers) are computed eagerly, so methods keep their
+state in plain tensors; methods that are not linear train eagerly.
+
+Sizes: the seed and row axes of every input are marked symbolic, everything else (the
+layer widths) stays static, so the last, shorter batch of an epoch and a stack that shrinks
+as seeds stop early reuse the graph instead of recompiling (a stack or batch of exactly one is
+specialised once more). Stopped seeds are sliced out rather than masked, so their work stops
+with them. Batch inputs are copied out of the buffers they are slices of and duck sizing is
+off while the graph runs, since storage offsets and sizes that happen to be equal would
+otherwise be guarded.
+
+The weights enter as one (S, weights per seed) view of the flat buffer and are cut into
+parameter views inside the graph; the gradients are taken with respect to those views (each
+twin pair of encoders as one (2S, ...) view), not the flat buffer, whose backward would be a
+concatenation that the compiler fuses into its producers as slow scalar loops.
+
+Compiled kernels fuse element-wise work and sum in other orders than the eager ones: results
+agree with an eager run to float rounding, not bit for bit (1e-10 or closer after several
+epochs in float64).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import math
+from collections.abc import Sequence
 
 import torch
 import torch.fx.experimental._config as fx_config
 from torch import Tensor
+from torch.func import grad_and_value
 
-from deepctrl.core.methods import Terms
+from deepctrl.core.inputs import Inputs
+from deepctrl.core.losses import compute_terms
+from deepctrl.core.methods import Coefficients, Terms
+from deepctrl.core.metrics import PerSample
+from deepctrl.core.rules.base import Rule, forward_all
+from deepctrl.engine.ensemble import Stack
 
-BatchTerms = Callable[..., Terms]
 
+class CompiledStep:
+    """Gradients of a batch's objective for every seed of ``stack``, written into its
+    ``flat_grad``; ``stack.lowered`` must exist (an MLP-made model)."""
 
-class CompiledTerms:
-    """``terms(x, y, perturbed, alpha, rows)`` compiled once for every stack and batch size."""
+    def __init__(self, stack: Stack, rule: Rule | None, loss_fn: PerSample,
+                 need_violations: bool) -> None:
+        if stack.lowered is None:
+            raise ValueError("only MLP-made models (deepctrl.engine.lowering) can be compiled")
+        self.stack = stack
+        twinned = {name for pair in stack.twins for name in pair}
+        self.names = [k for k in stack.views if k not in twinned]
+        lowered, names = stack.lowered, self.names
 
-    def __init__(self, terms: BatchTerms) -> None:
-        self.compiled = torch.compile(terms, dynamic=True)
+        def objective(params: tuple[Tensor, ...], x: Inputs, y: Tensor,
+                      perturbed: list[Inputs | None], alpha: Tensor, coefs: Coefficients,
+                      n_global: Tensor) -> tuple[Tensor, tuple[Tensor, Terms]]:
+            views = dict(zip(names, params, strict=True))
+            y_hat, y_p = forward_all(lambda z: lowered(views, z, alpha), x,  # type: ignore[arg-type]
+                                     perturbed if rule is not None else [], dim=1)
+            t, _ = compute_terms(rule, loss_fn, x, y, y_hat, perturbed, y_p, alpha,
+                                 n_global, need_violations)  # type: ignore[arg-type]
+            per_seed = coefs.combine(t)
+            detached = Terms(t.task.detach(), t.rule.detach(), t.violations.detach(), alpha)
+            return per_seed.sum(), (per_seed.detach(), detached)
 
-    def __call__(self, *args: Any) -> Terms:
+        self.per_seed = sum(math.prod(shape) for shape in stack.shapes.values())
+
+        def step(weights: Tensor, *args: object) -> tuple[tuple[Tensor, ...],
+                                                         tuple[Tensor, Terms]]:
+            views = stack.carve(weights.view(-1), weights.shape[0])
+            params = tuple(views[k] for k in names)
+            grads, (_, aux) = grad_and_value(objective, has_aux=True)(params, *args)
+            return tuple(g.contiguous() for g in grads), aux
+
+        # dynamo keeps compiled graphs per code object, up to a limit, and the closures of
+        # every fit differ: a fresh code object gives each fit its own cache, so many fits in
+        # one process do not exhaust the limit and fall back to eager steps
+        step.__code__ = step.__code__.replace()
+        self.compiled = torch.compile(step, fullgraph=True)
+        self.flat: Tensor | None = None
+        self.weights = torch.empty(0)
+        self.grads: list[Tensor] = []
+
+    def _refresh(self) -> None:
+        """The detached weights and the gradient views (again after the stack shrank)."""
+        if self.flat is self.stack.flat:
+            return
+        self.flat = self.stack.flat
+        self.weights = self.flat.detach().view(self.stack.size, self.per_seed)
+        _seeds_dynamic(self.weights)
+        self.grads = [self.stack.views[k].grad for k in self.names]  # type: ignore[misc]
+
+    def __call__(self, x: Inputs, y: Tensor, perturbed: Sequence[Inputs | None], alpha: Tensor,
+                 coefs: Coefficients, n_global: int) -> tuple[Tensor, Terms, list[Tensor]]:
+        """Per-seed objective (S,), detached terms and the gradients of one batch (one per
+        view ``names`` of the stack; :meth:`write_grads` puts them into ``flat_grad``)."""
+        self._refresh()
+        rows = [_own_storage(v, 2) for v in (x, y, list(perturbed))]
+        per_seed = [_own_storage(v, 1) for v in (alpha, coefs)]
+        n = torch.tensor(n_global, dtype=self.weights.dtype, device=self.weights.device)
         with fx_config.patch(use_duck_shape=False):  # type: ignore[attr-defined]
-            return self.compiled(*(_own_storage(a) for a in args))
+            grads, (loss, terms) = self.compiled(self.weights, *rows, *per_seed, n)
+        return loss, terms, list(grads)
+
+    def write_grads(self, grads: list[Tensor]) -> None:
+        """Copy per-view gradients into the stack's ``flat_grad``."""
+        self._refresh()
+        torch._foreach_copy_(self.grads, grads)
 
 
-def _own_storage(value: Any) -> Any:
-    """Tensors (also in lists and dicts) copied out of the larger buffers they are slices
-    of: a compiled graph guards on storage offsets and would recompile for every slice."""
+def _seeds_dynamic(t: Tensor, dims: int = 1) -> Tensor:
+    """Mark the first ``dims`` sizes of ``t`` (seeds, then rows) symbolic in the graph;
+    a size of one stays static (the compiler specialises it anyway)."""
+    for d in range(min(dims, t.dim())):
+        if t.shape[d] > 1:
+            torch._dynamo.mark_dynamic(t, d)
+    return t
+
+
+def _own_storage(value: object, dims: int) -> object:
+    """Tensors (also in lists, tuples and dicts) copied out of the larger buffers they are
+    slices of, their first ``dims`` sizes symbolic: a compiled graph guards on storage
+    offsets and static sizes and would recompile for every slice or shorter batch."""
     if isinstance(value, Tensor):
-        return value.clone(memory_format=torch.contiguous_format)
+        return _seeds_dynamic(value.clone(memory_format=torch.contiguous_format), dims)
+    if isinstance(value, Coefficients):
+        return Coefficients(*(_own_storage(v, dims) for v in value))
     if isinstance(value, list):
-        return [_own_storage(v) for v in value]
+        return [_own_storage(v, dims) for v in value]
     if isinstance(value, dict):
-        return {k: _own_storage(v) for k, v in value.items()}
+        return {k: _own_storage(v, dims) for k, v in value.items()}
     return value

@@ -78,24 +78,30 @@ class Stack:
         self.flat = flat.requires_grad_(True)
         self.flat_grad = torch.zeros_like(flat)
         self.flat.grad = self.flat_grad
-        self.params: dict[str, Tensor] = {}
+        grads = self.carve(self.flat_grad, size)
+        self.views = {}
+        for name, view in self.carve(self.flat.detach(), size).items():
+            view.requires_grad_(True)
+            view.grad = grads[name]
+            self.views[name] = view
+        self.params = {k: v for k, v in self.views.items() if not k.startswith(TWIN)}
+
+    def carve(self, flat: Tensor, size: int) -> dict[str, Tensor]:
+        """Views of ``flat`` (the weights of ``size`` seeds in this stack's layout): every
+        parameter (size, *shape) and every twin pair ``"twin.<name>"`` (2 size, *shape)."""
+        views: dict[str, Tensor] = {}
         offsets, offset = {}, 0
         for name, shape in self.shapes.items():
+            n = size * math.prod(shape)
             offsets[name] = offset
-            self.params[name] = self._view(offset, (size, *shape))
-            offset += size * math.prod(shape)
-        self.views = dict(self.params)
+            views[name] = flat[offset:offset + n].view(size, *shape)
+            offset += n
         for rule_name, _ in self.twins:
-            shape = (2 * size, *self.shapes[rule_name])
-            self.views[TWIN + rule_name.removeprefix("rule_encoder.")] = self._view(
-                offsets[rule_name], shape)
-
-    def _view(self, offset: int, shape: tuple[int, ...]) -> Tensor:
-        """A leaf view of the weights at ``offset`` whose gradient is a view of flat_grad."""
-        n = math.prod(shape)
-        view = self.flat.detach()[offset:offset + n].view(shape).requires_grad_(True)
-        view.grad = self.flat_grad[offset:offset + n].view(shape)
-        return view
+            shape = self.shapes[rule_name]
+            n = 2 * size * math.prod(shape)
+            views[TWIN + rule_name.removeprefix("rule_encoder.")] = flat[
+                offsets[rule_name]:offsets[rule_name] + n].view(2 * size, *shape)
+        return views
 
     def select(self, flat: Tensor, index: Tensor) -> Tensor:
         """Rows ``index`` of every parameter block of a flat buffer with this layout."""
@@ -244,28 +250,45 @@ class FlatAdam:
         self.exp_avg_sq = torch.zeros_like(stack.flat_grad)
         self.steps = torch.zeros((), dtype=torch.float32, device=stack.flat.device)
         self.fused: bool = hasattr(torch, "_fused_adam_")
+        self._parts: tuple[Tensor, list[str], list[list[Tensor]]] | None = None
+
+    def step(self) -> None:
+        """Update every weight from ``stack.flat_grad``."""
+        self._update([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
+                     [self.exp_avg_sq])
+
+    def step_views(self, names: list[str], grads: Sequence[Tensor]) -> None:
+        """The same update with the gradients given per view (``names`` of ``stack.views``,
+        together covering every weight once) instead of in ``flat_grad``."""
+        weights, m, v = self._views(names)
+        # the fused kernel walks every tensor's memory in order: the layouts must agree
+        self._update(weights, [g.contiguous() for g in grads], m, v)
+
+    def _views(self, names: list[str]) -> list[list[Tensor]]:
+        """Views ``names`` of the weights and of both moments (cached until the stack changes)."""
+        flat = self.stack.flat
+        if self._parts is None or self._parts[0] is not flat or self._parts[1] != names:
+            size = self.stack.size
+            buffers = (flat.detach(), self.exp_avg, self.exp_avg_sq)
+            carved = [self.stack.carve(b, size) for b in buffers]
+            self._parts = (flat, names, [[c[k] for k in names] for c in carved])
+        return self._parts[2]
 
     @torch.no_grad()
-    def step(self) -> None:
+    def _update(self, weights: list[Tensor], grads: list[Tensor], exp_avg: list[Tensor],
+                exp_avg_sq: list[Tensor]) -> None:
+        self.steps += 1
+        options = dict(amsgrad=False, lr=self.lr, beta1=self.betas[0], beta2=self.betas[1],
+                       weight_decay=0.0, eps=self.eps, maximize=False)
         if self.fused:
-            self.steps += 1
-            try:
-                self._fused()
+            try:  # the kernel torch.optim.Adam(fused=True) runs; it reads the step count
+                torch._fused_adam_(weights, grads, exp_avg, exp_avg_sq, [],
+                                   [self.steps] * len(weights), **options)
                 return
             except RuntimeError:  # no fused kernel for this device or dtype
                 self.fused = False
-                self.steps -= 1
-        adam([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
-             [self.exp_avg_sq], [], [self.steps], foreach=True, amsgrad=False,
-             beta1=self.betas[0], beta2=self.betas[1], lr=self.lr, weight_decay=0.0,
-             eps=self.eps, maximize=False)
-
-    def _fused(self) -> None:
-        """The kernel ``torch.optim.Adam(fused=True)`` runs, on the flat buffers."""
-        torch._fused_adam_([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
-                           [self.exp_avg_sq], [], [self.steps], amsgrad=False, lr=self.lr,
-                           beta1=self.betas[0], beta2=self.betas[1], weight_decay=0.0,
-                           eps=self.eps, maximize=False)
+        before = [self.steps - 1 for _ in weights]  # the functional Adam counts each one up
+        adam(weights, grads, exp_avg, exp_avg_sq, [], before, foreach=True, **options)
 
     def keep(self, mask: Tensor) -> None:
         """Drop the seeds outside ``mask`` from the stack and from the moments."""

@@ -25,7 +25,7 @@ from deepctrl.core.rules.base import Rule, forward_all, perturb_all
 from deepctrl.core.scale import RunningScales, Scales, data_scales
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
-from deepctrl.engine.compiled import CompiledTerms
+from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.distributed import World
 from deepctrl.engine.ensemble import FlatAdam, Stack
 from deepctrl.engine.progress import progress_bar
@@ -104,7 +104,8 @@ class Trainer:
         self.checked = False
         self._check_first_rows()
         self.want_compile = compile
-        self.compiled: CompiledTerms | None = None
+        self.compiled: CompiledStep | None = None
+        self.columns = len(rule.leaves()) if self.need_violations else 1  # type: ignore[union-attr]
         method.setup(seeds, len(rule.leaves()) if rule is not None else 0, self.estimate_losses)
 
     # -- checks -------------------------------------------------------------------------
@@ -241,29 +242,62 @@ class Trainer:
                                  n_global, self.need_violations)
         return terms
 
-    def _compile(self) -> CompiledTerms | None:
+    def _compile(self, alpha: Tensor) -> CompiledStep | None:
         if self.stack.path != "lowered":
             info("compile: only MLP-made models (batched matrix products) are compiled; "
                  "this one trains eagerly")
             return None
+        if self.method.coefficients(alpha.to(self.dtype), self.columns) is None:
+            info(f"compile: {self.method.name} is not a linear method (no coefficients); "
+                 "the training step runs eagerly")
+            return None
         n = self.stack.size
         info(f"compile: the training step of {n} seed{'s' * (n != 1)} is compiled on the "
              "second batch (torch.compile; tens of seconds on a CPU, once)")
-        return CompiledTerms(self.batch_terms)
+        return CompiledStep(self.stack, self.rule if self.use_rule else None, self.loss_fn,
+                            self.need_violations)
 
-    def _step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
-              b_global: int) -> Tensor:
-        """One optimizer step of every active seed on its (local shard of the) batch."""
-        terms_of = self.compiled or self.batch_terms
-        t = terms_of(x, y, perturbed, alpha, b_global)
+    def _compiled_step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None],
+                       alpha: Tensor, b_global: int) -> tuple[Tensor, Terms] | None:
+        """The compiled step's loss and terms, the weights updated; None (and eager from now
+        on) if the model's step cannot be traced as one graph."""
+        assert self.compiled is not None
+        coefs = self.method.coefficients(alpha.to(self.dtype), self.columns)
+        try:
+            loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs,  # type: ignore[arg-type]
+                                           b_global)
+        except torch._dynamo.exc.TorchDynamoException as exc:
+            reason = str(exc).strip().splitlines()[0][:160]
+            info(f"compile: the training step cannot be traced as one graph ({reason}); "
+                 "it runs eagerly")
+            self.compiled = None
+            return None
+        if self.world.size > 1:
+            self.compiled.write_grads(grads)
+            self.world.all_reduce_(self.stack.flat_grad)
+            self.opt.step()
+        else:
+            self.opt.step_views(self.compiled.names, grads)
+        return loss, t
+
+    def _eager_step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None],
+                    alpha: Tensor, b_global: int) -> tuple[Tensor, Terms]:
+        t = self.batch_terms(x, y, perturbed, alpha, b_global)
         loss = self.method.objective(t)
-        if self.want_compile:  # after one eager step: the forward path is known
-            self.want_compile = False
-            self.compiled = self._compile()
         self.stack.zero_grad()
         loss.sum().backward()
         self.world.all_reduce_(self.stack.flat_grad)
         self.opt.step()
+        if self.want_compile:  # after one eager step: the forward path is known
+            self.want_compile = False
+            self.compiled = self._compile(alpha)
+        return loss, t
+
+    def _step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
+              b_global: int) -> Tensor:
+        """One optimizer step of every active seed on its (local shard of the) batch."""
+        done = self._compiled_step(x, y, perturbed, alpha, b_global) if self.compiled else None
+        loss, t = done or self._eager_step(x, y, perturbed, alpha, b_global)
         if self.need_violations:
             t = t._replace(violations=self.world.all_reduce_sum(t.violations.detach()))
         self.method.after_step(t)

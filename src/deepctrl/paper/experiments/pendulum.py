@@ -65,7 +65,12 @@ AUTHORS_BASELINES = {"TaskOnly": ("0.0056-0.0061 (one seed)", "about 0.000"),
 @dataclass(frozen=True)
 class Settings:
     """Training protocol: the authors' (batch 64, Adam 1e-3, validate every 5 epochs,
-    patience 10 checks, at most 1000 epochs) unless ``quick``."""
+    patience 10 checks, at most 1000 epochs) unless ``quick``.
+
+    ``compile``: the full protocol compiles each job's training step (``dc.fit(compile=True)``;
+    the compilation takes tens of seconds per job and pays back within minutes), a quick run
+    trains eagerly.
+    """
 
     seeds: tuple[int, ...]
     quick: bool = False
@@ -76,6 +81,7 @@ class Settings:
     lr: float = 1e-3
     dual_lrs: tuple[float, ...] = DUAL_LRS
     timing_epochs: int = 2
+    compile: bool = True
 
     @classmethod
     def make(cls, seeds: int, quick: bool) -> Settings:
@@ -84,12 +90,13 @@ class Settings:
         if not quick:
             return cls(ids)
         return cls(ids, quick=True, max_epochs=8, patience=2, val_every=2, dual_lrs=(0.1, 1.0),
-                   timing_epochs=1)
+                   timing_epochs=1, compile=False)
 
     def fit_kwargs(self, device: str, progress: bool) -> dict[str, Any]:
         return {"batch_size": self.batch_size, "lr": self.lr, "max_epochs": self.max_epochs,
                 "patience": self.patience, "val_every": self.val_every,
-                "input_noise": INPUT_NOISE, "device": device, "progress": progress}
+                "input_noise": INPUT_NOISE, "device": device, "progress": progress,
+                "compile": self.compile}
 
 
 @contextlib.contextmanager
