@@ -20,7 +20,7 @@ import argparse
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch
@@ -71,16 +71,21 @@ def time_fit(train, epochs: int, n_seeds: int) -> float:
 
 
 @contextlib.contextmanager
-def epoch_clock() -> Iterator[list[float]]:
+def epoch_clock(around: Callable[[int, bool], object] | None = None) -> Iterator[list[float]]:
     """Seconds of every training epoch (the pass over the data, without validation) of the
-    fits run inside the block."""
+    fits run inside the block; ``around(epoch, starting)`` is called before (True) and after
+    (False) each epoch, numbered from 1, outside the timed span."""
     seconds: list[float] = []
     plain = Trainer.train_epoch
 
     def timed(self: Trainer) -> torch.Tensor:
+        if around is not None:
+            around(len(seconds) + 1, True)
         start = time.perf_counter()
         out = plain(self)
         seconds.append(time.perf_counter() - start)
+        if around is not None:
+            around(len(seconds), False)
         return out
 
     Trainer.train_epoch = timed  # type: ignore[method-assign]

@@ -17,17 +17,14 @@ them (N = 5: the 35 copies a worker trains).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import torch
 import torch._inductor.config as inductor_config
 from torch.profiler import ProfilerActivity, profile
 
 import deepctrl as dc
-from deepctrl.engine.trainer import Trainer
 from deepctrl.paper.datasets import pendulum
 from deepctrl.paper.experiments.pendulum import (
     DUAL_LRS,
@@ -36,6 +33,7 @@ from deepctrl.paper.experiments.pendulum import (
     deepctrl_net,
     energy_rule,
 )
+from epoch_speed import epoch_clock
 
 GROUPS = {
     "matrix products": ("aten::bmm", "aten::baddbmm", "aten::mm", "aten::addmm", "aten::matmul"),
@@ -60,34 +58,6 @@ def group_of(name: str) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def profiled_epochs(epochs: int) -> Iterator[dict[str, object]]:
-    """Profile epochs 2 to 1 + ``epochs`` of the fit run inside the block as one span:
-    ``out["profile"]`` and ``out["seconds"]`` (its wall time)."""
-    out: dict[str, object] = {"profile": profile(activities=[ProfilerActivity.CPU])}
-    prof = out["profile"]
-    assert isinstance(prof, profile)
-    plain = Trainer.train_epoch
-    count = [0]
-
-    def traced(self: Trainer) -> torch.Tensor:
-        count[0] += 1
-        if count[0] == 2:
-            prof.start()
-            out["start"] = time.perf_counter()
-        loss = plain(self)
-        if count[0] == 1 + epochs:
-            prof.stop()
-            out["seconds"] = time.perf_counter() - float(out["start"])  # type: ignore[arg-type]
-        return loss
-
-    Trainer.train_epoch = traced  # type: ignore[method-assign]
-    try:
-        yield out
-    finally:
-        Trainer.train_epoch = plain  # type: ignore[method-assign]
-
-
 def deepctrl_job(n_seeds: int, **fit_args: object) -> None:
     dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0),
            seeds=list(range(n_seeds)), **fit_args)
@@ -104,13 +74,22 @@ def profile_epochs(n_seeds: int, epochs: int, job: Callable[..., None] = deepctr
     X, y = pendulum.load("paper").train
     fit_args = {"train": (X, y), "max_epochs": epochs + 1, "input_noise": 0.01,
                 "batch_size": 64, "compile": compile}
-    with profiled_epochs(epochs) as out:
+    prof = profile(activities=[ProfilerActivity.CPU])
+
+    def around(epoch: int, starting: bool) -> None:
+        """Profile epochs 2 to 1 + epochs (the first holds the compilation, if any)."""
+        if starting and epoch == 2:
+            prof.start()
+        if not starting and epoch == 1 + epochs:
+            prof.stop()
+
+    with epoch_clock(around) as epoch_seconds:
         job(n_seeds, **fit_args)
-    prof, wall = out["profile"], float(out["seconds"])  # type: ignore[arg-type]
+    wall = sum(epoch_seconds[1:])
     steps = epochs * -(-len(X) // 64)
     seconds: dict[str, float] = {}
     calls = 0
-    for event in prof.key_averages():  # type: ignore[attr-defined]
+    for event in prof.key_averages():
         group = group_of(event.key)
         if group is None:
             continue

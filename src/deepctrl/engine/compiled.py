@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 import torch.fx.experimental._config as fx_config
@@ -46,8 +47,8 @@ from deepctrl.engine.ensemble import Stack
 
 
 class CompiledStep:
-    """Gradients of a batch's objective for every seed of ``stack``, written into its
-    ``flat_grad``; ``stack.lowered`` must exist (an MLP-made model)."""
+    """Per-view gradients of a batch's objective for every seed of ``stack``, from one
+    compiled graph; ``stack.lowered`` must exist (an MLP-made model)."""
 
     def __init__(self, stack: Stack, rule: Rule | None, loss_fn: PerSample,
                  need_violations: bool) -> None:
@@ -72,7 +73,7 @@ class CompiledStep:
 
         self.per_seed = sum(math.prod(shape) for shape in stack.shapes.values())
 
-        def step(weights: Tensor, *args: object) -> tuple[tuple[Tensor, ...],
+        def step(weights: Tensor, *args: Any) -> tuple[tuple[Tensor, ...],
                                                          tuple[Tensor, Terms]]:
             views = stack.carve(weights.view(-1), weights.shape[0])
             params = tuple(views[k] for k in names)
@@ -124,9 +125,9 @@ def _seeds_dynamic(t: Tensor, dims: int = 1) -> Tensor:
     return t
 
 
-def _own_storage(value: object, dims: int) -> object:
-    """Tensors (also in lists, tuples and dicts) copied out of the larger buffers they are
-    slices of, their first ``dims`` sizes symbolic: a compiled graph guards on storage
+def _own_storage(value: Any, dims: int) -> Any:
+    """Tensors (also in lists, dicts and coefficients) copied out of the larger buffers they
+    are slices of, their first ``dims`` sizes symbolic: a compiled graph guards on storage
     offsets and static sizes and would recompile for every slice or shorter batch."""
     if isinstance(value, Tensor):
         return _seeds_dynamic(value.clone(memory_format=torch.contiguous_format), dims)

@@ -25,6 +25,7 @@ import copy
 import math
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -278,8 +279,9 @@ class FlatAdam:
     def _update(self, weights: list[Tensor], grads: list[Tensor], exp_avg: list[Tensor],
                 exp_avg_sq: list[Tensor]) -> None:
         self.steps += 1
-        options = dict(amsgrad=False, lr=self.lr, beta1=self.betas[0], beta2=self.betas[1],
-                       weight_decay=0.0, eps=self.eps, maximize=False)
+        options: dict[str, Any] = dict(amsgrad=False, lr=self.lr, beta1=self.betas[0],
+                                       beta2=self.betas[1], weight_decay=0.0, eps=self.eps,
+                                       maximize=False)
         if self.fused:
             try:  # the kernel torch.optim.Adam(fused=True) runs; it reads the step count
                 torch._fused_adam_(weights, grads, exp_avg, exp_avg_sq, [],
