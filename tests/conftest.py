@@ -21,15 +21,17 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def single_and_ddp(tmp_path: Path, free_port: int) -> Callable[[Path], tuple[Path, Path]]:
-    """Run a worker script alone, then as two gloo ranks; return the two files it wrote."""
+def single_and_ddp(tmp_path: Path, free_port: int) -> Callable[..., tuple[Path, Path]]:
+    """Run a worker script alone, then as two gloo ranks; return the two files it wrote.
+    Extra arguments go to the worker after the output file."""
 
-    def run(worker: Path) -> tuple[Path, Path]:
+    def run(worker: Path, *args: str) -> tuple[Path, Path]:
         single, multi = tmp_path / "single.safetensors", tmp_path / "ddp.safetensors"
-        subprocess.run([sys.executable, str(worker), str(single)], check=True, timeout=300)
+        subprocess.run([sys.executable, str(worker), str(single), *args], check=True,
+                       timeout=300)
         ddp = subprocess.run([sys.executable, "-m", "torch.distributed.run",
                               "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-                              "--master_port", str(free_port), str(worker), str(multi)],
+                              "--master_port", str(free_port), str(worker), str(multi), *args],
                              timeout=300, capture_output=True, text=True)
         assert ddp.returncode == 0, ddp.stderr[-3000:]
         return single, multi

@@ -1,7 +1,8 @@
 """Trains a small DeepCTRL under torchrun (or alone) and saves seed 0's weights.
 
 Used by test_distributed.py: ``python -m torch.distributed.run --nproc_per_node 2
-ddp_worker.py OUT.safetensors`` must end where ``python ddp_worker.py OUT`` ends.
+ddp_worker.py OUT.safetensors`` must end where ``python ddp_worker.py OUT`` ends; a second
+argument ``compile`` trains with ``compile=True``.
 """
 
 import os
@@ -12,7 +13,7 @@ import torch
 import deepctrl as dc
 
 
-def main(out: str) -> None:
+def main(out: str, compile: bool) -> None:
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(0)
     X = torch.randn(300, 3, generator=g)
@@ -21,7 +22,7 @@ def main(out: str) -> None:
     rule = dc.rules.Monotonic(0, "increasing")
     result = dc.fit(model, rule, dc.methods.DeepCTRL(rho="paper"), train=(X[:240], y[:240]),
                     val=(X[240:], y[240:]), batch_size=32, max_epochs=6, patience=2,
-                    input_noise=0.01, seeds=[0, 1])
+                    input_noise=0.01, seeds=[0, 1], compile=compile)
     if int(os.environ.get("RANK", "0")) == 0:
         world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
         dc.save(result.models[1], out, {"epochs": result.epochs, "world_size": world,
@@ -29,4 +30,4 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:] == ["compile"])
