@@ -1,3 +1,6 @@
+import re
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -139,3 +142,14 @@ def test_methods_that_are_not_linear_have_no_coefficients():
     stack = MethodStack([_Squared(), dc.methods.TaskOnly()], seeds_each=1)
     stack.setup([0, 1], 1, lambda ref: (torch.ones(2), torch.ones(2)))
     assert stack.coefficients(alpha, 1) is None
+
+
+def test_the_documented_custom_linear_method_runs(capsys):
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "core-api.md").read_text()
+    block = re.search(r"```python\n(import torch\nimport deepctrl as dc\n\n\nclass WarmRule.*?)```",
+                      doc, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "core-api.md", "exec"), namespace)
+    assert capsys.readouterr().out.strip() == "tensor([4.])"
+    c = namespace["WarmRule"]().coefficients(torch.zeros(3), 2)
+    assert c.rule.tolist() == [0.5] * 3 and c.violations.shape == (3, 2)
