@@ -150,6 +150,6 @@ def test_the_documented_custom_linear_method_runs(capsys):
                       doc, re.S).group(1)
     namespace: dict = {}
     exec(compile(block, "core-api.md", "exec"), namespace)
-    assert capsys.readouterr().out.strip() == "tensor([4.])"
-    c = namespace["WarmRule"]().coefficients(torch.zeros(3), 2)
+    assert capsys.readouterr().out.strip() == "tensor([5.])"
+    c = namespace["WarmRule"]().coefficients(torch.zeros(3), 2).as_tensors(torch.zeros(3), 2)
     assert c.rule.tolist() == [0.5] * 3 and c.violations.shape == (3, 2)

@@ -83,10 +83,12 @@ class MethodStack(Method):
 
     def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients | None:
         """The members' coefficients in stack order, or None if one is not linear."""
-        parts = [m.coefficients(a, n_rules) for m, a in zip(self.methods, self._split(alpha),
-                                                            strict=True)]
-        if any(p is None for p in parts):
-            return None
+        parts = []
+        for m, a in zip(self.methods, self._split(alpha), strict=True):
+            c = m.coefficients(a, n_rules)
+            if c is None:
+                return None
+            parts.append(c.as_tensors(a, n_rules))
         return Coefficients(*(torch.cat(c) for c in zip(*parts, strict=True)))
 
     def after_step(self, t: Terms) -> None:

@@ -33,25 +33,42 @@ class Terms(NamedTuple):
 
 
 class Coefficients(NamedTuple):
-    """Per-seed weights of a linear objective: shapes (S,), (S,), (S, n_rules).
+    """Per-seed weights of a linear objective: of the task loss (S,), the rule loss (S,) and
+    each signed violation (S, n_rules); a float weighs every seed alike.
 
     The objective is ``task * t.task + rule * t.rule + sum_k violations_k * t.violations_k``.
     """
 
-    task: Tensor
-    rule: Tensor
-    violations: Tensor
+    task: Tensor | float
+    rule: Tensor | float
+    violations: Tensor | float
 
     def combine(self, t: Terms) -> Tensor:
         """The per-seed objective (S,) of terms ``t``.
 
-        >>> c = Coefficients(torch.tensor([1.0]), torch.tensor([0.5]), torch.zeros(1, 1))
+        >>> c = Coefficients(1.0, torch.tensor([0.5]), 0.0)
         >>> c.combine(Terms(torch.tensor([2.0]), torch.tensor([4.0]), torch.ones(1, 1),
         ...                 torch.zeros(1))).tolist()
         [4.0]
         """
         return (self.task * t.task + self.rule * t.rule
                 + (self.violations * t.violations).sum(dim=-1))
+
+    def as_tensors(self, like: Tensor, n_rules: int) -> Coefficients:
+        """Every weight as a tensor with ``like``'s dtype and device, for S = len(like) seeds.
+
+        >>> Coefficients(1.0, 0.5, 0.0).as_tensors(torch.zeros(2), 1).violations.shape
+        torch.Size([2, 1])
+        """
+        n = len(like)
+
+        def full(value: Tensor | float, shape: tuple[int, ...]) -> Tensor:
+            if isinstance(value, Tensor):
+                return value.to(like).expand(shape)
+            return torch.full(shape, float(value), dtype=like.dtype, device=like.device)
+
+        return Coefficients(full(self.task, (n,)), full(self.rule, (n,)),
+                            full(self.violations, (n, n_rules)))
 
 
 LossEstimate = Callable[[bool], tuple[Tensor, Tensor]]
@@ -136,24 +153,17 @@ class LinearMethod(Method):
 
     >>> m = TaskAndRule(0.5)
     >>> m.setup([0], 1, lambda reference: (torch.ones(1), torch.ones(1)))
-    >>> m.coefficients(torch.zeros(1), 1).rule.tolist()
-    [0.5]
+    >>> m.coefficients(torch.zeros(1), 1).rule
+    0.5
     """
 
     @abc.abstractmethod
     def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
-        """Per-seed weights of the task loss, the rule loss and each signed violation."""
+        """Per-seed weights of the task loss, the rule loss and each signed violation, at
+        ``alpha`` (in the dtype of the task loss); constants may be floats."""
 
     def objective(self, t: Terms) -> Tensor:
         return self.coefficients(t.alpha.to(t.task.dtype), t.violations.shape[-1]).combine(t)
-
-
-def _weights(alpha: Tensor, task: float | Tensor, rule: float | Tensor,
-             violations: Tensor | None, n_rules: int) -> Coefficients:
-    """Coefficients shaped like ``alpha`` (constants broadcast; no violation weights if None)."""
-    full = torch.ones_like(alpha)
-    viol = violations if violations is not None else alpha.new_zeros(len(alpha), n_rules)
-    return Coefficients(full * task, full * rule, viol)
 
 
 class TaskOnly(LinearMethod):
@@ -162,7 +172,7 @@ class TaskOnly(LinearMethod):
     uses_rule = False
 
     def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
-        return _weights(alpha, 1.0, 0.0, None, n_rules)
+        return Coefficients(1.0, 0.0, 0.0)
 
 
 class RuleOnly(LinearMethod):
@@ -172,7 +182,7 @@ class RuleOnly(LinearMethod):
     train_alpha = 1.0
 
     def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
-        return _weights(alpha, 0.0, 1.0, None, n_rules)
+        return Coefficients(0.0, 1.0, 0.0)
 
 
 class TaskAndRule(LinearMethod):
@@ -188,7 +198,7 @@ class TaskAndRule(LinearMethod):
         return f"TaskAndRule({self.lam:g})"
 
     def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
-        return _weights(alpha, 1.0, self.lam, None, n_rules)
+        return Coefficients(1.0, self.lam, 0.0)
 
 
 class LagrangianDual(LinearMethod):
@@ -215,8 +225,7 @@ class LagrangianDual(LinearMethod):
         self.multipliers = torch.zeros(len(seeds), n_rules)
 
     def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
-        lam = self.multipliers[self.active].to(alpha)
-        return _weights(alpha, 1.0, 0.0, lam, n_rules)
+        return Coefficients(1.0, 0.0, self.multipliers[self.active].to(alpha))
 
     def after_step(self, t: Terms) -> None:
         g = t.violations.detach().to(self.multipliers.device, self.multipliers.dtype)
@@ -291,7 +300,7 @@ class DeepCTRLMethod(LinearMethod):
 
     def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
         rho = self.rho[self.active].to(alpha)
-        return _weights(alpha, rho * (1 - alpha), alpha, None, n_rules)
+        return Coefficients(rho * (1 - alpha), alpha, 0.0)
 
     def after_epoch(self, estimate: LossEstimate) -> None:
         if self.rho_mode == "epoch":

@@ -262,10 +262,12 @@ class Trainer:
         """The compiled step's loss and terms, the weights updated; None (and eager from now
         on) if the model's step cannot be traced as one graph."""
         assert self.compiled is not None
-        coefs = self.method.coefficients(alpha.to(self.dtype), self.columns)
+        a = alpha.to(self.dtype)
+        linear = self.method.coefficients(a, self.columns)
+        assert linear is not None  # checked before compiling
+        coefs = linear.as_tensors(a, self.columns)
         try:
-            loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs,  # type: ignore[arg-type]
-                                           b_global)
+            loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global)
         except torch._dynamo.exc.TorchDynamoException as exc:
             reason = str(exc).strip().splitlines()[0][:160]
             info(f"compile: the training step cannot be traced as one graph ({reason}); "
