@@ -153,3 +153,14 @@ def test_the_documented_custom_linear_method_runs(capsys):
     assert capsys.readouterr().out.strip() == "tensor([5.])"
     c = namespace["WarmRule"]().coefficients(torch.zeros(3), 2).as_tensors(torch.zeros(3), 2)
     assert c.rule.tolist() == [0.5] * 3 and c.violations.shape == (3, 2)
+
+
+def test_a_member_whose_seeds_all_stopped_leaves_the_others_training():
+    members = [dc.methods.DeepCTRL(rho=1.0), dc.methods.DeepCTRL(rho=2.0)]
+    stack = MethodStack(members, seeds_each=2)
+    stack.setup([0, 1, 0, 1], 1, lambda ref: (torch.ones(4), torch.ones(4)))
+    stack.keep(torch.tensor([False, False, True, True]))  # the first member stopped
+    assert stack.draw_alphas(3).shape == (2, 3) and stack.val_alphas().tolist() == [0.0, 0.0]
+    alpha = torch.tensor([0.25, 0.5])
+    c = stack.coefficients(alpha, 1)
+    assert c.task.tolist() == [1.5, 1.0] and c.rule.tolist() == [0.25, 0.5]

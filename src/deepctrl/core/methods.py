@@ -296,7 +296,8 @@ class DeepCTRLMethod(LinearMethod):
             self.rho = _safe_ratio(*estimate(self.rho_mode == "auto"))
 
     def draw_alphas(self, n: int) -> Tensor:
-        return torch.stack([self.priors[i].sample(n) for i in self.active.tolist()])
+        draws = [self.priors[i].sample(n) for i in self.active.tolist()]
+        return torch.stack(draws) if draws else torch.zeros(0, n)
 
     def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
         rho = self.rho[self.active].to(alpha)
