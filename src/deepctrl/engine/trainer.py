@@ -260,7 +260,8 @@ class Trainer:
     def _compiled_step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None],
                        alpha: Tensor, b_global: int) -> tuple[Tensor, Terms] | None:
         """The compiled step's loss and terms, the weights updated; None (and eager from now
-        on) if the model's step cannot be traced as one graph."""
+        on) if the step cannot be compiled (not traceable as one graph, or no working C++
+        compiler for inductor)."""
         assert self.compiled is not None
         a = alpha.to(self.dtype)
         linear = self.method.coefficients(a, self.columns)
@@ -270,7 +271,7 @@ class Trainer:
             loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global)
         except torch._dynamo.exc.TorchDynamoException as exc:
             reason = str(exc).strip().splitlines()[0][:160]
-            info(f"compile: the training step cannot be traced as one graph ({reason}); "
+            info(f"compile: the training step could not be compiled ({reason}); "
                  "it runs eagerly")
             self.compiled = None
             return None
