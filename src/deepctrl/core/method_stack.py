@@ -33,7 +33,6 @@ class MethodStack(Method):
             raise ValueError(f"seeds_each must be >= 1, got {seeds_each}")
         self.methods = list(methods)
         self.seeds_each = seeds_each
-        self.sizes = [seeds_each] * len(self.methods)
         self.updating = [i for i, m in enumerate(self.methods)
                          if type(m).after_step is not Method.after_step]
         self.uses_rule = any(m.uses_rule for m in self.methods)
@@ -42,6 +41,11 @@ class MethodStack(Method):
     @property
     def name(self) -> str:
         return " + ".join(m.name for m in self.methods)
+
+    @property
+    def sizes(self) -> list[int]:
+        """Active seeds of each member, in stack order."""
+        return [len(m.active) for m in self.methods]
 
     def _split(self, t: Tensor) -> tuple[Tensor, ...]:
         """``t`` cut into the active seeds of each member (``self.sizes``), in stack order."""
@@ -65,7 +69,6 @@ class MethodStack(Method):
                              f"{self.seeds_each * len(self.methods)} seeds, got {len(seeds)}")
         super().setup(seeds, n_rules, estimate)
         k = self.seeds_each
-        self.sizes = [k] * len(self.methods)
         for m in self.methods:
             m.active = torch.arange(k)
         for i, m in enumerate(self.methods):
@@ -105,7 +108,6 @@ class MethodStack(Method):
     def keep(self, mask: Tensor) -> None:
         for m, part in zip(self.methods, self._split(mask.cpu()), strict=True):
             m.keep(part)
-        self.sizes = [len(m.active) for m in self.methods]
         super().keep(mask)
 
     def state_dict(self) -> dict[str, Any]:
@@ -114,5 +116,3 @@ class MethodStack(Method):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         for m, s in zip(self.methods, state["methods"], strict=True):
             m.load_state_dict(s)
-        self.sizes = [self.seeds_each if m._active is None else len(m.active)
-                      for m in self.methods]
