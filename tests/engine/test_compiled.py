@@ -87,6 +87,26 @@ def test_a_compiled_method_stack_matches_eager_training_in_float64():
     assert compiled[-1].method.state_dict()["multipliers"].shape == (2, 2)
 
 
+def test_compiled_fits_of_other_rules_and_losses_in_one_process_do_not_share_a_graph():
+    # the compiled step checks guards on its inputs only, not on what it closes over (the
+    # rule, the loss): each fit must get a graph of its own, or the second would silently
+    # train with the first one's rule
+    train, val = _problem()
+    shift = dc.rules.Penalty(lambda x, y: y[:, 0] - 2.0 * x[:, 1])
+    cases = [(dc.rules.Monotonic(0, "increasing"), "mae"), (shift, "mae"), (shift, "mse")]
+
+    def run(rule, loss, compile):
+        net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
+        return dc.fit(net, rule, dc.methods.DeepCTRL(rho=1.0), train=train, val=val,
+                      seeds=[0, 1], max_epochs=2, task_loss=loss, compile=compile)
+
+    counters.clear()
+    compiled = [run(rule, loss, True) for rule, loss in cases]
+    assert counters["stats"]["unique_graphs"] == len(cases)
+    for (rule, loss), result in zip(cases, compiled, strict=True):
+        _assert_same_training(run(rule, loss, False), result, 1e-10)
+
+
 def test_methods_that_are_not_linear_train_eagerly_with_a_note(caplog):
     class Squared(dc.methods.Method):
         uses_rule = False

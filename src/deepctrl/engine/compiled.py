@@ -13,9 +13,19 @@ Sizes: the seed and row axes of every input are marked symbolic, everything else
 layer widths) stays static, so the last, shorter batch of an epoch and a stack that shrinks
 as seeds stop early reuse the graph instead of recompiling (a stack or batch of exactly one is
 specialised once more). Stopped seeds are sliced out rather than masked, so their work stops
-with them. Batch inputs are copied out of the buffers they are slices of and duck sizing is
-off while the graph runs, since storage offsets and sizes that happen to be equal would
-otherwise be guarded.
+with them. Batch inputs are copied out of the buffers they are slices of, since storage
+offsets would otherwise be guarded; whenever the inputs have a signature (a stack of one, a
+batch of one) no graph has seen yet, their sizes are marked symbolic and duck sizing is off,
+so sizes that happen to be equal are not assumed equal for good.
+
+Guards: the step function is made for one fit (its own code object) and closes over things
+that stay fixed while it trains (the lowered model, the rule, the task loss, the stack's
+layout), so only guards on its inputs (tensor dtypes, shapes and strides, the symbolic
+sizes' ranges, the lists' and coefficients' structure) and on the global state (grad mode,
+default device, ...) are checked at every step; guards on the closures and module globals
+would cost more than a tenth of a one-seed step. A rule must therefore not change its Python
+attributes during a compiled fit (no built-in rule does). The graph's host code is C++
+(inductor's ``cpp_wrapper``): it allocates buffers and calls kernels without Python.
 
 The weights enter as one (S, weights per seed) view of the flat buffer and are cut into
 parameter views inside the graph; the gradients are taken with respect to those views (each
@@ -36,6 +46,7 @@ from typing import Any
 import torch
 import torch.fx.experimental._config as fx_config
 from torch import Tensor
+from torch._dynamo.types import GuardFilterEntry
 from torch.func import grad_and_value
 
 from deepctrl.core.inputs import Inputs
@@ -84,10 +95,13 @@ class CompiledStep:
         # every fit differ: a fresh code object gives each fit its own cache, so many fits in
         # one process do not exhaust the limit and fall back to eager steps
         step.__code__ = step.__code__.replace()
-        self.compiled = torch.compile(step, fullgraph=True)
+        self.compiled = torch.compile(step, fullgraph=True, options={
+            "guard_filter_fn": inputs_and_state_guards, "cpp_wrapper": True})
         self.flat: Tensor | None = None
         self.weights = torch.empty(0)
         self.grads: list[Tensor] = []
+        self.signatures: set[tuple[bool, bool]] = set()
+        self.counts: dict[int, Tensor] = {}
 
     def _refresh(self) -> None:
         """The detached weights and the gradient views (again after the stack shrank)."""
@@ -95,7 +109,6 @@ class CompiledStep:
             return
         self.flat = self.stack.flat
         self.weights = self.flat.detach().view(self.stack.size, self.per_seed)
-        _seeds_dynamic(self.weights)
         self.grads = [self.stack.views[k].grad for k in self.names]  # type: ignore[misc]
 
     def __call__(self, x: Inputs, y: Tensor, perturbed: Sequence[Inputs | None], alpha: Tensor,
@@ -103,17 +116,33 @@ class CompiledStep:
         """Per-seed objective (S,), detached terms and the gradients of one batch (one per
         view ``names`` of the stack; :meth:`write_grads` puts them into ``flat_grad``)."""
         self._refresh()
-        rows = [_own_storage(v, 2) for v in (x, y, list(perturbed))]
-        per_seed = [_own_storage(v, 1) for v in (alpha, coefs)]
-        n = torch.tensor(n_global, dtype=self.weights.dtype, device=self.weights.device)
+        signature = (self.stack.size > 1, y.shape[1] > 1)
+        new = signature not in self.signatures
+        rows = [_own_storage(v, 2 if new else 0) for v in (x, y, list(perturbed))]
+        per_seed = [_own_storage(v, 1 if new else 0) for v in (alpha, coefs)]
+        n = self.counts.get(n_global)
+        if n is None:
+            n = self.counts[n_global] = torch.tensor(n_global, dtype=self.weights.dtype,
+                                                     device=self.weights.device)
+        if not new:
+            grads, (loss, terms) = self.compiled(self.weights, *rows, *per_seed, n)
+            return loss, terms, list(grads)
+        _seeds_dynamic(self.weights)
         with fx_config.patch(use_duck_shape=False):  # type: ignore[attr-defined]
             grads, (loss, terms) = self.compiled(self.weights, *rows, *per_seed, n)
+        self.signatures.add(signature)
         return loss, terms, list(grads)
 
     def write_grads(self, grads: list[Tensor]) -> None:
         """Copy per-view gradients into the stack's ``flat_grad``."""
         self._refresh()
         torch._foreach_copy_(self.grads, grads)
+
+
+def inputs_and_state_guards(entries: Sequence[GuardFilterEntry]) -> list[bool]:
+    """Keep the guards on the compiled step's arguments and on the global state (their
+    names are empty), drop those on its closures and on module globals."""
+    return [e.name == "" or e.name.startswith(("args", "weights")) for e in entries]
 
 
 def _seeds_dynamic(t: Tensor, dims: int = 1) -> Tensor:
@@ -127,8 +156,8 @@ def _seeds_dynamic(t: Tensor, dims: int = 1) -> Tensor:
 
 def _own_storage(value: Any, dims: int) -> Any:
     """Tensors (also in lists, dicts and coefficients) copied out of the larger buffers they
-    are slices of, their first ``dims`` sizes symbolic: a compiled graph guards on storage
-    offsets and static sizes and would recompile for every slice or shorter batch."""
+    are slices of, their first ``dims`` sizes marked symbolic: a compiled graph guards on
+    storage offsets and static sizes and would recompile for every slice or shorter batch."""
     if isinstance(value, Tensor):
         return _seeds_dynamic(value.clone(memory_format=torch.contiguous_format), dims)
     if isinstance(value, Coefficients):
