@@ -8,7 +8,9 @@ and reduction kernels, the optimizer, and the rest; the wall time left over is P
 Prints one JSON object: per seed count, seconds per epoch and steps per epoch, time per
 step, operator calls per step, and the share of wall time of each group. The epochs after
 the first are profiled (the first holds the compilation with ``--compile``, which trains with
-``dc.fit(compile=True)`` and shows the compiled graph's own kernels as a group). With ``--stack N``
+``dc.fit(compile=True)`` and shows the compiled graph's own kernels as a group; its matrix
+products, which the graph's C++ host code calls through inductor's C shims, count as matrix
+products). With ``--stack N``
 it also profiles one job of the full reproduction: the seven baselines (TaskOnly,
 TaskAndRule x 3, LDF x 3) on their network with N seeds each, as ``dc.fit_methods`` stacks
 them (N = 5: the 35 copies a worker trains).
@@ -36,7 +38,8 @@ from deepctrl.paper.experiments.pendulum import (
 from epoch_speed import epoch_clock
 
 GROUPS = {
-    "matrix products": ("aten::bmm", "aten::baddbmm", "aten::mm", "aten::addmm", "aten::matmul"),
+    "matrix products": ("aten::bmm", "aten::baddbmm", "aten::mm", "aten::addmm", "aten::matmul",
+                        "aoti_torch_cpu_bmm_out", "aoti_torch_cpu_baddbmm_out"),
     "ReLU forward and backward": ("aten::clamp_min", "aten::threshold_backward", "aten::relu"),
     "gradient accumulation, copies, fills": ("aten::add_", "aten::copy_", "aten::fill_",
                                              "aten::zero_"),
@@ -44,6 +47,7 @@ GROUPS = {
     "guards of the compiled step": ("TorchDynamo Cache Lookup",),
 }
 COMPILED_KERNELS = "compiled step's fused kernels"
+HOST_CODE = "compiled graph's C++ host code (allocations, kernel calls)"
 
 
 def group_of(name: str) -> str | None:
@@ -53,6 +57,8 @@ def group_of(name: str) -> str | None:
             return group
     if name.startswith("graph_") and "cpp_fused" in name:
         return COMPILED_KERNELS
+    if name.startswith("## Call CompiledFxGraph"):
+        return HOST_CODE
     if name.startswith("aten::"):
         return "other element-wise work and reductions"
     return None
