@@ -22,10 +22,11 @@ Guards: the step function is made for one fit (its own code object) and closes o
 that stay fixed while it trains (the lowered model, the rule, the task loss, the stack's
 layout), so only guards on its inputs (tensor dtypes, shapes and strides, the symbolic
 sizes' ranges, the lists' and coefficients' structure) and on the global state (grad mode,
-default device, ...) are checked at every step; guards on the closures and module globals
-would cost more than a tenth of a one-seed step. A rule must therefore not change its Python
-attributes during a compiled fit (no built-in rule does). The graph's host code is C++
-(inductor's ``cpp_wrapper``): it allocates buffers and calls kernels without Python.
+default device, ...) are checked at every step (where PyTorch can filter guards); guards on
+the closures and module globals would cost 5 to 8 % of a one-seed epoch. A rule must
+therefore not change its Python attributes during a compiled fit (no built-in rule does).
+The graph's host code is C++ (inductor's ``cpp_wrapper``): it allocates buffers and calls
+kernels without Python.
 
 The weights enter as one (S, weights per seed) view of the flat buffer and are cut into
 parameter views inside the graph; the gradients are taken with respect to those views (each
@@ -41,12 +42,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.fx.experimental._config as fx_config
 from torch import Tensor
-from torch._dynamo.types import GuardFilterEntry
 from torch.func import grad_and_value
 
 from deepctrl.core.inputs import Inputs
@@ -55,6 +55,9 @@ from deepctrl.core.methods import Coefficients, Terms
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.engine.ensemble import Stack
+
+if TYPE_CHECKING:
+    from torch._dynamo.types import GuardFilterEntry
 
 
 class CompiledStep:
@@ -95,8 +98,10 @@ class CompiledStep:
         # every fit differ: a fresh code object gives each fit its own cache, so many fits in
         # one process do not exhaust the limit and fall back to eager steps
         step.__code__ = step.__code__.replace()
-        self.compiled = torch.compile(step, fullgraph=True, options={
-            "guard_filter_fn": inputs_and_state_guards, "cpp_wrapper": True})
+        options: dict[str, Any] = {"cpp_wrapper": True}
+        if hasattr(torch.compiler, "skip_guard_on_globals_unsafe"):  # guard filters exist
+            options["guard_filter_fn"] = inputs_and_state_guards
+        self.compiled = torch.compile(step, fullgraph=True, options=options)
         self.flat: Tensor | None = None
         self.weights = torch.empty(0)
         self.grads: list[Tensor] = []
