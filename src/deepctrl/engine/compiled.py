@@ -25,8 +25,8 @@ sizes' ranges, the lists' and coefficients' structure) and on the global state (
 default device, ...) are checked at every step (where PyTorch can filter guards); guards on
 the closures and module globals would cost 5 to 8 % of a one-seed epoch. A rule must
 therefore not change its Python attributes during a compiled fit (no built-in rule does).
-The graph's host code is C++ (inductor's ``cpp_wrapper``): it allocates buffers and calls
-kernels without Python.
+On a CPU the graph's host code is C++ (inductor's ``cpp_wrapper``): it allocates buffers and
+calls kernels without Python.
 
 The weights enter as one (S, weights per seed) view of the flat buffer and are cut into
 parameter views inside the graph; the gradients are taken with respect to those views (each
@@ -98,7 +98,8 @@ class CompiledStep:
         # every fit differ: a fresh code object gives each fit its own cache, so many fits in
         # one process do not exhaust the limit and fall back to eager steps
         step.__code__ = step.__code__.replace()
-        options: dict[str, Any] = {"cpp_wrapper": True}
+        # C++ host code: measured on CPUs only, so GPUs keep inductor's default
+        options: dict[str, Any] = {"cpp_wrapper": stack.flat.device.type == "cpu"}
         if hasattr(torch.compiler, "skip_guard_on_globals_unsafe"):  # guard filters exist
             options["guard_filter_fn"] = inputs_and_state_guards
         self.compiled = torch.compile(step, fullgraph=True, options=options)
