@@ -48,6 +48,23 @@ def _assert_same_training(eager, compiled, atol):
             torch.testing.assert_close(b.state_dict()[name], value, rtol=0, atol=atol)
 
 
+def test_a_last_batch_of_one_row_gets_its_own_graph_and_trains_as_eager():
+    # 129 rows in batches of 64: 64, 64 and 1; a size of one is specialised, so the batch of
+    # one row needs a graph of its own, built the first time it comes
+    train, val = _problem()
+    train = (train[0][:129], train[1][:129])
+
+    def run(compile: bool):
+        net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
+        return dc.fit(net, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(rho=1.0),
+                      train=train, val=val, seeds=[0, 1], max_epochs=3, compile=compile)
+
+    counters.clear()
+    compiled = run(True)
+    assert counters["stats"]["unique_graphs"] == 2
+    _assert_same_training(run(False), compiled, 1e-10)
+
+
 def test_a_compiled_run_repeats_bit_for_bit():
     train, val = _problem()
     runs = []
