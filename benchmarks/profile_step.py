@@ -10,10 +10,9 @@ step, operator calls per step, and the share of wall time of each group. The epo
 the first are profiled (the first holds the compilation with ``--compile``, which trains with
 ``dc.fit(compile=True)`` and shows the compiled graph's own kernels as a group; its matrix
 products, which the graph's C++ host code calls through inductor's C shims, count as matrix
-products). With ``--stack N``
-it also profiles one job of the full reproduction: the seven baselines (TaskOnly,
-TaskAndRule x 3, LDF x 3) on their network with N seeds each, as ``dc.fit_methods`` stacks
-them (N = 5: the 35 copies a worker trains).
+products). With ``--stack N`` it also profiles one job of the full reproduction: the seven
+baselines (TaskOnly, TaskAndRule x 3, LDF x 3) on their network with N seeds each, as
+``dc.fit_methods`` stacks them (N = 5: the 35 copies a worker trains).
 """
 
 from __future__ import annotations
