@@ -40,6 +40,7 @@ epochs in float64).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -130,11 +131,11 @@ class CompiledStep:
         if n is None:
             n = self.counts[n_global] = torch.tensor(n_global, dtype=self.weights.dtype,
                                                      device=self.weights.device)
-        if not new:
-            grads, (loss, terms) = self.compiled(self.weights, *rows, *per_seed, n)
-            return loss, terms, list(grads)
-        _seeds_dynamic(self.weights)
-        with fx_config.patch(use_duck_shape=False):  # type: ignore[attr-defined]
+        if new:
+            _seeds_dynamic(self.weights)
+        building = (fx_config.patch(use_duck_shape=False)  # type: ignore[attr-defined]
+                    if new else contextlib.nullcontext())
+        with building:
             grads, (loss, terms) = self.compiled(self.weights, *rows, *per_seed, n)
         self.signatures.add(signature)
         return loss, terms, list(grads)

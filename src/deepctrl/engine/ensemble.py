@@ -246,11 +246,13 @@ class FlatAdam:
 
     def __init__(self, stack: Stack, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8) -> None:
-        self.stack, self.lr, self.betas, self.eps = stack, lr, betas, eps
+        self.stack = stack
         self.exp_avg = torch.zeros_like(stack.flat_grad)
         self.exp_avg_sq = torch.zeros_like(stack.flat_grad)
         self.steps = torch.zeros((), dtype=torch.float32, device=stack.flat.device)
         self.fused: bool = hasattr(torch, "_fused_adam_")
+        self.options: dict[str, Any] = dict(amsgrad=False, lr=lr, beta1=betas[0], beta2=betas[1],
+                                            weight_decay=0.0, eps=eps, maximize=False)
         self._parts: tuple[Tensor, list[str], list[list[Tensor]]] | None = None
 
     def step(self) -> None:
@@ -279,18 +281,15 @@ class FlatAdam:
     def _update(self, weights: list[Tensor], grads: list[Tensor], exp_avg: list[Tensor],
                 exp_avg_sq: list[Tensor]) -> None:
         self.steps += 1
-        options: dict[str, Any] = dict(amsgrad=False, lr=self.lr, beta1=self.betas[0],
-                                       beta2=self.betas[1], weight_decay=0.0, eps=self.eps,
-                                       maximize=False)
         if self.fused:
             try:  # the kernel torch.optim.Adam(fused=True) runs; it reads the step count
                 torch._fused_adam_(weights, grads, exp_avg, exp_avg_sq, [],
-                                   [self.steps] * len(weights), **options)
+                                   [self.steps] * len(weights), **self.options)
                 return
             except RuntimeError:  # no fused kernel for this device or dtype
                 self.fused = False
         before = [self.steps - 1 for _ in weights]  # the functional Adam counts each one up
-        adam(weights, grads, exp_avg, exp_avg_sq, [], before, foreach=True, **options)
+        adam(weights, grads, exp_avg, exp_avg_sq, [], before, foreach=True, **self.options)
 
     def keep(self, mask: Tensor) -> None:
         """Drop the seeds outside ``mask`` from the stack and from the moments."""

@@ -122,7 +122,7 @@ def fit(
     objective and their backward) into one graph with ``torch.compile``
     (:mod:`deepctrl.engine.compiled`), for MLP-made models and linear methods (every built-in
     one); others train eagerly, with one line saying why. On the pendulum an epoch is about
-    2 times faster for one seed and 1.4 to 1.7 times for ten, after a compilation of a few
+    2.6 times faster for one seed and 1.5 to 1.7 times for ten, after a compilation of a few
     seconds (inductor's disk cache warm) to tens of seconds; results agree with an eager run
     to float rounding.
     """
