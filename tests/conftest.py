@@ -23,10 +23,10 @@ def free_port() -> int:
 @pytest.fixture
 def single_and_ddp(tmp_path: Path, free_port: int) -> Callable[..., tuple[Path, Path]]:
     """Run a worker script alone, then as two gloo ranks; return the two files it wrote.
-    Extra arguments go to the worker after the output file."""
+    Extra arguments go to the worker after the output file, whose name ends in ``suffix``."""
 
-    def run(worker: Path, *args: str) -> tuple[Path, Path]:
-        single, multi = tmp_path / "single.safetensors", tmp_path / "ddp.safetensors"
+    def run(worker: Path, *args: str, suffix: str = ".safetensors") -> tuple[Path, Path]:
+        single, multi = tmp_path / f"single{suffix}", tmp_path / f"ddp{suffix}"
         subprocess.run([sys.executable, str(worker), str(single), *args], check=True,
                        timeout=300)
         ddp = subprocess.run([sys.executable, "-m", "torch.distributed.run",

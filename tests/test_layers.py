@@ -2,8 +2,9 @@
 
     cli -> paper, tabular -> engine -> core;   io beside them (imports core only)
 
-Every ``import`` in the source is read (function-level imports too; ``if TYPE_CHECKING``
-blocks, which never run, are left out).
+Every ``import`` in the source is read (function-level and relative imports too;
+``if TYPE_CHECKING`` blocks, which never run, are left out). The checker takes the root of a
+``deepctrl`` tree, so that it can be run on a deliberately wrong tree as well.
 """
 
 from __future__ import annotations
@@ -26,13 +27,19 @@ ALLOWED = {  # layer -> layers it may import
     "api": {"core", "engine", "io", "tabular", "paper", "cli", "api"},
 }
 TABLE_LIBRARIES = ("pandas", "sklearn", "scipy", "matplotlib")
+PLAIN_LAYERS = ("core", "engine", "io")
 FIGURES = "deepctrl.io.figures"
 """Writes PNG figures; imports matplotlib when a figure is drawn, and says which extra
 brings it when it is missing."""
-MODULES = {
-    ".".join(("deepctrl", *p.relative_to(SRC).with_suffix("").parts)).removesuffix(".__init__"): p
-    for p in SRC.rglob("*.py")
-}
+
+
+def modules_of(root: Path) -> dict[str, Path]:
+    """Module name -> file, for every ``.py`` file under ``root`` (a ``deepctrl`` folder)."""
+    return {
+        ".".join(("deepctrl", *p.relative_to(root).with_suffix("").parts))
+        .removesuffix(".__init__"): p
+        for p in sorted(root.rglob("*.py"))
+    }
 
 
 def layer(module: str) -> str:
@@ -47,17 +54,23 @@ def runs(node: ast.AST) -> bool:
     return not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))
 
 
-def imports(path: Path) -> list[str]:
-    """Every module ``path`` imports (absolute names), outside TYPE_CHECKING blocks."""
+def imports(module: str, path: Path, known: dict[str, Path]) -> list[str]:
+    """Every module ``path`` imports (absolute names, relative ones resolved), outside
+    TYPE_CHECKING blocks. ``from a import b`` counts ``a.b`` too when it is a module."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     out: list[str] = []
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.Import):
             out.extend(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out.append(node.module)
-            out.extend(f"{node.module}.{a.name}" for a in node.names
-                       if f"{node.module}.{a.name}" in MODULES)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package[:len(package) - node.level + 1]
+                base = ".".join([*parent, *([base] if base else [])])
+            if node.module:
+                out.append(base)
+            out.extend(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known)
         for child in ast.iter_child_nodes(node):
             if runs(child):
                 visit(child)
@@ -66,57 +79,154 @@ def imports(path: Path) -> list[str]:
     return out
 
 
-GRAPH = {m: {i for i in imports(p) if i in MODULES and i != m} for m, p in MODULES.items()}
+def graph_of(known: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports."""
+    return {m: {i for i in imports(m, p, known) if i in known and i != m}
+            for m, p in known.items()}
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """One line per import that points the wrong way."""
+    return [f"{m} ({layer(m)}) imports {t} ({layer(t)})"
+            for m in sorted(graph) for t in sorted(graph[m])
+            if layer(t) != "version" and layer(t) not in ALLOWED[layer(m)]]
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """The top-level packages imported at the top of ``path`` (not inside functions)."""
+    out: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def table_imports(known: dict[str, Path]) -> dict[str, list[str]]:
+    """core, engine and io modules -> the table libraries they import (the figures module may
+    import matplotlib inside the functions that draw, not at its top)."""
+    out = {}
+    for module, path in known.items():
+        if layer(module) not in PLAIN_LAYERS:
+            continue
+        third_party = {i.split(".")[0] for i in imports(module, path, known)}
+        if module == FIGURES and "matplotlib" not in top_level_imports(path):
+            third_party.discard("matplotlib")
+        found = sorted(third_party & set(TABLE_LIBRARIES))
+        if found:
+            out[module] = found
+    return out
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """An import cycle as [a, b, ..., a], or [] when there is none."""
+    state: dict[str, int] = {}
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                return [*path[path.index(target):], target]
+            if target not in state:
+                found = visit(target, [*path, target])
+                if found:
+                    return found
+        state[module] = 2
+        return []
+
+    for module in sorted(graph):
+        if module not in state:
+            found = visit(module, [module])
+            if found:
+                return found
+    return []
+
+
+MODULES = modules_of(SRC)
+GRAPH = graph_of(MODULES)
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_layers_point_one_way(module):
-    own = layer(module)
-    for target in GRAPH[module]:
-        other = layer(target)
-        assert other == "version" or other in ALLOWED[own], f"{module} ({own}) imports {target}"
+    assert layer_violations({module: GRAPH[module]}) == []
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m) in ("core", "engine",
-                                                                             "io")))
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m) in PLAIN_LAYERS))
 def test_core_engine_and_io_need_no_table_libraries(module):
-    third_party = {i.split(".")[0] for i in imports(MODULES[module])}
-    if module == FIGURES:  # matplotlib only inside the function that draws
-        tree = ast.parse(MODULES[module].read_text())
-        top = {a.name.split(".")[0] for n in tree.body if isinstance(n, ast.Import)
-               for a in n.names}
-        assert "matplotlib" not in top
-        third_party -= {"matplotlib"}
-    assert not third_party & set(TABLE_LIBRARIES), module
+    assert table_imports({module: MODULES[module]}) == {}
 
 
 def test_no_import_cycle():
-    order: list[str] = []
-    state: dict[str, int] = {}
-
-    def visit(module: str, path: list[str]) -> None:
-        state[module] = 1
-        for target in sorted(GRAPH[module]):
-            if state.get(target) == 1:
-                cycle = [*path[path.index(target):], target] if target in path else [target]
-                pytest.fail("import cycle: " + " -> ".join(cycle))
-            if target not in state:
-                visit(target, [*path, target])
-        state[module] = 2
-        order.append(module)
-
-    for module in sorted(MODULES):
-        if module not in state:
-            visit(module, [module])
-    assert len(order) == len(MODULES)
+    assert find_cycle(GRAPH) == []
 
 
-def test_the_checker_sees_a_wrong_import(tmp_path):
-    """The checks would fail on an upward import and on a cycle."""
-    bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from deepctrl.tabular import estimators\n")
-    assert "deepctrl.tabular.estimators" in imports(bad)
-    assert "deepctrl.tabular" not in ALLOWED["core"]
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / "deepctrl" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root / "deepctrl"
+
+
+def test_the_checker_reports_a_wrong_tree(tmp_path):
+    """On a tree that breaks every rule, the checker names each offending import."""
+    root = write_tree(tmp_path, {
+        "__init__.py": "from deepctrl.core import losses\n",
+        "_version.py": "__version__ = '0'\n",
+        "core/__init__.py": "",
+        "core/losses.py": (
+            "import torch\n"
+            "from deepctrl._version import __version__\n"
+            "from deepctrl.core import model\n"
+            "def table():\n"
+            "    import pandas as pd\n"
+            "    return pd\n"
+        ),
+        "core/model.py": "def fit():\n    from deepctrl.engine import trainer\n",
+        "core/typed.py": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n"
+            "    import sklearn\n"
+            "    from deepctrl.tabular import estimators\n"
+        ),
+        "core/rules/__init__.py": "from ..metrics import mae\nfrom . import base\n",
+        "core/rules/base.py": "from ...io import checkpoint\n",
+        "core/metrics.py": "from scipy import stats\n",
+        "engine/__init__.py": "",
+        "engine/trainer.py": "from deepctrl.core.model import fit\n",
+        "io/__init__.py": "",
+        "io/checkpoint.py": "from deepctrl.core import losses\n",
+        "io/figures.py": (
+            "import matplotlib\n"
+            "def draw():\n"
+            "    import matplotlib.pyplot as plt\n"
+            "    return plt\n"
+        ),
+        "io/reports.py": "def draw():\n    import matplotlib.pyplot as plt\n    return plt\n",
+        "tabular/__init__.py": "",
+        "tabular/estimators.py": "import pandas\nfrom deepctrl.engine import trainer\n",
+    })
+    known = modules_of(root)
+    graph = graph_of(known)
+    assert graph["deepctrl.core.rules"] == {"deepctrl.core.metrics", "deepctrl.core.rules.base"}
+    assert graph["deepctrl.core.typed"] == set()
+    assert layer_violations(graph) == [
+        "deepctrl.core.model (core) imports deepctrl.engine (engine)",
+        "deepctrl.core.model (core) imports deepctrl.engine.trainer (engine)",
+        "deepctrl.core.rules.base (core) imports deepctrl.io (io)",
+        "deepctrl.core.rules.base (core) imports deepctrl.io.checkpoint (io)",
+    ]
+    assert table_imports(known) == {
+        "deepctrl.core.losses": ["pandas"],
+        "deepctrl.core.metrics": ["scipy"],
+        "deepctrl.io.figures": ["matplotlib"],
+        "deepctrl.io.reports": ["matplotlib"],
+    }
+    assert find_cycle(graph) == ["deepctrl.core.model", "deepctrl.engine.trainer",
+                                 "deepctrl.core.model"]
+    graph["deepctrl.core.model"] = set()
+    assert find_cycle(graph) == []
 
 
 def test_the_core_api_loads_without_table_libraries():

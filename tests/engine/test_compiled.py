@@ -97,7 +97,10 @@ def test_a_compiled_method_stack_matches_eager_training_in_float64():
 
     eager, compiled = run(False), run(True)
     for a, b in zip(eager, compiled, strict=True):
-        _assert_same_training(a, b, 1e-10)
+        # RuleOnly's output bias has a gradient of rounding residue alone (a pair's two
+        # forwards share the bias, so its rule gradient cancels exactly): Adam steps it by
+        # lr g / (|g| + 1e-8), so residues of 1e-17 in two summation orders part it by 4e-10
+        _assert_same_training(a, b, 1e-8 if a.method.name == "RuleOnly" else 1e-10)
         for key, value in a.method.state_dict().items():
             if isinstance(value, torch.Tensor):
                 torch.testing.assert_close(b.method.state_dict()[key], value, rtol=0, atol=1e-10)

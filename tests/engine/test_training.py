@@ -1,8 +1,10 @@
+import copy
+
 import pytest
 import torch
 
 import deepctrl as dc
-from deepctrl.core.rules import Monotonic, Penalty
+from deepctrl.core.rules import Monotonic, Penalty, Perturbation
 
 
 def make_data(n=256, seed=0):
@@ -66,11 +68,54 @@ def test_rule_only_validates_at_alpha_one():
     assert result.val_loss[0] != pytest.approx(table["mae"][0], rel=1e-3)
 
 
+class Shift(Perturbation):
+    """Raises the feature by a fixed amount: no random draw, so the rule loss can be redone."""
+
+    def __init__(self, amount: float) -> None:
+        self.amount = amount
+
+    def delta(self, values, generator=None):
+        return torch.full_like(values, self.amount)
+
+    def config(self):
+        return {"kind": "shift", "amount": self.amount}
+
+
 def test_plain_module_trains_without_alpha():
-    X, y = make_data()
-    result = dc.fit(dc.mlp(3, 8, 1), RULE, dc.methods.TaskAndRule(0.1), train=(X, y),
-                    max_epochs=2)
-    assert len(result.history[0]["train_loss"]) == 2
+    """Full-batch steps of a plain module (no alpha) under L_task + 0.1 L_rule: the recorded
+    losses and the final weights are those of Adam steps on the same objective."""
+    X, y = (t.double() for t in make_data(64))
+    torch.manual_seed(3)
+    model = dc.mlp(3, 8, 1).double()
+    rule = Monotonic(0, "increasing", perturbation=Shift(0.5))
+    result = dc.fit(copy.deepcopy(model), rule, dc.methods.TaskAndRule(0.1), train=(X, y),
+                    max_epochs=3, batch_size=64, shuffle=False, reinit=False)
+
+    reference = copy.deepcopy(model)
+    params = list(reference.parameters())
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    X_p = X.clone()
+    X_p[:, 0] += 0.5
+    losses, rule_losses = [], []
+    for t in range(1, 4):  # Adam, lr 1e-3, betas (0.9, 0.999), eps 1e-8, written out
+        out = reference(X)
+        rule_loss = torch.relu(out - reference(X_p)).mean()
+        loss = (out - y).abs().mean() + 0.1 * rule_loss
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            for p, g, m_p, v_p in zip(params, grads, m, v, strict=True):
+                m_p.mul_(0.9).add_(0.1 * g)
+                v_p.mul_(0.999).add_(0.001 * g * g)
+                p -= 1e-3 * (m_p / (1 - 0.9**t)) / ((v_p / (1 - 0.999**t)).sqrt() + 1e-8)
+        losses.append(loss.item())
+        rule_losses.append(rule_loss.item())
+    assert min(rule_losses) > 0.01  # the rule term is part of every recorded loss
+    assert result.history[0]["train_loss"] == pytest.approx(losses, rel=1e-6)
+    assert result.history[0]["val_loss"] == [] and result.epochs == result.best_epochs == [3]
+    trained, start = weights(result.model), weights(model)
+    assert torch.allclose(trained, weights(reference), rtol=0, atol=1e-9)
+    assert float((trained - start).abs().max()) > 2e-3  # three steps of about lr each
 
 
 def test_fit_checks_its_inputs():
@@ -90,9 +135,30 @@ def test_fit_checks_its_inputs():
 
 
 def test_energy_penalty_trains_and_reports_history():
+    """rho is the paper's ratio at the shared initial weights; every seed's best validation
+    loss is the minimum of its history, at its best epoch, and is the returned model's."""
     X, y = make_data()
-    rule = Penalty(lambda x, yh: (yh**2).sum(1) - (x[:, :1] ** 2).sum(1))
-    result = dc.fit(net(), rule, dc.methods.DeepCTRL(), train=(X, y), val=(X[:32], y[:32]),
-                    max_epochs=2, seeds=[0, 1])
-    assert result.method.state_dict()["rho"].shape == (2,)
-    assert all(len(h["train_loss"]) == 2 for h in result.history)
+    Xv, yv = X[:32], -y[:32]  # validation contradicts training: the last epoch is not the best
+    rule = Penalty(lambda x, yh: (yh**2).sum(1) - (x[:, :1] ** 2).sum(1), tau=-0.2)
+    torch.manual_seed(0)
+    model = net()
+    result = dc.fit(copy.deepcopy(model), rule, dc.methods.DeepCTRL(), train=(X, y),
+                    val=(Xv, yv), max_epochs=4, seeds=[0, 1], reinit=False)
+    with torch.no_grad():
+        rule_0 = torch.relu(model(X, 1.0)[:, 0] ** 2 - X[:, 0] ** 2 + 0.2).mean()
+        task_0 = (model(X, 0.0) - y).abs().mean()
+    assert float(rule_0) > 0.01
+    assert result.method.state_dict()["rho"].tolist() == pytest.approx(
+        [float(rule_0 / task_0)] * 2, rel=1e-5)
+    for s in range(2):
+        history = result.history[s]
+        assert history["val_epoch"] == [1, 2, 3, 4] and len(history["train_loss"]) == 4
+        best = min(history["val_loss"])
+        assert result.val_loss[s] == best
+        assert result.best_epochs[s] == history["val_epoch"][history["val_loss"].index(best)] < 4
+        with torch.no_grad():
+            again = (result.models[s](Xv, 0.0) - yv).abs().mean()
+        assert float(again) == pytest.approx(best, rel=1e-5)
+        assert not torch.equal(weights(result.models[s]), weights(model))
+    # same start, own alpha draws and batch order: the seeds part ways
+    assert result.history[0]["train_loss"] != result.history[1]["train_loss"]

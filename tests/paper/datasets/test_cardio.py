@@ -11,6 +11,8 @@ from deepctrl.paper.datasets.cardio import (
     AP_HI_INDEX,
     FEATURES,
     PAPER_SIZES,
+    CardioTask,
+    Domain,
     Encoder,
     discover_threshold,
     load_cardio_csv,
@@ -113,12 +115,49 @@ def test_loader_file_level_errors(tmp_path):
         load_cardio_csv(empty)
 
 
-def test_features_and_ap_hi_index():
-    assert len(FEATURES) == 19
-    assert FEATURES[:5] == ("age", "height", "weight", "ap_hi", "ap_lo")
-    assert FEATURES[AP_HI_INDEX] == "ap_hi" and AP_HI_INDEX == 3
-    assert FEATURES[5:7] == ("gender_1", "gender_2")
-    assert FEATURES[-2:] == ("active_0", "active_1")
+KAGGLE_FILE = """id;age;gender;height;weight;ap_hi;ap_lo;cholesterol;gluc;smoke;alco;active;cardio
+0;20000;2;175;80.0;110;70;1;1;0;0;1;0
+1;20000;1;165;60.0;150;70;3;1;1;0;1;1
+2;16000;1;175;60.0;110;90;2;3;0;1;0;0
+3;16000;2;165;80.0;150;90;1;2;0;0;1;1
+"""
+
+
+def test_kaggle_file_encodes_each_feature_under_its_name(tmp_path):
+    """A file as Kaggle ships it (age in days) is read, and every one of the 19 encoded
+    columns holds what its name in FEATURES says; AP_HI_INDEX is the systolic pressure."""
+    path = tmp_path / "cardio_train.csv"
+    path.write_text(KAGGLE_FILE)
+    frame = load_cardio_csv(path)
+    assert frame["age"].tolist() == [20000, 20000, 16000, 16000]
+    assert frame["weight"].tolist() == [80.0, 60.0, 60.0, 80.0]
+    enc = Encoder.fit(frame)
+    # population statistics: each column takes two values, twice each
+    assert enc.mean == (18000.0, 170.0, 70.0, 130.0, 80.0)
+    assert enc.std == (2000.0, 5.0, 10.0, 20.0, 10.0)
+    X = enc.transform(frame)
+    expected = {
+        "age": [1, 1, -1, -1], "height": [1, -1, 1, -1], "weight": [1, -1, -1, 1],
+        "ap_hi": [-1, 1, -1, 1], "ap_lo": [-1, -1, 1, 1],
+        "gender_1": [0, 1, 1, 0], "gender_2": [1, 0, 0, 1],
+        "cholesterol_1": [1, 0, 0, 1], "cholesterol_2": [0, 0, 1, 0],
+        "cholesterol_3": [0, 1, 0, 0],
+        "gluc_1": [1, 1, 0, 0], "gluc_2": [0, 0, 0, 1], "gluc_3": [0, 0, 1, 0],
+        "smoke_0": [1, 0, 1, 1], "smoke_1": [0, 1, 0, 0],
+        "alco_0": [1, 1, 0, 1], "alco_1": [0, 0, 1, 0],
+        "active_0": [0, 0, 1, 0], "active_1": [1, 1, 0, 1],
+    }
+    assert sorted(FEATURES) == sorted(expected) and X.shape == (4, len(expected))
+    for name, column in expected.items():
+        np.testing.assert_array_equal(X[:, FEATURES.index(name)], column, err_msg=name)
+    mean, std = enc.stats("ap_hi")
+    np.testing.assert_array_equal(X[:, AP_HI_INDEX] * std + mean, [110, 150, 110, 150])
+    # the rule raises the pressure column and no other
+    source = Domain("Source", X, X[:, :1], np.ones(4, dtype=bool), np.arange(4))
+    rule = CardioTask(source, source, source, {}, 130.0, enc, 4, 0).rule(u=0.1)
+    x = torch.from_numpy(X)
+    moved = (rule.perturb(x, torch.Generator().manual_seed(0)) != x).any(dim=0)
+    assert moved.nonzero().flatten().tolist() == [FEATURES.index("ap_hi")]
 
 
 def test_encoder_by_hand():
