@@ -202,3 +202,35 @@ def test_no_rule_nan_ratio():
     out = dc.Objective(net(), None, dc.methods.TaskOnly())(X, y)
     assert out.satisfied is None and math.isnan(out.verification_ratio)
     assert float(out.rule) == 0.0
+
+
+def test_batch_weights_give_the_weighted_sum_over_the_batch_size():
+    x = torch.tensor([[1.0, 2.0, 0.0], [0.5, -1.0, 1.0], [-2.0, 0.3, 0.5], [0.0, 1.5, -1.0]])
+    y = torch.tensor([[1.0], [0.0], [-1.0], [2.0]])
+    w = torch.tensor([2.0, 0.0, 0.5, 1.0], dtype=torch.float64)  # cast to the losses' dtype
+    rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] - x[:, 0] + 0.1)
+    model = net()
+    objective = dc.Objective(model, rule, dc.methods.DeepCTRL(rho=2.0), task_loss="mse")
+    out = objective(x, y, alpha=0.25, weight=w)
+    with torch.no_grad():
+        y_hat = model(x, 0.25)[:, 0].tolist()
+    task = sum(wi * (yh - yi) ** 2 for wi, yh, yi in zip(w.tolist(), y_hat, y[:, 0].tolist(),
+                                                              strict=True))
+    gap = [max(0.0, yh - xi + 0.1) for yh, xi in zip(y_hat, x[:, 0].tolist(), strict=True)]
+    rule_loss = sum(wi * g for wi, g in zip(w.tolist(), gap, strict=True))
+    assert rule_loss > 0
+    assert float(out.task) == pytest.approx(task / 4, rel=1e-6)
+    assert float(out.rule) == pytest.approx(rule_loss / 4, rel=1e-6)
+    assert float(out.loss.detach()) == pytest.approx(0.25 * rule_loss / 4 + 2.0 * 0.75 * task / 4,
+                                            rel=1e-6)
+    dual = dc.Objective(model, rule, dc.methods.LagrangianDual(), task_loss="mse")
+    signed = sum(wi * (yh - xi + 0.1)
+                 for wi, yh, xi in zip(w.tolist(), y_hat, x[:, 0].tolist(), strict=True))
+    violations = dual(x, y, alpha=0.25, weight=w).terms.violations.detach()
+    assert float(violations[0, 0]) == pytest.approx(signed / 4, rel=1e-6)
+    zero = objective(x, y, alpha=0.25, weight=torch.zeros(4))  # allowed in a batch
+    assert float(zero.loss.detach()) == 0.0
+    with pytest.raises(ValueError, match="the batch weights: 3 weights for 4 rows"):
+        objective(x, y, weight=w[:3])
+    with pytest.raises(ValueError, match="the batch weights must be >= 0"):
+        objective(x, y, weight=-w)

@@ -91,6 +91,62 @@ def as_pair(pair: Any, name: str, device: torch.device | None = None,
     return X, y
 
 
+def as_weights(w: Any, name: str, n: int, device: torch.device | None = None,
+               all_zero: bool = False) -> Tensor:
+    """Per-row sample weights in float64: a 1-D tensor or array (or Series) of ``n`` finite
+    values >= 0, not all zero (unless ``all_zero``).
+
+    >>> as_weights([1, 0, 2], "train", 3).tolist()
+    [1.0, 0.0, 2.0]
+    >>> as_weights([1.0, -2.0], "train", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: train weights must be >= 0, got 1 negative weight(s)
+    """
+    what = f"{name} weights"
+    if hasattr(w, "to_numpy") and not isinstance(w, Tensor):
+        w = w.to_numpy()
+    if not isinstance(w, Tensor):
+        try:
+            arr = np.asarray(w)
+        except Exception as exc:
+            raise ValueError(f"{what} cannot be turned into an array: {exc}") from None
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"{what} must be numeric, got dtype {arr.dtype}")
+        w = torch.from_numpy(np.ascontiguousarray(arr))
+    if w.is_complex():
+        raise ValueError(f"{what} must be real numbers, got dtype {w.dtype}")
+    if w.dim() != 1:
+        raise ValueError(f"{what} must be 1-D (one weight per row), got shape {tuple(w.shape)}")
+    if w.shape[0] != n:
+        raise ValueError(f"{what}: {w.shape[0]} weights for {n} rows (one per row)")
+    w = w.to(device=device, dtype=torch.float64)
+    bad = int((~torch.isfinite(w)).sum())
+    if bad:
+        raise ValueError(f"{what} must be finite, got NaN or infinity in {bad} row(s)")
+    negative = int((w < 0).sum())
+    if negative:
+        raise ValueError(f"{what} must be >= 0, got {negative} negative weight(s)")
+    if not all_zero and not bool((w > 0).any()):
+        raise ValueError(f"{what} are all zero: at least one row needs a positive weight")
+    return w
+
+
+def as_data(data: Any, name: str, device: torch.device | None = None,
+            dtype: torch.dtype = torch.float32) -> tuple[Inputs, Tensor, Tensor | None]:
+    """(X, y, w) from ``(X, y)`` or ``(X, y, None)`` (w None) or ``(X, y, w)`` with per-row
+    weights (:func:`as_weights`, float64)."""
+    if isinstance(data, tuple | list) and len(data) == 3:
+        X, y = as_pair(data[:2], name, device, dtype)
+        w = None if data[2] is None else as_weights(data[2], name, batch_len(X), device)
+        return X, y, w
+    if isinstance(data, tuple | list) and len(data) != 2:
+        raise ValueError(f"{name} must be (X, y), (X, y, w) with per-row weights w, a Dataset "
+                         "or a DataLoader")
+    X, y = as_pair(data, name, device, dtype)
+    return X, y, None
+
+
 def resolve_device(device: str | torch.device | None) -> torch.device:
     """``device`` as a torch.device that exists here (default: the CPU).
 

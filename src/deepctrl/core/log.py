@@ -15,9 +15,15 @@ import os
 logger = logging.getLogger("deepctrl")
 
 
+def is_worker() -> bool:
+    """True in a data-parallel process other than rank 0 (started by ``torchrun``): such a
+    process neither prints nor writes files, since rank 0 holds the same results."""
+    return int(os.environ.get("RANK", "0")) > 0
+
+
 def info(message: str) -> None:
     """Tell the user ``message`` once, on one line."""
-    if os.environ.get("RANK", "0") != "0":
+    if is_worker():
         return
     if not logger.handlers and not logging.getLogger().handlers:
         handler = logging.StreamHandler()

@@ -34,26 +34,37 @@ def _flat_all(ts: Sequence[Inputs | None]) -> list:
 def compute_terms(
     rule: Rule | None, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Inputs, y: Tensor,
     y_hat: Tensor, perturbed: Sequence[Inputs | None], y_perturbed: Sequence[Tensor | None],
-    alpha: Tensor, n_global: int, need_violations: bool,
+    alpha: Tensor, n_global: int, need_violations: bool, exact: bool = False,
+    weight: Tensor | None = None,
 ) -> tuple[Terms, Context | None]:
     """Per-seed task loss, rule loss and signed violations of one batch, and the rule's
     context (None without a rule).
 
     Inputs, targets and outputs are stacked (S, rows, ...); the per-sample losses are summed
     over the rows and divided by ``n_global`` (the batch size, or the global batch under
-    data-parallel training).
+    data-parallel training). With ``exact`` the signed violations are summed in float64.
+    ``weight`` (S, rows): per-row weights, each row's losses and violations multiplied by
+    its weight before the sum (None: no weighting at all).
     """
     S, b = y_hat.shape[0], y_hat.shape[1]
-    task = loss_fn(y_hat.flatten(0, 1), y.flatten(0, 1)).view(S, b).sum(1) / n_global
+
+    def total(per_sample: Tensor, dtype: torch.dtype | None = None) -> Tensor:
+        rows = per_sample.view(S, b)
+        if weight is not None:
+            rows = rows * weight
+        return rows.sum(1, dtype=dtype) / n_global
+
+    task = total(loss_fn(y_hat.flatten(0, 1), y.flatten(0, 1)))
     zero = task.new_zeros(S)
     if rule is None:
         return Terms(task, zero, zero[:, None], alpha), None
     ctx = make_context(rule, flat(x), y_hat.flatten(0, 1), _flat_all(perturbed),
                        _flat_all(y_perturbed))
-    rule_loss = rule.loss(ctx).view(S, b).sum(1) / n_global
+    rule_loss = total(rule.loss(ctx))
     if need_violations:
         parts = ctx.parts or (ctx,)
-        viol = torch.stack([violation_of(leaf, c).view(S, b).sum(1) / n_global
+        dtype = torch.float64 if exact else None
+        viol = torch.stack([total(violation_of(leaf, c), dtype)
                             for leaf, c in zip(rule.leaves(), parts, strict=True)], dim=1)
     else:
         viol = zero[:, None]
@@ -63,15 +74,26 @@ def compute_terms(
 def block_sums(
     forward: Forward, rule: Rule | None, loss_fn: Callable[[Tensor, Tensor], Tensor],
     x: Inputs, y: Tensor, perturbed: Sequence[Inputs | None], what: str,
-    scales: tuple[Scales, Tensor] | None = None,
+    scales: tuple[Scales, Tensor] | None = None, exact: bool = False,
+    weight: Tensor | None = None,
 ) -> Tensor:
     """Per-seed sums (S,) in float64 over a block of rows of the task loss (``what="task"``),
     the rule loss (``"rule"``) or the rule loss on the reference response of
-    :mod:`deepctrl.core.scale` (``"reference"``, needs ``scales``)."""
+    :mod:`deepctrl.core.scale` (``"reference"``, needs ``scales``). The rows are summed in
+    the losses' dtype, or with ``exact`` in float64 (the same sum however rows are split).
+    With ``weight`` (S, rows) the sums are of every row's loss times its weight."""
     S, m = batch_len(x), batch_len(x, 1)
+
+    def total(per_sample: Tensor) -> Tensor:
+        rows = per_sample.view(S, m)
+        if exact:
+            rows = rows.double()
+            return (rows * weight.double() if weight is not None else rows).sum(1)
+        return (rows * weight if weight is not None else rows).sum(1).double()
+
     if what == "task" or rule is None:
         y_hat = forward(x)
-        return loss_fn(y_hat.flatten(0, 1), y.flatten(0, 1)).view(S, m).sum(1).double()
+        return total(loss_fn(y_hat.flatten(0, 1), y.flatten(0, 1)))
     y_hat, y_p = forward_all(forward, x, perturbed, dim=1)
     ctx = make_context(rule, flat(x), y_hat.flatten(0, 1), _flat_all(perturbed), _flat_all(y_p))
     if what == "reference":
@@ -80,7 +102,7 @@ def block_sums(
         per_sample = reference_rule_loss(rule, ctx, *scales)
     else:
         per_sample = rule.loss(ctx)
-    return per_sample.view(S, m).sum(1).double()
+    return total(per_sample)
 
 
 def check_outputs(y_hat: Tensor, y: Tensor, task_loss: object) -> None:

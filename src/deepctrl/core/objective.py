@@ -27,7 +27,7 @@ import torch
 import torch.distributed as tdist
 from torch import Tensor, nn
 
-from deepctrl.core.data import as_pair
+from deepctrl.core.data import as_pair, as_weights
 from deepctrl.core.inputs import Inputs, apply, batch_len, device_of
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
@@ -47,7 +47,8 @@ class ObjectiveOutput:
     """One batch's loss and its parts.
 
     ``loss``: the scalar to call ``backward()`` on. ``task``, ``rule``: the batch's mean
-    task and rule losses, detached (for logging; ``terms`` keeps them in the graph).
+    task and rule losses (with weights sum(w l) / batch size), detached (for logging;
+    ``terms`` keeps them in the graph).
     ``alpha``: the rule strength used. ``y_hat``: the outputs on x.
     ``satisfied``: per sample, whether the rule held (None without a rule); ``judged``: the
     samples the rule can judge. ``terms``: what the method's hooks take.
@@ -83,7 +84,11 @@ class Objective:
     """The loss of ``method`` (default :class:`deepctrl.core.methods.DeepCTRLMethod`) under ``rule``
     for one model, one batch at a time.
 
-    ``objective(x, y)`` returns an :class:`ObjectiveOutput`. After each optimizer step call
+    ``objective(x, y)`` returns an :class:`ObjectiveOutput`; ``objective(x, y, weight=w)``
+    weighs the batch's rows: the task loss, rule loss and signed violations become
+    sum(w_i l_i) / batch size, with ``w`` used as given (one finite weight >= 0 per row;
+    normalise it yourself, e.g. divide by the mean weight of the training set, so that the
+    losses keep their scale). After each optimizer step call
     :meth:`after_step` (the dual update of LagrangianDual; nothing for the others), after
     each epoch :meth:`after_epoch` (rho="epoch" re-measures rho). ``seed`` fixes the alpha
     draws and perturbations; under DDP give every rank the same seed, so that all ranks
@@ -92,7 +97,7 @@ class Objective:
     rho (DeepCTRL's balance of the losses, see docs/rho.md): call :meth:`calibrate` with
     the training data before training to measure it as the paper does, over the training
     set at the initial weights; otherwise it is measured on the first batch. A float rho
-    needs neither.
+    needs neither. :meth:`calibrate` measures rho unweighted.
     """
 
     def __init__(self, model: nn.Module, rule: Rule | None = None, method: Method | None = None,
@@ -179,14 +184,20 @@ class Objective:
     def calibrate(self, data: Any, block_rows: int = 4096) -> Objective:
         """Measure rho (DeepCTRL with rho "auto", "paper" or "epoch") over ``data`` at the
         model's current weights, in eval mode: ``(X, y)`` tensors, a Dataset or a DataLoader.
-        Under DDP the sums are added over ranks. Returns self."""
+        Under DDP the sums are added over ranks. Sample weights are not taken: the means are
+        unweighted. Returns self."""
         self._setup(self._estimator(data, block_rows))
         return self
 
-    def __call__(self, x: Inputs, y: Tensor, alpha: float | None = None) -> ObjectiveOutput:
-        """The loss of the batch (x, y) at a drawn alpha (or at ``alpha`` if given)."""
+    def __call__(self, x: Inputs, y: Tensor, alpha: float | None = None,
+                 weight: Any = None) -> ObjectiveOutput:
+        """The loss of the batch (x, y) at a drawn alpha (or at ``alpha`` if given); with
+        ``weight`` (one per row, used as given) the rows' losses are weighted:
+        sum(w_i l_i) / batch size."""
         if y.dim() == 1 and y.is_floating_point():
             y = y[:, None]
+        w = None if weight is None else as_weights(weight, "the batch", batch_len(x),
+                                                    device_of(x), all_zero=True)
         if not self._ready:
             self._setup(self._first_batch_estimator(x, y))
         device = device_of(x)
@@ -204,7 +215,8 @@ class Objective:
             rule, self.loss_fn, apply(one, x), y[None], y_hat[None],
             [None if p is None else apply(one, p) for p in perturbed],
             [None if t is None else t[None] for t in y_p], alphas, batch_len(x),
-            self.method.needs_violations)
+            self.method.needs_violations,
+            weight=None if w is None else w.to(y_hat.dtype)[None])
         loss = self.method.objective(terms)[0]
         satisfied = judged = None
         if rule is not None and ctx is not None:

@@ -25,31 +25,39 @@ Scales = Tensor | dict[str, Tensor]
 """Per-feature std of the inputs: one tensor, or one per named input."""
 
 
-def column_std(t: Tensor, block: int = 65536) -> Tensor:
+def column_std(t: Tensor, block: int = 65536, weight: Tensor | None = None) -> Tensor:
     """Standard deviation (n - 1) of every column of ``t`` (rows first), in blocks of rows
-    so that no temporary as large as ``t`` is made; 1 where it is 0.
+    so that no temporary as large as ``t`` is made; 1 where it is 0. With ``weight``, row i
+    counts w_i / mean(w) times (integer weights: the std of the repeated rows up to a
+    common factor).
 
     >>> import torch
     >>> column_std(torch.tensor([[1.0, 5.0], [3.0, 5.0]])).tolist()
     [1.4142135381698608, 1.0]
     """
     flat = t.reshape(t.shape[0], -1)
-    mean = cast(Tensor, sum(flat[i:i + block].double().sum(dim=0)
-                            for i in range(0, len(flat), block))) / len(flat)
-    sq = cast(Tensor, sum(((flat[i:i + block].double() - mean) ** 2).sum(dim=0)
-                          for i in range(0, len(flat), block)))
-    std = (sq / max(1, len(flat) - 1)).sqrt().float()
+    parts = range(0, len(flat), block)
+    u = (torch.ones(len(flat), dtype=torch.float64, device=t.device) if weight is None
+         else weight.double() / weight.double().mean())
+    total = float(u.sum())
+    mean = cast(Tensor, sum((u[i:i + block, None] * flat[i:i + block].double()).sum(dim=0)
+                            for i in parts)) / total
+    sq = cast(Tensor, sum((u[i:i + block, None] * (flat[i:i + block].double() - mean) ** 2)
+                          .sum(dim=0) for i in parts))
+    std = (sq / max(1.0, total - 1)).sqrt().float()
     return std.where(std > 0, std.new_ones(()))
 
 
-def data_scales(X: Inputs, y: Tensor) -> tuple[Scales, Tensor]:
+def data_scales(X: Inputs, y: Tensor, weight: Tensor | None = None) -> tuple[Scales, Tensor]:
     """Per-feature std of X (of each floating-point input of a dict) and per-output std of
-    y (1 where a std is 0; 0.5 for labels)."""
+    y (1 where a std is 0; 0.5 for labels), rows weighted by ``weight`` if given."""
     if isinstance(X, dict):
-        x_scale: Scales = {k: column_std(v) for k, v in X.items() if v.dtype.is_floating_point}
+        x_scale: Scales = {k: column_std(v, weight=weight) for k, v in X.items()
+                           if v.dtype.is_floating_point}
     else:
-        x_scale = column_std(X)
-    return x_scale, _target_scale(column_std(y) if y.dtype.is_floating_point else None)
+        x_scale = column_std(X, weight=weight)
+    y_std = column_std(y, weight=weight) if y.dtype.is_floating_point else None
+    return x_scale, _target_scale(y_std)
 
 
 def _target_scale(std: Tensor | None) -> Tensor:

@@ -18,6 +18,9 @@ offsets would otherwise be guarded; whenever the inputs have a signature (a stac
 batch of one) no graph has seen yet, their sizes are marked symbolic and duck sizing is off,
 so sizes that happen to be equal are not assumed equal for good.
 
+Sample weights (``dc.fit(train=(X, y, w))``) enter as one more argument, the (S, rows)
+weights of the batch's rows, or None without weights (dynamo guards on which it is).
+
 Guards: the step function is made for one fit (its own code object) and closes over things
 that stay fixed while it trains (the lowered model, the rule, the task loss, the stack's
 layout), so only guards on its inputs (tensor dtypes, shapes and strides, the symbolic
@@ -66,7 +69,7 @@ class CompiledStep:
     compiled graph; ``stack.lowered`` must exist (an MLP-made model)."""
 
     def __init__(self, stack: Stack, rule: Rule | None, loss_fn: PerSample,
-                 need_violations: bool) -> None:
+                 need_violations: bool, exact: bool = False) -> None:
         if stack.lowered is None:
             raise ValueError("only MLP-made models (deepctrl.engine.lowering) can be compiled")
         self.stack = stack
@@ -76,12 +79,14 @@ class CompiledStep:
 
         def objective(params: tuple[Tensor, ...], x: Inputs, y: Tensor,
                       perturbed: list[Inputs | None], alpha: Tensor, coefs: Coefficients,
-                      n_global: Tensor) -> tuple[Tensor, tuple[Tensor, Terms]]:
+                      n_global: Tensor, weight: Tensor | None
+                      ) -> tuple[Tensor, tuple[Tensor, Terms]]:
             views = dict(zip(names, params, strict=True))
             y_hat, y_p = forward_all(lambda z: lowered(views, z, alpha), x,  # type: ignore[arg-type]
                                      perturbed if rule is not None else [], dim=1)
             t, _ = compute_terms(rule, loss_fn, x, y, y_hat, perturbed, y_p, alpha,
-                                 n_global, need_violations)  # type: ignore[arg-type]
+                                 n_global, need_violations, exact,  # type: ignore[arg-type]
+                                 weight)
             per_seed = coefs.combine(t)
             detached = Terms(t.task.detach(), t.rule.detach(), t.violations.detach(), alpha)
             return per_seed.sum(), (per_seed.detach(), detached)
@@ -119,13 +124,16 @@ class CompiledStep:
         self.grads = [self.stack.views[k].grad for k in self.names]  # type: ignore[misc]
 
     def __call__(self, x: Inputs, y: Tensor, perturbed: Sequence[Inputs | None], alpha: Tensor,
-                 coefs: Coefficients, n_global: int) -> tuple[Tensor, Terms, list[Tensor]]:
+                 coefs: Coefficients, n_global: int, weight: Tensor | None = None
+                 ) -> tuple[Tensor, Terms, list[Tensor]]:
         """Per-seed objective (S,), detached terms and the gradients of one batch (one per
-        view ``names`` of the stack; :meth:`write_grads` puts them into ``flat_grad``)."""
+        view ``names`` of the stack; :meth:`write_grads` puts them into ``flat_grad``).
+        ``weight`` (S, rows): per-row weights of the losses, or None (one graph each)."""
         self._refresh()
         signature = (self.stack.size > 1, y.shape[1] > 1)
         new = signature not in self.signatures
         rows = [_own_storage(v, 2 if new else 0) for v in (x, y, list(perturbed))]
+        w = _own_storage(weight, 2 if new else 0)
         per_seed = [_own_storage(v, 1 if new else 0) for v in (alpha, coefs)]
         n = self.counts.get(n_global)
         if n is None:
@@ -136,7 +144,7 @@ class CompiledStep:
         building = (fx_config.patch(use_duck_shape=False)  # type: ignore[attr-defined]
                     if new else contextlib.nullcontext())
         with building:
-            grads, (loss, terms) = self.compiled(self.weights, *rows, *per_seed, n)
+            grads, (loss, terms) = self.compiled(self.weights, *rows, *per_seed, n, w)
         self.signatures.add(signature)
         return loss, terms, list(grads)
 

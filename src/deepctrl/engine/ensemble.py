@@ -36,20 +36,20 @@ from deepctrl.core.inputs import Inputs, apply, batch_len, seed_of
 from deepctrl.core.log import info
 from deepctrl.core.model import accepts_alpha, has_randomness, in_mode, unwrap
 from deepctrl.core.seeding import derive_seed
-from deepctrl.engine.lowering import TWIN, lower, twin_pairs
-
-PATHS = ("lowered", "vmap", "loop")
+from deepctrl.engine.lowering import TWIN, ExactSums, lower, twin_pairs
 
 
 class Stack:
     """S copies of ``models[0]``'s architecture with the weights of each of ``models``."""
 
-    def __init__(self, models: Sequence[nn.Module], seeds: Sequence[int] | None = None) -> None:
+    def __init__(self, models: Sequence[nn.Module], seeds: Sequence[int] | None = None,
+                 exact: ExactSums | None = None) -> None:
         if not models:
             raise ValueError("Stack needs at least one model")
         self.template = copy.deepcopy(models[0]).to("meta")
         self.takes_alpha = accepts_alpha(models[0])
-        self.lowered = lower(models[0])
+        self.lowered = lower(models[0], exact=exact)
+        self.exact = exact is not None
         self.random = has_randomness(models[0])
         self.path: str | None = None
         device = next(models[0].parameters()).device
@@ -125,6 +125,10 @@ class Stack:
         """
         if self.path is None:
             self.path = self._choose(x, alpha)
+            if self.exact and self.path != "lowered":
+                raise ValueError("exact_sums=True needs an MLP-made model (Linear layers and "
+                                 "activations, as dc.mlp builds) fed one tensor; this one "
+                                 f"runs on the {self.path} path")
         if self.path == "lowered":
             return self.lowered(self.views, x, alpha)  # type: ignore[misc, arg-type]
         if self.path == "vmap":

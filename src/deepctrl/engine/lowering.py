@@ -7,11 +7,17 @@ architectures this library builds (``DeepCTRL`` made of ``Sequential``/``MLP`` p
 layer as ONE batched matrix product (``baddbmm``) for all seeds. Anything else returns
 None and the caller falls back to vmap. Exact types only: a subclass may have changed
 ``forward``.
+
+With ``exact=ExactSums(...)`` the weight and bias gradients of every linear layer are summed
+over the rows in float64 (and, under data-parallel training, over the ranks) and rounded to
+the weights' dtype once, so a batch's gradient does not depend on how its rows are split
+(see :class:`ExactSums`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -31,8 +37,83 @@ _ACTIVATIONS: dict[type, Callable[[Tensor], Tensor]] = {
 }
 
 
-def _linear(prefix: str, bias: bool) -> Lowered:
+class ExactSums:
+    """Gradient sums over rows (and ranks) in float64, rounded once.
+
+    In float32 a sum over the rows of a batch rounds differently when the rows are split
+    (over ranks) or blocked differently, and training magnifies that: where a gradient
+    entry cancels to nearly zero (a rule's pair of forwards at an alpha near 1, say), the
+    rounding residue is all there is, and Adam's first steps turn it into a step of about
+    half the learning rate. Summed in float64, the residue is ~1e-16 of the terms instead of
+    ~1e-7, and the rounded gradient is the same however the rows were split.
+
+    ``reduce`` sums a float64 tensor over the ranks in place (None in a single process).
+    Under data-parallel training the layers' float64 sums wait in ``pending`` until
+    :meth:`finish` sums them over the ranks in one call and writes them, rounded, into
+    their weights' gradients.
+    """
+
+    def __init__(self, reduce: Callable[[Tensor], None] | None = None) -> None:
+        self.reduce = reduce
+        self.pending: dict[int, tuple[Tensor, Tensor]] = {}
+
+    def add(self, weight: Tensor, total: Tensor) -> None:
+        """Hold ``total``, a float64 gradient of ``weight`` (a leaf), until :meth:`finish`."""
+        held = self.pending.get(id(weight))
+        self.pending[id(weight)] = (weight, total if held is None else held[1] + total)
+
+    def finish(self) -> None:
+        """Sum the held gradients over the ranks and write them into the weights' ``grad``."""
+        if not self.pending:
+            return
+        held = list(self.pending.values())
+        self.pending.clear()
+        flat = torch.cat([total.reshape(-1) for _, total in held])
+        if self.reduce is not None:
+            self.reduce(flat)
+        for (weight, _), part in zip(held, flat.split([t.numel() for _, t in held]),
+                                     strict=True):
+            assert weight.grad is not None  # the stack's views point into its flat gradient
+            weight.grad.copy_(part.view(weight.shape))
+
+
+class _ExactLinear(torch.autograd.Function):
+    """Batched ``x @ w^T + b`` whose weight and bias gradients are float64 sums."""
+
+    @staticmethod
+    def forward(x: Tensor, w: Tensor, b: Tensor | None, sums: ExactSums) -> Tensor:
+        if b is None:
+            return torch.bmm(x, w.transpose(1, 2))
+        return torch.baddbmm(b.unsqueeze(1), x, w.transpose(1, 2))
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
+        x, w, b, sums = inputs
+        ctx.save_for_backward(x, w)
+        ctx.sums, ctx.has_bias = sums, b is not None
+        if sums.reduce is not None:
+            ctx.leaves = (w, b)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+        x, w = ctx.saved_tensors
+        grad_x = torch.bmm(grad, w) if ctx.needs_input_grad[0] else None
+        g64 = grad.double()
+        grad_w = torch.bmm(g64.transpose(1, 2), x.double())
+        grad_b = g64.sum(1) if ctx.has_bias else None
+        if ctx.sums.reduce is not None:  # summed over the ranks later, in one call
+            ctx.sums.add(ctx.leaves[0], grad_w)
+            if grad_b is not None:
+                ctx.sums.add(ctx.leaves[1], grad_b)
+            return grad_x, None, None, None
+        return (grad_x, grad_w.to(w.dtype),
+                None if grad_b is None else grad_b.to(w.dtype), None)
+
+
+def _linear(prefix: str, bias: bool, exact: ExactSums | None) -> Lowered:
     w, b = f"{prefix}weight", f"{prefix}bias"
+    if exact is not None:
+        return lambda p, x, a: _ExactLinear.apply(x, p[w], p[b] if bias else None, exact)
     if bias:
         return lambda p, x, a: torch.baddbmm(p[b].unsqueeze(1), x, p[w].transpose(1, 2))
     return lambda p, x, a: torch.bmm(x, p[w].transpose(1, 2))
@@ -47,8 +128,8 @@ def _chain(parts: list[Lowered]) -> Lowered:
     return run
 
 
-def _sequential(module: nn.Sequential, prefix: str) -> Lowered | None:
-    parts = [lower(child, f"{prefix}{name}.") for name, child in module.named_children()]
+def _sequential(module: nn.Sequential, prefix: str, exact: ExactSums | None) -> Lowered | None:
+    parts = [lower(child, f"{prefix}{name}.", exact) for name, child in module.named_children()]
     lowered = [f for f in parts if f is not None]
     return None if len(lowered) < len(parts) else _chain(lowered)
 
@@ -67,9 +148,9 @@ def twin_pairs(m: nn.Module) -> list[tuple[str, str]]:
     return [(f"rule_encoder.{n}", f"data_encoder.{n}") for n, _ in r]
 
 
-def _twin_encoders(m: DeepCTRL) -> Lowered | None:
+def _twin_encoders(m: DeepCTRL, exact: ExactSums | None) -> Lowered | None:
     """Both encoders at once on the (2S, ...) twin views: rule copies first, then data."""
-    inner = lower(m.rule_encoder, TWIN) if m.rule_encoder is not None else None
+    inner = lower(m.rule_encoder, TWIN, exact) if m.rule_encoder is not None else None
     if inner is None:
         return None
 
@@ -79,8 +160,9 @@ def _twin_encoders(m: DeepCTRL) -> Lowered | None:
     return run
 
 
-def _deepctrl(m: DeepCTRL, prefix: str) -> Lowered | None:
-    parts = {name: lower(getattr(m, name), f"{prefix}{name}.") if getattr(m, name) is not None
+def _deepctrl(m: DeepCTRL, prefix: str, exact: ExactSums | None) -> Lowered | None:
+    parts = {name: lower(getattr(m, name), f"{prefix}{name}.", exact)
+             if getattr(m, name) is not None
              else None for name in ("shared", "data_encoder", "rule_encoder", "decision")}
     shared, data, rule, decision = (parts[n] for n in
                                     ("shared", "data_encoder", "rule_encoder", "decision"))
@@ -91,7 +173,7 @@ def _deepctrl(m: DeepCTRL, prefix: str) -> Lowered | None:
     if m.shared is not None and shared is None:
         return None
     merge, residual = m.merge, m.residual
-    twins = _twin_encoders(m) if prefix == "" and twin_pairs(m) else None
+    twins = _twin_encoders(m, exact) if prefix == "" and twin_pairs(m) else None
 
     def encoders(p: Params, h: Tensor, alpha: Tensor) -> tuple[Tensor, Tensor]:
         if twins is None:
@@ -113,19 +195,20 @@ def _deepctrl(m: DeepCTRL, prefix: str) -> Lowered | None:
     return run
 
 
-def lower(module: nn.Module, prefix: str = "") -> Lowered | None:
-    """A batched function equivalent to ``module`` on stacked parameters, or None."""
+def lower(module: nn.Module, prefix: str = "", exact: ExactSums | None = None) -> Lowered | None:
+    """A batched function equivalent to ``module`` on stacked parameters, or None; with
+    ``exact``, gradient sums in float64 (:class:`ExactSums`)."""
     kind = type(module)
     if kind is nn.Linear:
-        return _linear(prefix, module.bias is not None)
+        return _linear(prefix, module.bias is not None, exact)
     if kind in _ACTIVATIONS:
         f = _ACTIVATIONS[kind]
         return lambda p, x, a: f(x)
     if kind in (nn.Sequential, MLP) and isinstance(module, nn.Sequential):
-        return _sequential(module, prefix)
+        return _sequential(module, prefix, exact)
     if type(module) is Residual:
-        inner = lower(module.inner, f"{prefix}inner.")
+        inner = lower(module.inner, f"{prefix}inner.", exact)
         return None if inner is None else (lambda p, x, a: inner(p, x, a) + x)
     if type(module) is DeepCTRL:
-        return _deepctrl(module, prefix)
+        return _deepctrl(module, prefix, exact)
     return None

@@ -4,11 +4,15 @@ Rows come from tensors (the fast path: every seed shuffles its own index order, 
 are gathered 64 at a time) or from a Dataset/DataLoader (read batch by batch, memory
 bounded by the batch). The loss of a batch is :func:`deepctrl.core.losses.compute_terms`, the
 same that :class:`deepctrl.Objective` computes for one model.
+
+Tensors may come with per-row sample weights: training multiplies every row's losses by
+w_i / mean(w) (so integer weights act as repeated rows), the rho estimate and the
+validation loss are weighted means sum(w l) / sum(w).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -23,73 +27,47 @@ from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import in_mode
 from deepctrl.core.rules.base import Rule, forward_all, perturb_all
 from deepctrl.core.scale import RunningScales, Scales, data_scales
-from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
 from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.distributed import World
 from deepctrl.engine.ensemble import FlatAdam, Stack
+from deepctrl.engine.feed import Streams, add_noise, mean_one, seed_rows
+from deepctrl.engine.lowering import ExactSums
 from deepctrl.engine.progress import progress_bar
 
-
-class Streams:
-    """Per-seed random generators for shuffling, input noise and perturbations."""
-
-    NAMES = ("shuffle", "noise", "perturb", "val", "eval")
-    shuffle: list[torch.Generator]
-    noise: list[torch.Generator]
-    perturb: list[torch.Generator]
-    val: list[torch.Generator]
-    eval: list[torch.Generator]
-
-    def __init__(self, seeds: Sequence[int], device: torch.device) -> None:
-        self.device = device
-        for name in self.NAMES:
-            setattr(self, name, [torch.Generator(device).manual_seed(derive_seed(s, name))
-                                 for s in seeds])
-        self.seeds = list(seeds)
-
-    def fresh(self, stream: str) -> list[torch.Generator]:
-        """New generators of ``stream`` for the seeds still training (same draws each time)."""
-        return [torch.Generator(self.device).manual_seed(derive_seed(s, stream))
-                for s in self.seeds]
-
-    def keep(self, mask: list[bool]) -> None:
-        for name in (*self.NAMES, "seeds"):
-            setattr(self, name, [g for g, k in zip(getattr(self, name), mask, strict=True) if k])
-
-
-def seed_rows(x: Inputs, part: slice) -> Inputs:
-    """Rows ``part`` of stacked (S, rows, ...) inputs."""
-    return apply(lambda t: t[:, part], x)
-
-
-def add_noise(xs: Inputs, std: float, gens: Sequence[torch.Generator]) -> Inputs:
-    """Fresh N(0, std^2) noise on every floating-point input, each seed from its generator."""
-
-    def noisy(t: Tensor) -> Tensor:
-        if not t.dtype.is_floating_point:
-            return t
-        return t + std * torch.stack([torch.randn(t.shape[1:], generator=g, device=t.device,
-                                                  dtype=t.dtype) for g in gens])
-
-    return apply(noisy, xs)
+Blocks = Iterator[tuple[Inputs, Tensor, Tensor | None]]
+"""(inputs (S, m, ...), targets (m, ...), per-row weights (m,) or None) per block of rows."""
 
 
 class Trainer:
-    """Trains the seeds of one :func:`deepctrl.fit` call; see :meth:`run`."""
+    """Trains the seeds of one :func:`deepctrl.fit` call; see :meth:`run`.
+
+    ``train_weights``, ``val_weights``: per-row sample weights (n,) of tensor data, or None.
+    """
 
     def __init__(self, models: list[nn.Module], rule: Rule | None, method: Method,
                  train: Any, val: Any, loss_fn: PerSample, task_loss: object,
                  batch_size: int, lr: float, seeds: list[int], input_noise: float,
                  shuffle: bool, device: torch.device, chunk_batches: int,
-                 compile: bool = False) -> None:
+                 compile: bool = False, exact_sums: bool = False,
+                 train_weights: Tensor | None = None,
+                 val_weights: Tensor | None = None) -> None:
         self.rule, self.method, self.loss_fn, self.task_loss = rule, method, loss_fn, task_loss
         self.batch_size, self.seeds, self.noise = batch_size, seeds, input_noise
         self.shuffle, self.device, self.chunk = shuffle, device, max(1, chunk_batches)
         self.dtype = next(models[0].parameters()).dtype
+        if (train_weights is not None and is_loader(train)) or (
+                val_weights is not None and is_loader(val)):
+            raise ValueError("sample weights are supported for tensors only, not for a "
+                             "Dataset or DataLoader")
+        self.train_weights = mean_one(train_weights, device, self.dtype)
+        self.val_weights = mean_one(val_weights, device, self.dtype)
         self.world = World.from_env(device)
         self.models = models
-        self.stack = Stack(models, seeds)
+        self.exact = exact_sums
+        reduce = self.world.all_reduce_ if self.world.size > 1 else None
+        self.sums = ExactSums(reduce) if exact_sums else None
+        self.stack = Stack(models, seeds, self.sums)
         self.world.broadcast_(self.stack.flat.detach())
         self.opt = FlatAdam(self.stack, lr=lr)
         self.streams = Streams(seeds, device)
@@ -142,29 +120,30 @@ class Trainer:
     def _alphas(self, value: float) -> Tensor:
         return torch.full((self.stack.size,), float(value), device=self.device)
 
-    def _tensor_blocks(self, X: list[Inputs] | Inputs, y: Tensor) -> Iterator[tuple[Inputs,
-                                                                                  Tensor]]:
+    def _tensor_blocks(self, X: list[Inputs] | Inputs, y: Tensor,
+                       w: Tensor | None = None) -> Blocks:
         S, n = self.stack.size, y.shape[0]
         step = max(self.batch_size, 4096)
         for start in range(0, n, step):
             part = slice(start, min(start + step, n))
+            wp = None if w is None else w[part]
             if isinstance(X, list):
-                yield stack([rows(x, part) for x in X]), y[part]
+                yield stack([rows(x, part) for x in X]), y[part], wp
             else:
-                yield expand_seeds(rows(X, part), S), y[part]
+                yield expand_seeds(rows(X, part), S), y[part], wp
 
-    def _loader_blocks(self, data: Any, noisy: bool) -> Iterator[tuple[Inputs, Tensor]]:
+    def _loader_blocks(self, data: Any, noisy: bool) -> Blocks:
         step = max(self.batch_size, 4096)
         gens = self.streams.fresh("val") if noisy else []
         for x, y in blocks(data, step, self.device, self.dtype, "val"):
             xs = expand_seeds(x, self.stack.size)
-            yield (add_noise(xs, self.noise, gens) if noisy else xs), y  # type: ignore[misc]
+            yield (add_noise(xs, self.noise, gens) if noisy else xs), y, None  # type: ignore[misc]
 
     @torch.no_grad()
-    def _mean_over(self, data: Iterator[tuple[Inputs, Tensor]], alpha: float | Tensor,
-                   what: str) -> Tensor:
+    def _mean_over(self, data: Blocks, alpha: float | Tensor, what: str) -> Tensor:
         """Per-active-seed mean of the task (or rule) loss over the blocks of ``data`` at
-        ``alpha`` (one value, or one per active seed), in eval mode.
+        ``alpha`` (one value, or one per active seed), in eval mode; with weights the
+        weighted mean sum(w l) / sum(w).
 
         ``what``: "task", "rule", or "reference" (rule loss on the reference response of
         :mod:`deepctrl.core.scale`). Under DDP every rank draws the same perturbations,
@@ -172,39 +151,43 @@ class Trainer:
         """
         S = self.stack.size
         total = torch.zeros(S, device=self.device, dtype=torch.float64)
-        n = 0
+        n: int | float = 0
         a = alpha.to(self.device) if isinstance(alpha, Tensor) else self._alphas(alpha)
         rule = self.rule if what != "task" else None
         with in_mode(self.stack.template, False):
-            for xs, y in data:
+            for xs, y, w in data:
                 m = y.shape[0]
                 perturbed = self._perturb(xs, self.streams.eval) if rule is not None else []
                 lo, hi = self.world.shard(0, m)
                 ys = expand_seeds(y[lo:hi], S)
+                ws = None if w is None else expand_seeds(w[lo:hi], S)
                 part = slice(lo, hi)
                 perturbed = [None if p is None else seed_rows(p, part) for p in perturbed]
                 total += block_sums(lambda z: self.stack(z, a), rule, self.loss_fn,
                                     seed_rows(xs, part), ys,
-                                    perturbed, what, self.scales)
-                n += m
+                                    perturbed, what, self.scales, self.exact, ws)
+                n += m if w is None else float(w.double().sum())
         return (self.world.all_reduce_sum(total) / n).float()
 
     def _scales(self) -> tuple[Scales, Tensor]:
         if not is_loader(self.train_data):
-            return data_scales(*self.train_data)
+            X, y = self.train_data
+            return data_scales(X, y, self.train_weights)
         acc = RunningScales()
         for x, y in blocks(self.train_data, max(self.batch_size, 4096), self.device,
                            self.dtype, "train"):
             acc.add(x, y)  # type: ignore[arg-type]
         return acc.result()
 
-    def _train_blocks(self) -> Iterator[tuple[Inputs, Tensor]]:
+    def _train_blocks(self) -> Blocks:
         if is_loader(self.train_data):
             return self._loader_blocks(self.train_data, noisy=False)
-        return self._tensor_blocks(*self.train_data)
+        X, y = self.train_data
+        return self._tensor_blocks(X, y, self.train_weights)
 
     def estimate_losses(self, reference: bool = False) -> tuple[Tensor, Tensor]:
-        """Per-seed (L_rule at alpha 1, L_task at alpha 0) over the training set."""
+        """Per-seed (L_rule at alpha 1, L_task at alpha 0) over the training set (weighted
+        means with sample weights)."""
         if reference:
             self.scales = self._scales()
         rule_loss = self._mean_over(self._train_blocks(), 1.0,
@@ -213,12 +196,15 @@ class Trainer:
         return rule_loss.cpu(), task_loss.cpu()
 
     def validation_loss(self) -> Tensor:
+        """Per-active-seed task loss over the validation set at the method's validation
+        alpha (the weighted mean with sample weights)."""
         if is_loader(self.val_data):
             data = self._loader_blocks(self.val_data, noisy=self.noise > 0)
         elif self.Xv_noisy is not None:
-            data = self._tensor_blocks(self.Xv_noisy, self.val_data[1])
+            data = self._tensor_blocks(self.Xv_noisy, self.val_data[1], self.val_weights)
         else:
-            data = self._tensor_blocks(*self.val_data)
+            Xv, yv = self.val_data
+            data = self._tensor_blocks(Xv, yv, self.val_weights)
         return self._mean_over(data, self.method.val_alphas(), "task")
 
     # -- training -------------------------------------------------------------------------
@@ -230,8 +216,9 @@ class Trainer:
                 for parts in zip(*per_seed, strict=True)]
 
     def batch_terms(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
-                    n_global: int) -> Terms:
-        """Per-seed terms of one (S, batch) slice; sums over the local rows / ``n_global``."""
+                    n_global: int, weight: Tensor | None = None) -> Terms:
+        """Per-seed terms of one (S, batch) slice; sums over the local rows (times their
+        ``weight`` (S, batch) if given) / ``n_global``."""
         rule = self.rule if self.use_rule else None
         y_hat, y_p = forward_all(lambda z: self.stack(z, alpha), x,
                                  perturbed if rule is not None else [], dim=1)
@@ -239,7 +226,7 @@ class Trainer:
             check_outputs(y_hat[0].detach(), y[0], self.task_loss)
             self.checked = True
         terms, _ = compute_terms(rule, self.loss_fn, x, y, y_hat, perturbed, y_p, alpha,
-                                 n_global, self.need_violations)
+                                 n_global, self.need_violations, self.exact, weight)
         return terms
 
     def _compile(self, alpha: Tensor) -> CompiledStep | None:
@@ -251,14 +238,19 @@ class Trainer:
             info(f"compile: {self.method.name} is not a linear method (no coefficients); "
                  "the training step runs eagerly")
             return None
+        if self.exact and self.world.size > 1:
+            info("compile: exact_sums under torchrun sums float64 gradients over the ranks, "
+                 "which the compiled step does not; the training step runs eagerly")
+            return None
         n = self.stack.size
         info(f"compile: the training step of {n} seed{'s' * (n != 1)} is compiled on the "
              "second batch (torch.compile; tens of seconds on a CPU, once)")
         return CompiledStep(self.stack, self.rule if self.use_rule else None, self.loss_fn,
-                            self.need_violations)
+                            self.need_violations, self.exact)
 
     def _compiled_step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None],
-                       alpha: Tensor, b_global: int) -> tuple[Tensor, Terms] | None:
+                       alpha: Tensor, b_global: int,
+                       weight: Tensor | None) -> tuple[Tensor, Terms] | None:
         """The compiled step's loss and terms, the weights updated; None (and eager from now
         on) if the step cannot be compiled (not traceable as one graph, or no working C++
         compiler for inductor)."""
@@ -268,7 +260,7 @@ class Trainer:
         assert linear is not None  # checked before compiling
         coefs = linear.as_tensors(a, self.columns)
         try:
-            loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global)
+            loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global, weight)
         except torch._dynamo.exc.TorchDynamoException as exc:
             reason = str(exc).strip().splitlines()[0][:160]
             info(f"compile: the training step could not be compiled ({reason}); "
@@ -284,12 +276,15 @@ class Trainer:
         return loss, t
 
     def _eager_step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None],
-                    alpha: Tensor, b_global: int) -> tuple[Tensor, Terms]:
-        t = self.batch_terms(x, y, perturbed, alpha, b_global)
+                    alpha: Tensor, b_global: int, weight: Tensor | None) -> tuple[Tensor, Terms]:
+        t = self.batch_terms(x, y, perturbed, alpha, b_global, weight)
         loss = self.method.objective(t)
         self.stack.zero_grad()
         loss.sum().backward()
-        self.world.all_reduce_(self.stack.flat_grad)
+        if self.sums is not None:
+            self.sums.finish()
+        else:
+            self.world.all_reduce_(self.stack.flat_grad)
         self.opt.step()
         if self.want_compile:  # after one eager step: the forward path is known
             self.want_compile = False
@@ -297,10 +292,12 @@ class Trainer:
         return loss, t
 
     def _step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
-              b_global: int) -> Tensor:
-        """One optimizer step of every active seed on its (local shard of the) batch."""
-        done = self._compiled_step(x, y, perturbed, alpha, b_global) if self.compiled else None
-        loss, t = done or self._eager_step(x, y, perturbed, alpha, b_global)
+              b_global: int, weight: Tensor | None = None) -> Tensor:
+        """One optimizer step of every active seed on its (local shard of the) batch, rows
+        weighted by ``weight`` (S, rows) if given."""
+        done = (self._compiled_step(x, y, perturbed, alpha, b_global, weight)
+                if self.compiled else None)
+        loss, t = done or self._eager_step(x, y, perturbed, alpha, b_global, weight)
         if self.need_violations:
             t = t._replace(violations=self.world.all_reduce_sum(t.violations.detach()))
         self.method.after_step(t)
@@ -318,6 +315,7 @@ class Trainer:
         if self.batches is not None:
             return self._train_epoch_loader()
         X, y = self.train_data
+        w = self.train_weights
         n, B = y.shape[0], self.batch_size
         n_batches = -(-n // B)
         order = self._epoch_order(n)
@@ -326,6 +324,7 @@ class Trainer:
         for c0 in range(0, n_batches, self.chunk):
             idx = order[:, c0 * B:(c0 + self.chunk) * B]
             xc, yc = rows(X, idx), y[idx]
+            wc = None if w is None else w[idx]
             if self.noise > 0:
                 xc = add_noise(xc, self.noise, self.streams.noise)
             pc = self._perturb(xc, self.streams.perturb) if self.use_rule else []
@@ -334,7 +333,8 @@ class Trainer:
                 b_global = min(start + B, idx.shape[1]) - start
                 total += self._step(seed_rows(xc, sl), yc[:, sl],
                                     [None if p is None else seed_rows(p, sl) for p in pc],
-                                    alphas[:, c0 + start // B], b_global)
+                                    alphas[:, c0 + start // B], b_global,
+                                    None if wc is None else wc[:, sl])
         return self.world.all_reduce_sum(total) / n
 
     def _train_epoch_loader(self) -> Tensor:

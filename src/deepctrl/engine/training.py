@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch import nn
+from torch import Tensor, nn
+from torch.utils.data import Dataset, IterableDataset
 
-from deepctrl.core.data import as_pair, resolve_device
+from deepctrl.core.data import as_data, resolve_device
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import DeepCTRLMethod, Method
 from deepctrl.core.metrics import PerSample, per_sample
@@ -71,9 +72,28 @@ def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> 
     return out
 
 
-def _data(data: Any, name: str, device: torch.device, dtype: torch.dtype) -> Any:
-    """Tensors checked and moved to the device; a Dataset or DataLoader as it is."""
-    return data if is_loader(data) else as_pair(data, name, device, dtype)
+def _data(data: Any, name: str, device: torch.device,
+          dtype: torch.dtype) -> tuple[Any, Tensor | None]:
+    """Tensors (X, y) checked and moved to the device, and their per-row weights (None
+    without); a Dataset or DataLoader as it is (no weights)."""
+    if is_loader(data):
+        _refuse_weighted_samples(data, name)
+        return data, None
+    X, y, w = as_data(data, name, device, dtype)
+    return (X, y), w
+
+
+def _refuse_weighted_samples(data: Any, name: str) -> None:
+    """A clear error for a map-style Dataset whose samples are (x, y, w) triples."""
+    if not isinstance(data, Dataset) or isinstance(data, IterableDataset):
+        return
+    try:
+        first = data[0]
+    except Exception:  # an empty or unusual dataset: reading it for training will tell
+        return
+    if isinstance(first, tuple | list) and len(first) == 3:
+        raise ValueError(f"{name}: the Dataset yields (x, y, w) triples, but sample weights "
+                         f"are supported for tensors only: pass {name}=(X, y, w)")
 
 
 def fit(
@@ -97,6 +117,7 @@ def fit(
     chunk_batches: int = 64,
     desc: str | None = None,
     compile: bool = False,
+    exact_sums: bool = False,
 ) -> FitResult:
     """Train ``model`` with ``method`` (default DeepCTRL) under ``rule``, one copy per seed.
 
@@ -106,6 +127,14 @@ def fit(
     bounded by the batch). A Dataset is batched with ``batch_size`` and, with ``shuffle``,
     each seed draws its own order; a DataLoader's batches are used as they come, by every
     seed.
+
+    Sample weights: ``(X, y, w)`` with ``w`` 1-D, one finite weight >= 0 per row, not all
+    zero (tensors only, not a Dataset or DataLoader; ``w=None`` is no weights). In training
+    every row's task loss, rule loss and signed violations are multiplied by w_i / mean(w)
+    before the sum over the batch (divided by the batch size as without weights), so
+    integer weights act as repeated rows; the rho estimate and the validation loss are the
+    weighted means sum(w l) / sum(w), and the data scales of ``rho="auto"`` are weighted
+    likewise.
 
     All seeds train at once as one stacked model (see :mod:`deepctrl.engine.ensemble` for the
     three ways it runs); each keeps its own init, batch order, alpha draws, perturbations,
@@ -125,10 +154,18 @@ def fit(
     2.6 times faster for one seed and 1.5 to 1.7 times for ten, after a compilation of a few
     seconds (inductor's disk cache warm) to tens of seconds; results agree with an eager run
     to float rounding.
+
+    ``exact_sums=True`` sums every gradient over the rows of a batch in float64 and rounds it
+    once (and the losses behind rho, validation and the dual multipliers likewise), so a step
+    does not depend on how the batch's rows are split: under ``torchrun`` every seed then ends
+    where one process ends (to about 1e-7 in float32, measured), where float32 sums would
+    let training magnify a rounding difference into a few percent for an occasional seed
+    (docs/core-api.md, "Devices and several processes"). MLP-made models only; it costs
+    about 10 % per epoch for one seed and 45 % for ten.
     """
     method = copy.deepcopy(method) if method is not None else DeepCTRLMethod()
     options = Options(task_loss, batch_size, lr, max_epochs, patience, val_every, progress,
-                      input_noise, shuffle, device, reinit, chunk_batches, compile)
+                      input_noise, shuffle, device, reinit, chunk_batches, compile, exact_sums)
     return _run(model, rule, [method], train, val, seeds, options, desc or method.name)[0]
 
 
@@ -148,8 +185,9 @@ def fit_methods(
     which costs less than the methods one after another. Each copy computes what it
     computes in its own :func:`fit` call with the same seed, to float rounding (batched
     products of different stack sizes may round differently).
-    The keyword ``options`` are :func:`fit`'s. A method that re-measures its losses every
-    epoch (``rho="epoch"``) measures them for every copy of the stack: train it on its own.
+    ``train`` and ``val`` are :func:`fit`'s (sample weights included), and so are the
+    keyword ``options``. A method that re-measures its losses every epoch
+    (``rho="epoch"``) measures them for every copy of the stack: train it on its own.
 
     >>> import torch, deepctrl as dc
     >>> X = torch.randn(64, 3); y = X.sum(1, keepdim=True)
@@ -187,12 +225,13 @@ class Options:
     reinit: bool = True
     chunk_batches: int = 64
     compile: bool = False
+    exact_sums: bool = False
 
 
 def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int],
            model: nn.Module, o: Options) -> None:
     if train is None:
-        raise ValueError("fit needs train=(X, y), a Dataset or a DataLoader")
+        raise ValueError("fit needs train=(X, y), (X, y, w), a Dataset or a DataLoader")
     for method in methods:
         if method.uses_rule and rule is None:
             raise ValueError(f"{method.name} needs a rule")
@@ -216,10 +255,12 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     copies = seeds * len(methods)
     models = [m.to(device) for m in init_models(model, copies, o.reinit)]
     method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
-    trainer = Trainer(models, rule, method, _data(train, "train", device, dtype),
-                      _data(val, "val", device, dtype) if val is not None else None,
+    train_data, train_w = _data(train, "train", device, dtype)
+    val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
+    trainer = Trainer(models, rule, method, train_data, val_data,
                       per_sample(o.task_loss), o.task_loss, o.batch_size, o.lr, copies,
-                      o.input_noise, o.shuffle, device, o.chunk_batches, o.compile)
+                      o.input_noise, o.shuffle, device, o.chunk_batches, o.compile,
+                      o.exact_sums, train_w, val_w)
     start = time.perf_counter()
     history, epochs, best_epochs, best = trainer.run(o.max_epochs, o.patience, o.val_every,
                                                      o.progress, desc)

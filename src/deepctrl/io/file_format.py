@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from deepctrl._version import __version__
+from deepctrl.core.log import is_worker
 
 FORMAT = "deepctrl"
 FORMAT_VERSION = 1
@@ -41,7 +42,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     data-parallel run leaves one copy of each file.
     """
     path = Path(path)
-    if int(os.environ.get("RANK", "0")) > 0:
+    if is_worker():
         return path
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
