@@ -37,9 +37,10 @@ print(f"trained for {model.n_epochs_} epochs; alpha chosen on its validation spl
 print(model.sweep(X_test, y_test, alphas=[0.0, 0.25, 0.5, 0.75, 1.0]).round(3))
 
 # %% Here the rule holds for every patient at every alpha, and it also helps accuracy:
-# pick the alpha with the lowest error on our own validation set. (With
-# ``min_verification=0.99`` it would instead be the smallest alpha at which the rule holds
-# for 99 % of the validation patients.) ``select_alpha`` sets ``model.alpha``.
+# choose alpha on our own validation set, as fit does on its held-out rows: the lowest
+# error among the alphas at which the rule holds for 99 % of the patients (here every
+# alpha). (With ``min_verification=0.99`` it would instead be the smallest such alpha.)
+# ``select_alpha`` sets ``model.alpha_``.
 alpha = model.select_alpha(X_val, y_val)
 test_mse = float(np.mean((model.predict(X_test) - y_test) ** 2))
 print(f"alpha {alpha:g}: test MSE {test_mse:.0f}, rule holds for "

@@ -18,8 +18,8 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
     pickled.write_bytes(b"\x80\x04K\x01.")  # pickle.dumps(1)
     table = tmp_path / "t.csv"
     table.write_text("x,y\n1,2\n3,4\n")
-    holes = tmp_path / "holes.csv"
-    holes.write_text("x,size\n1,2\n,4\n")
+    typo = tmp_path / "typo.csv"  # missing values are imputed, text in a number column is not
+    typo.write_text("x,size\n1,2\nabc,4\n3,5\n")
     model = tmp_path / "table.deepctrl"  # only the header matters to the checks below
     dc.save(torch.nn.Linear(1, 1), model, {
         "estimator": "DeepCTRLRegressor", "estimator_format": 1,
@@ -32,7 +32,7 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
         ["sweep", str(pickled), str(table)],
         ["predict", str(table), str(table), "--alpha", "strong", "--out", str(tmp_path / "p")],
         ["predict", str(model), str(table), "--out", str(tmp_path / "p")],
-        ["predict", str(model), str(holes), "--out", str(tmp_path / "p")],
+        ["predict", str(model), str(typo), "--out", str(tmp_path / "p")],
     ]
     code = ("import json, sys\n"
             "import deepctrl, deepctrl.cli.main\n"
@@ -48,7 +48,7 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
     errors = done.stderr.splitlines()
     assert len(errors) == len(bad_inputs), done.stderr
     assert errors[-2].endswith("t.csv lacks column(s) the model needs: size")
-    assert "column 'x' has missing values in 1 of 2 rows" in errors[-1]
+    assert "column 'x' has text in 1 of 3 rows (line 3: 'abc')" in errors[-1]
     assert before == [] and "torch" in after  # torch loads when a public name is first used
 
 

@@ -54,7 +54,8 @@ def test_fit_prints_a_summary(tmp_path, capsys):
     assert "trained DeepCTRLClassifier on 96 rows (validated on 24)" in out
     assert "rules: monotonic(price, decreasing)" in out and "epochs: 3" in out
     assert "validation at alpha 0: bce" in out
-    assert "verification ratio (validation): alpha 0: " in out and ", alpha 1: " in out
+    assert "rules: monotonic(price, decreasing): P('yes')" in out  # the default class, named
+    assert "default alpha: alpha " in out and "lowest validation error: alpha " in out
 
 
 def test_sweep_table_and_json(fitted, capsys):
@@ -125,9 +126,13 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         ([*fit, "--monotonic", "price=up"], "direction must be 'increasing' or 'decreasing'"),
         ([*fit, "--rules", str(f["rules"])], "rules.toml line 4: direction must be"),
         ([*fit, "--rules", "missing.toml"], "rules file missing.toml does not exist"),
-        (["fit", str(f["nan"]), *fit[2:]],
-         "column 'price' has missing values in 3 of 120 rows \\(first on line 5\\); use "
-         "--drop-missing"),
+        ([*fit, "--monotonic", "price=decreasing", "--monotonic", "price=increasing"],
+         "monotonic\\(price, decreasing\\) \\(--monotonic price=decreasing\\) and "
+         "monotonic\\(price, increasing\\) \\(--monotonic price=increasing\\) contradict "
+         "each other: sales cannot both rise and fall with 'price'"),
+        ([*fit, "--rule-class", "yes"], "--rule-class names the class of the --monotonic rules"),
+        ([*fit, "--monotonic", "price=decreasing", "--rule-class", "yes"],
+         "--rule-class is for classification"),
         (["fit", str(f["text"]), *fit[2:]],
          "column 'price' has text in 1 of 120 rows \\(line 7: 'abc'\\)"),
         ([*fit, "--val-fraction", "1.5"], "--val-fraction must be a number between 0 and 1"),
@@ -141,9 +146,9 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         (["predict", str(model), str(f["lacking"]), "--out", str(out)],
          "lacks column\\(s\\) the model needs: size"),
         (["predict", str(model), str(data), "--alpha", "strong", "--out", str(out)],
-         "--alpha must be a number or 'auto', got 'strong'"),
-        (["predict", str(model), str(f["nan"]), "--out", str(out)],
-         "column 'price' has missing values in 3 of 120 rows"),
+         "--alpha must be a number, 'auto' or 'min_error', got 'strong'"),
+        (["predict", str(model), str(data), "--alpha", "-0.5", "--out", str(out)],
+         "--alpha must be >= 0 \\(0 follows the data, 1 the rule\\), got -0.5"),
         (["predict", str(model), str(data), "--min-verification", "1.5", "--out", str(out)],
          "--min-verification must be a number greater than 0 and at most 1, got '1.5'"),
         (["predict", str(model), str(data), "--min-verification", "most", "--out", str(out)],
@@ -172,6 +177,28 @@ def test_drop_missing_drops_rows_and_says_how_many(fitted, tmp_path, capsys):
                         "--max-epochs", "1", "--no-progress", "--out", str(tmp_path / "m")],
                        capsys)
     assert code == 0 and "dropped 1 of 120 rows" in err
+
+
+def test_missing_values_are_scored_and_imputed_with_the_training_mean(fitted, tmp_path, capsys):
+    data, model = fitted
+    files = bad_files(tmp_path, data)  # "nan": price missing on 3 of 120 rows
+    out = tmp_path / "pred.csv"
+    code, _, _ = run(["predict", str(model), str(files["nan"]), "--alpha", "0.5",
+                      "--out", str(out)], capsys)
+    pred = pd.read_csv(out)["sales"].to_numpy()
+    assert code == 0 and len(pred) == 120 and np.isfinite(pred).all()
+    # the model had no missing prices in training: a missing price takes the training mean
+    frame = pd.read_csv(files["nan"])
+    missing = frame["price"].isna().to_numpy()
+    filled = frame.assign(price=frame["price"].fillna(pd.read_csv(data)["price"].mean()))
+    filled.to_csv(tmp_path / "filled.csv", index=False)
+    run(["predict", str(model), str(tmp_path / "filled.csv"), "--alpha", "0.5",
+         "--out", str(tmp_path / "f.csv")], capsys)
+    np.testing.assert_allclose(pred[missing], pd.read_csv(tmp_path / "f.csv")["sales"][missing],
+                               rtol=1e-5)
+    code, text, _ = run(["fit", str(files["nan"]), "--target", "sales", "--max-epochs", "1",
+                         "--no-progress", "--out", str(tmp_path / "m")], capsys)
+    assert code == 0 and "missing values: price 3 (with the training mean" in text
 
 
 class Payload:

@@ -5,26 +5,28 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from deepctrl.cli.rules_file import (
-    RuleTarget,
-    build_rules,
-    monotonic_spec,
-    parse_rules_text,
-    read_rules_file,
-)
+from deepctrl.cli.rules_file import build_rules, monotonic_spec, parse_rules_text, read_rules_file
 from deepctrl.core.rules import Additive, AllOf, Monotonic, Relative, Threshold
-from deepctrl.tabular.table_rules import Expression
+from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.table_rules import Expression, Outputs, resolve
 
-COLUMNS = {"price": np.array([2.0, 4.0, 6.0]), "temp": np.array([-5.0, 0.0, 5.0]),
-           "color": np.array(["a", "b", "a"], dtype=object)}
-REGRESSION = RuleTarget("sales", "regression")
-BINARY = RuleTarget("sick", "classification", ["no", "yes"])
+TABLE = pd.DataFrame({"price": [2.5, 4.0, 6.0], "temp": [-5.0, 0.0, 5.0],
+                      "color": ["a", "b", "a"]})
+ENCODER = TableEncoder.fit(TABLE)
+REGRESSION = Outputs.regression(["sales"])
+BINARY = Outputs.classification(["no", "yes"])
 
 
-def build(text: str, target: RuleTarget = REGRESSION) -> list:
-    return build_rules(parse_rules_text(textwrap.dedent(text), "r.toml"), COLUMNS, target)
+def build(text: str) -> list:
+    return build_rules(parse_rules_text(textwrap.dedent(text), "r.toml"))
+
+
+def resolved(text: str, outputs: Outputs = REGRESSION):
+    """The rules of a rules file as the estimator checks and resolves them."""
+    return resolve(build(text), ENCODER, outputs)
 
 
 def test_every_rule_kind():
@@ -47,18 +49,21 @@ def test_every_rule_kind():
         """)
     mono, thr, pen = rules
     assert isinstance(mono, Monotonic) and mono.feature == "price"
-    assert mono.direction == "decreasing" and isinstance(mono.perturbation, Relative)
+    # no perturbation written: the estimator chooses it from the column
+    assert mono.direction == "decreasing" and mono.given_perturbation is None
     assert isinstance(thr, Threshold) and thr.threshold == 2.5 and thr.direction == "increasing"
     assert isinstance(thr.perturbation, Additive) and thr.perturbation.scale == 1.5
     assert isinstance(pen, Expression) and pen.tau == 0.5
+    assert [r.where for r in rules] == ["r.toml line 2", "r.toml line 7", "r.toml line 13"]
 
 
 def test_default_perturbation_depends_on_the_column():
-    rules = build_rules([monotonic_spec("price=increasing"), monotonic_spec("temp=increasing")],
-                        COLUMNS, REGRESSION)
-    assert isinstance(rules[0].perturbation, Relative) and rules[0].perturbation.u == 0.1
+    rule = resolve(build_rules([monotonic_spec("price=increasing"),
+                                monotonic_spec("temp=increasing")]), ENCODER, REGRESSION)
+    price, temp = (leaf.perturbation.inner for leaf in rule.leaves())
+    assert isinstance(price, Relative) and price.u == 0.1
     # temp crosses zero: additive, 0.1 standard deviation
-    assert rules[1].perturbation.scale == pytest.approx(0.1 * np.std([-5.0, 0.0, 5.0]))
+    assert temp.scale == pytest.approx(0.1 * np.std([-5.0, 0.0, 5.0]))
 
 
 def test_weights_make_one_weighted_rule():
@@ -76,7 +81,7 @@ def test_weights_make_one_weighted_rule():
 
 
 def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
-    first, second = build("""
+    first, second = resolved("""
         [[rule]]
         kind = "monotonic"
         column = "price"
@@ -84,19 +89,19 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
         output = "no"
         [[rule]]
         kind = "monotonic"
-        column = "price"
+        column = "temp"
         direction = "increasing"
         output = "yes"
-        """, BINARY)
+        """, BINARY).leaves()
     assert (first.output, first.direction) == (0, "decreasing")
     assert (second.output, second.direction) == (0, "increasing")
-    (multi,) = build("""
+    multi = resolved("""
         [[rule]]
         kind = "threshold"
         column = "price"
         threshold = 3
         output = 2
-        """, RuleTarget("grade", "classification", [0, 1, 2]))
+        """, Outputs.classification([0, 1, 2]))
     assert multi.output == 2
 
 
@@ -104,11 +109,12 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
     ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "up"\n',
      "r.toml line 4: direction must be 'increasing' or 'decreasing', got 'up'"),
     ('[[rule]]\nkind = "monotonic"\ncolumn = "prize"\ndirection = "increasing"\n',
-     "r.toml line 3: unknown column 'prize' \\(columns: price, temp, color\\)"),
+     "rule monotonic\\(prize, increasing\\) \\(r.toml line 1\\): unknown column 'prize'; the "
+     "table has: price, temp, color"),
     ('[[rule]]\nkind = "monotonic"\ncolumn = "color"\ndirection = "increasing"\n',
-     "r.toml line 3: column 'color' is not numeric"),
+     "\\(r.toml line 1\\) needs a numeric or date column, but 'color' is categorical"),
     ('[[rule]]\nkind = "monotonic"\ncolumn = "sales"\ndirection = "increasing"\n',
-     "r.toml line 3: column 'sales' is the target"),
+     "\\(r.toml line 1\\): unknown column 'sales'"),
     ('[[rule]]\nkind = "monotonic"\n\ncolumn = "price"\n',
      "r.toml line 1: the monotonic rule needs 'direction'"),
     ('[[rule]]\nkind = "monotone"\n', "r.toml line 2: kind must be one of monotonic, threshold, "
@@ -118,13 +124,23 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
     ('[[rule]]\nkind = "penalty"\nexpression = "sales <= os.system(1)"\n',
      "r.toml line 3: penalty expression .* is not allowed"),
     ('[[rule]]\nkind = "penalty"\nexpression = "sales <= wind"\n',
-     "r.toml line 3: unknown name 'wind'"),
+     "penalty\\(sales <= wind\\) \\(r.toml line 1\\): unknown name 'wind'"),
     ('[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = "high"\n',
      "r.toml line 4: threshold must be a number, got 'high'"),
     ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
      'relative = -1\n', "r.toml line 5: Relative perturbation needs u > 0"),
     ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\noutput = "x"\n',
-     "r.toml line 5: output 'x' is not the target 'sales'"),
+     "\\(r.toml line 1\\): output 'x' is not a target of this model \\(targets: sales\\)"),
+    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\noutput = 1.5\n',
+     "r.toml line 5: output must be a class label or target name"),
+    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+     '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "decreasing"\n',
+     "rules monotonic\\(price, increasing\\) \\(r.toml line 1\\) and monotonic\\(price, "
+     "decreasing\\) \\(r.toml line 5\\) contradict each other: sales cannot both rise and "
+     "fall with 'price'"),
+    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+     '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n',
+     "say the same of 'price' and sales: give it once"),
     ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
      'weight = -2\n', "r.toml line 5: weight must be >= 0"),
     ('[[rule]]\nkind = "monotonic"\ncolumn = = "price"\n',
@@ -134,14 +150,21 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
 ])
 def test_mistakes_name_the_line(text, message):
     with pytest.raises(ValueError, match=message):
-        build_rules(parse_rules_text(text, "r.toml"), COLUMNS, REGRESSION)
+        resolved(text)
 
 
 def test_monotonic_flag_errors():
     with pytest.raises(ValueError, match="--monotonic price: write COLUMN=increasing"):
         monotonic_spec("price")
     with pytest.raises(ValueError, match="--monotonic price=down: direction must be"):
-        build_rules([monotonic_spec("price=down")], COLUMNS, REGRESSION)
+        build_rules([monotonic_spec("price=down")])
+
+
+def test_the_rule_class_option_names_the_class_of_every_monotonic_flag():
+    rules = build_rules([monotonic_spec("price=increasing", "no")])
+    assert rules[0].output == "no"
+    (rule,) = resolve(rules, ENCODER, BINARY).leaves()
+    assert (rule.output, rule.direction) == (0, "decreasing")  # P(no) = 1 - P(yes)
 
 
 def test_read_rules_file_errors(tmp_path):

@@ -41,3 +41,22 @@ def test_usage_errors_are_one_line(cli, args, message):
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and re.match(message, lines[0]), lines
     assert lines[0].endswith("--help')")
+
+
+def test_under_torchrun_every_line_is_printed_once(tmp_path, free_port):
+    rows = ["price,kind,y"] + [f"{1 + i % 7},{'ab'[i % 2]},{-(i % 7) + 0.1 * (i % 3)}"
+                               for i in range(120)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+         "--master_addr", "127.0.0.1", "--master_port", str(free_port),
+         "-m", "deepctrl.cli.main", "fit", "t.csv", "--target", "y",
+         "--monotonic", "price=decreasing", "--max-epochs", "2", "--no-progress",
+         "--out", "m.deepctrl"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ours = [line for line in (done.stdout + done.stderr).splitlines()
+            if not line.startswith(("W1", "*"))]  # torchrun's own banner
+    assert any(line.startswith("task: regression") for line in ours), ours
+    assert any(line.startswith("model written to") for line in ours), ours
+    assert len(ours) == len(set(ours)), ours

@@ -62,7 +62,10 @@ def test_predict_takes_alpha_and_auto_uses_the_selected_alpha(regressor):
     np.testing.assert_array_equal(est.predict(X, alpha="auto"), at_selected)
     assert est.predict(X, alpha=0.0).shape == (len(X),)
     assert not np.allclose(est.predict(X, alpha=0.0), est.predict(X, alpha=1.0))
-    with pytest.raises(ValueError, match="alpha must be a finite number or 'auto', got 'high'"):
+    np.testing.assert_array_equal(est.predict(X, alpha="min_error"),
+                                  est.predict(X, alpha=est.min_error_alpha_))
+    with pytest.raises(ValueError, match="alpha must be a finite number, 'auto' or 'min_error', "
+                                         "got 'high'"):
         est.predict(X, alpha="high")
 
 
@@ -184,7 +187,10 @@ def test_multi_output_regression_with_a_rule_on_the_second_output():
     est.fit(X, Y)
     assert est.output_names_ == ["a", "b"] and est.predict(X).shape == (256, 2)
     assert est.verification_ratio(X, alpha=1.0) >= 0.95
-    with pytest.raises(ValueError, match="output 2 is out of range, the model has 2"):
+    by_name = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing", output="b")], **FAST)
+    np.testing.assert_array_equal(by_name.fit(X, Y).predict(X), est.predict(X))
+    with pytest.raises(ValueError, match=r"output 2 is not a target of this model \(targets: "
+                                         r"a, b\)"):
         dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing", output=2)]).fit(X, Y)
 
 

@@ -16,7 +16,17 @@ import deepctrl as dc
 SMALL = {"max_epochs": 15, "n_seeds": 2, "random_state": 0}
 ESTIMATORS = [dc.DeepCTRLRegressor(**SMALL), dc.DeepCTRLClassifier(**SMALL)]
 # No check is expected to fail; list a check here with its reason if that ever changes.
-EXPECTED_FAILURES: dict[str, str] = {}
+WEIGHTS_AS_REPEATS = (
+    "training draws minibatches and initial weights at random, so integer weights and "
+    "repeated rows see different batches; they agree in expectation, and exactly for a full "
+    "batch (tests/engine/test_sample_weights.py)")
+EXPECTED_FAILURES: dict[str, str] = {
+    "check_sample_weight_equivalence_on_dense_data": WEIGHTS_AS_REPEATS,
+    "check_sample_weight_equivalence_on_sparse_data": WEIGHTS_AS_REPEATS,
+    "check_dtype_object":
+        "a cell that is neither text nor a number is refused with a ValueError naming the "
+        "column, as all bad input is, where scikit-learn expects numpy's TypeError",
+}
 
 API_CHECKS = ["check_parameters_default_constructible", "check_no_attributes_set_in_init",
               "check_get_params_invariance", "check_set_params", "check_estimator_cloneable",

@@ -97,13 +97,18 @@ def test_a_grid_of_its_own_is_searched_in_alpha_order(against, ratios):
     assert alpha == reached[0]
 
 
-def test_labelled_select_alpha_is_unchanged(against):
+def test_labelled_select_alpha_keeps_the_rule_or_takes_the_lowest_error(against):
     est = against[0]
     saved = est.alpha_
     X, y = confounded_table(200, 1)
     try:
         table = est.sweep(X, y, alphas=ALPHA_GRID)  # the labelled grid stops at 1
-        assert est.select_alpha(X, y) == table.loc[table["mse"].idxmin(), "alpha"]
+        assert est.select_alpha(X, y, objective="min_error") == \
+            table.loc[table["mse"].idxmin(), "alpha"]
+        kept = table[table["verification_ratio"] >= 0.99]
+        expected = kept.loc[kept["mse"].idxmin(), "alpha"] if len(kept) else \
+            table.loc[table["verification_ratio"].idxmax(), "alpha"]
+        assert est.select_alpha(X, y) == expected
         reached = table.loc[table["verification_ratio"] >= 0.5, "alpha"]
         assert est.select_alpha(X, y, min_verification=0.5) == reached.min()
     finally:

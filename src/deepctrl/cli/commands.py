@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.rules_file import RuleTarget, build_rules, monotonic_spec, read_rules_file
+from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.tables import clean_columns, read_table
 from deepctrl.io.file_format import table_model_columns, write_atomic
 
@@ -68,6 +68,17 @@ def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
         integral = bool(np.all(values == np.round(values)))
         chosen = "classification" if integral and len(np.unique(values)) <= 10 else "regression"
     return chosen, f"task: {chosen} (from target column {series.name!r}; set --task to choose)"
+
+
+def check_table_rules(rules: list[Any], features: pd.DataFrame, target: pd.Series,
+                      task: str) -> None:
+    """The rules' mistakes (columns, classes, contradictions) before anything is printed or
+    trained."""
+    from deepctrl.tabular.table_rules import Outputs, check_rules
+
+    outputs = (Outputs.classification(sorted(target.unique().tolist()))
+               if task == "classification" else Outputs.regression([str(target.name)]))
+    check_rules(rules, features, outputs)
 
 
 def _check_output_path(out: str | Path) -> Path:
@@ -118,7 +129,8 @@ def _goal(value: Any) -> float:
 @one_line_errors
 def fit_command(data: str, target: str, out: str, task: str | None = None,
                 monotonic: Sequence[str] = (), rules: str | None = None,
-                val_fraction: float | str = 0.2, seed: int | str = 0,
+                rule_class: str | None = None, val_fraction: float | str = 0.2,
+                seed: int | str = 0,
                 drop_missing: bool = False, max_epochs: int | str = 500,
                 progress: bool = True, device: str = "cpu") -> int:
     """``deepctrl fit``: train a table model and write it to ``out``."""
@@ -127,8 +139,11 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
     val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
     seed = number(seed, "--seed", int, 0, 2**31)
     max_epochs = number(max_epochs, "--max-epochs", int, 1)
-    specs = [monotonic_spec(m) for m in monotonic]
+    if rule_class is not None and not monotonic:
+        raise ValueError("--rule-class names the class of the --monotonic rules; give one")
+    specs = [monotonic_spec(m, rule_class) for m in monotonic]
     specs += read_rules_file(rules) if rules is not None else []
+    rule_list = build_rules(specs)
     path = Path(data)
     frame = read_table(path)
     if target not in frame.columns:
@@ -137,49 +152,26 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
     features = [c for c in frame.columns if c != target]
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target {target!r}")
-    frame = clean_columns(frame, [*features, target], path, drop_missing)
+    frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
     task, note = infer_task(frame[target], task)
-    classes: Sequence[Any] | np.ndarray = (
-        np.unique(frame[target].to_numpy()) if task == "classification" else ())
-    if task == "classification" and len(classes) < 2:
-        raise ValueError(f"target column {target!r} has only one class ({classes[0]!r})")
-    rule_list = build_rules(specs, {c: frame[c].to_numpy() for c in features},
-                            RuleTarget(target, task, classes))
+    if task == "regression" and rule_class is not None:
+        raise ValueError("--rule-class is for classification; the task is regression")
+    if task == "classification" and frame[target].nunique() < 2:
+        raise ValueError(f"target column {target!r} has only one class "
+                         f"({frame[target].iloc[0]!r})")
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
     est = kind(rules=rule_list or None, validation_fraction=val_fraction, random_state=seed,
                max_epochs=max_epochs, verbose=progress, device=device)
+    check_table_rules(rule_list, frame[features], frame[target], task)
     if note:
         print(note, file=sys.stderr)
     est.fit(frame[features], frame[target])
     est.save(out_path)
-    _summary(est, rule_list, out_path)
+    print(est.summary())
+    print(f"model written to {out_path}")
     return 0
-
-
-def _summary(est: Any, rules: list[Any], out: Path) -> None:
-    from deepctrl.tabular.table_rules import describe, leaves_and_weights
-
-    table = pd.DataFrame(est.validation_sweep_)
-    split = f"validated on {est.n_validation_}" if est.n_validation_ else "no validation split"
-    print(f"trained {type(est).__name__} on {est.n_train_} rows ({split}), "
-          f"{est.encoder_.n_encoded} inputs after encoding")
-    leaves, _ = leaves_and_weights(rules)
-    print("rules: " + (", ".join(describe(r) for r in leaves) if leaves else "none"))
-    print(f"epochs: {est.n_epochs_} (best at {max(est.best_epochs_)})")
-    at0 = table.iloc[0]
-    metrics = [c for c in table.columns if c not in ("alpha", "verification_ratio")]
-    label = "validation" if est.n_validation_ else "training"
-    print(f"{label} at alpha 0: " + ", ".join(f"{m} {at0[m]:.4g}" for m in metrics))
-    if leaves:
-        ratios = []
-        for a in (0.0, 0.5, 1.0):
-            ratio = table.loc[np.isclose(table["alpha"], a), "verification_ratio"].iloc[0]
-            ratios.append(f"alpha {a:g}: {ratio:.3f}")
-        print(f"verification ratio ({label}): " + ", ".join(ratios))
-        print(f"selected alpha: {est.selected_alpha_:g} (lowest {label} {est.primary_metric})")
-    print(f"model written to {out}")
 
 
 def _model_and_frame(model: str, data: str, drop: bool, with_target: bool
@@ -195,7 +187,8 @@ def _model_and_frame(model: str, data: str, drop: bool, with_target: bool
     if missing:
         raise ValueError(f"{path} lacks column(s) the model needs: {', '.join(missing)}")
     targets = targets if with_target and all(t in frame.columns for t in targets) else []
-    frame = clean_columns(frame, [*needed, *targets], path, drop, hint=with_target)
+    frame = clean_columns(frame, [*needed, *targets], path, drop, hint=with_target,
+                          targets=targets)
     from deepctrl.tabular.estimators import load_any
 
     return load_any(model), frame, needed, targets
@@ -271,6 +264,26 @@ def _compare_choices(table: pd.DataFrame, metric: str, goal: float) -> list[str]
     return lines
 
 
+def _alpha_option(alpha: str) -> float | str:
+    """``--alpha``: 'auto', 'min_error' or a number >= 0 (above 1 with a note that it
+    extrapolates beyond training)."""
+    if alpha in ("auto", "min_error"):
+        return alpha
+    try:
+        value = float(alpha)
+        if not math.isfinite(value):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"--alpha must be a number, 'auto' or 'min_error', got {alpha!r}"
+                         ) from None
+    if value < 0:
+        raise ValueError(f"--alpha must be >= 0 (0 follows the data, 1 the rule), got {alpha}")
+    if value > 1:
+        print(f"note: alpha {value:g} is above 1: the rule's direction is extrapolated beyond "
+              "training (alphas were drawn from 0 to 1)", file=sys.stderr)
+    return value
+
+
 @one_line_errors
 def predict_command(model: str, data: str, out: str, alpha: str = "auto",
                     min_verification: float | str | None = None) -> int:
@@ -278,13 +291,7 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto",
     ``min_verification``, at the smallest alpha whose verification ratio on these rows
     reaches it (no labels needed; nothing is written when no alpha does)."""
     out_path = _check_output_path(out)
-    value: float | str
-    try:
-        value = "auto" if alpha == "auto" else float(alpha)
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"--alpha must be a number or 'auto', got {alpha!r}") from None
+    value = _alpha_option(alpha)
     goal = None if min_verification is None else _goal(min_verification)
     if goal is not None and value != "auto":
         raise ValueError("--alpha and --min-verification exclude each other: give one")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from deepctrl._version import __version__
+from deepctrl.core.log import is_worker
 
 # experiment name -> (module in deepctrl.paper.experiments, function, help)
 EXPERIMENTS: dict[str, tuple[str, str, str]] = {
@@ -86,6 +88,10 @@ def _run_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+DROP_HELP = ("drop rows with missing values or text in number columns (by default missing "
+             "values are imputed and text in a number column is an error)")
+
+
 def _add_table_and_rules(p: argparse.ArgumentParser, rule: str) -> None:
     """DATA, --target, --task, --monotonic and --rules, as fit and test-rule take them."""
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file, one row per sample")
@@ -110,8 +116,11 @@ def _add_fit(subparsers: Any) -> None:
     p.add_argument("--max-epochs", default="500", metavar="N",
                    help="upper limit of training epochs (default 500; early stopping ends "
                         "sooner)")
-    p.add_argument("--drop-missing", action="store_true",
-                   help="drop rows with missing or non-numeric values instead of failing")
+    p.add_argument("--rule-class", default=None, metavar="LABEL",
+                   help="classification: the class whose probability the --monotonic rules "
+                        "constrain (default: the second class in sorted order of two, the "
+                        "first of more)")
+    p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--device", default="cpu",
                    help="where training runs: cpu (default), cuda, cuda:N or mps; the model "
                         "file is the same either way")
@@ -126,7 +135,7 @@ def _run_fit(args: argparse.Namespace) -> int:
 
     return fit_command(args.data, args.target, args.out, task=args.task,
                        monotonic=args.monotonic, rules=args.rules,
-                       val_fraction=args.val_fraction, seed=args.seed,
+                       rule_class=args.rule_class, val_fraction=args.val_fraction, seed=args.seed,
                        drop_missing=args.drop_missing, max_epochs=args.max_epochs,
                        progress=args.progress, device=args.device)
 
@@ -139,8 +148,7 @@ def _add_sweep(subparsers: Any) -> None:
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
     p.add_argument("--alphas", default="0:1:0.1", help="START:STOP:STEP or a comma list")
     p.add_argument("--json", dest="as_json", action="store_true", help="print JSON rows")
-    p.add_argument("--drop-missing", action="store_true",
-                   help="drop rows with missing or non-numeric values instead of failing")
+    p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--min-verification", default="0.95", metavar="G",
                    help="after the table, the smallest alpha whose verification ratio reaches "
                         "G (chosen without labels), next to the lowest-error alpha "
@@ -164,7 +172,9 @@ def _add_predict(subparsers: Any) -> None:
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
     choice = p.add_mutually_exclusive_group()
     choice.add_argument("--alpha", default="auto",
-                        help="rule strength, or 'auto' for the alpha stored in the model")
+                        help="rule strength from 0 (the data) to 1 (the rule; above 1 "
+                             "extrapolates), 'auto' for the model's default, 'min_error' for "
+                             "its lowest-error alpha")
     choice.add_argument("--min-verification", default=None, metavar="G",
                         help="choose alpha on these rows, without their target: the smallest "
                              "alpha (0 to 1.5) whose verification ratio reaches G")
@@ -195,8 +205,7 @@ def _add_test_rule(subparsers: Any) -> None:
                         "training (default 50)")
     p.add_argument("--max-epochs", default="500", metavar="N",
                    help="upper limit of training epochs per fold (default 500)")
-    p.add_argument("--drop-missing", action="store_true",
-                   help="drop rows with missing or non-numeric values instead of failing")
+    p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--device", default="cpu", help="where training runs (default cpu)")
     p.add_argument("--no-progress", dest="progress", action="store_false",
                    help="hide the progress bar")
@@ -231,37 +240,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-EXTRAS = {"pandas": "tabular", "sklearn": "tabular", "scipy": "tabular", "matplotlib": "tabular"}
+EXTRAS = {"pandas": "tabular", "sklearn": "tabular", "scipy": "tabular", "matplotlib": "tabular",
+          "narwhals": "tabular"}
 """Libraries outside the base install, and the extra that brings each."""
 PAPER_LIBRARIES = ("pandas", "sklearn", "scipy", "matplotlib")
 """What ``deepctrl reproduce`` needs (the ``paper`` extra)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; bad input gives one line on stderr and exit code 2."""
+    """Run the command line; bad input gives one line on stderr and exit code 2.
+
+    Under ``torchrun`` only rank 0 prints: the other ranks' output, notes and warnings
+    would repeat it line for line. Their errors still show.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if int(os.environ.get("RANK", "0")) > 0:  # under torchrun only rank 0 reports
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 0
-    try:
-        return int(handler(args) or 0)
-    except ModuleNotFoundError as exc:
-        if exc.name not in EXTRAS:
-            raise
-        extra = "paper" if args.command == "reproduce" else EXTRAS[exc.name]
-        print(f"deepctrl: error: 'deepctrl {args.command}' needs {exc.name}: "
-              f"pip install 'deepctrl[{extra}]'", file=sys.stderr)
-        return 2
-    except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-        print(f"deepctrl: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("deepctrl: interrupted", file=sys.stderr)
-        return 130
+    err = sys.stderr
+    quiet = is_worker()
+    with open(os.devnull, "w") as devnull, \
+            contextlib.redirect_stdout(devnull if quiet else sys.stdout), \
+            contextlib.redirect_stderr(devnull if quiet else sys.stderr):
+        try:
+            return int(handler(args) or 0)
+        except ModuleNotFoundError as exc:
+            if exc.name not in EXTRAS:
+                raise
+            extra = "paper" if args.command == "reproduce" else EXTRAS[exc.name]
+            print(f"deepctrl: error: 'deepctrl {args.command}' needs {exc.name}: "
+                  f"pip install 'deepctrl[{extra}]'", file=err)
+            return 2
+        except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+            print(f"deepctrl: error: {exc}", file=err)
+            return 2
+        except KeyboardInterrupt:
+            print("deepctrl: interrupted", file=err)
+            return 130
 
 
 if __name__ == "__main__":

@@ -12,10 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from deepctrl.cli.commands import check_device, infer_task, number, one_line_errors
-from deepctrl.cli.rules_file import RuleTarget, build_rules, monotonic_spec, read_rules_file
+from deepctrl.cli.commands import (
+    check_device,
+    check_table_rules,
+    infer_task,
+    number,
+    one_line_errors,
+)
+from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.tables import clean_columns, read_table
 
 
@@ -66,14 +70,13 @@ def rule_test_command(data: str, target: str, group: str | None, out: str,
     features = [c for c in frame.columns if c not in (target, group)]
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target and the group")
-    frame = clean_columns(frame, [*features, target], path, drop_missing)
+    frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
     if group is not None and frame[group].isna().any():
         raise ValueError(f"group column {group!r} has {int(frame[group].isna().sum())} "
                          "missing values")
     task, note = infer_task(frame[target], task)
-    classes = np.unique(frame[target].to_numpy()) if task == "classification" else ()
-    rule_list = build_rules(specs, {c: frame[c].to_numpy() for c in features},
-                            RuleTarget(target, task, classes))
+    rule_list = build_rules(specs)
+    check_table_rules(rule_list, frame[features], frame[target], task)
     if note:
         print(note, file=sys.stderr)
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor

@@ -7,16 +7,16 @@ One ``[[rule]]`` table per rule::
     kind = "monotonic"
     column = "price"
     direction = "decreasing"      # or "increasing"
-    relative = 0.1                # optional: raise the price by up to 10 % (default when
-                                  # the column is positive), or `additive = 5.0` in the
-                                  # column's units (default: 0.1 standard deviation)
+    relative = 0.1                # optional: raise the price by up to 10 %, or
+                                  # `additive = 5.0` in the column's units (default: chosen
+                                  # from the column, as the estimators choose it)
 
     [[rule]]                      # the risk is higher above ap_hi = 129.5
     kind = "threshold"
     column = "ap_hi"
     threshold = 129.5             # in the column's units
     direction = "increasing"
-    output = 1                    # optional: the class (classification) or target column
+    output = "late"               # optional: the class (classification) or target column
 
     [[rule]]                      # a penalty on named columns and outputs
     kind = "penalty"
@@ -27,7 +27,7 @@ One ``[[rule]]`` table per rule::
 >>> specs = parse_rules_text('[[rule]]\\nkind = "monotonic"\\ncolumn = "x"\\n'
 ...                          'direction = "up"\\n', "r.toml")
 >>> try:
-...     build_rules(specs, {"x": [1.0, 2.0]}, RuleTarget("y", "regression"))
+...     build_rules(specs)
 ... except ValueError as e:
 ...     print(e)
 r.toml line 4: direction must be 'increasing' or 'decreasing', got 'up'
@@ -37,12 +37,10 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 if TYPE_CHECKING:  # rules load PyTorch: imported where built, after the checks
     from deepctrl.core.rules import Perturbation, Rule
@@ -76,20 +74,6 @@ class RuleSpec:
 
     def at(self, key: str) -> str:
         return self.key_where.get(key, self.where)
-
-
-@dataclass
-class RuleTarget:
-    """What a rule's ``output`` can name: the target column, and the classes."""
-
-    name: str
-    task: str
-    classes: Sequence[Any] | np.ndarray = ()
-
-    def output_names(self) -> list[str]:
-        if self.task == "regression":
-            return [self.name]
-        return [f"proba_{c}" for c in self.classes]
 
 
 def _line_map(text: str, source: str) -> tuple[list[str], list[dict[str, str]], dict[str, str]]:
@@ -178,22 +162,30 @@ def _check_keys(spec: RuleSpec) -> None:
     for key in ("column", "direction", "expression"):
         if key in spec.values and not isinstance(spec.values[key], str):
             raise ValueError(f"{spec.at(key)}: {key} must be text, got {spec.values[key]!r}")
+    output = spec.values.get("output")
+    if output is not None and (isinstance(output, bool) or not isinstance(output, str | int)):
+        raise ValueError(f"{spec.at('output')}: output must be a class label or target name "
+                         f"(text) or an index, got {output!r}")
     if {"relative", "additive"} <= set(spec.values):
         raise ValueError(f"{spec.at('additive')}: give 'relative' or 'additive', not both")
     if spec.values.get("weight", 1.0) < 0:
         raise ValueError(f"{spec.at('weight')}: weight must be >= 0")
 
 
-def monotonic_spec(text: str) -> RuleSpec:
-    """A rule from ``--monotonic COLUMN=increasing|decreasing``."""
+def monotonic_spec(text: str, rule_class: str | None = None) -> RuleSpec:
+    """A rule from ``--monotonic COLUMN=increasing|decreasing`` (on the class
+    ``rule_class`` when given: ``--rule-class``)."""
     where = f"--monotonic {text}"
     column, sep, direction = text.rpartition("=")
     if not sep or not column:
         raise ValueError(f"{where}: write COLUMN=increasing or COLUMN=decreasing")
-    return RuleSpec({"kind": "monotonic", "column": column, "direction": direction}, where)
+    values = {"kind": "monotonic", "column": column, "direction": direction}
+    return RuleSpec(values if rule_class is None else {**values, "output": rule_class}, where)
 
 
-def _perturbation(spec: RuleSpec, values: np.ndarray) -> Perturbation:
+def _perturbation(spec: RuleSpec) -> Perturbation | None:
+    """The perturbation the rule gives, or None (the estimator chooses one from the
+    column: :func:`deepctrl.tabular.table_rules.default_perturbation`)."""
     from deepctrl.core.rules import Additive, Relative
 
     try:
@@ -204,79 +196,43 @@ def _perturbation(spec: RuleSpec, values: np.ndarray) -> Perturbation:
     except ValueError as exc:
         key = "relative" if "relative" in spec.values else "additive"
         raise ValueError(f"{spec.at(key)}: {exc}") from None
-    if values.size and values.min() > 0:
-        return Relative(0.1)
-    std = float(values.std()) if values.size else 0.0
-    return Additive(0.1 * std if std > 0 else 0.1)
+    return None
 
 
-def _output(spec: RuleSpec, target: RuleTarget) -> tuple[int, bool]:
-    """The model output a rule names, and whether its direction flips (a binary model's
-    first class)."""
-    if "output" not in spec.values:
-        return 0, False
-    value = spec.values["output"]
-    names = [target.name] if target.task == "regression" else [str(c) for c in target.classes]
-    if str(value) not in names:
-        raise ValueError(f"{spec.at('output')}: output {value!r} is not "
-                         + (f"the target {target.name!r}" if target.task == "regression"
-                            else f"a class (classes: {', '.join(names)})"))
-    index = names.index(str(value))
-    if target.task == "classification" and len(names) == 2:
-        return 0, index == 0
-    return index, False
-
-
-def _feature_rule(spec: RuleSpec, columns: Mapping[str, Any], target: RuleTarget) -> Rule:
+def _feature_rule(spec: RuleSpec) -> Rule:
     v = spec.values
-    column = v["column"]
-    if column == target.name:
-        raise ValueError(f"{spec.at('column')}: column {column!r} is the target")
-    if column not in columns:
-        shown = ", ".join(list(columns)[:20])
-        raise ValueError(f"{spec.at('column')}: unknown column {column!r} (columns: {shown})")
-    try:
-        values = np.asarray(columns[column], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{spec.at('column')}: column {column!r} is not numeric") from None
     direction = v.get("direction", "increasing")
     if direction not in ("increasing", "decreasing"):
         raise ValueError(f"{spec.at('direction')}: direction must be 'increasing' or "
                          f"'decreasing', got {direction!r}")
-    output, flip = _output(spec, target)
-    if flip:
-        direction = "decreasing" if direction == "increasing" else "increasing"
-    pert = _perturbation(spec, values)
     from deepctrl.core.rules import Monotonic, Threshold
 
+    output = v.get("output")
     if v["kind"] == "monotonic":
-        return Monotonic(column, direction, output, pert)
-    return Threshold(column, v["threshold"], output, direction, pert)
+        return Monotonic(v["column"], direction, output, _perturbation(spec))
+    return Threshold(v["column"], v["threshold"], output, direction, _perturbation(spec))
 
 
-def _penalty_rule(spec: RuleSpec, columns: Mapping[str, Any], target: RuleTarget) -> Rule:
+def _penalty_rule(spec: RuleSpec) -> Rule:
     from deepctrl.tabular.table_rules import Expression
 
     try:
-        rule = Expression(spec.values["expression"], spec.values.get("tau", 0.0))
+        return Expression(spec.values["expression"], spec.values.get("tau", 0.0))
     except ValueError as exc:
         raise ValueError(f"{spec.at('expression')}: {exc}") from None
-    known = set(columns) | set(target.output_names())
-    for name in rule.comparison.names:
-        if name not in known:
-            raise ValueError(f"{spec.at('expression')}: unknown name {name!r} in the "
-                             f"expression (outputs: {', '.join(target.output_names())})")
-    return rule
 
 
-def build_rules(specs: Sequence[RuleSpec], columns: Mapping[str, Any],
-                target: RuleTarget) -> list[Rule]:
-    """Rules for an estimator from specs; ``columns`` maps each feature column to its
-    values (used to check the column and to choose the default perturbation)."""
+def build_rules(specs: Sequence[RuleSpec]) -> list[Rule]:
+    """Rules for an estimator from specs, each remembering where it was written (its
+    ``where``, which the estimator's messages quote). Columns, outputs, default
+    perturbations, duplicates and contradictions are the estimator's to check and choose
+    (:func:`deepctrl.tabular.table_rules.resolve`), as for rules written in Python."""
     rules, weights = [], []
     for spec in specs:
         build = _penalty_rule if spec.values["kind"] == "penalty" else _feature_rule
-        rules.append(build(spec, columns, target))
+        rule = build(spec)
+        rule.where = spec.where  # type: ignore[attr-defined]
+        rules.append(rule)
         weights.append(float(spec.values.get("weight", 1.0)))
     if any(w != 1.0 for w in weights):
         from deepctrl.core.rules import AllOf

@@ -1,6 +1,6 @@
 """Reading the user's table: CSV (comma, semicolon or tab separated) or Parquet, with one
-clear line for every problem (missing file, empty file, not text, missing values, text in a
-numeric column, with the line number).
+clear line for every problem (missing file, empty file, not text, text in a numeric column,
+with the line number). Missing values are kept for the model to impute.
 """
 
 from __future__ import annotations
@@ -62,13 +62,14 @@ def _lines(rows: np.ndarray, csv: bool) -> str:
 
 
 def clean_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path, drop: bool,
-                  hint: bool = True) -> pd.DataFrame:
-    """Check ``columns`` for missing values and for text in mostly-numeric columns; drop
-    those rows when ``drop`` is set (telling how many), else raise naming the problem."""
+                  hint: bool = True, targets: Sequence[str] = ()) -> pd.DataFrame:
+    """Check ``columns`` for text in mostly-numeric columns (an error naming the first such
+    line, or with ``drop`` those rows are dropped). Missing values stay (the model imputes
+    them), unless ``drop`` is set; rows whose ``targets`` are missing are always dropped,
+    saying how many."""
     csv = path.suffix.lower() not in _PARQUET
     frame = frame.copy()
     bad = np.zeros(len(frame), dtype=bool)
-    problems = []
     for name in columns:
         series = frame[name]
         missing = series.isna().to_numpy()
@@ -79,24 +80,21 @@ def clean_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path, drop:
             if (~missing).sum() and as_number.notna().sum() >= 0.5 * (~missing).sum() \
                     and text.any():
                 rows = np.flatnonzero(text)
-                problems.append(f"column {name!r} has text in {len(rows)} of {len(frame)} rows "
-                                f"({_lines(rows, csv)}: {series.iloc[rows[0]]!r})")
+                if not drop:
+                    tip = "; use --drop-missing to drop those rows" if hint else ""
+                    raise ValueError(f"{path}: column {name!r} has text in {len(rows)} of "
+                                     f"{len(frame)} rows ({_lines(rows, csv)}: "
+                                     f"{series.iloc[rows[0]]!r}){tip}")
                 frame[name] = as_number
                 bad |= text
-        if missing.any():
-            rows = np.flatnonzero(missing)
-            problems.append(f"column {name!r} has missing values in {len(rows)} of "
-                            f"{len(frame)} rows (first on {_lines(rows, csv)})")
+        if drop or name in targets:
             bad |= missing
-    if problems and not drop:
-        tip = "; use --drop-missing to drop those rows" if hint else ""
-        raise ValueError(f"{path}: {problems[0]}{tip}")
     if bad.any():
-        print(f"dropped {int(bad.sum())} of {len(frame)} rows with missing or non-numeric "
-              f"values", file=sys.stderr)
+        what = "missing or non-numeric values" if drop else "a missing target"
+        print(f"dropped {int(bad.sum())} of {len(frame)} rows with {what}", file=sys.stderr)
         frame = frame.loc[~bad]
         if len(frame) == 0:
-            raise ValueError(f"{path}: no rows left after dropping missing values")
+            raise ValueError(f"{path}: no rows left after dropping rows with {what}")
         for name in columns:
             if pd.api.types.is_object_dtype(frame[name].dtype) \
                     and pd.to_numeric(frame[name], errors="coerce").notna().all():

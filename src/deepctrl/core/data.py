@@ -11,20 +11,26 @@ from torch import Tensor
 from deepctrl.core.inputs import Inputs, batch_len
 
 
+def _numeric_tensor(a: Any, name: str) -> Tensor:
+    """A tensor as it is, or a numeric array, list or Series/DataFrame as a tensor."""
+    if hasattr(a, "to_numpy") and not isinstance(a, Tensor):
+        a = a.to_numpy()
+    if isinstance(a, Tensor):
+        return a
+    try:
+        arr = np.asarray(a)
+    except Exception as exc:
+        raise ValueError(f"{name} cannot be turned into an array: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
 def as_tensor(a: Any, name: str, device: torch.device | None = None,
               dtype: torch.dtype = torch.float32) -> Tensor:
     """A tensor from a tensor, array or DataFrame: floating-point and boolean values in
     ``dtype``, integers kept (class labels, token ids)."""
-    if hasattr(a, "to_numpy") and not isinstance(a, Tensor):
-        a = a.to_numpy()
-    if not isinstance(a, Tensor):
-        try:
-            arr = np.asarray(a)
-        except Exception as exc:
-            raise ValueError(f"{name} cannot be turned into an array: {exc}") from None
-        if arr.dtype.kind not in "biuf":
-            raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
-        a = torch.from_numpy(np.ascontiguousarray(arr))
+    a = _numeric_tensor(a, name)
     if a.dtype.is_floating_point or a.dtype == torch.bool:
         a = a.to(dtype)
     t = a.to(device) if device is not None else a
@@ -104,16 +110,7 @@ def as_weights(w: Any, name: str, n: int, device: torch.device | None = None,
     ValueError: train weights must be >= 0, got 1 negative weight(s)
     """
     what = f"{name} weights"
-    if hasattr(w, "to_numpy") and not isinstance(w, Tensor):
-        w = w.to_numpy()
-    if not isinstance(w, Tensor):
-        try:
-            arr = np.asarray(w)
-        except Exception as exc:
-            raise ValueError(f"{what} cannot be turned into an array: {exc}") from None
-        if arr.dtype.kind not in "biuf":
-            raise ValueError(f"{what} must be numeric, got dtype {arr.dtype}")
-        w = torch.from_numpy(np.ascontiguousarray(arr))
+    w = _numeric_tensor(w, what)
     if w.is_complex():
         raise ValueError(f"{what} must be real numbers, got dtype {w.dtype}")
     if w.dim() != 1:

@@ -160,8 +160,9 @@ def fit(
     does not depend on how the batch's rows are split: under ``torchrun`` every seed then ends
     where one process ends (to about 1e-7 in float32, measured), where float32 sums would
     let training magnify a rounding difference into a few percent for an occasional seed
-    (docs/core-api.md, "Devices and several processes"). MLP-made models only; it costs
-    about 10 % per epoch for one seed and 45 % for ten.
+    (docs/core-api.md, "Devices and several processes"). MLP-made models only; an eager
+    epoch takes about 1.5 times as long for one seed and 1.7 times for ten
+    (benchmarks/exact_sums_cost.py).
     """
     method = copy.deepcopy(method) if method is not None else DeepCTRLMethod()
     options = Options(task_loss, batch_size, lr, max_epochs, patience, val_every, progress,

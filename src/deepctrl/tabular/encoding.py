@@ -1,33 +1,52 @@
-"""Tables to model inputs for the estimators: numeric columns standardized, categorical
-columns (text, category, bool) one-hot. The encoder remembers every column, so rules can
-name columns and model files can rebuild the preprocessing.
+"""Tables to model inputs for the estimators.
+
+* numeric columns are standardized; missing values (NaN) take the training mean and, where
+  the training rows had any, an indicator input (1 where the value was missing);
+* categorical columns (text, category, bool) are one-hot; a missing value (NaN, None, empty
+  text) is a category of its own;
+* date columns (datetime64, or text in ISO 8601 form such as ``2024-05-31`` or
+  ``2024-05-31 14:00``) become a few numeric inputs: the days since the first training
+  date (standardized) and, where they vary in training, the time of year (for a span of a
+  year or more), the weekday and the time of day as sine/cosine pairs; missing dates are
+  imputed like numbers. A date after the training range is simply a larger number.
+
+The encoder remembers every column, so rules can name columns and model files can rebuild
+the preprocessing.
 
 >>> import pandas as pd
->>> frame = pd.DataFrame({"price": [1.0, 2.0, 3.0], "color": ["red", "blue", "red"]})
+>>> frame = pd.DataFrame({"price": [1.0, 2.0, 3.0, None], "color": ["red", "blue", "red", ""]})
 >>> enc = TableEncoder.fit(frame)
 >>> enc.encoded_names()
-['price', 'color=blue', 'color=red']
->>> [round(float(v), 3) for v in enc.transform(frame)[:, 0]]
-[-1.225, 0.0, 1.225]
+['price', 'price (missing)', 'color=(missing)', 'color=blue', 'color=red']
+>>> enc.transform(frame)[:, :2].astype(float).round(3).tolist()
+[[-1.225, 0.0], [0.0, 0.0], [1.225, 0.0], [0.0, 1.0]]
 """
 
 from __future__ import annotations
 
+import re
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-NUMERIC, CATEGORICAL = "numeric", "categorical"
-Category = str | int | float | bool
+NUMERIC, CATEGORICAL, DATE = "numeric", "categorical", "date"
+Category = str | int | float | bool | None
+MISSING_NAME = "(missing)"
+DAY = np.timedelta64(1, "D")
+DATE_PARTS = {"year": 365.2425, "week": 7.0, "day": 1.0}
+"""Cyclic date parts and their period in days."""
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?"
+                       r"(Z|[+-]\d{2}:?\d{2})?$")
 
 
 @dataclass
 class Column:
-    """One input column: its kind, scaling and range (numeric) or categories (categorical),
-    and where its encoding starts in the model input."""
+    """One input column: its kind, scaling and range (numeric, date), categories
+    (categorical), how many training values were missing, and where its encoding starts in
+    the model input (the value first, then cyclic date parts, then the missing indicator)."""
 
     name: str
     kind: str
@@ -37,34 +56,72 @@ class Column:
     low: float = 0.0
     high: float = 0.0
     categories: list[Category] = field(default_factory=list)
+    integer: bool = False
+    missing: int = 0
+    indicator: bool = False
+    origin: str = ""
+    parts: list[str] = field(default_factory=list)
 
     @property
     def width(self) -> int:
-        return 1 if self.kind == NUMERIC else len(self.categories)
+        if self.kind == CATEGORICAL:
+            return len(self.categories)
+        return 1 + 2 * len(self.parts) + int(self.indicator)
 
-    def to_raw(self, value: Any) -> Any:
-        """Standardized value(s) of a numeric column back in the column's units."""
-        return value * self.std + self.mean
+    @property
+    def ordered(self) -> bool:
+        """Whether a rule can raise this column (numeric or date)."""
+        return self.kind in (NUMERIC, DATE)
+
+    @property
+    def unit(self) -> str:
+        return "days" if self.kind == DATE else "units"
 
     def to_encoded(self, value: float) -> float:
-        """A value in the column's units as the model sees it (standardized)."""
+        """A value in the column's units (days since ``origin`` for a date) as the model
+        sees it (standardized)."""
         return (float(value) - self.mean) / self.std
 
+    def encoded_names(self) -> list[str]:
+        if self.kind == CATEGORICAL:
+            return [f"{self.name}={MISSING_NAME if v is None else v}" for v in self.categories]
+        names = [self.name if self.kind == NUMERIC else f"{self.name} (days)"]
+        for part in self.parts:
+            names += [f"{self.name} ({part} sin)", f"{self.name} ({part} cos)"]
+        return names + ([f"{self.name} (missing)"] if self.indicator else [])
 
-def _kind(series: pd.Series) -> str:
+
+def _is_missing_text(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value.strip() == "") or \
+        (isinstance(value, float) and np.isnan(value)) or value is pd.NA or value is pd.NaT
+
+
+def _looks_like_dates(series: pd.Series) -> bool:
+    values = [v for v in series.tolist() if not _is_missing_text(v)]
+    return bool(values) and all(isinstance(v, str) and _ISO_DATE.match(v.strip())
+                                for v in values)
+
+
+def column_kind(series: pd.Series) -> str:
+    """numeric, categorical or date, from the column's type (text in ISO 8601 date form is a
+    date)."""
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
         return CATEGORICAL
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return DATE
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
         return NUMERIC
     if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
-        return CATEGORICAL
+        return DATE if _looks_like_dates(series) else CATEGORICAL
     raise ValueError(f"column {series.name!r} has unsupported type {dtype}; "
-                     "use numbers, text, categories or booleans")
+                     "use numbers, dates, text, categories or booleans")
 
 
 def _plain(value: Any) -> Category:
-    """A category as a plain JSON-friendly Python value."""
+    """A category as a plain JSON-friendly Python value (None for a missing value)."""
+    if _is_missing_text(value):
+        return None
     if isinstance(value, np.generic):
         value = value.item()
     if not isinstance(value, str | int | float | bool):
@@ -73,32 +130,108 @@ def _plain(value: Any) -> Category:
 
 
 def numeric_values(series: pd.Series) -> np.ndarray:
-    """The values of a numeric column as float64, with NaN and infinities named as errors."""
-    name, n = series.name, len(series)
+    """The values of a numeric column as float64 (NaN where missing); infinities are errors."""
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-    missing = int(np.isnan(values).sum())
-    if missing:
-        raise ValueError(f"column {name!r} has NaN (missing) values in {missing} of {n} rows")
     infinite = int(np.isinf(values).sum())
     if infinite:
-        raise ValueError(f"column {name!r} has inf (infinite) values in {infinite} of {n} rows")
+        raise ValueError(f"column {series.name!r} has inf (infinite) values in {infinite} of "
+                         f"{len(series)} rows")
     return values
 
 
-def _category_values(series: pd.Series) -> list[Any]:
-    missing = int(series.isna().sum())
-    if missing:
-        raise ValueError(f"column {series.name!r} has NaN (missing) values in {missing} of "
-                         f"{len(series)} rows")
-    return series.tolist()
+def date_values(series: pd.Series) -> np.ndarray:
+    """A date column as datetime64[ns] (NaT where missing), in UTC when it has a time zone."""
+    try:
+        if pd.api.types.is_datetime64_any_dtype(series.dtype):
+            parsed = pd.to_datetime(series, utc=isinstance(series.dtype, pd.DatetimeTZDtype))
+        else:
+            text = series.map(lambda v: None if _is_missing_text(v) else str(v).strip())
+            parsed = pd.to_datetime(text, format="ISO8601", utc=True)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ValueError(f"column {series.name!r} holds values that are not dates: "
+                         f"{str(exc).splitlines()[0]}") from None
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+    return parsed.to_numpy(dtype="datetime64[ns]")
 
 
-def _sort_key(value: Category) -> tuple[str, str]:
-    return (type(value).__name__, str(value))
+def _days(dates: np.ndarray, origin: str) -> np.ndarray:
+    """Days (float, NaN where missing) from ``origin`` to each date."""
+    out = (dates - np.datetime64(origin, "ns")) / DAY
+    return np.where(np.isnat(dates), np.nan, out)
+
+
+def _cyclic(days: np.ndarray, dates: np.ndarray, part: str) -> np.ndarray:
+    """(rows, 2) sine and cosine of a date part (0 for missing dates)."""
+    if part == "year":
+        phase = (dates - dates.astype("datetime64[Y]")) / DAY / DATE_PARTS["year"]
+    elif part == "week":  # 1970-01-01 was a Thursday: shift so Monday is 0
+        phase = ((dates.astype("datetime64[D]").astype(np.int64) + 3) % 7
+                 + (dates - dates.astype("datetime64[D]")) / DAY) / 7.0
+    else:
+        phase = (dates - dates.astype("datetime64[D]")) / DAY
+    angle = 2 * np.pi * np.where(np.isnan(days), 0.0, phase)
+    return np.where(np.isnan(days)[:, None], 0.0, np.column_stack([np.sin(angle),
+                                                                   np.cos(angle)]))
+
+
+def _sort_key(value: Category) -> tuple[int, str, str]:
+    return (value is not None, type(value).__name__, str(value))
+
+
+def _scaled(name: str, kind: str, start: int, values: np.ndarray) -> Column:
+    """A numeric (or date) column's scaling and range from its non-missing values."""
+    present = values[~np.isnan(values)]
+    if present.size == 0:
+        raise ValueError(f"column {name!r} has no values, only missing ones")
+    mean, std = float(present.mean()), float(present.std())
+    missing = int(values.size - present.size)
+    return Column(name, kind, start, mean, std if std > 1e-12 * max(1.0, abs(mean)) else 1.0,
+                  float(present.min()), float(present.max()),
+                  integer=bool(np.all(present == np.round(present))), missing=missing,
+                  indicator=missing > 0)
+
+
+def _fit_column(name: str, series: pd.Series, start: int) -> Column:
+    kind = column_kind(series)
+    if kind == NUMERIC:
+        return _scaled(name, kind, start, numeric_values(series))
+    if kind == DATE:
+        dates = date_values(series)
+        if np.isnat(dates).all():
+            raise ValueError(f"column {name!r} has no dates, only missing values")
+        origin = str(dates[~np.isnat(dates)].min())
+        days = _days(dates, origin)
+        col = _scaled(name, kind, start, days)
+        col.origin, col.integer = origin, False
+        present = dates[~np.isnat(dates)]
+        span = float(np.nanmax(days) - np.nanmin(days))
+        time = present - present.astype("datetime64[D]")
+        weekdays = (present.astype("datetime64[D]").astype(np.int64) + 3) % 7
+        col.parts = [part for part, varies in (
+            ("year", span >= 365), ("week", len(np.unique(weekdays)) > 1),
+            ("day", len(np.unique(time)) > 1)) if varies]
+        return col
+    labels = [_plain(v) for v in series.tolist()]
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        cats = [_plain(v) for v in series.dtype.categories]
+        cats = ([None] if None in labels else []) + cats
+    else:
+        try:
+            cats = sorted(set(labels), key=_sort_key)
+        except TypeError:
+            raise ValueError(f"column {name!r} holds values that are neither text nor "
+                             "numbers") from None
+    if len(cats) > 50 and len(cats) > 0.5 * len(labels):
+        warnings.warn(f"column {name!r} has {len(cats)} distinct values in {len(labels)} "
+                      "rows, one input each; drop it if it is an identifier", UserWarning,
+                      stacklevel=4)
+    return Column(name, kind, start, categories=cats, missing=labels.count(None))
 
 
 class TableEncoder:
-    """The fitted preprocessing of a table: column order, scaling and categories."""
+    """The fitted preprocessing of a table: column order, scaling, categories, dates and
+    missing values."""
 
     def __init__(self, columns: list[Column]) -> None:
         self.columns = columns
@@ -113,29 +246,7 @@ class TableEncoder:
             raise ValueError(f"column names must be unique; repeated: {dup}")
         columns, start = [], 0
         for name, (_, series) in zip(names, frame.items(), strict=True):
-            series = series.rename(name)
-            kind = _kind(series)
-            if kind == NUMERIC:
-                values = numeric_values(series)
-                std = float(values.std())
-                col = Column(name, kind, start, float(values.mean()),
-                             std if std > 1e-12 * max(1.0, abs(values.mean())) else 1.0,
-                             float(values.min()), float(values.max()))
-            else:
-                labels = _category_values(series)
-                if isinstance(series.dtype, pd.CategoricalDtype):
-                    cats = [_plain(v) for v in series.dtype.categories]
-                else:
-                    try:
-                        cats = sorted({_plain(v) for v in labels}, key=_sort_key)
-                    except TypeError:
-                        raise ValueError(f"column {name!r} holds values that are neither "
-                                         "text nor numbers") from None
-                if len(cats) > 50 and len(cats) > 0.5 * len(labels):
-                    warnings.warn(f"column {name!r} has {len(cats)} distinct values in "
-                                  f"{len(labels)} rows, one input each; drop it if it is an "
-                                  "identifier", UserWarning, stacklevel=3)
-                col = Column(name, kind, start, categories=cats)
+            col = _fit_column(name, series.rename(name), start)
             columns.append(col)
             start += col.width
         return cls(columns)
@@ -149,11 +260,9 @@ class TableEncoder:
         return [c.name for c in self.columns]
 
     def encoded_names(self) -> list[str]:
-        """One name per model input: the column, or ``column=category`` for one-hot parts."""
-        out: list[str] = []
-        for c in self.columns:
-            out += [c.name] if c.kind == NUMERIC else [f"{c.name}={v}" for v in c.categories]
-        return out
+        """One name per model input: ``price``, ``price (missing)``, ``color=red``,
+        ``day (days)``, ``day (week sin)``, ..."""
+        return [name for c in self.columns for name in c.encoded_names()]
 
     def column(self, ref: str | int) -> Column:
         """The column named ``ref``, or at position ``ref`` when it is an integer."""
@@ -169,51 +278,82 @@ class TableEncoder:
             raise ValueError(f"unknown column {ref!r}; the table has: {shown}")
         return self._by_name[ref]
 
-    def numeric(self, ref: str | int, purpose: str) -> Column:
-        """Like :meth:`column`, but the column must be numeric (``purpose`` names the user)."""
-        col = self.column(ref)
-        if col.kind != NUMERIC:
-            raise ValueError(f"{purpose} needs a numeric column, but {col.name!r} is categorical")
+    def ordered(self, ref: str | int, purpose: str) -> Column:
+        """Like :meth:`column`, but a column a rule can raise: numeric or a date; errors
+        start with ``purpose``."""
+        try:
+            col = self.column(ref)
+        except ValueError as exc:
+            raise ValueError(f"{purpose}: {exc}") from None
+        if not col.ordered:
+            raise ValueError(f"{purpose} needs a numeric or date column, but {col.name!r} is "
+                             "categorical")
         return col
 
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
-        """The model input for ``frame`` (float32, one row per row). Unknown categories
-        encode as all zeros, with a warning."""
-        missing = [c.name for c in self.columns if c.name not in frame.columns]
-        if missing:
-            raise ValueError(f"the data lacks column(s) the model needs: {', '.join(missing)}")
+        """The model input for ``frame`` (float32, one row per row). Missing values are
+        imputed; unknown categories encode as all zeros, with a warning."""
+        absent = [c.name for c in self.columns if c.name not in frame.columns]
+        if absent:
+            raise ValueError(f"the data lacks column(s) the model needs: {', '.join(absent)}")
         out = np.zeros((len(frame), self.n_encoded), dtype=np.float32)
         for c in self.columns:
             series = frame[c.name]
-            if c.kind == NUMERIC:
-                if _kind(series) != NUMERIC:
-                    raise ValueError(f"column {c.name!r} must be numeric, got type {series.dtype}")
-                out[:, c.start] = (numeric_values(series) - c.mean) / c.std
+            if c.kind == CATEGORICAL:
+                self._one_hot(c, series, out)
                 continue
-            index = {v: i for i, v in enumerate(c.categories)}
-            try:
-                codes = np.array([index.get(_plain(v), -1) for v in _category_values(series)],
-                                 dtype=np.int64)
-            except TypeError:
-                raise ValueError(f"column {c.name!r} holds values that are neither text nor "
-                                 "numbers") from None
-            known = codes >= 0
-            if not known.all():
-                warnings.warn(f"column {c.name!r}: {int((~known).sum())} rows have a category "
-                              "not seen in training; they are encoded as all zeros",
-                              UserWarning, stacklevel=3)
-            out[np.flatnonzero(known), c.start + codes[known]] = 1.0
+            kind = column_kind(series)
+            if kind != c.kind and not (c.kind == DATE and kind == CATEGORICAL):
+                raise ValueError(f"column {c.name!r} must be {c.kind}, got type {series.dtype}")
+            if c.kind == NUMERIC:
+                values = numeric_values(series)
+            else:
+                dates = date_values(series)
+                values = _days(dates, c.origin)
+                for j, part in enumerate(c.parts):
+                    out[:, c.start + 1 + 2 * j:c.start + 3 + 2 * j] = _cyclic(values, dates, part)
+            missing = np.isnan(values)
+            if missing.any() and not c.indicator:
+                warnings.warn(f"column {c.name!r}: {int(missing.sum())} rows have missing "
+                              "values, which training had none of; they take the training "
+                              "mean", UserWarning, stacklevel=3)
+            out[:, c.start] = np.where(missing, 0.0, (values - c.mean) / c.std)
+            if c.indicator:
+                out[:, c.start + c.width - 1] = missing
         return out
+
+    @staticmethod
+    def _one_hot(c: Column, series: pd.Series, out: np.ndarray) -> None:
+        index = {v: i for i, v in enumerate(c.categories)}
+        try:
+            codes = np.array([index.get(_plain(v), -1) for v in series.tolist()],
+                             dtype=np.int64)
+        except TypeError:
+            raise ValueError(f"column {c.name!r} holds values that are neither text nor "
+                             "numbers") from None
+        known = codes >= 0
+        if not known.all():
+            warnings.warn(f"column {c.name!r}: {int((~known).sum())} rows have a category not "
+                          "seen in training (or a missing value, which training had none "
+                          "of); they are encoded as all zeros", UserWarning, stacklevel=4)
+        out[np.flatnonzero(known), c.start + codes[known]] = 1.0
+
+    def imputed(self) -> dict[str, int]:
+        """Training values that were missing, per column that had any."""
+        return {c.name: c.missing for c in self.columns if c.missing}
 
     def config(self) -> dict[str, Any]:
         return {"columns": [asdict(c) for c in self.columns]}
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> TableEncoder:
-        columns = [Column(**c) for c in cfg["columns"]]
+        known = {f.name for f in fields(Column)}
+        columns = [Column(**{k: v for k, v in c.items() if k in known}) for c in cfg["columns"]]
         start = 0
         for c in columns:
-            if c.kind not in (NUMERIC, CATEGORICAL) or c.start != start or not c.std > 0:
+            if c.kind not in (NUMERIC, CATEGORICAL, DATE) or c.start != start \
+                    or not c.std > 0 or (c.kind == DATE and not c.origin) \
+                    or not set(c.parts) <= set(DATE_PARTS):
                 raise ValueError(f"invalid preprocessing for column {c.name!r}")
             start += c.width
         return cls(columns)

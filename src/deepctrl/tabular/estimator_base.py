@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
 from deepctrl.core import evaluation, methods, priors
@@ -27,34 +27,22 @@ from deepctrl.core.rules.base import forward_all, perturb_all
 from deepctrl.core.seeding import derive_seed
 from deepctrl.engine import training
 from deepctrl.tabular import model_file
-from deepctrl.tabular.encoding import NUMERIC, TableEncoder
+from deepctrl.tabular.alpha_choice import (
+    ALPHA_GRID,
+    LABEL_FREE_GRID,
+    check_alpha,
+    check_goal,
+    first_reaching,
+    keep_rule_alpha,
+    min_error_alpha,
+)
+from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.fit_summary import summary_lines
+from deepctrl.tabular.frames import checked_frame, row_weights
 from deepctrl.tabular.network import build_network, network_spec
 from deepctrl.tabular.table_rules import Outputs, resolve
 
-ALPHA_GRID = [round(0.05 * i, 10) for i in range(21)]
-LABEL_FREE_GRID = [round(0.05 * i, 10) for i in range(31)]
-"""0, 0.05, ..., 1.5: the alphas tried for a verification goal without labels (above 1 the
-rule path is extrapolated, as the paper does on a population that follows the rule more)."""
 RHO_NAMES = ("auto", "paper", "epoch")
-
-
-def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
-    """``alpha`` as a finite float, or the text "auto"."""
-    if isinstance(alpha, str) and alpha == "auto":
-        return alpha
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) \
-            or not math.isfinite(float(alpha)):
-        raise ValueError(f"{name} must be a finite number or 'auto', got {alpha!r}")
-    return float(alpha)
-
-
-def _check_goal(min_verification: Any) -> float:
-    """A verification goal as a float in (0, 1]."""
-    if isinstance(min_verification, bool) or not isinstance(min_verification, numbers.Real) \
-            or not 0 < float(min_verification) <= 1:
-        raise ValueError("min_verification must be a number greater than 0 and at most 1, "
-                         f"got {min_verification!r}")
-    return float(min_verification)
 
 
 class DeepCTRLEstimator(BaseEstimator):
@@ -99,8 +87,20 @@ class DeepCTRLEstimator(BaseEstimator):
         """Average (seeds, ...) model outputs into one prediction."""
         return outputs.mean(dim=0)
 
-    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray) -> dict[str, float]:
+    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray,
+                 weight: np.ndarray | None = None) -> dict[str, float]:
+        """Error metrics of model outputs against targets, weighted by row if given."""
         raise NotImplementedError
+
+    def _class_weights(self, y_metric: np.ndarray) -> np.ndarray | None:
+        """Per-row weights from ``class_weight`` (classifiers), or None."""
+        return None
+
+    def _weigh_targets(self, y_train: np.ndarray, y_metric: np.ndarray,
+                       weight: np.ndarray) -> np.ndarray:
+        """The training targets again once row weights are known (a regressor scales its
+        target by the weighted mean and standard deviation)."""
+        return y_train
 
     @property
     def _head(self) -> str:
@@ -138,18 +138,14 @@ class DeepCTRLEstimator(BaseEstimator):
                              f"{self.validation_fraction!r}")
 
     def _frame(self, X: Any, reset: bool) -> pd.DataFrame:
-        """X as a DataFrame; arrays are numeric and get the names x0, x1, ... at fit."""
-        if isinstance(X, pd.DataFrame):
-            validate_data(self, X, reset=reset, skip_check_array=True)
-            if X.shape[0] == 0 or X.shape[1] == 0:
-                raise ValueError(f"X is empty: {X.shape[0]} rows, {X.shape[1]} columns")
-            return X.set_axis([str(c) for c in X.columns], axis=1)
-        numeric = reset or all(c.kind == NUMERIC for c in self.encoder_.columns)
-        arr = validate_data(self, X, reset=reset, dtype="numeric" if numeric else None,
-                            ensure_all_finite=numeric)
-        names = [f"x{i}" for i in range(arr.shape[1])] if reset else self.encoder_.names
-        frame = pd.DataFrame(arr, columns=names)
-        return frame if numeric else frame.infer_objects()
+        """X as a DataFrame with its column names (:func:`frames.checked_frame`)."""
+        return checked_frame(self, X, reset, None if reset else self.encoder_.names)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
 
     def _encode(self, X: Any) -> Tensor:
         check_is_fitted(self, "models_")
@@ -157,15 +153,19 @@ class DeepCTRLEstimator(BaseEstimator):
 
     def resolve_alpha(self, alpha: float | str | None = None) -> float:
         """The rule strength used for ``alpha``: a number as given; "auto" the alpha chosen on
-        the validation rows at fit (``selected_alpha_``); None the estimator's own,
-        ``alpha_`` (its ``alpha``, or what :meth:`select_alpha` chose). 0 without rules."""
+        the validation rows at fit to keep the rule (``selected_alpha_``); "min_error" the
+        one with the lowest validation error (``min_error_alpha_``); None the estimator's
+        own, ``alpha_`` (from its ``alpha``, or what :meth:`select_alpha` chose). 0 without
+        rules."""
         check_is_fitted(self, "models_")
         if self.rule_ is None:
             return 0.0
         if alpha is None:
             return float(self.alpha_)
         value = check_alpha(alpha)
-        return float(self.selected_alpha_) if value == "auto" else float(value)
+        if value == "auto":
+            return float(self.selected_alpha_)
+        return float(self.min_error_alpha_) if value == "min_error" else float(value)
 
     # -- training ------------------------------------------------------------------------
     def _split(self, n: int, y: np.ndarray, rng: np.random.RandomState) -> tuple[np.ndarray,
@@ -176,14 +176,22 @@ class DeepCTRLEstimator(BaseEstimator):
             return order, order[:0]
         return order[n_val:], order[:n_val]
 
-    def fit(self, X: Any, y: Any) -> DeepCTRLEstimator:
-        """Train on a DataFrame or array ``X`` and targets ``y``; returns self."""
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DeepCTRLEstimator:
+        """Train on a table ``X`` (pandas, polars or pyarrow data frame, numpy array or
+        scipy.sparse matrix) and targets ``y``; returns self.
+
+        ``sample_weight`` weighs each row's task and rule loss in training and its error in
+        the validation metrics that choose alpha (integer weights act as repeated rows).
+        """
         self._check_params()
         frame = self._frame(X, reset=True)
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
         y_train, y_metric = self._set_targets(y, len(frame))
+        weight = row_weights(sample_weight, self._class_weights(y_metric), frame)
+        if weight is not None:
+            y_train = self._weigh_targets(y_train, y_metric, weight)
         self.encoder_ = TableEncoder.fit(frame)
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
         X_all = torch.from_numpy(self.encoder_.transform(frame))
@@ -198,13 +206,18 @@ class DeepCTRLEstimator(BaseEstimator):
         y_all = torch.from_numpy(y_train)
         batch = self.batch_size if self.batch_size != "auto" else int(
             np.clip(2 ** round(math.log2(max(len(train_idx), 1) / 32)), 16, 256))
-        val = (X_all[val_idx], y_all[val_idx]) if len(val_idx) else None
+
+        def part(rows: np.ndarray) -> tuple[Tensor, ...]:
+            data = (X_all[rows], y_all[rows])
+            return data if weight is None else (*data, torch.from_numpy(weight[rows]))
+
         result = training.fit(build_network(self.network_), self.rule_, method,
-                       train=(X_all[train_idx], y_all[train_idx]), val=val,
-                       task_loss=self._task_loss, batch_size=int(batch), lr=self.learning_rate,
-                       max_epochs=self.max_epochs, patience=self.patience,
-                       seeds=range(seed, seed + self.n_seeds), progress=bool(self.verbose),
-                       desc=type(self).__name__, device=self.device)
+                              train=part(train_idx), val=part(val_idx) if len(val_idx) else None,
+                              task_loss=self._task_loss, batch_size=int(batch),
+                              lr=self.learning_rate, max_epochs=self.max_epochs,
+                              patience=self.patience, seeds=range(seed, seed + self.n_seeds),
+                              progress=bool(self.verbose), desc=type(self).__name__,
+                              device=self.device)
         self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
         state = result.method.state_dict()
         self.rho_ = [float(r) for r in state["rho"]] if "rho" in state else []
@@ -213,20 +226,34 @@ class DeepCTRLEstimator(BaseEstimator):
         self.batch_size_ = int(batch)
         self.n_train_, self.n_validation_ = len(train_idx), len(val_idx)
         rows = val_idx if len(val_idx) else train_idx
-        self.validation_sweep_ = self._sweep_encoded(X_all[rows], y_metric[rows], ALPHA_GRID)
+        self.validation_sweep_ = self._sweep_encoded(
+            X_all[rows], y_metric[rows], ALPHA_GRID, None if weight is None else weight[rows])
+        self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
         self.selected_alpha_ = self._select(self.validation_sweep_)
-        self.alpha_ = self.selected_alpha_ if self.alpha == "auto" else float(self.alpha)
+        self.alpha_ = self.resolve_alpha(self.alpha)
         return self
+
+    def summary(self) -> str:
+        """What the fit did, in a few lines: rows, inputs, imputed values, what each rule
+        acts on, epochs, and the two alpha choices with their validation error and
+        verification."""
+        check_is_fitted(self, "models_")
+        return "\n".join(summary_lines(self))
 
     def _n_model_outputs(self) -> int:
         return self.rule_outputs().n_model_outputs
 
-    def _select(self, table: dict[str, list[float]], min_verification: float | None = None
-                ) -> float:
+    def _select(self, table: dict[str, list[float]], min_verification: float | None = None,
+                min_error: bool = False) -> float:
+        """The rule-keeping alpha (default), the lowest-error one, or the smallest alpha
+        reaching ``min_verification``."""
         if self.rule_ is None:
             return 0.0
-        return float(evaluation.select_alpha(table, min_verification=min_verification,
-                                       metric=self.primary_metric))
+        if min_verification is not None:
+            return float(evaluation.select_alpha(table, min_verification=min_verification))
+        if min_error:
+            return min_error_alpha(table, self.primary_metric)
+        return keep_rule_alpha(table, self.primary_metric)
 
     # -- evaluation ----------------------------------------------------------------------
     @torch.no_grad()
@@ -256,8 +283,8 @@ class DeepCTRLEstimator(BaseEstimator):
         y, _ = self._evaluate(self._encode(X), [self.resolve_alpha(alpha)], rule=False)
         return y[0].double().numpy()
 
-    def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None,
-                       alphas: Sequence[float]) -> dict[str, list[float]]:
+    def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
+                       weight: np.ndarray | None = None) -> dict[str, list[float]]:
         if self.rule_ is None:
             alphas = [float(a) for a in alphas]
             y, _ = self._evaluate(X, [0.0], rule=False)
@@ -272,7 +299,7 @@ class DeepCTRLEstimator(BaseEstimator):
             table["verification_ratio"].append(ratio)
             if y_true is None:
                 continue
-            for name, value in self._metrics(y[i].double().numpy(), y_true).items():
+            for name, value in self._metrics(y[i].double().numpy(), y_true, weight).items():
                 table.setdefault(name, []).append(value)
         return table
 
@@ -288,8 +315,9 @@ class DeepCTRLEstimator(BaseEstimator):
         if not alphas:
             raise ValueError("sweep needs at least one alpha")
         checked = [check_alpha(a, "every alpha") for a in alphas]
-        if "auto" in checked:
-            raise ValueError("sweep needs numeric alphas, got 'auto'")
+        named = [a for a in checked if isinstance(a, str)]
+        if named:
+            raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
         alphas = [float(a) for a in checked]
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
         return pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas))
@@ -312,33 +340,21 @@ class DeepCTRLEstimator(BaseEstimator):
 
         Example: ``alpha, ratio = model.alpha_for_verification(X_new, 0.95)``.
         """
-        goal = _check_goal(min_verification)
+        goal = check_goal(min_verification)
         check_is_fitted(self, "models_")
         if self.rule_ is None:
             raise ValueError("this model has no rules, so it has no verification ratio to "
                              "choose alpha by")
         grid = LABEL_FREE_GRID if alphas is None else alphas
-        table = self.sweep(X, None, grid).to_dict(orient="list")
-        found = list(zip(table["alpha"], table["verification_ratio"], strict=True))
-        if any(r >= goal for _, r in found):
-            alpha = float(evaluation.select_alpha(table, min_verification=goal))
-            return alpha, float(dict(found)[alpha])
-        span = f"{min(a for a, _ in found):g}..{max(a for a, _ in found):g}"
-        judged = [(a, r) for a, r in found if not math.isnan(r)]
-        if not judged:
-            raise ValueError(f"no alpha in {span} reaches verification ratio {goal:g}: the "
-                             "rules judge none of these rows")
-        best = max(r for _, r in judged)
-        at = min(a for a, r in judged if r == best)
-        raise ValueError(f"no alpha in {span} reaches verification ratio {goal:g} on these "
-                         f"rows (highest {best:.3f} at alpha {at:g})")
+        return first_reaching(self.sweep(X, None, grid).to_dict(orient="list"), goal)
 
     def select_alpha(self, X_val: Any, y_val: Any = None, min_verification: float | None = None,
-                     alphas: Sequence[float] | None = None) -> float:
+                     alphas: Sequence[float] | None = None, objective: str = "auto") -> float:
         """Choose the alpha that predictions use by default (``alpha_``) on a validation set
-        and return it: the alpha with the lowest error, or with ``min_verification`` the
-        smallest alpha whose verification ratio on X_val reaches it. The ``alpha`` parameter
-        stays as you set it.
+        and return it: as at fit, the lowest-error alpha whose verification ratio on X_val
+        reaches 0.99 (``objective="auto"``) or the lowest error alone
+        (``objective="min_error"``); with ``min_verification``, the smallest alpha whose
+        verification ratio on X_val reaches it. The ``alpha`` parameter stays as you set it.
 
         Without labels (``y_val=None``) ``min_verification`` is required and the grid
         defaults to :data:`LABEL_FREE_GRID` (0 to 1.5); see :meth:`alpha_for_verification`.
@@ -346,7 +362,9 @@ class DeepCTRLEstimator(BaseEstimator):
         Example: ``model.select_alpha(X_new, min_verification=0.95)`` on unlabelled rows.
         """
         if min_verification is not None:
-            min_verification = _check_goal(min_verification)
+            min_verification = check_goal(min_verification)
+        if objective not in ("auto", "min_error"):
+            raise ValueError(f"objective must be 'auto' or 'min_error', got {objective!r}")
         if y_val is None:
             if min_verification is None:
                 raise ValueError("select_alpha without labels (y_val=None) needs "
@@ -357,7 +375,8 @@ class DeepCTRLEstimator(BaseEstimator):
         table = self.sweep(X_val, y_val, ALPHA_GRID if alphas is None else alphas)
         if self.rule_ is None:
             raise ValueError("this model has no rules, so alpha has no effect")
-        alpha = self._select(table.to_dict(orient="list"), min_verification)
+        alpha = self._select(table.to_dict(orient="list"), min_verification,
+                             min_error=objective == "min_error")
         self.alpha_ = alpha
         return alpha
 

@@ -8,9 +8,11 @@ keeps alpha = 0 a plain network trained on the data and makes alpha = 1 follow t
 even where the training labels contradict it (rho = 1 left alpha = 1 at 78 % verification
 on such a table; see docs/results/tabular.md).
 
-The rule strength is chosen after training: ``alpha="auto"`` (the default) uses the alpha
-with the lowest validation error, ``select_alpha`` picks one on your own validation set,
-and ``predict(X, alpha=...)`` takes any value.
+The rule strength is chosen after training: ``alpha="auto"`` (the default) keeps the rule,
+using the lowest-error alpha among those whose verification ratio on the validation rows
+reaches 0.99 (:mod:`deepctrl.tabular.alpha_choice`); ``alpha="min_error"`` uses the lowest
+validation error alone, ``select_alpha`` picks one on your own validation set, and
+``predict(X, alpha=...)`` takes any value.
 
 >>> import numpy as np, pandas as pd, deepctrl as dc
 >>> rng = np.random.default_rng(0)
@@ -36,6 +38,7 @@ from scipy.special import expit
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 from torch import Tensor
@@ -58,7 +61,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
 
     Parameters: ``rules`` (a rule or list of rules naming columns; see
     :mod:`deepctrl.tabular.table_rules`), ``alpha`` (rule strength for ``predict``; "auto" = the
-    alpha with the lowest validation error), ``loss`` ("mse" or "mae"), ``hidden_size`` and
+    lowest-error alpha whose validation verification reaches 0.99, "min_error" = the lowest
+    validation error, or a number), ``loss`` ("mse" or "mae"), ``hidden_size`` and
     ``latent_size`` (None: sized from the number of inputs), ``beta`` (alpha prior
     Beta(beta, beta)), ``rho`` ("auto", "paper", "epoch" or a number; see
     :class:`deepctrl.core.methods.DeepCTRLMethod`), ``batch_size`` ("auto": from the number of
@@ -71,9 +75,9 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     input), ``models_``, ``n_features_in_``, ``feature_names_in_`` (DataFrames),
     ``output_names_``, ``target_mean_``, ``target_scale_``, ``n_epochs_``, ``rho_`` (per
     network),
-    ``validation_sweep_``, ``selected_alpha_`` (chosen on the validation rows), ``alpha_`` (the
-    alpha ``predict`` uses by default: ``alpha``, or ``selected_alpha_`` for "auto", or what
-    ``select_alpha`` chose).
+    ``validation_sweep_``, ``selected_alpha_`` and ``min_error_alpha_`` (the two choices on the
+    validation rows), ``alpha_`` (the alpha ``predict`` uses by default: from ``alpha``, or
+    what ``select_alpha`` chose). ``summary()`` describes the fit in a few lines.
     """
 
     def __init__(self, rules: Any = None, alpha: float | str = "auto", *, loss: str = "mse",
@@ -129,6 +133,13 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         self.target_scale_ = np.where(std > 1e-12, std, 1.0)
         return ((values - self.target_mean_) / self.target_scale_).astype(np.float32), values
 
+    def _weigh_targets(self, y_train: np.ndarray, y_metric: np.ndarray,
+                       weight: np.ndarray) -> np.ndarray:
+        self.target_mean_ = np.average(y_metric, axis=0, weights=weight)
+        std = np.sqrt(np.average((y_metric - self.target_mean_) ** 2, axis=0, weights=weight))
+        self.target_scale_ = np.where(std > 1e-12, std, 1.0)
+        return ((y_metric - self.target_mean_) / self.target_scale_).astype(np.float32)
+
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
         values, _ = self._values(y, n)
         if values.shape[1] != len(self.output_names_):
@@ -142,9 +153,11 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def _raw(self, y_model: np.ndarray) -> np.ndarray:
         return y_model * self.target_scale_ + self.target_mean_
 
-    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray) -> dict[str, float]:
+    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray,
+                 weight: np.ndarray | None = None) -> dict[str, float]:
         err = self._raw(y_model) - y_true
-        return {"mae": float(np.abs(err).mean()), "mse": float((err ** 2).mean())}
+        return {"mae": float(np.average(np.abs(err).mean(axis=1), weights=weight)),
+                "mse": float(np.average((err ** 2).mean(axis=1), weights=weight))}
 
     def predict(self, X: Any, alpha: float | str | None = None) -> np.ndarray:
         """Predictions in the target's units at rule strength ``alpha`` (default
@@ -158,15 +171,46 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
     """DeepCTRL for classification on a table (two or more classes).
 
     Same parameters as :class:`DeepCTRLRegressor` (without ``loss``: binary cross entropy,
-    or cross entropy over a softmax for several classes). A rule's ``output`` is the class
-    whose probability it constrains: for two classes output 0, the probability of
-    ``classes_[1]``; for more, output k is the probability of ``classes_[k]``.
+    or cross entropy over a softmax for several classes), and ``class_weight`` (None,
+    "balanced" or a dict label -> weight, as in scikit-learn: it multiplies the rows'
+    weights). A rule's ``output`` is the class whose probability it constrains, by label
+    (``output="late"``) or by index into ``classes_``; without one, a rule acts on the
+    probability of ``classes_[1]`` (of two classes) or ``classes_[0]`` (of more), which
+    ``summary()`` states.
 
     Fitted attributes as for the regressor, with ``classes_`` and ``target_name_`` instead
     of the target scaling and names. The network outputs the logit (two classes) or the
     log-probabilities (several classes), so rules judge strict changes even where a
     probability rounds to 0 or 1.
     """
+
+    def __init__(self, rules: Any = None, alpha: float | str = "auto", *,
+                 class_weight: Any = None, hidden_size: int | None = None,
+                 latent_size: int | None = None, beta: float = 0.1, rho: float | str = "auto",
+                 batch_size: int | str = "auto", learning_rate: float = 1e-3,
+                 max_epochs: int = 500, patience: int = 20, validation_fraction: float = 0.2,
+                 n_seeds: int = 5, random_state: Any = None, verbose: bool = False,
+                 device: str = "cpu") -> None:
+        super().__init__(rules, alpha, hidden_size=hidden_size, latent_size=latent_size,
+                         beta=beta, rho=rho, batch_size=batch_size,
+                         learning_rate=learning_rate, max_epochs=max_epochs, patience=patience,
+                         validation_fraction=validation_fraction, n_seeds=n_seeds,
+                         random_state=random_state, verbose=verbose, device=device)
+        self.class_weight = class_weight
+
+    def _class_weights(self, y_metric: np.ndarray) -> np.ndarray | None:
+        if self.class_weight is None:
+            return None
+        weight = self.class_weight
+        if isinstance(weight, dict):  # labels -> indices of classes_
+            unknown = [k for k in weight if k not in set(self.classes_.tolist())]
+            if unknown:
+                raise ValueError(f"class_weight names {unknown[0]!r}, which is not a class "
+                                 f"(classes: {', '.join(map(str, self.classes_))})")
+            weight = {int(np.flatnonzero(self.classes_ == k)[0]): v for k, v in weight.items()}
+        elif weight != "balanced":
+            raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {weight!r}")
+        return compute_sample_weight(weight, y_metric)
 
     @property
     def _head(self) -> str:
@@ -237,16 +281,19 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         p = np.exp(y_model)
         return p / p.sum(axis=1, keepdims=True)
 
-    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray) -> dict[str, float]:
+    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray,
+                 weight: np.ndarray | None = None) -> dict[str, float]:
         proba = self._proba(y_model)
         picked = proba[np.arange(len(y_true)), y_true]
         name = "bce" if proba.shape[1] == 2 else "cross_entropy"
-        out = {name: float(-np.log(picked.clip(_EPS, 1.0)).mean()),
-               "accuracy": float((proba.argmax(axis=1) == y_true).mean())}
+        out = {name: float(np.average(-np.log(picked.clip(_EPS, 1.0)), weights=weight)),
+               "accuracy": float(np.average(proba.argmax(axis=1) == y_true, weights=weight))}
         try:
-            out["auc"] = float(roc_auc_score(y_true, proba[:, 1]) if proba.shape[1] == 2 else
-                               roc_auc_score(y_true, proba, multi_class="ovr",
-                                             labels=np.arange(proba.shape[1])))
+            out["auc"] = float(
+                roc_auc_score(y_true, proba[:, 1], sample_weight=weight)
+                if proba.shape[1] == 2 else
+                roc_auc_score(y_true, proba, multi_class="ovr", sample_weight=weight,
+                              labels=np.arange(proba.shape[1])))
         except ValueError:
             out["auc"] = float("nan")
         return out

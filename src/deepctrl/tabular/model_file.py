@@ -30,8 +30,8 @@ from deepctrl.tabular.network import build_network
 from deepctrl.tabular.table_rules import resolve, rules_config, rules_from_config
 
 _COMMON = ("n_features_in_", "network_", "n_epochs_", "best_epochs_", "batch_size_",
-           "n_train_", "n_validation_", "validation_sweep_", "selected_alpha_", "alpha_",
-           "rho_")
+           "n_train_", "n_validation_", "validation_sweep_", "selected_alpha_",
+           "min_error_alpha_", "alpha_", "rho_")
 ESTIMATORS: dict[str, type[BaseEstimator]] = {}
 """Estimator classes a model file may name, filled by :func:`register`."""
 
@@ -97,6 +97,9 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     if "feature_names_in_" in fitted:
         fitted["feature_names_in_"] = np.asarray(fitted["feature_names_in_"], dtype=object)
     fitted["selected_alpha_"] = float(fitted["selected_alpha_"])
+    # files written before the rule-keeping default chose alpha by the lowest error alone
+    fitted["min_error_alpha_"] = float(fitted.get("min_error_alpha_",
+                                                  fitted["selected_alpha_"]))
     alpha = cfg["params"].get("alpha", "auto")  # files written before alpha_ existed
     fitted["alpha_"] = float(fitted.get("alpha_", fitted["selected_alpha_"] if alpha == "auto"
                                         else alpha))

@@ -29,7 +29,8 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 from tqdm.auto import tqdm
 
-from deepctrl.tabular.estimator_base import ALPHA_GRID, DeepCTRLEstimator
+from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
 from deepctrl.tabular.table_rules import describe, leaves_and_weights
 

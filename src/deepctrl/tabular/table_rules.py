@@ -2,8 +2,12 @@
 rules on the encoded model input.
 
 * ``Monotonic("price", "decreasing")`` and ``Threshold("ap_hi", 129.5)``: the column is
-  found in the table, the perturbation applies in the column's own units (before scaling)
-  and the threshold is given in those units too.
+  found in the table, the perturbation applies in the column's own units (before scaling;
+  days for a date column) and the threshold is given in those units too (thresholds on
+  date columns are not supported). Without a perturbation one is chosen from the column
+  (:func:`default_perturbation`). ``output`` names the class (a label, or its index in
+  ``classes_``) or the target column; by default a rule acts on the first output: in a
+  binary classifier the probability of ``classes_[1]``.
 * ``Penalty(fn)``: ``fn(columns, outputs)`` gets two dicts of tensors in the table's units:
   every numeric column by name, and every output by name (regression: the target names;
   classification: ``proba_<class>``, the class probabilities).
@@ -12,10 +16,10 @@ rules on the encoded model input.
 
 >>> import pandas as pd, deepctrl as dc
 >>> from deepctrl.tabular.encoding import TableEncoder
->>> enc = TableEncoder.fit(pd.DataFrame({"size": [1.0, 3.0], "price": [10.0, 30.0]}))
+>>> enc = TableEncoder.fit(pd.DataFrame({"size": [1.0, 3.0], "price": [10.5, 30.25]}))
 >>> rule = resolve([dc.Monotonic("price", "decreasing")], enc, Outputs.regression(["y"]))
->>> rule.feature, type(rule.perturbation).__name__
-(1, 'Standardized')
+>>> rule.feature, rule.perturbation.config()["inner"]
+(1, {'kind': 'relative', 'u': 0.1})
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.rules import (
+    Additive,
     AllOf,
     Monotonic,
     Penalty,
+    Perturbation,
     Relative,
     Rule,
     Standardized,
@@ -39,7 +45,7 @@ from deepctrl.core.rules import (
     rule_from_config,
 )
 from deepctrl.core.rules.expression import parse
-from deepctrl.tabular.encoding import NUMERIC, TableEncoder
+from deepctrl.tabular.encoding import DATE, NUMERIC, Column, TableEncoder
 
 
 class Expression(Penalty):
@@ -74,8 +80,10 @@ class Outputs:
     """The model's outputs by name, and how to turn model outputs into the table's units."""
 
     def __init__(self, kind: str, names: list[str], mean: Iterable[float] = (),
-                 std: Iterable[float] = ()) -> None:
+                 std: Iterable[float] = (), labels: Sequence[Any] = ()) -> None:
         self.kind, self.names = kind, names
+        self.labels = list(labels)
+        """The class labels of a classifier (empty for regression)."""
         self.mean = torch.tensor(list(mean), dtype=torch.float32)
         self.std = torch.tensor(list(std), dtype=torch.float32)
 
@@ -89,7 +97,27 @@ class Outputs:
     @classmethod
     def classification(cls, classes: Sequence[Any]) -> Outputs:
         names = [f"proba_{c}" for c in classes]
-        return cls("binary" if len(classes) == 2 else "multiclass", names)
+        labels = [c.item() if isinstance(c, np.generic) else c for c in classes]
+        return cls("binary" if len(classes) == 2 else "multiclass", names, labels=labels)
+
+    def find(self, output: Any) -> int:
+        """The index of a class label or target name, or of an index given as such;
+        ``output`` None is the first output (regression) or ``classes_[1]`` (binary)."""
+        if output is None:
+            return 1 if self.kind == "binary" else 0
+        keys = self.labels if self.labels else self.names
+        for i, key in enumerate(keys):
+            if key == output or str(key) == str(output):
+                return i
+        if isinstance(output, int) and not isinstance(output, bool) and 0 <= output < len(keys):
+            return output
+        what, plural = ("class", "classes") if self.labels else ("target", "targets")
+        raise ValueError(f"output {output!r} is not a {what} of this model ({plural}: "
+                         f"{', '.join(str(k) for k in keys)})")
+
+    def describe(self, index: int) -> str:
+        """``P('late')`` for a class, the target name for regression."""
+        return f"P({self.labels[index]!r})" if self.labels else self.names[index]
 
     @property
     def n_model_outputs(self) -> int:
@@ -133,15 +161,27 @@ class _ExpressionFn:
         return self.comparison.residual({**columns, **outputs})
 
 
-def describe(rule: Rule) -> str:
-    """A short human description, e.g. ``monotonic(price, decreasing)``."""
+def describe(rule: Rule, where: bool = False) -> str:
+    """A short human description, e.g. ``monotonic(price, decreasing)``; with ``where``,
+    also where the rule was written when it came from a file or option (its ``where``
+    attribute), as error messages say it."""
+    source = getattr(rule, "where", None) if where else None
+    where_text = f" ({source})" if source else ""
     if isinstance(rule, Expression):
-        return f"penalty({rule.expression})"
+        return f"penalty({rule.expression}){where_text}"
+    on = f", on {rule.output!r}" if isinstance(rule, Monotonic | Threshold) \
+        and rule.output is not None else ""
     if isinstance(rule, Threshold):
-        return f"threshold({rule.feature} > {rule.threshold:g}, {rule.direction})"
+        return (f"threshold({rule.feature} > {rule.threshold:g}, {rule.direction}{on})"
+                f"{where_text}")
     if isinstance(rule, Monotonic):
-        return f"monotonic({rule.feature}, {rule.direction})"
-    return type(rule).__name__.lower()
+        return f"monotonic({rule.feature}, {rule.direction}{on}){where_text}"
+    return type(rule).__name__.lower() + where_text
+
+
+def _named(rule: Rule) -> str:
+    """:func:`describe` with where the rule was written, for error messages."""
+    return describe(rule, where=True)
 
 
 def leaves_and_weights(rules: Any) -> tuple[list[Rule], list[float]]:
@@ -161,27 +201,84 @@ def leaves_and_weights(rules: Any) -> tuple[list[Rule], list[float]]:
     return leaves, weights
 
 
-def _check_output(rule: Monotonic | Threshold, outputs: Outputs) -> None:
-    n = outputs.n_model_outputs
-    if not 0 <= rule.output < n:
-        hint = " (a binary classifier has one output: the probability of its second class)" \
-            if outputs.kind == "binary" else ""
-        raise ValueError(f"rule {describe(rule)}: output {rule.output} is out of range, the "
-                         f"model has {n} output(s){hint}")
+def default_perturbation(col: Column) -> Perturbation:
+    """The perturbation of a rule that gives none, in the column's units: relative (up to
+    10 %, the paper's) for a column whose values are all positive and not whole numbers;
+    otherwise (values that include 0 or negatives, counts, dates) additive, up to a tenth
+    of the column's standard deviation.
+
+    >>> from deepctrl.tabular.encoding import Column
+    >>> default_perturbation(Column("n", "numeric", 0, std=2.0, low=0.0, high=9.0)).config()
+    {'kind': 'additive', 'scale': 0.2}
+    """
+    if col.kind == NUMERIC and col.low > 0 and not col.integer:
+        return Relative(0.1)
+    return Additive(0.1 * col.std)
+
+
+def _feature_key(rule: Monotonic | Threshold, col: Column, outputs: Outputs) -> tuple[int, bool]:
+    """The output index a rule acts on and whether its direction flips (a rule on
+    ``classes_[0]`` of a binary classifier acts on 1 - P(classes_[1]))."""
+    try:
+        index = outputs.find(rule.output)
+    except ValueError as exc:
+        raise ValueError(f"rule {_named(rule)}: {exc}") from None
+    if outputs.kind == "binary":
+        return 0, index == 0
+    return index, False
 
 
 def _resolve_feature_rule(rule: Monotonic | Threshold, encoder: TableEncoder,
-                          outputs: Outputs) -> Rule:
-    col = encoder.numeric(rule.feature, f"rule {describe(rule)}")
-    _check_output(rule, outputs)
-    if isinstance(rule.perturbation, Relative) and col.low <= 0 <= col.high:
-        warnings.warn(f"rule {describe(rule)}: column {col.name!r} takes values around 0, where "
+                          outputs: Outputs) -> tuple[Rule, tuple[str, int, str]]:
+    """The rule on the encoded input, and (column, output, direction) it constrains."""
+    col = encoder.ordered(rule.feature, f"rule {_named(rule)}")
+    index, flip = _feature_key(rule, col, outputs)
+    direction = rule.direction if not flip else ("decreasing" if rule.direction == "increasing"
+                                                 else "increasing")
+    given = rule.given_perturbation
+    pert = given if given is not None else default_perturbation(col)
+    if isinstance(pert, Relative) and col.low <= 0 <= col.high:
+        warnings.warn(f"rule {_named(rule)}: column {col.name!r} takes values around 0, where "
                       "a relative perturbation barely moves it; consider "
                       f"perturbation=dc.rules.Additive({0.1 * col.std:.3g})",
                       UserWarning, stacklevel=4)
-    out = rule.with_feature(col.start, Standardized(rule.perturbation, col.mean, col.std))
+    out = rule.with_feature(col.start, Standardized(pert, col.mean, col.std))
+    out = out.with_output(index, direction)
     if isinstance(out, Threshold):
+        if col.kind == DATE:
+            raise ValueError(f"rule {_named(rule)}: a threshold on the date column "
+                             f"{col.name!r} is not supported; a monotonic rule is")
         out.threshold = col.to_encoded(out.threshold)
+    return out, (col.name, index, direction)
+
+
+def _check_pairs(keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs) -> None:
+    """Two monotone rules on one column and output: the same direction twice, or opposite
+    directions, are errors."""
+    seen: dict[tuple[str, int], tuple[Rule, str]] = {}
+    for rule, (column, index, direction) in keys:
+        if type(rule) is not Monotonic:
+            continue
+        other = seen.get((column, index))
+        if other is None:
+            seen[(column, index)] = (rule, direction)
+            continue
+        on = outputs.describe(1 if outputs.kind == "binary" else index)
+        if other[1] == direction:
+            raise ValueError(f"rules {_named(other[0])} and {_named(rule)} say the same "
+                             f"of {column!r} and {on}: give it once")
+        raise ValueError(f"rules {_named(other[0])} and {_named(rule)} contradict each "
+                         f"other: {on} cannot both rise and fall with {column!r}")
+
+
+def acts_on(rules: Any, outputs: Outputs) -> list[str]:
+    """What each feature rule constrains, e.g. ``monotonic(dist, increasing): P('late')``."""
+    leaves, _ = leaves_and_weights(rules)
+    out = []
+    for leaf in leaves:
+        if isinstance(leaf, Monotonic | Threshold):
+            index = outputs.find(leaf.output)
+            out.append(f"{describe(leaf)}: {outputs.describe(index)}")
     return out
 
 
@@ -193,35 +290,51 @@ def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> 
             if name in known:
                 continue
             if name in encoder.names:
-                raise ValueError(f"rule {describe(rule)}: column {name!r} is categorical; "
+                raise ValueError(f"rule {_named(rule)}: column {name!r} is categorical; "
                                  "an expression can only use numeric columns and outputs")
-            raise ValueError(f"rule {describe(rule)}: unknown name {name!r}; outputs are "
+            raise ValueError(f"rule {_named(rule)}: unknown name {name!r}; outputs are "
                              f"{', '.join(outputs.names)}")
         clash = set(encoder.names) & set(outputs.names) & set(rule.comparison.names)
         if clash:
-            raise ValueError(f"rule {describe(rule)}: {sorted(clash)[0]!r} is both a column "
+            raise ValueError(f"rule {_named(rule)}: {sorted(clash)[0]!r} is both a column "
                              "and an output")
         fn = _ExpressionFn(rule)
     return Penalty(NamedPenalty(fn, encoder, outputs), tau=rule.tau, strict=rule.strict)
 
 
 def resolve(rules: Any, encoder: TableEncoder, outputs: Outputs) -> Rule | None:
-    """The estimator's ``rules`` as one rule on the encoded input, or None without rules."""
+    """The estimator's ``rules`` as one rule on the encoded input, or None without rules.
+
+    This is where table rules are checked (columns, outputs, duplicates, contradictions)
+    and where default perturbations are chosen, for Python and the command line alike.
+    """
     leaves, weights = leaves_and_weights(rules)
     resolved: list[Rule] = []
+    keys: list[tuple[Rule, tuple[str, int, str]]] = []
     for leaf in leaves:
         if isinstance(leaf, Monotonic | Threshold):
-            resolved.append(_resolve_feature_rule(leaf, encoder, outputs))
+            rule, key = _resolve_feature_rule(leaf, encoder, outputs)
+            resolved.append(rule)
+            keys.append((leaf, key))
         elif isinstance(leaf, Penalty):
             resolved.append(_resolve_penalty(leaf, encoder, outputs))
         else:
             raise ValueError(f"estimators support Monotonic, Threshold, Penalty and Expression "
                              f"rules, got {type(leaf).__name__}")
+    _check_pairs(keys, outputs)
     if not resolved:
         return None
     if len(resolved) == 1 and weights == [1.0]:
         return resolved[0]
     return AllOf(resolved, weights)
+
+
+def check_rules(rules: Any, frame: Any, outputs: Outputs) -> None:
+    """Raise the error :func:`resolve` would raise at fit for ``rules`` on the table
+    ``frame`` (a pandas DataFrame), without training and without warnings."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        resolve(rules, TableEncoder.fit(frame), outputs)
 
 
 def rules_config(rules: Any) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 from typing import Any, TypeVar
 
 import torch
@@ -23,21 +24,57 @@ def _check_direction(direction: str) -> str:
     return direction
 
 
+Output = int | str | float | bool | None
+"""A model output: its index, or (in estimators) a class label or a target column's name;
+None is the first output (in a binary classifier: the probability of ``classes_[1]``)."""
+
+
+def _check_output(output: Any) -> Output:
+    if output is None or isinstance(output, str | bool):
+        return output
+    if isinstance(output, numbers.Integral):
+        return int(output)
+    if isinstance(output, numbers.Real):
+        return float(output)
+    raise ValueError(f"output must be an index, a class label or a target name, got {output!r}")
+
+
 class _FeatureRule(SignedRule):
     """Shared parts of rules that raise one feature by delta >= 0 and compare outputs.
 
     ``input`` names the perturbed input when the model takes a dict of inputs. The feature
     indexes the input's LAST axis: on a (batch, features) input it is a column, on a
     (batch, time, features) input that feature is raised at every time step.
+
+    ``perturbation=None`` is Relative(0.1) (the paper's) on tensors; estimators choose it
+    from the column instead (:func:`deepctrl.tabular.table_rules.default_perturbation`).
+    ``output`` is an index on tensors; estimators also take a class label or a target
+    column's name.
     """
 
-    def __init__(self, feature: int | str, direction: str, output: int,
+    def __init__(self, feature: int | str, direction: str, output: Output,
                  perturbation: Perturbation | None, input: str | None = None) -> None:
         self.feature = feature
         self.direction = _check_direction(direction)
-        self.output = int(output)
-        self.perturbation = perturbation if perturbation is not None else Relative(0.1)
+        self.output = _check_output(output)
+        self.given_perturbation = perturbation
         self.input = input
+
+    @property
+    def perturbation(self) -> Perturbation:
+        """How far the feature is raised: the perturbation given, or Relative(0.1)."""
+        return self.given_perturbation if self.given_perturbation is not None else Relative(0.1)
+
+    @property
+    def output_index(self) -> int:
+        """The output as an index (None is 0); a name must be translated by an estimator."""
+        if self.output is None:
+            return 0
+        if isinstance(self.output, int) and not isinstance(self.output, bool):
+            return self.output
+        raise ValueError(f"{type(self).__name__} output {self.output!r} names a class or a "
+                         "target: estimators translate names; on tensors give the output's "
+                         "index")
 
     def _values(self, x: Inputs) -> Tensor:
         """The input holding the feature; it must hold real numbers."""
@@ -78,8 +115,8 @@ class _FeatureRule(SignedRule):
         """y_hat - y_hat_p for an increasing rule, y_hat_p - y_hat for a decreasing one."""
         if ctx.x_p is None or ctx.y_hat_p is None:
             raise ValueError(f"{type(self).__name__} needs the perturbed input and output")
-        y = output_column(ctx.y_hat, self.output)
-        y_p = output_column(ctx.y_hat_p, self.output)
+        y = output_column(ctx.y_hat, self.output_index)
+        y_p = output_column(ctx.y_hat_p, self.output_index)
         return y - y_p if self.direction == "increasing" else y_p - y
 
     def with_feature(self: _F, feature: int, perturbation: Perturbation | None = None) -> _F:
@@ -87,13 +124,20 @@ class _FeatureRule(SignedRule):
         out = copy.copy(self)
         out.feature = int(feature)
         if perturbation is not None:
-            out.perturbation = perturbation
+            out.given_perturbation = perturbation
+        return out
+
+    def with_output(self: _F, output: int, direction: str) -> _F:
+        """A copy on output index ``output`` with ``direction``."""
+        out = copy.copy(self)
+        out.output, out.direction = int(output), _check_direction(direction)
         return out
 
     def config(self) -> dict[str, Any]:
+        given = self.given_perturbation
         out = {"kind": type(self).__name__.lower(), "feature": self.feature,
                "direction": self.direction, "output": self.output,
-               "perturbation": self.perturbation.config()}
+               "perturbation": given.config() if given is not None else None}
         return {**out, "input": self.input} if self.input is not None else out
 
 
@@ -116,7 +160,7 @@ class Monotonic(_FeatureRule):
         self,
         feature: int | str,
         direction: str,
-        output: int = 0,
+        output: Output = None,
         perturbation: Perturbation | None = None,
         input: str | None = None,
     ) -> None:
@@ -145,7 +189,7 @@ class Threshold(_FeatureRule):
         self,
         feature: int | str,
         threshold: float,
-        output: int = 0,
+        output: Output = None,
         direction: str = "increasing",
         perturbation: Perturbation | None = None,
         input: str | None = None,
@@ -167,7 +211,7 @@ class Threshold(_FeatureRule):
 
 
 def feature_rule_from_config(cfg: dict[str, Any]) -> Monotonic | Threshold:
-    pert = perturbation_from_config(cfg["perturbation"])
+    pert = perturbation_from_config(cfg["perturbation"]) if cfg["perturbation"] else None
     name = cfg.get("input")
     if cfg["kind"] == "monotonic":
         return Monotonic(cfg["feature"], cfg["direction"], cfg["output"], pert, name)

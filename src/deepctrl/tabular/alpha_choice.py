@@ -1,0 +1,100 @@
+"""How the estimators choose the rule strength alpha after training.
+
+The default (``alpha="auto"``) keeps the rule the user stated: the alpha with the lowest
+validation error among those whose verification ratio on the validation rows reaches
+:data:`KEEP_RULE` (0.99), or the alpha with the highest verification when none does. This
+is what a stated constraint means in monotone gradient boosting too: it holds. The lowest
+validation error alone (``alpha="min_error"``) often lands on alpha 0 when the validation
+rows are drawn like the training rows, which drops the rule; ``deepctrl test-rule`` is the
+tool for doubting a rule.
+
+>>> table = {"alpha": [0.0, 0.5, 1.0], "mse": [1.0, 1.1, 1.3],
+...          "verification_ratio": [0.6, 0.995, 1.0]}
+>>> keep_rule_alpha(table, "mse"), min_error_alpha(table, "mse")
+(0.5, 0.0)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+ALPHA_GRID = [round(0.05 * i, 10) for i in range(21)]
+LABEL_FREE_GRID = [round(0.05 * i, 10) for i in range(31)]
+"""0, 0.05, ..., 1.5: the alphas tried for a verification goal without labels (above 1 the
+rule path is extrapolated, as the paper does on a population that follows the rule more)."""
+KEEP_RULE = 0.99
+"""The verification ratio the default alpha reaches on the validation rows."""
+CHOICES = ("auto", "min_error")
+HIGHER_IS_BETTER = ("accuracy", "auc")
+
+
+def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
+    """``alpha`` as a finite float, or one of the texts "auto" and "min_error"."""
+    if isinstance(alpha, str) and alpha in CHOICES:
+        return alpha
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) \
+            or not math.isfinite(float(alpha)):
+        raise ValueError(f"{name} must be a finite number, 'auto' or 'min_error', got {alpha!r}")
+    return float(alpha)
+
+
+def check_goal(min_verification: Any) -> float:
+    """A verification goal as a float in (0, 1]."""
+    if isinstance(min_verification, bool) or not isinstance(min_verification, numbers.Real) \
+            or not 0 < float(min_verification) <= 1:
+        raise ValueError("min_verification must be a number greater than 0 and at most 1, "
+                         f"got {min_verification!r}")
+    return float(min_verification)
+
+
+def _errors(table: dict[str, list[float]], metric: str) -> list[float]:
+    sign = -1.0 if metric in HIGHER_IS_BETTER else 1.0
+    return [sign * v if not math.isnan(v) else math.inf for v in table[metric]]
+
+
+def min_error_alpha(table: dict[str, list[float]], metric: str) -> float:
+    """The alpha with the lowest ``metric`` (the smallest such alpha on ties)."""
+    errors = _errors(table, metric)
+    return float(table["alpha"][min(range(len(errors)), key=lambda i: errors[i])])
+
+
+def keep_rule_alpha(table: dict[str, list[float]], metric: str,
+                    min_verification: float = KEEP_RULE) -> float:
+    """The lowest-error alpha among those whose verification ratio reaches
+    ``min_verification``; else the alpha with the highest verification (lowest error on
+    ties)."""
+    errors = _errors(table, metric)
+    ratios = [-1.0 if math.isnan(r) else r for r in table["verification_ratio"]]
+    rows = range(len(errors))
+    kept = [i for i in rows if ratios[i] >= min_verification]
+    if kept:
+        best = min(kept, key=lambda i: (errors[i], -table["alpha"][i]))
+    else:
+        best = min(rows, key=lambda i: (-ratios[i], errors[i]))
+    return float(table["alpha"][best])
+
+
+def row_of(table: dict[str, list[float]], alpha: float) -> dict[str, float]:
+    """The sweep row of ``alpha``."""
+    i = min(range(len(table["alpha"])), key=lambda j: abs(table["alpha"][j] - alpha))
+    return {k: v[i] for k, v in table.items()}
+
+
+def first_reaching(table: dict[str, list[float]], goal: float) -> tuple[float, float]:
+    """The smallest alpha whose verification ratio reaches ``goal``, and that ratio; a
+    ValueError naming the highest ratio reached when none does."""
+    found = list(zip(table["alpha"], table["verification_ratio"], strict=True))
+    reached = [(a, r) for a, r in found if r >= goal]
+    if reached:
+        return min(reached)
+    span = f"{min(a for a, _ in found):g}..{max(a for a, _ in found):g}"
+    judged = [(a, r) for a, r in found if not math.isnan(r)]
+    if not judged:
+        raise ValueError(f"no alpha in {span} reaches verification ratio {goal:g}: the "
+                         "rules judge none of these rows")
+    best = max(r for _, r in judged)
+    at = min(a for a, r in judged if r == best)
+    raise ValueError(f"no alpha in {span} reaches verification ratio {goal:g} on these "
+                     f"rows (highest {best:.3f} at alpha {at:g})")

@@ -1,0 +1,84 @@
+"""Any table a user hands an estimator, as a pandas DataFrame with its column names.
+
+pandas DataFrames pass through; polars, pyarrow and other data frames that narwhals knows
+are read column by column (names kept, missing values as NaN/None, dates as datetime64);
+numpy arrays, lists and scipy.sparse matrices become columns named ``x0, x1, ...`` (rules
+then name columns by position).
+
+>>> import numpy as np
+>>> as_frame(np.array([[1.0, 2.0]])).columns.tolist()
+['x0', 'x1']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+
+def has_names(X: Any) -> bool:
+    """Whether ``X`` is a data frame (its columns have names)."""
+    return isinstance(X, pd.DataFrame) or _narwhals_frame(X) is not None
+
+
+def _narwhals_frame(X: Any) -> nw.DataFrame[Any] | None:
+    if isinstance(X, pd.DataFrame | np.ndarray | list | tuple) or sp.issparse(X):
+        return None
+    frame = nw.from_native(X, eager_only=True, pass_through=True)
+    return frame if isinstance(frame, nw.DataFrame) else None
+
+
+def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
+    """``X`` as a pandas DataFrame with string column names; arrays get ``names`` (by
+    default ``x0, x1, ...``)."""
+    if isinstance(X, pd.DataFrame):
+        return X.set_axis([str(c) for c in X.columns], axis=1)
+    frame = _narwhals_frame(X)
+    if frame is not None:
+        return pd.DataFrame({str(c): frame[c].to_numpy() for c in frame.columns})
+    if sp.issparse(X):
+        X = X.toarray()
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(f"X must be a table (2-D), got an array of shape {arr.shape}")
+    if names is None or len(names) != arr.shape[1]:
+        names = [f"x{i}" for i in range(arr.shape[1])]
+    frame = pd.DataFrame(arr, columns=names)
+    return frame.infer_objects() if arr.dtype == object else frame
+
+
+def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.DataFrame:
+    """X as a DataFrame for estimator ``est``, checked the scikit-learn way (the number of
+    columns, and their names for data frames, set at fit and compared later); arrays and
+    sparse matrices take ``names`` (at fit: x0, x1, ...)."""
+    if has_names(X):
+        frame = as_frame(X)
+        validate_data(est, frame, reset=reset, skip_check_array=True)
+    else:
+        arr = validate_data(est, X, reset=reset, dtype=None, accept_sparse=True,
+                            ensure_all_finite="allow-nan")
+        frame = as_frame(arr, names)
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        raise ValueError(f"X is empty: {frame.shape[0]} rows, {frame.shape[1]} columns")
+    return frame
+
+
+def row_weights(sample_weight: Any, by_class: np.ndarray | None,
+                frame: pd.DataFrame) -> np.ndarray | None:
+    """Per-row weights: ``sample_weight`` times the class weights, or None when every row
+    weighs the same (training then runs exactly as without weights)."""
+    parts = [] if by_class is None else [by_class]
+    if sample_weight is not None:
+        parts.append(_check_sample_weight(sample_weight, frame, dtype=np.float64,
+                                          ensure_non_negative=True))
+    if not parts:
+        return None
+    weight = np.prod(parts, axis=0)
+    if not weight.sum() > 0:
+        raise ValueError("the sample weights are all zero")
+    return None if np.all(weight == weight[0]) else weight

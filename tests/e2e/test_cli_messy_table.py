@@ -1,0 +1,92 @@
+"""The installed command on a table as it comes: missing numbers and text, a date column in
+ISO text, text categories, a count column and a named class; the CLI builds the model the
+estimator builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import deepctrl as dc
+
+
+def messy_csv(folder: Path, n: int = 300) -> Path:
+    rng = np.random.default_rng(7)
+    dist = rng.uniform(1, 60, n).round(2)
+    stops = rng.poisson(1.0, n)  # a count, mostly 0 or 1
+    carrier = rng.choice(["north", "south", "east"], n)
+    day = pd.date_range("2024-01-01", periods=n, freq="D")
+    late = dist / 60 + 0.15 * stops + rng.normal(0, 0.2, n) > 0.6
+    frame = pd.DataFrame({"dist_km": dist, "stops": stops, "carrier": carrier,
+                          "day": day.strftime("%Y-%m-%d"),
+                          "status": np.where(late, "late", "ontime")})
+    frame.loc[::13, "dist_km"] = np.nan
+    frame.loc[5::17, "carrier"] = ""
+    path = folder / "deliveries.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def messy(tmp_path_factory):
+    return messy_csv(tmp_path_factory.mktemp("messy"))
+
+
+def test_fit_on_a_messy_table_says_what_it_did(cli, messy, tmp_path):
+    model = tmp_path / "m.deepctrl"
+    done = cli("fit", str(messy), "--target", "status", "--monotonic", "dist_km=increasing",
+               "--monotonic", "stops=increasing", "--rule-class", "late", "--max-epochs", "20",
+               "--seed", "3", "--no-progress", "--out", str(model))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "missing values: dist_km 24 (with the training mean" in out
+    assert "carrier 18 (as a category of its own)" in out
+    # the ISO text dates are days since 2024-01-01 and a weekday cycle: 3 inputs, not 300
+    assert "dates: day from 2024-01-01T00:00:00 (3 inputs: days, week cycle)" in out
+    assert "rules: monotonic(dist_km, increasing, on 'late'): P('late'), " \
+           "monotonic(stops, increasing, on 'late'): P('late')" in out
+    assert "default alpha: alpha " in out and "lowest validation error: alpha " in out
+    est = dc.DeepCTRLClassifier.load(model)
+    assert est.encoder_.n_encoded == 2 + 1 + 4 + 3  # dist (+ indicator), stops, carrier, day
+
+
+def test_the_command_line_and_python_build_the_same_model(cli, messy, tmp_path):
+    model, pred = tmp_path / "m.deepctrl", tmp_path / "p.csv"
+    done = cli("fit", str(messy), "--target", "status", "--monotonic", "stops=increasing",
+               "--rule-class", "late", "--max-epochs", "15", "--seed", "3", "--no-progress",
+               "--out", str(model))
+    assert done.returncode == 0, done.stderr
+    frame = pd.read_csv(messy)
+    X, y = frame.drop(columns="status"), frame["status"]
+    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("stops", "increasing", output="late")],
+                                max_epochs=15, random_state=3).fit(X, y)
+    # the count column gets the same additive perturbation on both paths
+    cli_rule = dc.DeepCTRLClassifier.load(model).rule_
+    assert cli_rule.perturbation.config() == est.rule_.perturbation.config()
+    assert cli_rule.perturbation.inner.config()["kind"] == "additive"
+    unlabelled = tmp_path / "new.csv"
+    X.to_csv(unlabelled, index=False)
+    done = cli("predict", str(model), str(unlabelled), "--alpha", "0.7", "--out", str(pred))
+    assert done.returncode == 0, done.stderr
+    written = pd.read_csv(pred)
+    assert len(written) == len(X)  # rows with missing values are scored too
+    np.testing.assert_allclose(written["proba_late"], est.predict_proba(X, alpha=0.7)[:, 0],
+                               rtol=1e-5)
+
+
+def test_predict_alpha_limits(cli, messy, tmp_path):
+    model = tmp_path / "m.deepctrl"
+    assert cli("fit", str(messy), "--target", "status", "--monotonic", "stops=increasing",
+               "--max-epochs", "2", "--no-progress", "--out", str(model)).returncode == 0
+    done = cli("predict", str(model), str(messy), "--alpha", "-0.1", "--out",
+               str(tmp_path / "p.csv"))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "deepctrl: error: --alpha must be >= 0 (0 follows the data, 1 the rule), got -0.1")
+    done = cli("predict", str(model), str(messy), "--alpha", "1.3", "--out",
+               str(tmp_path / "p.csv"))
+    assert done.returncode == 0
+    assert done.stderr.strip() == ("note: alpha 1.3 is above 1: the rule's direction is "
+                                   "extrapolated beyond training (alphas were drawn from 0 to 1)")

@@ -1,0 +1,101 @@
+"""Row weights in the estimators: sample_weight, class_weight, and their routing through
+Pipeline and GridSearchCV."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+
+import deepctrl as dc
+
+FAST = {"max_epochs": 10, "batch_size": 32, "n_seeds": 1, "random_state": 0}
+
+
+def table(n: int = 240, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"price": rng.uniform(1, 10, n), "quality": rng.uniform(0, 1, n)})
+    return X, pd.Series(10 - X["price"] + 2 * X["quality"] + rng.normal(0, 0.3, n), name="y")
+
+
+def test_weighted_validation_metrics_equal_repeated_rows():
+    X, y = table()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST).fit(X, y)
+    w = np.arange(len(X)) % 4  # 0, 1, 2, 3, ...
+    repeated = X.loc[X.index.repeat(w)], y.loc[y.index.repeat(w)]
+    weighted = est._metrics(est._model_outputs(X, 0.5)[:, :], y.to_numpy()[:, None], w)
+    plain = est._metrics(est._model_outputs(repeated[0], 0.5), repeated[1].to_numpy()[:, None])
+    assert weighted == pytest.approx(plain, rel=1e-12)
+
+
+def test_rows_of_weight_zero_have_no_influence():
+    X, y = table()
+    w = np.where(np.arange(len(X)) % 3 == 0, 0.0, 1.5)
+    noisy = y.where(w > 0, 1e3)  # the zero-weight rows' targets are nonsense
+    rule = [dc.Monotonic("price", "decreasing")]
+    a = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X, y, sample_weight=w)
+    b = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X, noisy, sample_weight=w)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert a.target_mean_ == pytest.approx(np.average(y, weights=w))
+
+
+def test_equal_weights_train_as_no_weights():
+    X, y = table()
+    rule = [dc.Monotonic("price", "decreasing")]
+    plain = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X, y)
+    equal = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X, y, sample_weight=np.full(len(X), 2.0))
+    np.testing.assert_array_equal(plain.predict(X), equal.predict(X))
+
+
+@pytest.mark.parametrize(("weights", "message"), [
+    (np.full(240, -1.0), "Negative values in data passed to .sample_weight."),
+    (np.ones(10), "sample_weight.shape == \\(10,\\), expected \\(240,\\)"),
+    (np.zeros(240), "Sample weights must contain at least one non-zero number"),
+])
+def test_bad_weights_are_refused(weights, message):
+    X, y = table()
+    with pytest.raises(ValueError, match=message):
+        dc.DeepCTRLRegressor(**FAST).fit(X, y, sample_weight=weights)
+
+
+def rare_events(n: int = 1500, seed: int = 1) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"dose": rng.uniform(0, 1, n), "age": rng.uniform(20, 80, n)})
+    logit = -6.5 + 6 * X["dose"] + rng.logistic(0, 0.5, n)
+    return X, np.where(logit > 0, "event", "none")
+
+
+def test_balanced_classes_predict_the_rare_class():
+    X, y = rare_events()
+    assert 0.02 < (y == "event").mean() < 0.06
+    kw = {**FAST, "max_epochs": 30}
+    plain = dc.DeepCTRLClassifier(**kw).fit(X, y)
+    balanced = dc.DeepCTRLClassifier(class_weight="balanced", **kw).fit(X, y)
+    events = y == "event"
+    recall = (balanced.predict(X)[events] == "event").mean()
+    assert recall > 0.7 > (plain.predict(X)[events] == "event").mean()
+    # a dict of class weights is the same as those weights given per row
+    by_class = dc.DeepCTRLClassifier(class_weight={"event": 10.0, "none": 1.0}, **FAST).fit(X, y)
+    per_row = dc.DeepCTRLClassifier(**FAST).fit(X, y, sample_weight=np.where(events, 10.0, 1.0))
+    np.testing.assert_array_equal(by_class.predict_proba(X), per_row.predict_proba(X))
+    with pytest.raises(ValueError, match="class_weight names 'boom', which is not a class"):
+        dc.DeepCTRLClassifier(class_weight={"boom": 2.0}, **FAST).fit(X, y)
+
+
+def test_sample_weight_passes_through_pipeline_and_grid_search():
+    X, y = table()
+    w = 1.0 + (np.arange(len(X)) % 5)
+    direct = dc.DeepCTRLRegressor(**FAST).fit(X, y, sample_weight=w).predict(X)
+    pipe = Pipeline([("model", dc.DeepCTRLRegressor(**FAST))])
+    np.testing.assert_array_equal(pipe.fit(X, y, model__sample_weight=w).predict(X), direct)
+    search = GridSearchCV(dc.DeepCTRLRegressor(**FAST), {"beta": [0.1]}, cv=2)
+    search.fit(X, y, sample_weight=w)  # passed to fit without metadata routing
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = dc.DeepCTRLRegressor(**FAST).set_fit_request(sample_weight=True)
+        routed.set_score_request(sample_weight=True)  # the folds are scored weighted too
+        search = GridSearchCV(routed, {"beta": [0.1]}, cv=2, refit=True)
+        search.fit(X, y, sample_weight=w)
+        np.testing.assert_array_equal(search.best_estimator_.predict(X), direct)
