@@ -141,7 +141,7 @@ def _errors(task: str, y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
             "accuracy": float(((pred > 0.5) == y).mean()), "auc": float(roc_auc_score(y, pred))}
 
 
-def run_table(table: Table, seed: int, n_seeds: int) -> dict[str, Any]:
+def run_table(table: Table, seed: int, n_seeds: str) -> dict[str, Any]:
     if table.X_test is not None:
         X_tr, y_tr, X_te, y_te = table.X, table.y, table.X_test, table.y_test
     else:
@@ -167,7 +167,8 @@ def run_table(table: Table, seed: int, n_seeds: int) -> dict[str, Any]:
     rule = dc.Monotonic(table.column, table.direction, **kwargs)
     kind = dc.DeepCTRLRegressor if table.task == "regression" else dc.DeepCTRLClassifier
     start = time.perf_counter()
-    est = kind(rules=[rule], random_state=seed, n_seeds=n_seeds).fit(X_tr, y_tr)
+    est = kind(rules=[rule], random_state=seed,
+               n_seeds=n_seeds if n_seeds == "auto" else int(n_seeds)).fit(X_tr, y_tr)
     seconds = time.perf_counter() - start
     sweep = est.sweep(X_te, y_te, ALPHAS)
     chosen, lowest = est.selected_alpha_, est.min_error_alpha_
@@ -216,7 +217,7 @@ def summary(name: str, task: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
             "within_5pct_best": bool(best <= 1.05 * min(lin, hgb))}
 
 
-def markdown(summaries: list[dict[str, Any]], repeats: int, n_seeds: int) -> str:
+def markdown(summaries: list[dict[str, Any]], repeats: int, n_seeds: str) -> str:
     head = ("| table | metric | linear | HGB monotonic | DeepCTRL default alpha "
             "(verification) | DeepCTRL min_error alpha | DeepCTRL best alpha (test) | alpha 0 | "
             "alpha 1 | verification alpha 0 | verification alpha 1 | within 5 % (default / best) |")
@@ -239,7 +240,7 @@ def markdown(summaries: list[dict[str, Any]], repeats: int, n_seeds: int) -> str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="train/test splits per table")
-    parser.add_argument("--n-seeds", type=int, default=5, help="DeepCTRL n_seeds")
+    parser.add_argument("--n-seeds", default="auto", help="DeepCTRL n_seeds (default: its own)")
     parser.add_argument("--only", default=None, help="run only tables whose name has this")
     parser.add_argument("--markdown", default=None, help="also print a markdown table here")
     args = parser.parse_args(argv)

@@ -1,4 +1,5 @@
 import copy
+import math
 
 import pytest
 import torch
@@ -162,3 +163,26 @@ def test_energy_penalty_trains_and_reports_history():
         assert not torch.equal(weights(result.models[s]), weights(model))
     # same start, own alpha draws and batch order: the seeds part ways
     assert result.history[0]["train_loss"] != result.history[1]["train_loss"]
+
+
+def test_a_cosine_schedule_sets_every_epochs_learning_rate(monkeypatch):
+    from deepctrl.engine.ensemble import FlatAdam
+
+    seen = []
+    original = FlatAdam.set_lr
+
+    def record(self, lr):
+        seen.append(lr)
+        original(self, lr)
+
+    monkeypatch.setattr(FlatAdam, "set_lr", record)
+    X = torch.randn(64, 3, generator=torch.Generator().manual_seed(0))
+    model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+    dc.fit(model, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(rho=1.0),
+           train=(X, X[:, :1]), max_epochs=5, lr=0.1, lr_schedule="cosine")
+    # half a cosine from 0.1 to 0.1 / 50 over five epochs
+    expected = [0.1 * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * e / 4))) for e in range(5)]
+    assert seen == pytest.approx(expected, rel=1e-12)
+    assert seen[0] == 0.1 and seen[-1] == pytest.approx(0.002)
+    with pytest.raises(ValueError, match="lr_schedule must be one of"):
+        dc.fit(model, train=(X, X[:, :1]), method=dc.methods.TaskOnly(), lr_schedule="step")

@@ -131,14 +131,14 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
                 monotonic: Sequence[str] = (), rules: str | None = None,
                 rule_class: str | None = None, val_fraction: float | str = 0.2,
                 seed: int | str = 0,
-                drop_missing: bool = False, max_epochs: int | str = 500,
+                drop_missing: bool = False, max_epochs: int | str = "auto",
                 progress: bool = True, device: str = "cpu") -> int:
     """``deepctrl fit``: train a table model and write it to ``out``."""
     out_path = _check_output_path(out)
     check_device(device)
     val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
     seed = number(seed, "--seed", int, 0, 2**31)
-    max_epochs = number(max_epochs, "--max-epochs", int, 1)
+    max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
     if rule_class is not None and not monotonic:
         raise ValueError("--rule-class names the class of the --monotonic rules; give one")
     specs = [monotonic_spec(m, rule_class) for m in monotonic]

@@ -113,9 +113,9 @@ def _add_fit(subparsers: Any) -> None:
     p.add_argument("--val-fraction", default="0.2", metavar="F",
                    help="share of rows for early stopping and choosing alpha (default 0.2)")
     p.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
-    p.add_argument("--max-epochs", default="500", metavar="N",
-                   help="upper limit of training epochs (default 500; early stopping ends "
-                        "sooner)")
+    p.add_argument("--max-epochs", default="auto", metavar="N",
+                   help="training epochs (default auto: about 2000 optimizer steps, 5 to 200 "
+                        "epochs; early stopping may end sooner)")
     p.add_argument("--rule-class", default=None, metavar="LABEL",
                    help="classification: the class whose probability the --monotonic rules "
                         "constrain (default: the second class in sorted order of two, the "
@@ -203,8 +203,8 @@ def _add_test_rule(subparsers: Any) -> None:
     p.add_argument("--min-rows", default="50", metavar="N",
                    help="groups with fewer rows are reported as inconclusive without "
                         "training (default 50)")
-    p.add_argument("--max-epochs", default="500", metavar="N",
-                   help="upper limit of training epochs per fold (default 500)")
+    p.add_argument("--max-epochs", default="auto", metavar="N",
+                   help="training epochs per fold (default auto, as for deepctrl fit)")
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--device", default="cpu", help="where training runs (default cpu)")
     p.add_argument("--no-progress", dest="progress", action="store_false",

@@ -47,14 +47,14 @@ def _print_summary(result: Any) -> None:
 def rule_test_command(data: str, target: str, group: str | None, out: str,
                       monotonic: Sequence[str] = (), rules: str | None = None,
                       seeds: int | str = 5, min_rows: int | str = 50, task: str | None = None,
-                      max_epochs: int | str = 500, drop_missing: bool = False,
+                      max_epochs: int | str = "auto", drop_missing: bool = False,
                       progress: bool = True, device: str = "cpu") -> int:
     """Test the rules on every value of ``group`` (and all rows); write the files to ``out``."""
     folder = _out_folder(out)
     check_device(device)
     folds = number(seeds, "--seeds", int, 2, 101)
     min_rows = number(min_rows, "--min-rows", int, 2 * folds)
-    max_epochs = number(max_epochs, "--max-epochs", int, 1)
+    max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
     specs = [monotonic_spec(m) for m in monotonic]
     specs += read_rules_file(rules) if rules is not None else []
     if not specs:

@@ -259,6 +259,10 @@ class FlatAdam:
                                             weight_decay=0.0, eps=eps, maximize=False)
         self._parts: tuple[Tensor, list[str], list[list[Tensor]]] | None = None
 
+    def set_lr(self, lr: float) -> None:
+        """The learning rate of the following steps."""
+        self.options["lr"] = float(lr)
+
     def step(self) -> None:
         """Update every weight from ``stack.flat_grad``."""
         self._update([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],

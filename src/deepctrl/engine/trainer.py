@@ -12,7 +12,7 @@ validation loss are weighted means sum(w l) / sum(w).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -367,10 +367,12 @@ class Trainer:
             self.Xv_noisy = [x for x, k in zip(self.Xv_noisy, keep, strict=True) if k]
         self.active = [g for g, k in zip(self.active, keep, strict=True) if k]
 
-    def run(self, max_epochs: int, patience: int, val_every: int, progress: bool,
-            desc: str) -> tuple[list[dict[str, list[float]]], list[int], list[int], list[float]]:
+    def run(self, max_epochs: int, patience: int, val_every: int, progress: bool, desc: str,
+            lr_at: Callable[[int], float] | None = None,
+            ) -> tuple[list[dict[str, list[float]]], list[int], list[int], list[float]]:
         """Train until every seed stopped or ``max_epochs``; the models get their best
-        weights (or their last, without validation data) and eval mode.
+        weights (or their last, without validation data) and eval mode. ``lr_at(epoch)``
+        sets each epoch's learning rate (default: the one Adam was made with).
 
         Returns (history, epochs, best epochs, best validation losses) per seed.
         """
@@ -382,6 +384,8 @@ class Trainer:
             {"train_loss": [], "val_epoch": [], "val_loss": []} for _ in range(S)]
         bar = progress_bar(max_epochs, desc, progress and self.world.is_main)
         for epoch in range(1, max_epochs + 1):
+            if lr_at is not None:
+                self.opt.set_lr(lr_at(epoch))
             train_loss = self.train_epoch().tolist()
             self.method.after_epoch(self.estimate_losses)
             for j, g in enumerate(self.active):

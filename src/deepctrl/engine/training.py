@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -118,6 +119,7 @@ def fit(
     desc: str | None = None,
     compile: bool = False,
     exact_sums: bool = False,
+    lr_schedule: str = "constant",
 ) -> FitResult:
     """Train ``model`` with ``method`` (default DeepCTRL) under ``rule``, one copy per seed.
 
@@ -155,6 +157,11 @@ def fit(
     seconds (inductor's disk cache warm) to tens of seconds; results agree with an eager run
     to float rounding.
 
+    ``lr_schedule``: ``"constant"`` (Adam at ``lr`` throughout, as the paper trains) or
+    ``"cosine"``: every epoch's learning rate follows half a cosine from ``lr`` down to
+    ``lr / 50`` at ``max_epochs``, a budget the run is meant to use up (early stopping still
+    stops a seed that stops improving, and its best weights are restored).
+
     ``exact_sums=True`` sums every gradient over the rows of a batch in float64 and rounds it
     once (and the losses behind rho, validation and the dual multipliers likewise), so a step
     does not depend on how the batch's rows are split: under ``torchrun`` every seed then ends
@@ -166,7 +173,8 @@ def fit(
     """
     method = copy.deepcopy(method) if method is not None else DeepCTRLMethod()
     options = Options(task_loss, batch_size, lr, max_epochs, patience, val_every, progress,
-                      input_noise, shuffle, device, reinit, chunk_batches, compile, exact_sums)
+                      input_noise, shuffle, device, reinit, chunk_batches, compile, exact_sums,
+                      lr_schedule)
     return _run(model, rule, [method], train, val, seeds, options, desc or method.name)[0]
 
 
@@ -227,6 +235,24 @@ class Options:
     chunk_batches: int = 64
     compile: bool = False
     exact_sums: bool = False
+    lr_schedule: str = "constant"
+
+
+LR_SCHEDULES = ("constant", "cosine")
+LR_FLOOR = 1 / 50
+"""The cosine schedule's last learning rate, as a fraction of the first."""
+
+
+def scheduled_lr(schedule: str, lr: float, epoch: int, epochs: int) -> float:
+    """The learning rate of epoch ``epoch`` (from 1) of ``epochs`` under ``schedule``.
+
+    >>> [round(scheduled_lr("cosine", 1.0, e, 3), 2) for e in (1, 2, 3)]
+    [1.0, 0.51, 0.02]
+    """
+    if schedule == "constant":
+        return lr
+    t = (epoch - 1) / max(1, epochs - 1)
+    return lr * (LR_FLOOR + (1 - LR_FLOOR) * 0.5 * (1 + math.cos(math.pi * t)))
 
 
 def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int],
@@ -238,6 +264,8 @@ def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int
             raise ValueError(f"{method.name} needs a rule")
     if o.batch_size < 1 or o.max_epochs < 0 or o.patience < 1 or o.val_every < 1:
         raise ValueError("batch_size, patience and val_every must be >= 1, max_epochs >= 0")
+    if o.lr_schedule not in LR_SCHEDULES:
+        raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {o.lr_schedule!r}")
     if o.input_noise < 0:
         raise ValueError(f"input_noise must be >= 0, got {o.input_noise}")
     if not seeds or len(set(seeds)) != len(seeds):
@@ -263,8 +291,9 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
                       o.input_noise, o.shuffle, device, o.chunk_batches, o.compile,
                       o.exact_sums, train_w, val_w)
     start = time.perf_counter()
-    history, epochs, best_epochs, best = trainer.run(o.max_epochs, o.patience, o.val_every,
-                                                     o.progress, desc)
+    history, epochs, best_epochs, best = trainer.run(
+        o.max_epochs, o.patience, o.val_every, o.progress, desc,
+        lambda epoch: scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs))
     seconds = time.perf_counter() - start
     path = trainer.stack.path or "lowered"
     k = len(seeds)

@@ -3,7 +3,6 @@ the data, training with :func:`deepctrl.fit`, and evaluation over the rule stren
 
 from __future__ import annotations
 
-import math
 import numbers
 import os
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from deepctrl.core.model import DeepCTRL
 from deepctrl.core.rules.base import forward_all, perturb_all
 from deepctrl.core.seeding import derive_seed
 from deepctrl.engine import training
+from deepctrl.engine.training import LR_SCHEDULES
 from deepctrl.tabular import model_file
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
@@ -40,6 +40,7 @@ from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.fit_summary import summary_lines
 from deepctrl.tabular.frames import checked_frame, row_weights
 from deepctrl.tabular.network import build_network, network_spec
+from deepctrl.tabular.recipe import training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
 
 RHO_NAMES = ("auto", "paper", "epoch")
@@ -52,8 +53,9 @@ class DeepCTRLEstimator(BaseEstimator):
     def __init__(self, rules: Any = None, alpha: float | str = "auto", *,
                  hidden_size: int | None = None, latent_size: int | None = None,
                  beta: float = 0.1, rho: float | str = "auto", batch_size: int | str = "auto",
-                 learning_rate: float = 1e-3, max_epochs: int = 500, patience: int = 20,
-                 validation_fraction: float = 0.2, n_seeds: int = 5,
+                 learning_rate: float | str = "auto", max_epochs: int | str = "auto",
+                 patience: int | str = "auto", lr_schedule: str = "auto",
+                 validation_fraction: float = 0.2, n_seeds: int | str = "auto",
                  random_state: Any = None, verbose: bool = False, device: str = "cpu") -> None:
         self.rules = rules
         self.alpha = alpha
@@ -65,6 +67,7 @@ class DeepCTRLEstimator(BaseEstimator):
         self.learning_rate = learning_rate
         self.max_epochs = max_epochs
         self.patience = patience
+        self.lr_schedule = lr_schedule
         self.validation_fraction = validation_fraction
         self.n_seeds = n_seeds
         self.random_state = random_state
@@ -125,12 +128,22 @@ class DeepCTRLEstimator(BaseEstimator):
                 "n_seeds": self.n_seeds,
                 "hidden_size": 1 if self.hidden_size is None else self.hidden_size,
                 "latent_size": 1 if self.latent_size is None else self.latent_size,
-                "batch_size": 1 if self.batch_size == "auto" else self.batch_size}
+                "batch_size": self.batch_size}
         for name, value in ints.items():
+            automatic = name in ("max_epochs", "patience", "batch_size", "n_seeds")
+            if value == "auto" and automatic:
+                continue
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
-        if not (isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0):
-            raise ValueError(f"learning_rate must be positive, got {self.learning_rate!r}")
+                raise ValueError(f"{name} must be a positive integer"
+                                 + (" or 'auto'" if automatic else "")
+                                 + f", got {getattr(self, name)!r}")
+        if self.learning_rate != "auto" and not (
+                isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be positive or 'auto', got "
+                             f"{self.learning_rate!r}")
+        if self.lr_schedule not in ("auto", *LR_SCHEDULES):
+            raise ValueError(f"lr_schedule must be 'auto' or one of {LR_SCHEDULES}, got "
+                             f"{self.lr_schedule!r}")
         resolve_device(self.device)
         if not (isinstance(self.validation_fraction, numbers.Real)
                 and 0 <= self.validation_fraction < 1):
@@ -197,25 +210,27 @@ class DeepCTRLEstimator(BaseEstimator):
         X_all = torch.from_numpy(self.encoder_.transform(frame))
         rng = check_random_state(self.random_state)
         train_idx, val_idx = self._split(len(frame), y_train, rng)
-        seed = int(rng.randint(0, 2**31 - 1 - self.n_seeds))
+        recipe = training_recipe(len(train_idx), self.batch_size, self.learning_rate,
+                                 self.max_epochs, self.patience, self.lr_schedule, self.n_seeds)
+        seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
         self.network_ = network_spec(X_all.shape[1], self._n_model_outputs(), self._head,
-                                     self.hidden_size, self.latent_size)
+                                     self.hidden_size, self.latent_size, recipe.max_hidden)
         method: methods.Method = (
             methods.DeepCTRLMethod(prior=priors.Beta(self.beta, self.beta), rho=self.rho)
             if self.rule_ is not None else methods.TaskOnly())
         y_all = torch.from_numpy(y_train)
-        batch = self.batch_size if self.batch_size != "auto" else int(
-            np.clip(2 ** round(math.log2(max(len(train_idx), 1) / 32)), 16, 256))
 
-        def part(rows: np.ndarray) -> tuple[Tensor, ...]:
-            data = (X_all[rows], y_all[rows])
-            return data if weight is None else (*data, torch.from_numpy(weight[rows]))
-
+        train, val_part = ((X_all[r], y_all[r]) if weight is None else
+                           (X_all[r], y_all[r], torch.from_numpy(weight[r]))
+                           for r in (train_idx, val_idx))
+        val = val_part if len(val_idx) else None
+        del X_all, y_all  # the two parts are copies: keep one encoded table in memory
         result = training.fit(build_network(self.network_), self.rule_, method,
-                              train=part(train_idx), val=part(val_idx) if len(val_idx) else None,
-                              task_loss=self._task_loss, batch_size=int(batch),
-                              lr=self.learning_rate, max_epochs=self.max_epochs,
-                              patience=self.patience, seeds=range(seed, seed + self.n_seeds),
+                              train=train, val=val,
+                              task_loss=self._task_loss, batch_size=recipe.batch_size,
+                              lr=recipe.learning_rate, max_epochs=recipe.max_epochs,
+                              patience=recipe.patience, lr_schedule=recipe.lr_schedule,
+                              seeds=range(seed, seed + recipe.n_seeds),
                               progress=bool(self.verbose), desc=type(self).__name__,
                               device=self.device)
         self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
@@ -223,11 +238,13 @@ class DeepCTRLEstimator(BaseEstimator):
         self.rho_ = [float(r) for r in state["rho"]] if "rho" in state else []
         self.n_epochs_ = max(result.epochs)
         self.best_epochs_ = list(result.best_epochs)
-        self.batch_size_ = int(batch)
+        self.batch_size_ = recipe.batch_size
+        self.recipe_ = recipe
         self.n_train_, self.n_validation_ = len(train_idx), len(val_idx)
         rows = val_idx if len(val_idx) else train_idx
         self.validation_sweep_ = self._sweep_encoded(
-            X_all[rows], y_metric[rows], ALPHA_GRID, None if weight is None else weight[rows])
+            (val or train)[0], y_metric[rows], ALPHA_GRID,
+            None if weight is None else weight[rows])
         self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
         self.selected_alpha_ = self._select(self.validation_sweep_)
         self.alpha_ = self.resolve_alpha(self.alpha)
@@ -268,7 +285,7 @@ class DeepCTRLEstimator(BaseEstimator):
                                               for m in self.models_]))
 
         gen = torch.Generator().manual_seed(derive_seed(seed, "eval"))
-        block = max(256, 200_000 // len(alphas))
+        block = max(256, 50_000 // len(alphas))  # the alphas' hidden layers stay small
         outs, oks = [], []
         for start in range(0, X.shape[0], block):
             x = X[start:start + block]

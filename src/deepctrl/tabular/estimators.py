@@ -83,14 +83,16 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def __init__(self, rules: Any = None, alpha: float | str = "auto", *, loss: str = "mse",
                  hidden_size: int | None = None, latent_size: int | None = None,
                  beta: float = 0.1, rho: float | str = "auto", batch_size: int | str = "auto",
-                 learning_rate: float = 1e-3, max_epochs: int = 500, patience: int = 20,
-                 validation_fraction: float = 0.2, n_seeds: int = 5,
+                 learning_rate: float | str = "auto", max_epochs: int | str = "auto",
+                 patience: int | str = "auto", lr_schedule: str = "auto",
+                 validation_fraction: float = 0.2, n_seeds: int | str = "auto",
                  random_state: Any = None, verbose: bool = False, device: str = "cpu") -> None:
         super().__init__(rules, alpha, hidden_size=hidden_size, latent_size=latent_size,
                          beta=beta, rho=rho, batch_size=batch_size,
                          learning_rate=learning_rate, max_epochs=max_epochs, patience=patience,
-                         validation_fraction=validation_fraction, n_seeds=n_seeds,
-                         random_state=random_state, verbose=verbose, device=device)
+                         lr_schedule=lr_schedule, validation_fraction=validation_fraction,
+                         n_seeds=n_seeds, random_state=random_state, verbose=verbose,
+                         device=device)
         self.loss = loss
 
     def __sklearn_tags__(self) -> Any:
@@ -187,15 +189,17 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
     def __init__(self, rules: Any = None, alpha: float | str = "auto", *,
                  class_weight: Any = None, hidden_size: int | None = None,
                  latent_size: int | None = None, beta: float = 0.1, rho: float | str = "auto",
-                 batch_size: int | str = "auto", learning_rate: float = 1e-3,
-                 max_epochs: int = 500, patience: int = 20, validation_fraction: float = 0.2,
-                 n_seeds: int = 5, random_state: Any = None, verbose: bool = False,
+                 batch_size: int | str = "auto", learning_rate: float | str = "auto",
+                 max_epochs: int | str = "auto", patience: int | str = "auto",
+                 lr_schedule: str = "auto", validation_fraction: float = 0.2,
+                 n_seeds: int | str = "auto", random_state: Any = None, verbose: bool = False,
                  device: str = "cpu") -> None:
         super().__init__(rules, alpha, hidden_size=hidden_size, latent_size=latent_size,
                          beta=beta, rho=rho, batch_size=batch_size,
                          learning_rate=learning_rate, max_epochs=max_epochs, patience=patience,
-                         validation_fraction=validation_fraction, n_seeds=n_seeds,
-                         random_state=random_state, verbose=verbose, device=device)
+                         lr_schedule=lr_schedule, validation_fraction=validation_fraction,
+                         n_seeds=n_seeds, random_state=random_state, verbose=verbose,
+                         device=device)
         self.class_weight = class_weight
 
     def _class_weights(self, y_metric: np.ndarray) -> np.ndarray | None:

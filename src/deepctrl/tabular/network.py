@@ -3,6 +3,8 @@ inputs-h-h-latent and a decision block 2 latent-h-outputs.
 
 >>> network_spec(10, 1, "identity", None, None)
 {'inputs': 10, 'hidden': 64, 'latent': 16, 'outputs': 1, 'head': 'identity'}
+>>> network_spec(37, 1, "identity", None, None, max_hidden=64)["hidden"]
+64
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from deepctrl.core.model import DeepCTRL, mlp
 
 
 def network_spec(n_in: int, n_out: int, head: str, hidden: int | None,
-                 latent: int | None) -> dict[str, Any]:
-    """Layer sizes: hidden = 4 x inputs rounded up to a power of two within [32, 128],
-    latent = hidden / 4 (at least 8), unless given."""
-    h = hidden or int(np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, 128))
+                 latent: int | None, max_hidden: int = 128) -> dict[str, Any]:
+    """Layer sizes: hidden = 4 x inputs rounded up to a power of two within [32,
+    ``max_hidden``], latent = hidden / 4 (at least 8), unless given."""
+    h = hidden or int(np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, max_hidden))
     z = latent or max(8, h // 4)
     return {"inputs": n_in, "hidden": h, "latent": z, "outputs": n_out, "head": head}
 

@@ -1,0 +1,114 @@
+"""How long a default table fit takes, against LightGBM with the same monotone constraint.
+
+A generated table (40,000 rows: 20 numeric columns, 2 text columns, a regression target that
+rises with ``x0``; 80 % to train, 20 % to test), fitted in one process by
+``DeepCTRLRegressor(rules=[Monotonic("x0", "increasing")])`` and by
+``lightgbm.LGBMRegressor(monotone_constraints=...)``, both with their defaults. The times are
+those of the whole ``fit`` call (validation, checks and compilation included).
+
+    python benchmarks/table_speed.py                 # the 40,000-row table
+    python benchmarks/table_speed.py --former        # the recipe before 2026-11-25
+    python benchmarks/table_speed.py --rows 1000000 --skip-lightgbm
+
+Prints JSON: fit seconds (wall and CPU) of each model, their ratio, test R2, DeepCTRL's
+verification ratio at its default alpha and its epochs, the resident memory before
+DeepCTRL's fit and the process's peak (the peak includes PyTorch's libraries, about 400 MB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import r2_score
+
+import deepctrl as dc
+
+
+def table(rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
+    """20 numeric columns (x0 rising, others mixed and nonlinear), 2 text columns."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({f"x{i}": rng.normal(0, 1, rows).astype(np.float32) for i in range(20)})
+    X["region"] = rng.choice([f"r{i}" for i in range(12)], rows)
+    X["channel"] = rng.choice(["web", "store", "phone", "partner", "other"], rows)
+    region = X["region"].str[1:].astype(int).to_numpy() / 11.0
+    channel = X["channel"].map({"web": 0.5, "store": 0.0, "phone": -0.3, "partner": 0.2,
+                                "other": -0.1}).to_numpy()
+    x = X[[f"x{i}" for i in range(20)]].to_numpy(np.float64)
+    y = (2.0 * x[:, 0] + 0.5 * np.tanh(2 * x[:, 0]) + np.sin(x[:, 1]) * x[:, 2]
+         + 0.8 * x[:, 3] ** 2 - 0.6 * x[:, 4] + 0.4 * x[:, 5] * x[:, 6] + region + channel
+         + 0.3 * np.abs(x[:, 7]) + rng.normal(0, 0.5, rows))
+    return X, pd.Series(y, name="y")
+
+
+FORMER = {"n_seeds": 5, "hidden_size": 128, "batch_size": 256, "learning_rate": 1e-3,
+          "max_epochs": 500, "patience": 20, "lr_schedule": "constant"}
+"""The estimators' defaults before the current recipe (on this table: width 128, batch 256)."""
+
+
+def rss_mb() -> float:
+    """This process's resident memory now (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(fit: Any) -> tuple[Any, float, float]:
+    cpu = time.process_time()
+    start = time.perf_counter()
+    model = fit()
+    return model, time.perf_counter() - start, time.process_time() - cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=40_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-lightgbm", action="store_true")
+    parser.add_argument("--former", action="store_true", help="fit with the former defaults")
+    args = parser.parse_args(argv)
+    X, y = table(args.rows, args.seed)
+    n_train = int(0.8 * len(X))
+    X_tr, X_te, y_tr, y_te = X[:n_train], X[n_train:], y[:n_train], y[n_train:]
+    out: dict[str, Any] = {"rows": args.rows, "train_rows": n_train,
+                           "data_mb": X.memory_usage(deep=True).sum() / 2**20}
+    if not args.skip_lightgbm:
+        import lightgbm
+
+        cats = X.copy()
+        for c in ("region", "channel"):
+            cats[c] = cats[c].astype("category")
+        constraints = [1] + [0] * (X.shape[1] - 1)
+        lgbm, wall, cpu = timed(lambda: lightgbm.LGBMRegressor(
+            monotone_constraints=constraints, verbose=-1,
+            random_state=args.seed).fit(cats[:n_train], y_tr))
+        out["lightgbm"] = {"fit_seconds": wall, "cpu_seconds": cpu,
+                           "test_r2": float(r2_score(y_te, lgbm.predict(cats[n_train:])))}
+    params = FORMER if args.former else {}
+    out["rss_before_deepctrl_mb"] = rss_mb()
+    out["recipe"] = "former" if args.former else "default"
+    est, wall, cpu = timed(lambda: dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("x0", "increasing")], random_state=args.seed, **params
+    ).fit(X_tr, y_tr))
+    out["deepctrl"] = {"fit_seconds": wall, "cpu_seconds": cpu,
+                       "test_r2": float(r2_score(y_te, est.predict(X_te))),
+                       "alpha": est.alpha_, "epochs": est.n_epochs_,
+                       "verification": est.verification_ratio(X_te),
+                       "network": est.network_, "batch_size": est.batch_size_}
+    if "lightgbm" in out:
+        out["ratio"] = wall / out["lightgbm"]["fit_seconds"]
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

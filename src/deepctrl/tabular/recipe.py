@@ -1,0 +1,89 @@
+"""How an estimator trains when its training parameters are "auto", by the number of
+training rows.
+
+* Below :data:`MANY_ROWS`: Adam at 1e-3 throughout, up to 500 epochs with patience 20,
+  batches of at most 256, five networks averaged, width up to 128. A fit costs seconds
+  here, and this recipe was as accurate as or more accurate than a shorter one on the small
+  benchmark tables (diabetes test MSE 3121 against 3206).
+* From :data:`MANY_ROWS` on: a budget of about :data:`STEP_BUDGET` optimizer steps, batches
+  of up to 1024 (about :data:`ROWS_PER_STEP` rows per step), a learning rate scaled with the
+  square root of the batch and decayed along half a cosine (``dc.fit(lr_schedule="cosine")``),
+  three networks of width up to 64. On a 40,000-row table it fits five times faster than the
+  first recipe at the same test error.
+
+Measured with benchmarks/table_speed.py, tabular_quality.py and monotone_suite.py
+(docs/results/tabular.md).
+
+>>> fast = training_recipe(25_600)
+>>> fast.batch_size, fast.max_epochs, round(fast.learning_rate, 4), fast.n_seeds
+(512, 40, 0.01, 3)
+>>> training_recipe(800).lr_schedule, training_recipe(800).batch_size
+('constant', 32)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+MANY_ROWS = 10_000
+"""Training rows from which the step-budget recipe replaces the long constant-rate one."""
+STEP_BUDGET = 2000
+"""Optimizer steps the epoch budget aims at."""
+EPOCHS = (5, 200)
+"""The fewest and most epochs of the budget."""
+ROWS_PER_STEP = 50
+BATCH = (16, 1024)
+LEARNING_RATE = 1e-2
+"""At a batch of 512; scaled with the square root of the batch."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The training parameters an estimator passes to :func:`deepctrl.fit`, and the widest
+    hidden layer its network may get."""
+
+    batch_size: int
+    learning_rate: float
+    max_epochs: int
+    patience: int
+    lr_schedule: str
+    n_seeds: int
+    max_hidden: int
+
+
+def _power_of_two(value: float, low: int, high: int) -> int:
+    return int(min(max(2 ** round(math.log2(max(value, 1.0))), low), high))
+
+
+def _small(n_train: int) -> Recipe:
+    return Recipe(_power_of_two(n_train / 32, 16, 256), 1e-3, 500, 20, "constant", 5, 128)
+
+
+def _large(n_train: int, batch: int) -> Recipe:
+    steps = max(1, math.ceil(n_train / batch))
+    epochs = min(max(math.ceil(STEP_BUDGET / steps), EPOCHS[0]), EPOCHS[1])
+    return Recipe(batch, LEARNING_RATE * math.sqrt(batch / 512), epochs,
+                  max(10, math.ceil(epochs / 3)), "cosine", 3, 64)
+
+
+def training_recipe(n_train: int, batch_size: Any = "auto", learning_rate: Any = "auto",
+                    max_epochs: Any = "auto", patience: Any = "auto",
+                    lr_schedule: str = "auto", n_seeds: Any = "auto") -> Recipe:
+    """The recipe for ``n_train`` training rows; a value given for a parameter is kept."""
+    if n_train < MANY_ROWS:
+        base = _small(n_train)
+        batch = base.batch_size if batch_size == "auto" else int(batch_size)
+    else:
+        batch = _power_of_two(n_train / ROWS_PER_STEP, *BATCH) if batch_size == "auto" \
+            else int(batch_size)
+        base = _large(n_train, batch)
+    return Recipe(
+        batch,
+        base.learning_rate if learning_rate == "auto" else float(learning_rate),
+        base.max_epochs if max_epochs == "auto" else int(max_epochs),
+        base.patience if patience == "auto" else int(patience),
+        base.lr_schedule if lr_schedule == "auto" else lr_schedule,
+        base.n_seeds if n_seeds == "auto" else int(n_seeds),
+        base.max_hidden)

@@ -1,0 +1,74 @@
+"""The estimators' training recipe: which parameters a table of a given size trains with."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import deepctrl as dc
+from deepctrl.engine import training
+from deepctrl.tabular import recipe as recipe_module
+from deepctrl.tabular.recipe import MANY_ROWS, training_recipe
+
+
+def test_small_tables_keep_the_long_constant_rate_recipe():
+    r = training_recipe(800)
+    assert (r.batch_size, r.learning_rate, r.max_epochs, r.patience, r.lr_schedule,
+            r.n_seeds, r.max_hidden) == (32, 1e-3, 500, 20, "constant", 5, 128)
+    assert training_recipe(100).batch_size == 16  # 100 / 32 rounds to 4: the floor
+
+
+@pytest.mark.parametrize(("rows", "batch", "epochs"), [
+    (MANY_ROWS, 256, 50),          # 10,000 / 50 = 200 -> 256; 40 steps an epoch: 2000 / 40
+    (25_600, 512, 40),             # 50 steps an epoch: 40 epochs for 2000 steps
+    (800_000, 1024, 5),            # 782 steps an epoch: 3 epochs would do, 5 at the least
+    (5_000_000, 1024, 5),
+])
+def test_large_tables_get_a_step_budget(rows, batch, epochs):
+    r = training_recipe(rows)
+    assert (r.batch_size, r.max_epochs, r.lr_schedule, r.n_seeds, r.max_hidden) == \
+        (batch, epochs, "cosine", 3, 64)
+    assert r.learning_rate == pytest.approx(1e-2 * math.sqrt(batch / 512))
+    assert r.patience == max(10, math.ceil(epochs / 3))
+
+
+def test_given_parameters_are_kept():
+    r = training_recipe(25_600, batch_size=64, learning_rate=0.5, max_epochs=7, patience=2,
+                        lr_schedule="constant", n_seeds=1)
+    assert (r.batch_size, r.learning_rate, r.max_epochs, r.patience, r.lr_schedule,
+            r.n_seeds) == (64, 0.5, 7, 2, "constant", 1)
+    # the learning rate follows the batch the user chose
+    assert training_recipe(25_600, batch_size=128).learning_rate == pytest.approx(5e-3)
+
+
+def test_an_estimator_trains_with_its_recipe(monkeypatch):
+    monkeypatch.setattr(recipe_module, "MANY_ROWS", 100)  # the large-table recipe on 200 rows
+    calls = []
+    original = training.fit
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(training, "fit", spy)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(0, 1, 250), "z": rng.normal(0, 1, 250)})
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing")], random_state=0)
+    est.fit(X, 2 * X["x"] + X["z"])
+    (kw,) = calls
+    assert (kw["batch_size"], kw["lr_schedule"], len(kw["seeds"])) == (16, "cosine", 3)
+    assert kw["max_epochs"] == 154 and est.recipe_.max_epochs == 154  # 13 steps an epoch
+    assert est.network_["hidden"] == 32 and est.batch_size_ == 16
+
+
+def test_bad_recipe_parameters_are_refused():
+    X, y = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}), [1.0, 2.0, 3.0, 4.0]
+    with pytest.raises(ValueError, match="lr_schedule must be 'auto' or one of"):
+        dc.DeepCTRLRegressor(lr_schedule="linear").fit(X, y)
+    with pytest.raises(ValueError, match="n_seeds must be a positive integer or 'auto', got 0"):
+        dc.DeepCTRLRegressor(n_seeds=0).fit(X, y)
+    with pytest.raises(ValueError, match="learning_rate must be positive or 'auto'"):
+        dc.DeepCTRLRegressor(learning_rate=-1.0).fit(X, y)
