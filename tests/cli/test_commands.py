@@ -329,8 +329,12 @@ def test_alpha_and_min_verification_exclude_each_other(fitted, tmp_path, capsys)
                           "with argument --alpha")
     from deepctrl.cli.commands import predict_command
 
-    with pytest.raises(ValueError, match="--alpha and --min-verification exclude each other"):
+    message = "--alpha, --alpha-column and --min-verification exclude each other"
+    with pytest.raises(ValueError, match=message):
         predict_command(str(model), str(data), str(out), alpha="0.5", min_verification="0.9")
+    with pytest.raises(ValueError, match=message):
+        predict_command(str(model), str(data), str(out), alpha_column="price",
+                        min_verification="0.9")
     assert not out.exists()
 
 

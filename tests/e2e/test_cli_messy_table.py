@@ -90,3 +90,39 @@ def test_predict_alpha_limits(cli, messy, tmp_path):
     assert done.returncode == 0
     assert done.stderr.strip() == ("note: alpha 1.3 is above 1: the rule's direction is "
                                    "extrapolated beyond training (alphas were drawn from 0 to 1)")
+
+
+def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, messy, tmp_path):
+    frame = pd.read_csv(messy)
+    frame.insert(0, "order_id", [f"o{i:05d}" for i in range(len(frame))])
+    data = tmp_path / "with_ids.csv"
+    frame.to_csv(data, index=False)
+    model = tmp_path / "m.deepctrl"
+    done = cli("fit", str(data), "--target", "status", "--id-column", "order_id",
+               "--monotonic", "stops=increasing", "--max-epochs", "3", "--no-progress",
+               "--out", str(model))
+    assert done.returncode == 0, done.stderr
+    est = dc.DeepCTRLClassifier.load(model)
+    assert "order_id" not in est.encoder_.names  # never a feature
+    new = frame.drop(columns="status").iloc[::-1]  # another order
+    new["strength"] = np.tile([0.0, 0.5, 1.0], len(new))[:len(new)]
+    new.to_csv(tmp_path / "new.csv", index=False)
+    pred = tmp_path / "p.csv"
+    done = cli("predict", str(model), str(tmp_path / "new.csv"), "--id-column", "order_id",
+               "--alpha-column", "strength", "--out", str(pred))
+    assert done.returncode == 0, done.stderr
+    assert "at per-row alpha (column 'strength', 0 to 1)" in done.stdout
+    written = pd.read_csv(pred)
+    assert list(written.columns[:2]) == ["order_id", "status"]
+    assert written["order_id"].tolist() == new["order_id"].tolist()  # row for row
+    expected = est.predict_proba(new[est.encoder_.names], alpha=new["strength"].to_numpy())
+    np.testing.assert_allclose(written["proba_late"], expected[:, 0], rtol=1e-5)
+    for args, message in [
+        (["--alpha", "0.5", "--alpha-column", "strength"], "not allowed with argument"),
+        (["--alpha-column", "nope"], "has no alpha column 'nope'"),
+        (["--id-column", "stops", "--alpha", "0.5"], "id column 'stops' is one of the "
+                                                     "model's input columns"),
+    ]:
+        done = cli("predict", str(model), str(tmp_path / "new.csv"), *args, "--out",
+                   str(tmp_path / "q.csv"))
+        assert done.returncode == 2 and message in done.stderr, done.stderr

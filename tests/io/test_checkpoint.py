@@ -72,8 +72,21 @@ def test_wrong_architecture_and_missing_architecture(tmp_path):
     with pytest.raises(ValueError, match="does not fit this model"):
         dc.load(path, other)
     plain = dc.save(torch.nn.Linear(2, 1), tmp_path / "plain.safetensors")
-    with pytest.raises(ValueError, match="stores no architecture"):
+    with pytest.raises(ValueError, match=r"stores no architecture \(only models made of dc.mlp "
+                                         r"parts do\): build the same model in code and pass "
+                                         r"it, dc.load\(.*plain.safetensors', "
+                                         r"model=YourModel\(...\)\)"):
         dc.load(plain)
+
+
+def test_a_table_model_file_points_to_its_estimator(tmp_path):
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    path = dc.DeepCTRLRegressor(max_epochs=1).fit(X, X[:, 0]).save(tmp_path / "t.deepctrl")
+    with pytest.raises(ValueError, match=r"is a table model \(DeepCTRLRegressor\): read it "
+                                         r"with dc.DeepCTRLRegressor.load\("):
+        dc.load(path)
 
 
 def test_save_refuses_non_json_config_and_missing_folder(tmp_path):

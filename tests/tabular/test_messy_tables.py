@@ -195,3 +195,23 @@ def test_the_default_alpha_keeps_the_rule_where_the_lowest_error_drops_it():
     lines = est.summary().splitlines()
     assert lines[-2].startswith(f"default alpha: alpha {est.selected_alpha_:g} (validation mse ")
     assert lines[-1].startswith(f"lowest validation error: alpha {est.min_error_alpha_:g} ")
+
+
+def test_predict_takes_one_alpha_per_row():
+    rng = np.random.default_rng(6)
+    X = pd.DataFrame({"price": rng.uniform(1, 10, 200), "quality": rng.uniform(0, 1, 200)})
+    y = np.where(X["price"] + rng.normal(0, 2, 200) > 5, "sold", "kept")
+    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("price", "decreasing", output="sold")],
+                                **FAST).fit(X, y)
+    alphas = np.tile([0.0, 0.4, 1.0, 1.3], 50)  # above 1 extrapolates, as a scalar would
+    per_row = est.predict_proba(X, alpha=alphas)
+    for value in (0.0, 0.4, 1.0, 1.3):
+        rows = alphas == value
+        np.testing.assert_allclose(per_row[rows], est.predict_proba(X, alpha=value)[rows],
+                                   atol=1e-6)
+    np.testing.assert_array_equal(est.predict(X, alpha=alphas),
+                                  est.classes_[per_row.argmax(axis=1)])
+    with pytest.raises(ValueError, match=r"one value per row: got shape \(3,\) for 200 rows"):
+        est.predict(X, alpha=[0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="finite numbers"):
+        est.predict(X, alpha=np.full(200, np.nan))

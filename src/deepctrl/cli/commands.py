@@ -130,7 +130,7 @@ def _goal(value: Any) -> float:
 def fit_command(data: str, target: str, out: str, task: str | None = None,
                 monotonic: Sequence[str] = (), rules: str | None = None,
                 rule_class: str | None = None, val_fraction: float | str = 0.2,
-                seed: int | str = 0,
+                seed: int | str = 0, id_columns: Sequence[str] = (),
                 drop_missing: bool = False, max_epochs: int | str = "auto",
                 progress: bool = True, device: str = "cpu") -> int:
     """``deepctrl fit``: train a table model and write it to ``out``."""
@@ -149,9 +149,13 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
     if target not in frame.columns:
         raise ValueError(f"{path} has no target column {target!r} (columns: "
                          f"{', '.join(frame.columns[:20])})")
-    features = [c for c in frame.columns if c != target]
+    ids = id_frame(frame, id_columns, data).columns
+    if target in ids:
+        raise ValueError(f"the target {target!r} cannot be an id column")
+    features = [c for c in frame.columns if c != target and c not in ids]
     if not features:
-        raise ValueError(f"{path} has no feature columns besides the target {target!r}")
+        raise ValueError(f"{path} has no feature columns besides the target {target!r}"
+                         + (" and the id columns" if len(ids) else ""))
     frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
     task, note = infer_task(frame[target], task)
     if task == "regression" and rule_class is not None:
@@ -214,12 +218,17 @@ def parse_alphas(text: str) -> list[float]:
 
 @one_line_errors
 def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool = False,
-                  drop_missing: bool = False, min_verification: float | str = 0.95) -> int:
+                  drop_missing: bool = False, min_verification: float | str = 0.95,
+                  id_columns: Sequence[str] = ()) -> int:
     """``deepctrl sweep``: verification ratio and error at every alpha, then the alpha a
-    verification goal picks without labels, next to the one with the lowest error."""
+    verification goal picks without labels, next to the one with the lowest error. Id columns
+    are checked to exist and play no part."""
     alpha_list = parse_alphas(alphas)
     goal = _goal(min_verification)
     est, frame, columns, targets = _model_and_frame(model, data, drop_missing, with_target=True)
+    clash = [c for c in id_frame(frame, id_columns, data).columns if c in columns]
+    if clash:
+        raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
     if not targets:
         print(f"note: {data} has no target column, so only verification ratios are shown",
               file=sys.stderr)
@@ -284,25 +293,65 @@ def _alpha_option(alpha: str) -> float | str:
     return value
 
 
+def _alpha_column(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
+    """``--alpha-column``: one rule strength per row, numbers >= 0 (a note above 1)."""
+    if column not in frame.columns:
+        raise ValueError(f"{path} has no alpha column {column!r}")
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise ValueError(f"alpha column {column!r} needs a number on every row: "
+                         f"{len(bad)} rows have none (line {bad[0] + 2})")
+    if (values < 0).any():
+        row = int(np.flatnonzero(values < 0)[0])
+        raise ValueError(f"alpha column {column!r} must be >= 0: line {row + 2} has "
+                         f"{values[row]:g}")
+    if (values > 1).any():
+        print(f"note: {int((values > 1).sum())} rows have alpha above 1: the rule's direction "
+              "is extrapolated beyond training (alphas were drawn from 0 to 1)", file=sys.stderr)
+    return values
+
+
+def id_frame(frame: pd.DataFrame, id_columns: Sequence[str], path: str) -> pd.DataFrame:
+    """The ``--id-column`` columns of ``frame``, checked to exist."""
+    absent = [c for c in id_columns if c not in frame.columns]
+    if absent:
+        raise ValueError(f"{path} has no id column {absent[0]!r}")
+    return frame[list(dict.fromkeys(id_columns))]
+
+
 @one_line_errors
 def predict_command(model: str, data: str, out: str, alpha: str = "auto",
-                    min_verification: float | str | None = None) -> int:
-    """``deepctrl predict``: predictions for every row of ``data``, in order, to a CSV; with
-    ``min_verification``, at the smallest alpha whose verification ratio on these rows
+                    min_verification: float | str | None = None,
+                    alpha_column: str | None = None, id_columns: Sequence[str] = ()) -> int:
+    """``deepctrl predict``: predictions for every row of ``data``, in order, to a CSV, the
+    ``id_columns`` first; at one alpha, at one per row (``alpha_column``), or with
+    ``min_verification`` at the smallest alpha whose verification ratio on these rows
     reaches it (no labels needed; nothing is written when no alpha does)."""
     out_path = _check_output_path(out)
     value = _alpha_option(alpha)
     goal = None if min_verification is None else _goal(min_verification)
-    if goal is not None and value != "auto":
-        raise ValueError("--alpha and --min-verification exclude each other: give one")
+    if sum((goal is not None, value != "auto", alpha_column is not None)) > 1:
+        raise ValueError("--alpha, --alpha-column and --min-verification exclude each other: "
+                         "give one")
     est, frame, columns, _ = _model_and_frame(model, data, drop=False, with_target=False)
+    ids = id_frame(frame, id_columns, data)
+    clash = [c for c in ids.columns if c in columns]
+    if clash:
+        raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
     X = frame[columns]
-    if goal is not None:
+    chosen: Any
+    if alpha_column is not None:
+        chosen = _alpha_column(frame, alpha_column, data)
+        at = f"per-row alpha (column {alpha_column!r}, {chosen.min():g} to {chosen.max():g})"
+    elif goal is not None:
         chosen, ratio = est.alpha_for_verification(X, goal)
         print(f"chosen alpha {chosen:g}: verification ratio {ratio:.3f} on {len(X)} rows "
               f"(goal {goal:g})")
+        at = f"alpha {chosen:g}"
     else:
         chosen = est.resolve_alpha(None if value == "auto" else value)
+        at = f"alpha {chosen:g}"
     if hasattr(est, "predict_proba"):  # a classifier
         proba = est.predict_proba(X, chosen)
         result = pd.DataFrame({est.target_name_: est.classes_[proba.argmax(axis=1)]})
@@ -311,8 +360,9 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto",
     else:
         pred = est.predict(X, chosen).reshape(len(X), -1)
         result = pd.DataFrame(pred, columns=est.output_names_)
+    result = pd.concat([ids.reset_index(drop=True), result], axis=1)
     buffer = io.StringIO()
     result.to_csv(buffer, index=False)
     write_atomic(out_path, buffer.getvalue().encode("utf-8"))
-    print(f"wrote {len(result)} predictions at alpha {chosen:g} to {out_path}")
+    print(f"wrote {len(result)} predictions at {at} to {out_path}")
     return 0

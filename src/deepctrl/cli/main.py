@@ -88,6 +88,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+ID_HELP = "a column that identifies rows and is never a feature (repeatable)"
 DROP_HELP = ("drop rows with missing values or text in number columns (by default missing "
              "values are imputed and text in a number column is an error)")
 
@@ -120,6 +121,8 @@ def _add_fit(subparsers: Any) -> None:
                    help="classification: the class whose probability the --monotonic rules "
                         "constrain (default: the second class in sorted order of two, the "
                         "first of more)")
+    p.add_argument("--id-column", dest="id_columns", action="append", default=[],
+                   metavar="COL", help=ID_HELP)
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--device", default="cpu",
                    help="where training runs: cpu (default), cuda, cuda:N or mps; the model "
@@ -136,6 +139,7 @@ def _run_fit(args: argparse.Namespace) -> int:
     return fit_command(args.data, args.target, args.out, task=args.task,
                        monotonic=args.monotonic, rules=args.rules,
                        rule_class=args.rule_class, val_fraction=args.val_fraction, seed=args.seed,
+                       id_columns=args.id_columns,
                        drop_missing=args.drop_missing, max_epochs=args.max_epochs,
                        progress=args.progress, device=args.device)
 
@@ -148,6 +152,8 @@ def _add_sweep(subparsers: Any) -> None:
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
     p.add_argument("--alphas", default="0:1:0.1", help="START:STOP:STEP or a comma list")
     p.add_argument("--json", dest="as_json", action="store_true", help="print JSON rows")
+    p.add_argument("--id-column", dest="id_columns", action="append", default=[],
+                   metavar="COL", help=ID_HELP)
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--min-verification", default="0.95", metavar="G",
                    help="after the table, the smallest alpha whose verification ratio reaches "
@@ -161,7 +167,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
     return sweep_command(args.model, args.data, alphas=args.alphas, as_json=args.as_json,
                          drop_missing=args.drop_missing,
-                         min_verification=args.min_verification)
+                         min_verification=args.min_verification, id_columns=args.id_columns)
 
 
 def _add_predict(subparsers: Any) -> None:
@@ -178,6 +184,11 @@ def _add_predict(subparsers: Any) -> None:
     choice.add_argument("--min-verification", default=None, metavar="G",
                         help="choose alpha on these rows, without their target: the smallest "
                              "alpha (0 to 1.5) whose verification ratio reaches G")
+    choice.add_argument("--alpha-column", default=None, metavar="COL",
+                        help="one rule strength per row, read from column COL")
+    p.add_argument("--id-column", dest="id_columns", action="append", default=[],
+                   metavar="COL", help="a column written first in the output, row for row "
+                                       "(repeatable)")
     p.add_argument("--out", required=True, metavar="PRED.csv", help="CSV file to write")
     p.set_defaults(handler=_run_predict)
 
@@ -186,7 +197,8 @@ def _run_predict(args: argparse.Namespace) -> int:
     from deepctrl.cli.commands import predict_command
 
     return predict_command(args.model, args.data, args.out, alpha=args.alpha,
-                           min_verification=args.min_verification)
+                           min_verification=args.min_verification,
+                           alpha_column=args.alpha_column, id_columns=args.id_columns)
 
 
 def _add_test_rule(subparsers: Any) -> None:
@@ -205,6 +217,9 @@ def _add_test_rule(subparsers: Any) -> None:
                         "training (default 50)")
     p.add_argument("--max-epochs", default="auto", metavar="N",
                    help="training epochs per fold (default auto, as for deepctrl fit)")
+    p.add_argument("--id-column", dest="id_columns", action="append", default=[],
+                   metavar="COL", help=ID_HELP)
+
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--device", default="cpu", help="where training runs (default cpu)")
     p.add_argument("--no-progress", dest="progress", action="store_false",
@@ -222,7 +237,8 @@ def _run_test_rule(args: argparse.Namespace) -> int:
                              monotonic=args.monotonic, rules=args.rules, seeds=args.seeds,
                              min_rows=args.min_rows, task=args.task,
                              max_epochs=args.max_epochs, drop_missing=args.drop_missing,
-                             progress=args.progress, device=args.device)
+                             progress=args.progress, device=args.device,
+                             id_columns=args.id_columns)
 
 
 def build_parser() -> argparse.ArgumentParser:

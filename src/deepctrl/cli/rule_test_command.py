@@ -15,6 +15,7 @@ from typing import Any
 from deepctrl.cli.commands import (
     check_device,
     check_table_rules,
+    id_frame,
     infer_task,
     number,
     one_line_errors,
@@ -48,7 +49,8 @@ def rule_test_command(data: str, target: str, group: str | None, out: str,
                       monotonic: Sequence[str] = (), rules: str | None = None,
                       seeds: int | str = 5, min_rows: int | str = 50, task: str | None = None,
                       max_epochs: int | str = "auto", drop_missing: bool = False,
-                      progress: bool = True, device: str = "cpu") -> int:
+                      progress: bool = True, device: str = "cpu",
+                      id_columns: Sequence[str] = ()) -> int:
     """Test the rules on every value of ``group`` (and all rows); write the files to ``out``."""
     folder = _out_folder(out)
     check_device(device)
@@ -67,7 +69,8 @@ def rule_test_command(data: str, target: str, group: str | None, out: str,
                              f"{', '.join(frame.columns[:20])})")
     if group == target:
         raise ValueError(f"the group column cannot be the target {target!r}")
-    features = [c for c in frame.columns if c not in (target, group)]
+    ids = set(id_frame(frame, id_columns, data).columns)
+    features = [c for c in frame.columns if c not in (target, group) and c not in ids]
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target and the group")
     frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])

@@ -71,8 +71,15 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
     ckpt = read_checkpoint(path)
     if model is None:
         arch = ckpt.config.get("architecture")
+        table = ckpt.config.get("estimator")
+        if table is not None:
+            raise ValueError(f"{path} is a table model ({table}): read it with "
+                             f"dc.{table}.load({str(path)!r}), which rebuilds its "
+                             "preprocessing too")
         if arch is None:
-            raise ValueError(f"{path} stores no architecture: pass the model to load into")
+            raise ValueError(f"{path} stores no architecture (only models made of dc.mlp "
+                             "parts do): build the same model in code and pass it, "
+                             f"dc.load({str(path)!r}, model=YourModel(...))")
         model = DeepCTRL.from_spec(arch)
     try:
         model.load_state_dict(ckpt.state_dict)

@@ -20,6 +20,8 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
+
 ALPHA_GRID = [round(0.05 * i, 10) for i in range(21)]
 LABEL_FREE_GRID = [round(0.05 * i, 10) for i in range(31)]
 """0, 0.05, ..., 1.5: the alphas tried for a verification goal without labels (above 1 the
@@ -38,6 +40,24 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
             or not math.isfinite(float(alpha)):
         raise ValueError(f"{name} must be a finite number, 'auto' or 'min_error', got {alpha!r}")
     return float(alpha)
+
+
+def per_row_alphas(alpha: Any, n: int) -> np.ndarray:
+    """One rule strength per row, as float64: finite numbers, as many as the rows.
+
+    >>> per_row_alphas([0.0, 0.5], 2).tolist()
+    [0.0, 0.5]
+    """
+    try:
+        values = np.asarray(alpha, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("a per-row alpha must hold numbers") from None
+    if values.shape != (n,):
+        raise ValueError(f"a per-row alpha needs one value per row: got shape "
+                         f"{values.shape} for {n} rows")
+    if not np.isfinite(values).all():
+        raise ValueError("a per-row alpha must hold finite numbers")
+    return values
 
 
 def check_goal(min_verification: Any) -> float:

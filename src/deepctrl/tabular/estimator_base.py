@@ -35,6 +35,7 @@ from deepctrl.tabular.alpha_choice import (
     first_reaching,
     keep_rule_alpha,
     min_error_alpha,
+    per_row_alphas,
 )
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.fit_summary import summary_lines
@@ -297,8 +298,24 @@ class DeepCTRLEstimator(BaseEstimator):
         return torch.cat(outs, dim=1), torch.cat(oks, dim=1) if active is not None else None
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
-        y, _ = self._evaluate(self._encode(X), [self.resolve_alpha(alpha)], rule=False)
-        return y[0].double().numpy()
+        """Combined outputs at ``alpha``: one value for every row, or one per row (an
+        array, list or Series of finite numbers)."""
+        X_enc = self._encode(X)
+        if isinstance(alpha, str) or alpha is None or np.ndim(alpha) == 0:
+            y, _ = self._evaluate(X_enc, [self.resolve_alpha(alpha)], rule=False)
+            return y[0].double().numpy()
+        rows = per_row_alphas(alpha, X_enc.shape[0])
+        if self.rule_ is None:
+            rows = np.zeros_like(rows)
+        return self._at_row_alphas(X_enc, torch.from_numpy(rows).float()).double().numpy()
+
+    @torch.no_grad()
+    def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
+        """Combined outputs with row i at rule strength ``alphas[i]``."""
+        block = 50_000
+        return torch.cat([self._combine(torch.stack([
+            m(X[i:i + block], alpha=alphas[i:i + block]) for m in self.models_]))
+            for i in range(0, X.shape[0], block)])
 
     def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
                        weight: np.ndarray | None = None) -> dict[str, list[float]]:

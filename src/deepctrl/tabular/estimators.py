@@ -161,9 +161,10 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         return {"mae": float(np.average(np.abs(err).mean(axis=1), weights=weight)),
                 "mse": float(np.average((err ** 2).mean(axis=1), weights=weight))}
 
-    def predict(self, X: Any, alpha: float | str | None = None) -> np.ndarray:
-        """Predictions in the target's units at rule strength ``alpha`` (default
-        ``self.alpha``); shape (n,) for a 1-D target, else (n, n_targets)."""
+    def predict(self, X: Any, alpha: Any = None) -> np.ndarray:
+        """Predictions in the target's units at rule strength ``alpha`` (default ``alpha_``;
+        or an array with one alpha per row); shape (n,) for a 1-D target, else
+        (n, n_targets)."""
         raw = self._raw(self._model_outputs(X, alpha))
         return raw[:, 0] if self.target_1d_ else raw
 
@@ -302,12 +303,14 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             out["auc"] = float("nan")
         return out
 
-    def predict_proba(self, X: Any, alpha: float | str | None = None) -> np.ndarray:
-        """Class probabilities (n, n_classes) at rule strength ``alpha``."""
+    def predict_proba(self, X: Any, alpha: Any = None) -> np.ndarray:
+        """Class probabilities (n, n_classes) at rule strength ``alpha`` (one value, or an
+        array with one per row)."""
         return self._proba(self._model_outputs(X, alpha))
 
-    def predict(self, X: Any, alpha: float | str | None = None) -> np.ndarray:
-        """The most probable class of each row at rule strength ``alpha``."""
+    def predict(self, X: Any, alpha: Any = None) -> np.ndarray:
+        """The most probable class of each row at rule strength ``alpha`` (one value, or an
+        array with one per row)."""
         proba = self.predict_proba(X, alpha)
         return self.classes_[proba.argmax(axis=1)]
 
