@@ -97,9 +97,16 @@ def _is_missing_text(value: Any) -> bool:
 
 
 def _looks_like_dates(series: pd.Series) -> bool:
-    values = [v for v in series.tolist() if not _is_missing_text(v)]
-    return bool(values) and all(isinstance(v, str) and _ISO_DATE.match(v.strip())
-                                for v in values)
+    """Whether every present value is text in ISO 8601 date form (stops at the first that
+    is not, so a text column is rejected after a look at its first value)."""
+    seen = False
+    for v in series.tolist():
+        if _is_missing_text(v):
+            continue
+        if not (isinstance(v, str) and _ISO_DATE.match(v.strip())):
+            return False
+        seen = True
+    return seen
 
 
 def column_kind(series: pd.Series) -> str:
