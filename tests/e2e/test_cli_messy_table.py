@@ -35,13 +35,24 @@ def messy(tmp_path_factory):
     return messy_csv(tmp_path_factory.mktemp("messy"))
 
 
-def test_fit_on_a_messy_table_says_what_it_did(cli, messy, tmp_path):
-    model = tmp_path / "m.deepctrl"
-    done = cli("fit", str(messy), "--target", "status", "--monotonic", "dist_km=increasing",
-               "--monotonic", "stops=increasing", "--rule-class", "late", "--max-epochs", "20",
-               "--seed", "3", "--no-progress", "--out", str(model))
+@pytest.fixture(scope="module")
+def fitted(cli, tmp_path_factory):
+    """The messy table with an order id column, and a model fitted on it by the command."""
+    folder = tmp_path_factory.mktemp("fitted")
+    frame = pd.read_csv(messy_csv(folder))
+    frame.insert(0, "order_id", [f"o{i:05d}" for i in range(len(frame))])
+    data, model = folder / "with_ids.csv", folder / "m.deepctrl"
+    frame.to_csv(data, index=False)
+    done = cli("fit", str(data), "--target", "status", "--id-column", "order_id",
+               "--monotonic", "dist_km=increasing", "--monotonic", "stops=increasing",
+               "--rule-class", "late", "--max-epochs", "10", "--seed", "3", "--no-progress",
+               "--out", str(model))
     assert done.returncode == 0, done.stderr
-    out = done.stdout
+    return frame, model, done.stdout
+
+
+def test_fit_on_a_messy_table_says_what_it_did(fitted):
+    _, model, out = fitted
     assert "missing values: dist_km 24 (with the training mean" in out
     assert "carrier 18 (as a category of its own)" in out
     # the ISO text dates are days since 2024-01-01 and a weekday cycle: 3 inputs, not 300
@@ -77,10 +88,8 @@ def test_the_command_line_and_python_build_the_same_model(cli, messy, tmp_path):
                                rtol=1e-5)
 
 
-def test_predict_alpha_limits(cli, messy, tmp_path):
-    model = tmp_path / "m.deepctrl"
-    assert cli("fit", str(messy), "--target", "status", "--monotonic", "stops=increasing",
-               "--max-epochs", "2", "--no-progress", "--out", str(model)).returncode == 0
+def test_predict_alpha_limits(cli, messy, fitted, tmp_path):
+    _, model, _ = fitted
     done = cli("predict", str(model), str(messy), "--alpha", "-0.1", "--out",
                str(tmp_path / "p.csv"))
     assert done.returncode == 2 and done.stderr.strip() == (
@@ -92,16 +101,8 @@ def test_predict_alpha_limits(cli, messy, tmp_path):
                                    "extrapolated beyond training (alphas were drawn from 0 to 1)")
 
 
-def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, messy, tmp_path):
-    frame = pd.read_csv(messy)
-    frame.insert(0, "order_id", [f"o{i:05d}" for i in range(len(frame))])
-    data = tmp_path / "with_ids.csv"
-    frame.to_csv(data, index=False)
-    model = tmp_path / "m.deepctrl"
-    done = cli("fit", str(data), "--target", "status", "--id-column", "order_id",
-               "--monotonic", "stops=increasing", "--max-epochs", "3", "--no-progress",
-               "--out", str(model))
-    assert done.returncode == 0, done.stderr
+def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path):
+    frame, model, _ = fitted
     est = dc.DeepCTRLClassifier.load(model)
     assert "order_id" not in est.encoder_.names  # never a feature
     new = frame.drop(columns="status").iloc[::-1]  # another order

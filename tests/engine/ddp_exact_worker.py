@@ -25,15 +25,15 @@ def rules() -> dict[str, dc.rules.Rule]:
 def main(out: str, exact: bool) -> None:
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(0)
-    X = torch.randn(2000, 3, generator=g)
-    y = -X[:, :1] + 0.5 * X[:, 1:2] ** 2 + 0.1 * torch.randn(2000, 1, generator=g)
+    X = torch.randn(1000, 3, generator=g)
+    y = -X[:, :1] + 0.5 * X[:, 1:2] ** 2 + 0.1 * torch.randn(1000, 1, generator=g)
     cases = {}
     for n_seeds, rho, rule, early in itertools.product((1, 2, 3), ("auto", 1.0), rules(),
                                                        (False, True)):
         model = dc.DeepCTRL(dc.mlp(3, 32, 16), dc.mlp(3, 32, 16), dc.mlp(32, 32, 1))
         result = dc.fit(model, rules()[rule], dc.methods.DeepCTRL(rho=rho),
-                        train=(X[:1500], y[:1500]), val=(X[1500:1750], y[1500:1750]),
-                        batch_size=32, max_epochs=8 if early else 3, patience=1,
+                        train=(X[:800], y[:800]), val=(X[800:1000], y[800:1000]),
+                        batch_size=32, max_epochs=6 if early else 3, patience=1,
                         seeds=list(range(n_seeds)), exact_sums=exact)
         cases[f"{n_seeds} seeds, rho {rho}, {rule}, early stopping {early}"] = {
             "val_loss": [h["val_loss"] for h in result.history], "epochs": result.epochs,

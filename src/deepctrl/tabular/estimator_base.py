@@ -307,7 +307,7 @@ class DeepCTRLEstimator(BaseEstimator):
         rows = per_row_alphas(alpha, X_enc.shape[0])
         if self.rule_ is None:
             rows = np.zeros_like(rows)
-        return self._at_row_alphas(X_enc, torch.from_numpy(rows).float()).double().numpy()
+        return self._at_row_alphas(X_enc, torch.tensor(rows, dtype=torch.float32)).double().numpy()
 
     @torch.no_grad()
     def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
