@@ -25,7 +25,7 @@ _WHERE = {
     "fit_methods": "deepctrl.engine.training",
     "Objective": "deepctrl.core.objective", "ObjectiveOutput": "deepctrl.core.objective",
     "load": "deepctrl.io.checkpoint", "read_checkpoint": "deepctrl.io.checkpoint",
-    "save": "deepctrl.io.checkpoint",
+    "save": "deepctrl.io.checkpoint", "to_onnx": "deepctrl.io.onnx_export",
     "predict_sweep": "deepctrl.core.evaluation", "select_alpha": "deepctrl.core.evaluation",
     "sweep": "deepctrl.core.evaluation", "verification_ratio": "deepctrl.core.evaluation",
     "Monotonic": "deepctrl.core.rules",
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from deepctrl.core.rules import Monotonic
     from deepctrl.engine.training import FitResult, fit, fit_methods
     from deepctrl.io.checkpoint import load, read_checkpoint, save
+    from deepctrl.io.onnx_export import to_onnx
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
     from deepctrl.tabular.rule_test import rule_test
     from deepctrl.tabular.rule_test_report import write_rule_test
@@ -87,6 +88,7 @@ __all__ = [
     "save",
     "select_alpha",
     "sweep",
+    "to_onnx",
     "verification_ratio",
     "write_rule_test",
 ]

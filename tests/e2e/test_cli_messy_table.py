@@ -127,3 +127,27 @@ def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path
         done = cli("predict", str(model), str(tmp_path / "new.csv"), *args, "--out",
                    str(tmp_path / "q.csv"))
         assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_export_writes_an_onnx_file_that_predicts_as_the_model(cli, fitted, tmp_path):
+    import onnxruntime as ort
+
+    frame, model, _ = fitted
+    rows, onnx_file = tmp_path / "rows.csv", tmp_path / "late.onnx"
+    frame.iloc[:80].to_csv(rows, index=False)
+    done = cli("export", str(model), "--out", str(onnx_file), "--check", str(rows))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1] == "inputs: dist_km (float32), stops (float32), carrier (string), " \
+                       "day (int64 ns), alpha (float32, one per row)"
+    assert lines[2].startswith("outputs: label, probabilities; default alpha ")
+    assert lines[3].startswith("checked: on the 80 rows of ")
+    est = dc.DeepCTRLClassifier.load(model)
+    X = frame.drop(columns=["order_id", "status"])
+    alpha = np.linspace(0.0, 1.0, len(X))
+    label, proba = ort.InferenceSession(str(onnx_file)).run(None, est.onnx_inputs(X, alpha))
+    assert np.abs(proba - est.predict_proba(X, alpha)).max() <= 1e-4
+    assert set(label.tolist()) <= {"late", "ontime"}
+    bad = cli("export", str(rows), "--out", str(tmp_path / "x.onnx"))
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.onnx").exists()

@@ -81,7 +81,7 @@ def check_table_rules(rules: list[Any], features: pd.DataFrame, target: pd.Serie
     check_rules(rules, features, outputs)
 
 
-def _check_output_path(out: str | Path) -> Path:
+def check_output_path(out: str | Path) -> Path:
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
     if out.is_dir():
@@ -134,7 +134,7 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
                 drop_missing: bool = False, max_epochs: int | str = "auto",
                 progress: bool = True, device: str = "cpu") -> int:
     """``deepctrl fit``: train a table model and write it to ``out``."""
-    out_path = _check_output_path(out)
+    out_path = check_output_path(out)
     check_device(device)
     val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
     seed = number(seed, "--seed", int, 0, 2**31)
@@ -178,7 +178,7 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
     return 0
 
 
-def _model_and_frame(model: str, data: str, drop: bool, with_target: bool
+def model_and_frame(model: str, data: str, drop: bool, with_target: bool
                      ) -> tuple[Any, pd.DataFrame, list[str], list[str]]:
     """The table model in ``model``; the rows of ``data`` with the columns it reads (and its
     targets, when ``with_target`` and present), checked for missing and non-numeric values;
@@ -225,7 +225,7 @@ def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool 
     are checked to exist and play no part."""
     alpha_list = parse_alphas(alphas)
     goal = _goal(min_verification)
-    est, frame, columns, targets = _model_and_frame(model, data, drop_missing, with_target=True)
+    est, frame, columns, targets = model_and_frame(model, data, drop_missing, with_target=True)
     clash = [c for c in id_frame(frame, id_columns, data).columns if c in columns]
     if clash:
         raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
@@ -328,13 +328,13 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto",
     ``id_columns`` first; at one alpha, at one per row (``alpha_column``), or with
     ``min_verification`` at the smallest alpha whose verification ratio on these rows
     reaches it (no labels needed; nothing is written when no alpha does)."""
-    out_path = _check_output_path(out)
+    out_path = check_output_path(out)
     value = _alpha_option(alpha)
     goal = None if min_verification is None else _goal(min_verification)
     if sum((goal is not None, value != "auto", alpha_column is not None)) > 1:
         raise ValueError("--alpha, --alpha-column and --min-verification exclude each other: "
                          "give one")
-    est, frame, columns, _ = _model_and_frame(model, data, drop=False, with_target=False)
+    est, frame, columns, _ = model_and_frame(model, data, drop=False, with_target=False)
     ids = id_frame(frame, id_columns, data)
     clash = [c for c in ids.columns if c in columns]
     if clash:

@@ -201,6 +201,26 @@ def _run_predict(args: argparse.Namespace) -> int:
                            alpha_column=args.alpha_column, id_columns=args.id_columns)
 
 
+def _add_export(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "export", help="write a table model as one ONNX file (served by onnxruntime alone)",
+        description="Write a model file from 'deepctrl fit' as ONNX: the table's columns by "
+                    "name and 'alpha' (one per row) in; the predictions out, with the "
+                    "preprocessing inside. Needs the onnx extra.")
+    p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
+    p.add_argument("--out", required=True, metavar="MODEL.onnx", help="ONNX file to write")
+    p.add_argument("--check", default=None, metavar="DATA",
+                   help="a CSV (or Parquet) file whose rows the ONNX file must predict as "
+                        "the model does (to 1e-4) before it is written")
+    p.set_defaults(handler=_run_export)
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from deepctrl.cli.export_command import export_command
+
+    return export_command(args.model, args.out, check=args.check)
+
+
 def _add_test_rule(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "test-rule", help="is a candidate rule right for each group of a table?",
@@ -252,12 +272,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fit(subparsers)
     _add_sweep(subparsers)
     _add_predict(subparsers)
+    _add_export(subparsers)
     _add_test_rule(subparsers)
     return parser
 
 
 EXTRAS = {"pandas": "tabular", "sklearn": "tabular", "scipy": "tabular", "matplotlib": "tabular",
-          "narwhals": "tabular"}
+          "narwhals": "tabular", "onnx": "onnx", "onnxscript": "onnx", "onnxruntime": "onnx"}
 """Libraries outside the base install, and the extra that brings each."""
 PAPER_LIBRARIES = ("pandas", "sklearn", "scipy", "matplotlib")
 """What ``deepctrl reproduce`` needs (the ``paper`` extra)."""

@@ -41,13 +41,14 @@ from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.fit_summary import summary_lines
 from deepctrl.tabular.frames import checked_frame, row_weights
 from deepctrl.tabular.network import build_network, network_spec
+from deepctrl.tabular.onnx_graph import OnnxExport
 from deepctrl.tabular.recipe import training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
 
 RHO_NAMES = ("auto", "paper", "epoch")
 
 
-class DeepCTRLEstimator(BaseEstimator):
+class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     """Base class; use :class:`deepctrl.DeepCTRLRegressor` or
     :class:`deepctrl.DeepCTRLClassifier`."""
 

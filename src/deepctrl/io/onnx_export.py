@@ -1,0 +1,210 @@
+"""ONNX files of core models with the rule strength as an input.
+
+:func:`to_onnx` exports any :class:`deepctrl.DeepCTRL` (or a module called as
+``model(x, alpha=alpha)``) through PyTorch's ONNX exporter. The file's inputs are the model's
+input (``x``, or one input per key of a dict input) and ``alpha``, a float32 per row, so one
+call scores every row at its own rule strength; the output is ``y``. The batch size is free.
+
+Example (needs the ``onnx`` extra: ``pip install "deepctrl[onnx]"``)::
+
+    import torch, deepctrl as dc
+    model = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), dc.mlp(16, 1)).eval()
+    dc.to_onnx(model, torch.zeros(8, 4), "model.onnx")
+    # onnxruntime.InferenceSession("model.onnx").run(None, {"x": x, "alpha": a})
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+import logging
+import os
+import re
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from deepctrl.core.inputs import Inputs, batch_len
+from deepctrl.io.file_format import write_atomic
+
+ONNX_EXTRA = 'pip install "deepctrl[onnx]"'
+_QUIET_LOGGERS = ("torch.onnx", "torch.export", "torch._dynamo", "onnxscript")
+
+
+def require(*modules: str) -> None:
+    """Raise a one-line error naming the ``onnx`` extra when a module it installs is absent."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ValueError(f"ONNX export needs {', '.join(missing)}: {ONNX_EXTRA}")
+
+
+@contextlib.contextmanager
+def quiet_exporter() -> Iterator[None]:
+    """Silence the exporter's progress logs and warnings (errors still raise)."""
+    loggers = [logging.getLogger(name) for name in _QUIET_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+class _AlphaAsInput(nn.Module):
+    """``model(x, alpha=alpha)`` with the inputs as separate tensors (the exporter names
+    each); ``keys`` rebuilds a dict input."""
+
+    def __init__(self, model: nn.Module, keys: tuple[str, ...] | None) -> None:
+        super().__init__()
+        self.model = model
+        self.keys = keys
+
+    def forward(self, *args: Tensor) -> Tensor:
+        *inputs, alpha = args
+        x: Inputs = dict(zip(self.keys, inputs, strict=True)) if self.keys else inputs[0]
+        return self.model(x, alpha=alpha)
+
+
+def rename_value(graph: Any, old: str, new: str) -> None:
+    """Rename the value ``old`` to ``new`` everywhere in ``graph`` and its subgraphs."""
+    for value in (*graph.input, *graph.output, *graph.value_info, *graph.initializer):
+        if value.name == old:
+            value.name = new
+    for node in graph.node:
+        node.input[:] = [new if v == old else v for v in node.input]
+        node.output[:] = [new if v == old else v for v in node.output]
+        for attr in node.attribute:
+            for sub in (attr.g, *attr.graphs):
+                rename_value(sub, old, new)
+
+
+def _name_values(proto: Any, placeholders: list[str], names: list[str]) -> None:
+    """Give the graph's inputs and outputs the user's names, first moving any internal value
+    that already has one of them out of the way (the exporter names values after the
+    operations that make them, so an input called ``cat`` would clash)."""
+    graph = proto.graph
+    taken = {v for node in graph.node for v in (*node.input, *node.output)}
+    taken |= {v.name for v in (*graph.initializer, *graph.value_info)}
+    for name in names:
+        if name in taken and name not in placeholders:
+            rename_value(graph, name, f"{name}__internal")
+    for old, new in zip(placeholders, names, strict=True):
+        rename_value(graph, old, new)
+
+
+def export_program(module: nn.Module, args: tuple[Tensor, ...], names: list[str],
+                   outputs: list[str], what: str) -> Any:
+    """``torch.onnx.export`` of ``module(*args)`` with a free batch size on every input;
+    returns the ONNX ModelProto with inputs ``names`` and outputs ``outputs``. Failures
+    become one ValueError naming ``what``."""
+    require("onnx", "onnxscript")
+    batch = torch.export.Dim("batch", min=1)
+    shapes: tuple[Any, ...] = tuple({0: batch} for _ in args)
+    params = inspect.signature(module.forward).parameters.values()
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        shapes = (shapes,)  # forward(*args) takes them as one nested entry
+    held_in = [f"deepctrl_input_{i}" for i in range(len(names))]
+    held_out = [f"deepctrl_output_{i}" for i in range(len(outputs))]
+    try:
+        with quiet_exporter():
+            program = torch.onnx.export(module, args, None, input_names=held_in,
+                                        output_names=held_out, dynamic_shapes=shapes,
+                                        dynamo=True, verbose=False, optimize=True)
+    except Exception as exc:  # the exporter raises many types; the user needs the cause
+        raise ValueError(f"{what} does not export to ONNX: {_root_cause(exc)}") from exc
+    if program is None:
+        raise ValueError(f"{what} does not export to ONNX: the exporter returned nothing")
+    proto = program.model_proto
+    _name_values(proto, held_in + held_out, names + outputs)
+    return proto
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The first line of the innermost cause of an exporter error, without colour codes."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def to_onnx(model: nn.Module, example_inputs: Inputs, path: str | os.PathLike[str],
+            *, check: bool = True, atol: float = 1e-4) -> Path:
+    """Write ``model`` as an ONNX file whose inputs are ``x`` (or the keys of a dict input)
+    and ``alpha`` (float32, one per row), and whose output is ``y``; returns the path.
+
+    ``example_inputs`` is a batch of at least two rows (a tensor, or a dict of tensors with
+    the same batch size) in the dtypes the model takes. With ``check`` (and onnxruntime
+    installed) the file is run on the example at alphas spread over [0, 1] and must give
+    the model's outputs to ``atol``. The model is exported in eval mode (its mode is
+    restored after).
+
+    Example: ``dc.to_onnx(model, torch.zeros(8, 4), "model.onnx")``; with a dict input,
+    ``dc.to_onnx(model, {"num": nums, "cat": codes}, "model.onnx")`` gives the file inputs
+    ``num``, ``cat`` and ``alpha``.
+    """
+    keys: tuple[str, ...] | None
+    if isinstance(example_inputs, Mapping):
+        keys = tuple(str(k) for k in example_inputs)
+        tensors = tuple(example_inputs.values())
+        if "alpha" in keys:
+            raise ValueError("a dict input named 'alpha' would clash with the rule strength "
+                             "input: rename it")
+    elif isinstance(example_inputs, Tensor):
+        keys, tensors = None, (example_inputs,)
+    else:
+        raise ValueError("example_inputs must be a tensor or a dict of tensors, got "
+                         f"{type(example_inputs).__name__}")
+    n = batch_len(example_inputs)
+    if n < 2:
+        raise ValueError("example_inputs needs at least two rows, so that the batch size "
+                         "stays free in the file")
+    was_training = model.training
+    model.eval()
+    try:
+        alpha = torch.linspace(0.0, 1.0, n)
+        wrapper = _AlphaAsInput(model, keys)
+        names = [*(keys or ("x",)), "alpha"]
+        proto = export_program(wrapper, (*tensors, alpha), names, ["y"],
+                               f"this {type(model).__name__}")
+        if check and importlib.util.find_spec("onnxruntime") is not None:
+            with torch.no_grad():
+                expected = wrapper(*tensors, alpha)
+            feed = {name: t.detach().cpu().numpy()
+                    for name, t in zip(names, (*tensors, alpha), strict=True)}
+            check_outputs(proto, feed, [expected.detach().cpu().numpy()], atol)
+    finally:
+        model.train(was_training)
+    return write_atomic(path, proto.SerializeToString())
+
+
+def check_outputs(proto: Any, feed: dict[str, Any], expected: list[Any], atol: float) -> None:
+    """Run ``proto`` in onnxruntime on ``feed``; raise ValueError when an output differs from
+    ``expected`` by more than ``atol`` (relative to its scale for large values)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(proto.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    got = session.run(None, feed)
+    for out, want, value in zip(session.get_outputs(), expected, got, strict=False):
+        want = np.asarray(want)
+        if value.shape != want.shape:
+            raise ValueError(f"the ONNX output {out.name!r} has shape {value.shape}, the "
+                             f"model's {want.shape}")
+        if want.dtype.kind == "f":
+            gap = float(np.max(np.abs(value - want) / np.maximum(1.0, np.abs(want)),
+                               initial=0.0))
+            if not gap <= atol:
+                raise ValueError(f"the ONNX output {out.name!r} differs from the model's by "
+                                 f"{gap:.2e} (more than {atol:g})")
+        elif not np.array_equal(value, want):
+            raise ValueError(f"the ONNX output {out.name!r} differs from the model's")

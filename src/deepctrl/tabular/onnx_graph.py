@@ -1,0 +1,360 @@
+"""A fitted table estimator as one ONNX graph: the table's columns and ``alpha`` in, the
+predictions out, with the preprocessing, the networks' average and the target scaling
+inside, so a server needs onnxruntime and nothing of deepctrl.
+
+Inputs, one per column by name, each of shape ``(rows,)``:
+
+* numeric columns: float32, NaN where missing;
+* categorical columns: strings, the value as ``str(value)`` (``"True"`` for a boolean),
+  the empty string where missing;
+* date columns: int64 nanoseconds since 1970-01-01 UTC (``datetime64[ns]`` viewed as
+  int64; NaT, the smallest int64, where missing);
+* ``alpha``: float32, the rule strength of each row.
+
+Outputs: ``prediction`` (a regressor; one value per row for a 1-D target, else one column
+per target) or ``label`` and ``probabilities`` (a classifier, classes in ``classes_`` order).
+The file's metadata holds the estimator's ``default_alpha`` (``alpha_``) and
+``min_error_alpha``, as text.
+
+The networks and their average are exported by PyTorch's ONNX exporter
+(:func:`deepctrl.io.onnx_export.export_program`); the preprocessing, written here with
+ONNX operators, is joined in front of them and the label lookup behind.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.utils.validation import check_is_fitted
+from torch import Tensor, nn
+
+from deepctrl._version import __version__
+from deepctrl.io.file_format import write_atomic
+from deepctrl.io.onnx_export import check_outputs, export_program, rename_value, require
+from deepctrl.tabular.alpha_choice import per_row_alphas
+from deepctrl.tabular.encoding import (
+    CATEGORICAL,
+    DATE,
+    DATE_PARTS,
+    Column,
+    TableEncoder,
+    _plain,
+    date_values,
+    numeric_values,
+)
+
+if TYPE_CHECKING:
+    from deepctrl.tabular.estimator_base import DeepCTRLEstimator
+
+INTERNAL = ("_pre/", "_net/", "_post/")
+"""Prefixes of the graph's internal value names (no input or output starts with one)."""
+NS_PER_DAY = 86_400 * 10**9
+NAT = np.iinfo(np.int64).min
+
+
+def category_text(value: Any) -> str:
+    """A category as the ONNX file's string input spells it ('' for a missing value)."""
+    plain = _plain(value)
+    return "" if plain is None else str(plain)
+
+
+def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[str, np.ndarray]:
+    """The inputs of the ONNX file for the rows of ``frame`` at rule strength ``alpha``
+    (one number, or one per row)."""
+    feed: dict[str, np.ndarray] = {}
+    for c in encoder.columns:
+        if c.name not in frame.columns:
+            raise ValueError(f"the data lacks column {c.name!r}, which the model needs")
+        series = frame[c.name]
+        if c.kind == CATEGORICAL:
+            feed[c.name] = np.array([category_text(v) for v in series.tolist()], dtype=object)
+        elif c.kind == DATE:
+            feed[c.name] = date_values(series).astype(np.int64)
+        else:
+            feed[c.name] = numeric_values(series).astype(np.float32)
+    feed["alpha"] = np.broadcast_to(np.asarray(alpha, dtype=np.float32), (len(frame),)).copy()
+    return feed
+
+
+class _Nodes:
+    """A growing list of ONNX nodes and constants with fresh names."""
+
+    def __init__(self) -> None:
+        from onnx import helper, numpy_helper
+
+        self.helper, self.numpy_helper = helper, numpy_helper
+        self.nodes: list[Any] = []
+        self.constants: list[Any] = []
+        self._count = 0
+
+    def fresh(self, hint: str) -> str:
+        self._count += 1
+        return f"_pre/{hint}/{self._count}"
+
+    def const(self, value: Any, hint: str = "c") -> str:
+        name = self.fresh(hint)
+        self.constants.append(self.numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def op(self, op_type: str, *inputs: str, hint: str = "v", **attrs: Any) -> str:
+        out = self.fresh(hint)
+        self.nodes.append(self.helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+
+def _column(g: _Nodes, value: str) -> str:
+    """(rows,) -> (rows, 1)."""
+    return g.op("Unsqueeze", value, g.const(np.array([1], dtype=np.int64)))
+
+
+def _standardized(g: _Nodes, days_or_value: str, missing: str, c: Column) -> str:
+    """(value - mean) / std as float32, 0 (the training mean) where missing."""
+    scaled = g.op("Div", g.op("Sub", days_or_value, g.const(np.float64(c.mean))),
+                  g.const(np.float64(c.std)))
+    kept = g.op("Where", missing, g.const(np.float64(0.0)), scaled)
+    return g.op("Cast", kept, to=1)
+
+
+def _year_start(g: _Nodes, year: str) -> str:
+    """Days from 1970-01-01 to 1 January of ``year`` (double, whole numbers), by the
+    Gregorian leap-year count."""
+    before = g.op("Sub", year, g.const(np.float64(1.0)))
+
+    def leap_days(y: str) -> str:
+        def count(n: float) -> str:
+            return g.op("Floor", g.op("Div", y, g.const(np.float64(n))))
+        return g.op("Add", g.op("Sub", count(4.0), count(100.0)), count(400.0))
+
+    since = g.op("Mul", g.op("Sub", year, g.const(np.float64(1970.0))),
+                 g.const(np.float64(365.0)))
+    return g.op("Sub", g.op("Add", since, leap_days(before)), g.const(np.float64(477.0)))
+
+
+def _phase(g: _Nodes, t: str, part: str) -> str:
+    """The fraction of the current year, week (from Monday) or day at ``t`` days since
+    1970-01-01."""
+    if part == "day":
+        return g.op("Sub", t, g.op("Floor", t))
+    if part == "week":  # 1970-01-01 was a Thursday, three days after a Monday
+        u = g.op("Add", t, g.const(np.float64(3.0)))
+        weeks = g.op("Floor", g.op("Div", u, g.const(np.float64(7.0))))
+        return g.op("Div", g.op("Sub", u, g.op("Mul", weeks, g.const(np.float64(7.0)))),
+                    g.const(np.float64(7.0)))
+    guess = g.op("Add", g.op("Floor", g.op("Div", t, g.const(np.float64(DATE_PARTS["year"])))),
+                 g.const(np.float64(1970.0)))
+    one = g.const(np.float64(1.0))
+    later = g.op("Cast", g.op("GreaterOrEqual", t, _year_start(g, g.op("Add", guess, one))),
+                 to=11)
+    earlier = g.op("Cast", g.op("Less", t, _year_start(g, guess)), to=11)
+    year = g.op("Sub", g.op("Add", guess, later), earlier)
+    return g.op("Div", g.op("Sub", t, _year_start(g, year)),
+                g.const(np.float64(DATE_PARTS["year"])))
+
+
+def _encode_column(g: _Nodes, c: Column) -> list[str]:
+    """The (rows, width) float32 pieces of one column's encoding, in the encoder's order."""
+    if c.kind == CATEGORICAL:
+        texts = [category_text(v) for v in c.categories]
+        if len(set(texts)) != len(texts):
+            raise ValueError(f"column {c.name!r}: two categories read the same as text, which "
+                             "the ONNX file's string input cannot tell apart")
+        equal = g.op("Equal", _column(g, c.name), g.const(np.array(texts, dtype=object)))
+        return [g.op("Cast", equal, to=1)]
+    if c.kind == DATE:
+        missing = g.op("Equal", c.name, g.const(np.int64(NAT)))
+        origin = np.datetime64(c.origin, "ns").astype(np.int64)
+        per_day = g.const(np.float64(NS_PER_DAY))
+        days = g.op("Div", g.op("Cast", g.op("Sub", c.name, g.const(np.int64(origin))), to=11),
+                    per_day)
+        t = g.op("Div", g.op("Cast", c.name, to=11), per_day)
+    else:
+        days = t = g.op("Cast", c.name, to=11)
+        missing = g.op("IsNaN", days)
+    pieces = [_standardized(g, days, missing, c)]
+    for part in c.parts:
+        angle = g.op("Mul", _phase(g, t, part), g.const(np.float64(2 * np.pi)))
+        for trig in ("Sin", "Cos"):
+            kept = g.op("Where", missing, g.const(np.float64(0.0)), g.op(trig, angle))
+            pieces.append(g.op("Cast", kept, to=1))
+    if c.indicator:
+        pieces.append(g.op("Cast", missing, to=1))
+    return [_column(g, p) for p in pieces]
+
+
+def _input_type(c: Column) -> int:
+    from onnx import TensorProto
+
+    return {CATEGORICAL: TensorProto.STRING, DATE: TensorProto.INT64}.get(c.kind,
+                                                                          TensorProto.FLOAT)
+
+
+class _Served(nn.Module):
+    """The estimator's networks from the encoded table and a per-row alpha to what
+    ``predict`` (a regressor) or ``predict_proba`` (a classifier) returns."""
+
+    def __init__(self, est: DeepCTRLEstimator) -> None:
+        super().__init__()
+        self.est = est
+        self.networks = nn.ModuleList(est.models_)
+        self.ignores_alpha = est.rule_ is None
+        self.classifier = hasattr(est, "classes_")
+        if not self.classifier:
+            self.register_buffer("scale", torch.as_tensor(est.target_scale_,
+                                                          dtype=torch.float32))
+            self.register_buffer("shift", torch.as_tensor(est.target_mean_,
+                                                          dtype=torch.float32))
+
+    def forward(self, x: Tensor, alpha: Tensor) -> Tensor:
+        if self.ignores_alpha:
+            alpha = alpha * 0.0
+        out = self.est._combine(torch.stack([m(x, alpha=alpha) for m in self.networks]))
+        if self.classifier:
+            if out.shape[1] == 1:
+                p = torch.sigmoid(out)
+                return torch.cat([1 - p, p], dim=1)
+            return torch.softmax(out, dim=1)
+        raw = out * self.get_buffer("scale") + self.get_buffer("shift")
+        return raw[:, 0] if self.est.target_1d_ else raw
+
+
+def _label_values(classes: np.ndarray) -> np.ndarray:
+    if classes.dtype.kind in "iub":
+        return classes.astype(np.int64)
+    if classes.dtype.kind == "f":
+        return classes.astype(np.float64)
+    return np.array([str(c) for c in classes], dtype=object)
+
+
+def preprocessing_graph(encoder: TableEncoder, opsets: list[Any] | None = None,
+                        ir_version: int = 10) -> Any:
+    """An ONNX ModelProto from the columns (inputs by name) to ``encoded``, the model input
+    that ``encoder.transform`` computes, float32 (rows, ``encoder.n_encoded``)."""
+    from onnx import TensorProto, helper
+
+    g = _Nodes()
+    pieces = [p for c in encoder.columns for p in _encode_column(g, c)]
+    g.nodes.append(helper.make_node("Concat", pieces, ["encoded"], axis=1))
+    inputs = [helper.make_tensor_value_info(c.name, _input_type(c), ["rows"])
+              for c in encoder.columns]
+    encoded = helper.make_tensor_value_info("encoded", TensorProto.FLOAT,
+                                            ["rows", encoder.n_encoded])
+    model = helper.make_model(
+        helper.make_graph(g.nodes, "preprocessing", inputs, [encoded], g.constants),
+        opset_imports=opsets or [helper.make_opsetid("", 20)])
+    model.ir_version = ir_version
+    return model
+
+
+def table_graph(est: DeepCTRLEstimator) -> Any:
+    """The fitted estimator ``est`` as one ONNX ModelProto (see the module docstring)."""
+    require("onnx", "onnxscript")
+    from onnx import compose, helper
+
+    encoder = est.encoder_
+    classifier = hasattr(est, "classes_")
+    outputs = ["probabilities"] if classifier else ["prediction"]
+    reserved = {"alpha", "label", *outputs}
+    clash = [n for n in encoder.names if n in reserved or n.startswith(INTERNAL)]
+    if clash:
+        raise ValueError(f"the table has a column named {clash[0]!r}, which the ONNX file "
+                         "uses for its own input or output: rename the column and fit again")
+    example = torch.zeros(2, encoder.n_encoded)
+    network = export_program(_Served(est).eval(), (example, torch.zeros(2)),
+                             ["encoded", "alpha"], outputs, f"this {type(est).__name__}")
+    network = compose.add_prefix(network, "_net/")
+    for name in ("alpha", *outputs):
+        rename_value(network.graph, f"_net/{name}", name)
+    pre = preprocessing_graph(encoder, list(network.opset_import), network.ir_version)
+    model = compose.merge_models(pre, network, io_map=[("encoded", "_net/encoded")])
+    if classifier:
+        _add_label(model, est.classes_)
+    model.graph.name = f"deepctrl {type(est).__name__}"
+    model.doc_string = ("Inputs: the table's columns by name and 'alpha' (float32 per row); "
+                        f"outputs: {', '.join(o.name for o in model.graph.output)}.")
+    helper.set_model_props(model, {
+        "estimator": type(est).__name__, "deepctrl_version": __version__,
+        "default_alpha": repr(float(est.alpha_)),
+        "min_error_alpha": repr(float(est.min_error_alpha_))})
+    return model
+
+
+def _add_label(model: Any, classes: np.ndarray) -> None:
+    """Add the ``label`` output (the most probable class) in front of ``probabilities``."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    labels = _label_values(classes)
+    label_type = {"i": TensorProto.INT64, "f": TensorProto.DOUBLE}.get(labels.dtype.kind,
+                                                                       TensorProto.STRING)
+    graph = model.graph
+    graph.initializer.append(numpy_helper.from_array(labels, "_post/classes"))
+    graph.node.extend([
+        helper.make_node("ArgMax", ["probabilities"], ["_post/best"], axis=1, keepdims=0),
+        helper.make_node("Gather", ["_post/classes", "_post/best"], ["label"], axis=0)])
+    graph.output.insert(0, helper.make_tensor_value_info("label", label_type, ["rows"]))
+
+
+def check_table_graph(est: DeepCTRLEstimator, proto: Any, frame: pd.DataFrame,
+                      alpha: Any, atol: float = 1e-4) -> None:
+    """Raise ValueError unless onnxruntime's outputs for ``frame`` match the estimator's."""
+    feed = onnx_feed(est.encoder_, frame, alpha)
+    rows = feed["alpha"].astype(np.float64)
+    if hasattr(est, "classes_"):
+        proba = est.predict_proba(frame, alpha=rows)
+        expected = [est.classes_[proba.argmax(axis=1)], proba]
+        expected[0] = _label_values(np.asarray(expected[0]))
+    else:
+        expected = [est.predict(frame, alpha=rows)]
+    check_outputs(proto, feed, expected, atol)
+
+
+def write_onnx(est: DeepCTRLEstimator, path: str | os.PathLike[str],
+               frame: pd.DataFrame | None) -> Path:
+    """Build the graph of ``est``, check it on the rows of ``frame`` (if given) at alphas
+    spread over [0, 1] one per row, and write it atomically."""
+    proto = table_graph(est)
+    if frame is not None and len(frame):
+        require("onnxruntime")
+        check_table_graph(est, proto, frame, np.linspace(0.0, 1.0, len(frame)))
+    return write_atomic(path, proto.SerializeToString())
+
+
+class OnnxExport:
+    """ONNX export for the table estimators (mixed into their base class)."""
+
+    def to_onnx(self, path: str | os.PathLike[str], X: Any = None) -> Path:
+        """Write the fitted model as one ONNX file and return its path: inputs are the
+        table's columns by name and ``alpha`` (float32, one per row), outputs
+        ``prediction`` (regressor) or ``label`` and ``probabilities`` (classifier); the
+        preprocessing, the networks' average and the target scaling are inside, so
+        onnxruntime alone serves it. Needs the ``onnx`` extra.
+
+        With rows ``X``, the file is first run in onnxruntime on them (alphas from 0 to 1,
+        one per row) and must give this estimator's predictions to 1e-4. Input types and
+        :meth:`onnx_inputs` are described in the deployment guide.
+
+        Example: ``est.to_onnx("model.onnx", X_test[:100])``.
+        """
+        est = cast("DeepCTRLEstimator", self)
+        check_is_fitted(est, "models_")
+        return write_onnx(est, path, None if X is None else est._frame(X, reset=False))
+
+    def onnx_inputs(self, X: Any, alpha: Any = None) -> dict[str, np.ndarray]:
+        """The ONNX file's inputs for the rows of ``X`` at rule strength ``alpha`` (a number,
+        one per row, or None for ``alpha_``): float32 numbers, string categories, int64
+        nanosecond dates and ``alpha``.
+
+        Example: ``session.run(None, est.onnx_inputs(X, alpha=0.8))``.
+        """
+        est = cast("DeepCTRLEstimator", self)
+        check_is_fitted(est, "models_")
+        frame = est._frame(X, reset=False)
+        if alpha is None or isinstance(alpha, str) or np.ndim(alpha) == 0:
+            alpha = est.resolve_alpha(alpha)
+        else:
+            alpha = per_row_alphas(alpha, len(frame))
+        return onnx_feed(est.encoder_, frame, alpha)
