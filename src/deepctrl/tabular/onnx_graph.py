@@ -55,6 +55,9 @@ INTERNAL = ("_pre/", "_net/", "_post/")
 """Prefixes of the graph's internal value names (no input or output starts with one)."""
 NS_PER_DAY = 86_400 * 10**9
 NAT = np.iinfo(np.int64).min
+FLOAT, DOUBLE = 1, 11
+"""ONNX element types (``onnx.TensorProto.FLOAT`` and ``DOUBLE``) for Cast nodes."""
+LEAP_DAYS_BEFORE_1970 = 1969 // 4 - 1969 // 100 + 1969 // 400
 
 
 def category_text(value: Any) -> str:
@@ -92,17 +95,19 @@ class _Nodes:
         self.constants: list[Any] = []
         self._count = 0
 
-    def fresh(self, hint: str) -> str:
+    def fresh(self, kind: str) -> str:
         self._count += 1
-        return f"_pre/{hint}/{self._count}"
+        return f"_pre/{kind}/{self._count}"
 
-    def const(self, value: Any, hint: str = "c") -> str:
-        name = self.fresh(hint)
+    def const(self, value: Any) -> str:
+        """A constant (a numpy value; its dtype is the constant's type)."""
+        name = self.fresh("const")
         self.constants.append(self.numpy_helper.from_array(np.asarray(value), name))
         return name
 
-    def op(self, op_type: str, *inputs: str, hint: str = "v", **attrs: Any) -> str:
-        out = self.fresh(hint)
+    def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
+        """The output of a new ``op_type`` node on ``inputs``."""
+        out = self.fresh(op_type)
         self.nodes.append(self.helper.make_node(op_type, list(inputs), [out], **attrs))
         return out
 
@@ -117,7 +122,7 @@ def _standardized(g: _Nodes, days_or_value: str, missing: str, c: Column) -> str
     scaled = g.op("Div", g.op("Sub", days_or_value, g.const(np.float64(c.mean))),
                   g.const(np.float64(c.std)))
     kept = g.op("Where", missing, g.const(np.float64(0.0)), scaled)
-    return g.op("Cast", kept, to=1)
+    return g.op("Cast", kept, to=FLOAT)
 
 
 def _year_start(g: _Nodes, year: str) -> str:
@@ -132,7 +137,8 @@ def _year_start(g: _Nodes, year: str) -> str:
 
     since = g.op("Mul", g.op("Sub", year, g.const(np.float64(1970.0))),
                  g.const(np.float64(365.0)))
-    return g.op("Sub", g.op("Add", since, leap_days(before)), g.const(np.float64(477.0)))
+    return g.op("Sub", g.op("Add", since, leap_days(before)),
+                g.const(np.float64(LEAP_DAYS_BEFORE_1970)))
 
 
 def _phase(g: _Nodes, t: str, part: str) -> str:
@@ -149,8 +155,8 @@ def _phase(g: _Nodes, t: str, part: str) -> str:
                  g.const(np.float64(1970.0)))
     one = g.const(np.float64(1.0))
     later = g.op("Cast", g.op("GreaterOrEqual", t, _year_start(g, g.op("Add", guess, one))),
-                 to=11)
-    earlier = g.op("Cast", g.op("Less", t, _year_start(g, guess)), to=11)
+                 to=DOUBLE)
+    earlier = g.op("Cast", g.op("Less", t, _year_start(g, guess)), to=DOUBLE)
     year = g.op("Sub", g.op("Add", guess, later), earlier)
     return g.op("Div", g.op("Sub", t, _year_start(g, year)),
                 g.const(np.float64(DATE_PARTS["year"])))
@@ -164,25 +170,25 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
             raise ValueError(f"column {c.name!r}: two categories read the same as text, which "
                              "the ONNX file's string input cannot tell apart")
         equal = g.op("Equal", _column(g, c.name), g.const(np.array(texts, dtype=object)))
-        return [g.op("Cast", equal, to=1)]
+        return [g.op("Cast", equal, to=FLOAT)]
     if c.kind == DATE:
         missing = g.op("Equal", c.name, g.const(np.int64(NAT)))
         origin = np.datetime64(c.origin, "ns").astype(np.int64)
         per_day = g.const(np.float64(NS_PER_DAY))
-        days = g.op("Div", g.op("Cast", g.op("Sub", c.name, g.const(np.int64(origin))), to=11),
-                    per_day)
-        t = g.op("Div", g.op("Cast", c.name, to=11), per_day)
+        since_origin = g.op("Sub", c.name, g.const(np.int64(origin)))
+        days = g.op("Div", g.op("Cast", since_origin, to=DOUBLE), per_day)
+        t = g.op("Div", g.op("Cast", c.name, to=DOUBLE), per_day)
     else:
-        days = t = g.op("Cast", c.name, to=11)
+        days = t = g.op("Cast", c.name, to=DOUBLE)
         missing = g.op("IsNaN", days)
     pieces = [_standardized(g, days, missing, c)]
     for part in c.parts:
         angle = g.op("Mul", _phase(g, t, part), g.const(np.float64(2 * np.pi)))
         for trig in ("Sin", "Cos"):
             kept = g.op("Where", missing, g.const(np.float64(0.0)), g.op(trig, angle))
-            pieces.append(g.op("Cast", kept, to=1))
+            pieces.append(g.op("Cast", kept, to=FLOAT))
     if c.indicator:
-        pieces.append(g.op("Cast", missing, to=1))
+        pieces.append(g.op("Cast", missing, to=FLOAT))
     return [_column(g, p) for p in pieces]
 
 
