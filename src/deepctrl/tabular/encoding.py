@@ -136,6 +136,17 @@ def _plain(value: Any) -> Category:
     return value
 
 
+def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
+    """Each row's index into the column's distinct values, and those values as plain
+    categories (None where missing); :func:`_plain` runs once per distinct value."""
+    try:
+        codes, distinct = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=False)
+    except TypeError:
+        raise ValueError(f"column {series.name!r} holds values that are neither text nor "
+                         "numbers") from None
+    return codes.astype(np.int64), [_plain(v) for v in distinct]
+
+
 def numeric_values(series: pd.Series) -> np.ndarray:
     """The values of a numeric column as float64 (NaN where missing); infinities are errors."""
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -219,21 +230,23 @@ def _fit_column(name: str, series: pd.Series, start: int) -> Column:
             ("year", span >= 365), ("week", len(np.unique(weekdays)) > 1),
             ("day", len(np.unique(time)) > 1)) if varies]
         return col
-    labels = [_plain(v) for v in series.tolist()]
+    codes, distinct = _plain_codes(series)
+    counts = np.bincount(codes, minlength=len(distinct))
+    missing = int(sum(k for k, v in zip(counts, distinct, strict=True) if v is None))
     if isinstance(series.dtype, pd.CategoricalDtype):
         cats = [_plain(v) for v in series.dtype.categories]
-        cats = ([None] if None in labels else []) + cats
+        cats = ([None] if missing else []) + cats
     else:
         try:
-            cats = sorted(set(labels), key=_sort_key)
+            cats = sorted(set(distinct), key=_sort_key)
         except TypeError:
             raise ValueError(f"column {name!r} holds values that are neither text nor "
                              "numbers") from None
-    if len(cats) > 50 and len(cats) > 0.5 * len(labels):
-        warnings.warn(f"column {name!r} has {len(cats)} distinct values in {len(labels)} "
+    if len(cats) > 50 and len(cats) > 0.5 * len(series):
+        warnings.warn(f"column {name!r} has {len(cats)} distinct values in {len(series)} "
                       "rows, one input each; drop it if it is an identifier", UserWarning,
                       stacklevel=4)
-    return Column(name, kind, start, categories=cats, missing=labels.count(None))
+    return Column(name, kind, start, categories=cats, missing=missing)
 
 
 class TableEncoder:
@@ -332,12 +345,8 @@ class TableEncoder:
     @staticmethod
     def _one_hot(c: Column, series: pd.Series, out: np.ndarray) -> None:
         index = {v: i for i, v in enumerate(c.categories)}
-        try:
-            codes = np.array([index.get(_plain(v), -1) for v in series.tolist()],
-                             dtype=np.int64)
-        except TypeError:
-            raise ValueError(f"column {c.name!r} holds values that are neither text nor "
-                             "numbers") from None
+        codes, distinct = _plain_codes(series)
+        codes = np.array([index.get(v, -1) for v in distinct], dtype=np.int64)[codes]
         known = codes >= 0
         if not known.all():
             warnings.warn(f"column {c.name!r}: {int((~known).sum())} rows have a category not "

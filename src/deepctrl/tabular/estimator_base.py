@@ -46,6 +46,8 @@ from deepctrl.tabular.recipe import training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
 
 RHO_NAMES = ("auto", "paper", "epoch")
+SWEEP_ROWS = 50_000
+"""Rows times alphas per block when evaluating several alphas."""
 
 
 class DeepCTRLEstimator(OnnxExport, BaseEstimator):
@@ -287,7 +289,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
                                               for m in self.models_]))
 
         gen = torch.Generator().manual_seed(derive_seed(seed, "eval"))
-        block = max(256, 50_000 // len(alphas))  # the alphas' hidden layers stay small
+        block = max(64, SWEEP_ROWS // len(alphas))  # the alphas' hidden layers stay small
         outs, oks = [], []
         for start in range(0, X.shape[0], block):
             x = X[start:start + block]
