@@ -23,10 +23,9 @@ as the slowest share's.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -35,7 +34,6 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import deepctrl as dc
-from deepctrl.engine.trainer import Trainer
 from deepctrl.paper.datasets import pendulum
 from deepctrl.paper.experiments.common import seed_parts
 from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
@@ -67,11 +65,12 @@ def time_authors_style(X, y, epochs: int, seed: int) -> float:
     return (time.perf_counter() - start) / epochs
 
 
-def fit_seconds(train, epochs: int, n_seeds: int, compile: bool = False) -> float:
+def fit_seconds(train, epochs: int, n_seeds: int, compile: bool = False,
+                clock: EpochClock | None = None) -> float:
     start = time.perf_counter()
     dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=train,
            max_epochs=epochs, seeds=list(range(n_seeds)), input_noise=0.01, batch_size=64,
-           compile=compile)
+           compile=compile, callbacks=[clock] if clock is not None else [])
     return time.perf_counter() - start
 
 
@@ -79,36 +78,28 @@ def time_fit(train, epochs: int, n_seeds: int) -> float:
     return fit_seconds(train, epochs, n_seeds) / epochs
 
 
-@contextlib.contextmanager
-def epoch_clock(around: Callable[[int, bool], object] | None = None) -> Iterator[list[float]]:
-    """Seconds of every training epoch (the pass over the data, without validation) of the
-    fits run inside the block; ``around(epoch, starting)`` is called before (True) and after
-    (False) each epoch, numbered from 1, outside the timed span."""
-    seconds: list[float] = []
-    plain = Trainer.train_epoch
+class EpochClock(dc.Callback):
+    """Seconds of every training epoch of a fit (the pass over the data, without
+    validation), from the fit's own callbacks; ``wait()``, if given, runs before each
+    epoch, outside the timed span."""
 
-    def timed(self: Trainer) -> torch.Tensor:
-        if around is not None:
-            around(len(seconds) + 1, True)
-        start = time.perf_counter()
-        out = plain(self)
-        seconds.append(time.perf_counter() - start)
-        if around is not None:
-            around(len(seconds), False)
-        return out
+    def __init__(self, wait: Callable[[], object] | None = None) -> None:
+        self.seconds: list[float] = []
+        self.wait = wait
 
-    Trainer.train_epoch = timed  # type: ignore[method-assign]
-    try:
-        yield seconds
-    finally:
-        Trainer.train_epoch = plain  # type: ignore[method-assign]
+    def on_epoch_start(self, epoch: int) -> None:
+        if self.wait is not None:
+            self.wait()
+
+    def on_epoch_end(self, end: dc.EpochEnd) -> None:
+        self.seconds.append(end.train_seconds)
 
 
 def time_compiled(train, epochs: int, n_seeds: int) -> tuple[float, float]:
     """(median seconds per epoch once compiled, seconds of the first epoch, compilation in)."""
-    with epoch_clock() as seconds:
-        fit_seconds(train, 1 + epochs, n_seeds, compile=True)
-    return float(np.median(seconds[1:])), seconds[0]
+    clock = EpochClock()
+    fit_seconds(train, 1 + epochs, n_seeds, compile=True, clock=clock)
+    return float(np.median(clock.seconds[1:])), clock.seconds[0]
 
 
 _barrier: Any = None
@@ -123,11 +114,11 @@ def _join(barrier: Any) -> None:
 def _share_epochs(seeds: list[int], epochs: int) -> list[float]:
     """Seconds of each epoch of one worker's compiled fit, every epoch started together."""
     train = pendulum.load("paper").train
-    with epoch_clock(lambda epoch, starting: starting and _barrier.wait()) as seconds:
-        dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=train,
-               max_epochs=1 + epochs, seeds=seeds, input_noise=0.01, batch_size=64,
-               compile=True)
-    return seconds
+    clock = EpochClock(wait=_barrier.wait)
+    dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=train,
+           max_epochs=1 + epochs, seeds=seeds, input_noise=0.01, batch_size=64,
+           compile=True, callbacks=[clock])
+    return clock.seconds
 
 
 def time_compiled_workers(epochs: int, n_seeds: int, workers: int) -> float:

@@ -22,7 +22,7 @@ import torch
 import deepctrl as dc
 from deepctrl.paper.datasets import pendulum
 from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
-from epoch_speed import epoch_clock
+from epoch_speed import EpochClock
 
 
 def matmul_gflops(n: int = 2048, repeats: int = 10) -> float:
@@ -39,10 +39,11 @@ def step_gflops(n_seeds: int, epochs: int = 2, compile: bool = False) -> dict[st
     net = deepctrl_net()
     weights = sum(m.weight.numel() for m in net.modules() if isinstance(m, torch.nn.Linear))
     dc.fit(net, energy_rule(), train=(X[:64], y[:64]), max_epochs=1)  # warm-up
-    with epoch_clock() as seconds:
-        dc.fit(net, energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=(X, y),
-               max_epochs=epochs + compile, seeds=list(range(n_seeds)), input_noise=0.01,
-               batch_size=64, compile=compile)
+    clock = EpochClock()
+    dc.fit(net, energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=(X, y),
+           max_epochs=epochs + compile, seeds=list(range(n_seeds)), input_noise=0.01,
+           batch_size=64, compile=compile, callbacks=[clock])
+    seconds = clock.seconds
     per_epoch = float(np.median(seconds[1:] if compile else seconds))
     flops = 6 * weights * len(X) * n_seeds
     return {"seeds": n_seeds, "seconds_per_epoch": round(per_epoch, 3),

@@ -34,7 +34,7 @@ from deepctrl.paper.experiments.pendulum import (
     deepctrl_net,
     energy_rule,
 )
-from epoch_speed import epoch_clock
+from epoch_speed import EpochClock
 
 GROUPS = {
     "matrix products": ("aten::bmm", "aten::baddbmm", "aten::mm", "aten::addmm", "aten::matmul",
@@ -77,19 +77,24 @@ def baselines_job(n_seeds: int, **fit_args: object) -> None:
 def profile_epochs(n_seeds: int, epochs: int, job: Callable[..., None] = deepctrl_job,
                    compile: bool = False) -> dict[str, object]:
     X, y = pendulum.load("paper").train
-    fit_args = {"train": (X, y), "max_epochs": epochs + 1, "input_noise": 0.01,
-                "batch_size": 64, "compile": compile}
     prof = profile(activities=[ProfilerActivity.CPU])
 
-    def around(epoch: int, starting: bool) -> None:
+    class ProfiledEpochs(EpochClock):
         """Profile epochs 2 to 1 + epochs (the first holds the compilation, if any)."""
-        if starting and epoch == 2:
-            prof.start()
-        if not starting and epoch == 1 + epochs:
-            prof.stop()
 
-    with epoch_clock(around) as epoch_seconds:
-        job(n_seeds, **fit_args)
+        def on_epoch_start(self, epoch: int) -> None:
+            if epoch == 2:
+                prof.start()
+
+        def on_epoch_end(self, end: dc.EpochEnd) -> None:
+            super().on_epoch_end(end)
+            if end.epoch == 1 + epochs:
+                prof.stop()
+
+    clock = ProfiledEpochs()
+    job(n_seeds, train=(X, y), max_epochs=epochs + 1, input_noise=0.01, batch_size=64,
+        compile=compile, callbacks=[clock])
+    epoch_seconds = clock.seconds
     wall = sum(epoch_seconds[1:])
     steps = epochs * -(-len(X) // 64)
     seconds: dict[str, float] = {}

@@ -22,6 +22,7 @@ from deepctrl._version import __version__
 _WHERE = {
     "DeepCTRL": "deepctrl.core.model", "MLP": "deepctrl.core.model", "mlp": "deepctrl.core.model",
     "FitResult": "deepctrl.engine.training", "fit": "deepctrl.engine.training",
+    "Callback": "deepctrl.engine.callbacks", "EpochEnd": "deepctrl.engine.callbacks",
     "fit_methods": "deepctrl.engine.training",
     "Objective": "deepctrl.core.objective", "ObjectiveOutput": "deepctrl.core.objective",
     "load": "deepctrl.io.checkpoint", "read_checkpoint": "deepctrl.io.checkpoint",
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from deepctrl.core.model import MLP, DeepCTRL, mlp
     from deepctrl.core.objective import Objective, ObjectiveOutput
     from deepctrl.core.rules import Monotonic
+    from deepctrl.engine.callbacks import Callback, EpochEnd
     from deepctrl.engine.training import FitResult, fit, fit_methods
     from deepctrl.io.checkpoint import load, read_checkpoint, save
     from deepctrl.io.onnx_export import to_onnx
@@ -67,9 +69,11 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "MLP",
+    "Callback",
     "DeepCTRL",
     "DeepCTRLClassifier",
     "DeepCTRLRegressor",
+    "EpochEnd",
     "FitResult",
     "Monotonic",
     "Objective",

@@ -263,6 +263,10 @@ class FlatAdam:
         """The learning rate of the following steps."""
         self.options["lr"] = float(lr)
 
+    @property
+    def lr(self) -> float:
+        return float(self.options["lr"])
+
     def step(self) -> None:
         """Update every weight from ``stack.flat_grad``."""
         self._update([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],

@@ -12,7 +12,8 @@ validation loss are weighted means sum(w l) / sum(w).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -28,6 +29,7 @@ from deepctrl.core.model import in_mode
 from deepctrl.core.rules.base import Rule, forward_all, perturb_all
 from deepctrl.core.scale import RunningScales, Scales, data_scales
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
+from deepctrl.engine.callbacks import Callback, EpochEnd
 from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.distributed import World
 from deepctrl.engine.ensemble import FlatAdam, Stack
@@ -368,11 +370,12 @@ class Trainer:
         self.active = [g for g, k in zip(self.active, keep, strict=True) if k]
 
     def run(self, max_epochs: int, patience: int, val_every: int, progress: bool, desc: str,
-            lr_at: Callable[[int], float] | None = None,
+            lr_at: Callable[[int], float] | None = None, callbacks: Sequence[Callback] = (),
             ) -> tuple[list[dict[str, list[float]]], list[int], list[int], list[float]]:
-        """Train until every seed stopped or ``max_epochs``; the models get their best
-        weights (or their last, without validation data) and eval mode. ``lr_at(epoch)``
-        sets each epoch's learning rate (default: the one Adam was made with).
+        """Train until every seed stopped, ``max_epochs`` or a callback asks to stop; the
+        models get their best weights (or their last, without validation data) and eval
+        mode. ``lr_at(epoch)`` sets each epoch's learning rate (default: the one Adam was
+        made with).
 
         Returns (history, epochs, best epochs, best validation losses) per seed.
         """
@@ -386,8 +389,14 @@ class Trainer:
         for epoch in range(1, max_epochs + 1):
             if lr_at is not None:
                 self.opt.set_lr(lr_at(epoch))
+            for c in callbacks:
+                c.on_epoch_start(epoch)
+            started = time.perf_counter()
             train_loss = self.train_epoch().tolist()
+            train_seconds = time.perf_counter() - started
             self.method.after_epoch(self.estimate_losses)
+            trained = list(self.active)
+            val_loss: list[float] | None = None
             for j, g in enumerate(self.active):
                 history[g]["train_loss"].append(train_loss[j])
                 epochs[g] = epoch
@@ -405,9 +414,12 @@ class Trainer:
                         keep[j] = wait[g] < patience
             bar.update(1)
             bar.set_postfix(seeds=len(self.active), best=f"{min(best):.4g}")
+            end = EpochEnd(epoch, [self.seeds[g] for g in trained], train_loss, val_loss,
+                           train_seconds, self.opt.lr)
+            stop = [c.on_epoch_end(end) for c in callbacks]
             if not all(keep):
                 self.drop(keep)
-            if not self.active:
+            if not self.active or any(stop):
                 break
         bar.close()
         if self.val_data is None:

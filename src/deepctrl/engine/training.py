@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.rules.base import Rule
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import is_loader
+from deepctrl.engine.callbacks import Callback, EpochEnd, as_callbacks
 from deepctrl.engine.trainer import Trainer
 
 
@@ -120,6 +121,7 @@ def fit(
     compile: bool = False,
     exact_sums: bool = False,
     lr_schedule: str = "constant",
+    callbacks: Sequence[Callback | Callable[[EpochEnd], Any]] = (),
 ) -> FitResult:
     """Train ``model`` with ``method`` (default DeepCTRL) under ``rule``, one copy per seed.
 
@@ -170,11 +172,18 @@ def fit(
     (docs/core-api.md, "Devices and several processes"). MLP-made models only; an eager
     epoch takes about 1.5 times as long for one seed and 1.7 times for ten
     (benchmarks/exact_sums_cost.py).
+
+    ``callbacks``: functions of :class:`~deepctrl.engine.callbacks.EpochEnd` (the epoch, the
+    seeds still training, their training and validation losses, the epoch's seconds and
+    learning rate), called after every epoch, or :class:`~deepctrl.engine.callbacks.Callback`
+    objects (``on_epoch_start``, ``on_epoch_end``). A callback that returns True stops
+    training after that epoch; every seed keeps its best weights. Under ``torchrun`` they run
+    on every rank, with the same values.
     """
     method = copy.deepcopy(method) if method is not None else DeepCTRLMethod()
     options = Options(task_loss, batch_size, lr, max_epochs, patience, val_every, progress,
                       input_noise, shuffle, device, reinit, chunk_batches, compile, exact_sums,
-                      lr_schedule)
+                      lr_schedule, tuple(callbacks))
     return _run(model, rule, [method], train, val, seeds, options, desc or method.name)[0]
 
 
@@ -236,6 +245,7 @@ class Options:
     compile: bool = False
     exact_sums: bool = False
     lr_schedule: str = "constant"
+    callbacks: tuple[Any, ...] = ()
 
 
 LR_SCHEDULES = ("constant", "cosine")
@@ -279,6 +289,7 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     """Train ``methods`` x ``seeds`` copies as one stack; one result per method."""
     seeds = [int(s) for s in seeds]
     _check(rule, methods, train, seeds, model, o)
+    callbacks = as_callbacks(o.callbacks)
     device = resolve_device(o.device)
     dtype = next(model.parameters()).dtype
     copies = seeds * len(methods)
@@ -293,7 +304,7 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     start = time.perf_counter()
     history, epochs, best_epochs, best = trainer.run(
         o.max_epochs, o.patience, o.val_every, o.progress, desc,
-        lambda epoch: scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs))
+        lambda epoch: scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs), callbacks)
     seconds = time.perf_counter() - start
     path = trainer.stack.path or "lowered"
     k = len(seeds)

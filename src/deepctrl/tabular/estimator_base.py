@@ -20,6 +20,7 @@ from torch import Tensor
 from deepctrl.core import evaluation, methods, priors
 from deepctrl.core.data import resolve_device
 from deepctrl.core.inputs import Inputs
+from deepctrl.core.methods import RHO_MODES
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import DeepCTRL
 from deepctrl.core.rules.base import forward_all, perturb_all
@@ -45,7 +46,6 @@ from deepctrl.tabular.onnx_graph import OnnxExport
 from deepctrl.tabular.recipe import training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
 
-RHO_NAMES = ("auto", "paper", "epoch")
 SWEEP_ROWS = 50_000
 """Rows times alphas per block when evaluating several alphas."""
 
@@ -125,8 +125,8 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         check_alpha(self.alpha)
         if not (isinstance(self.beta, numbers.Real) and self.beta > 0):
             raise ValueError(f"beta must be a positive number, got {self.beta!r}")
-        if not (self.rho in RHO_NAMES or (isinstance(self.rho, numbers.Real) and self.rho > 0)):
-            raise ValueError(f"rho must be a positive number or one of {RHO_NAMES}, "
+        if not (self.rho in RHO_MODES or (isinstance(self.rho, numbers.Real) and self.rho > 0)):
+            raise ValueError(f"rho must be a positive number or one of {RHO_MODES}, "
                              f"got {self.rho!r}")
         ints = {"max_epochs": self.max_epochs, "patience": self.patience,
                 "n_seeds": self.n_seeds,

@@ -42,7 +42,6 @@ from torch import Tensor
 from deepctrl.io.file_format import write_atomic
 
 PRESETS = ("paper", "authors")
-STATE_NAMES = ("theta1", "omega1", "theta2", "omega2")
 CACHE_ENV = "DEEPCTRL_CACHE"
 _CACHE_FORMAT = 1
 

@@ -65,7 +65,6 @@ FEATURES = (
     "week_rolling_std_t30",
 )
 PRICE = 0
-PRICE_FEATURES = FEATURES[:5]
 # Raw extras per row that let a rule recompute the price features after a price change.
 AUX = ("price_window_mean", "price_window_count", "price_cummin", "price_cummax")
 GROUPS: dict[str, tuple[str, float]] = {

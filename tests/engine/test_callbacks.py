@@ -1,0 +1,99 @@
+"""dc.fit's callbacks: what they see at every epoch agrees with the fit's own record, and a
+callback can stop training."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import deepctrl as dc
+from deepctrl.engine.training import scheduled_lr
+
+
+def data(n: int = 96, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, 3, generator=g)
+    return X, X[:, :1] * 2 + 0.1 * torch.randn(n, 1, generator=g)
+
+
+def small() -> dc.DeepCTRL:
+    return dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+
+
+class Recorder(dc.Callback):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+        self.ends: list[dc.EpochEnd] = []
+
+    def on_epoch_start(self, epoch: int) -> None:
+        self.events.append(("start", epoch))
+
+    def on_epoch_end(self, end: dc.EpochEnd) -> None:
+        self.events.append(("end", end.epoch))
+        self.ends.append(end)
+
+
+def test_every_epoch_end_matches_the_fits_history():
+    X, y = data()
+    recorder = Recorder()
+    result = dc.fit(small(), dc.rules.Monotonic(0, "increasing"), train=(X[:64], y[:64]),
+                    val=(X[64:], y[64:]), max_epochs=6, patience=50, val_every=2,
+                    seeds=[3, 5], lr=1e-2, lr_schedule="cosine", batch_size=16,
+                    callbacks=[recorder])
+    assert recorder.events == [(kind, e) for e in range(1, 7) for kind in ("start", "end")]
+    for end in recorder.ends:
+        assert end.seeds == [3, 5] and end.train_seconds > 0
+        assert end.lr == pytest.approx(scheduled_lr("cosine", 1e-2, end.epoch, 6))
+        for j, history in enumerate(result.history):
+            assert end.train_loss[j] == history["train_loss"][end.epoch - 1]
+        if end.epoch % 2:
+            assert end.val_loss is None
+        else:
+            k = result.history[0]["val_epoch"].index(end.epoch)
+            assert end.val_loss == [h["val_loss"][k] for h in result.history]
+
+
+def test_a_callback_stops_training_and_the_best_weights_stay():
+    X, y = data()
+    seen: list[int] = []
+
+    def stop_at_three(end: dc.EpochEnd) -> bool:
+        seen.append(end.epoch)
+        return end.epoch == 3
+
+    result = dc.fit(small(), dc.rules.Monotonic(0, "increasing"), train=(X[:64], y[:64]),
+                    val=(X[64:], y[64:]), max_epochs=20, patience=50, seeds=[0, 1],
+                    callbacks=[stop_at_three])
+    assert seen == [1, 2, 3] and result.epochs == [3, 3]
+    for h, best in zip(result.history, result.val_loss, strict=True):
+        assert best == min(h["val_loss"])
+
+
+def test_a_stopped_seed_leaves_the_list_and_bad_callbacks_are_refused():
+    X, y = data()
+    ends: list[dc.EpochEnd] = []
+    # patience 1 with a learning rate this large: some seed stops before the last epoch
+    result = dc.fit(small(), dc.rules.Monotonic(0, "increasing"), train=(X[:64], y[:64]),
+                    val=(X[64:], y[64:]), max_epochs=15, patience=1, lr=0.05,
+                    seeds=[0, 1, 2, 3], callbacks=[ends.append])
+    for end in ends:
+        assert end.seeds == [s for s, e in zip([0, 1, 2, 3], result.epochs, strict=True)
+                             if e >= end.epoch]
+    assert min(result.epochs) < 15 and len(ends[-1].seeds) < 4  # one seed did stop
+    with pytest.raises(ValueError, match="a callback is a deepctrl.Callback or a function"):
+        dc.fit(small(), dc.rules.Monotonic(0, "increasing"), train=(X, y), max_epochs=1,
+               callbacks=["log"])
+
+
+def test_the_documented_callback_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "core-api.md").read_text()
+    section = page[page.index("### Callbacks"):]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "core-api.md", "exec"), namespace)
+    assert namespace["result"].epochs == [5, 5]
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["1", "2", "3", "4", "5"]
