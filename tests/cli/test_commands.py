@@ -146,7 +146,7 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         (["predict", str(model), str(f["lacking"]), "--out", str(out)],
          "lacks column\\(s\\) the model needs: size"),
         (["predict", str(model), str(data), "--alpha", "strong", "--out", str(out)],
-         "--alpha must be a number, 'auto' or 'min_error', got 'strong'"),
+         "--alpha must be a finite number, 'auto' or 'min_error', got 'strong'"),
         (["predict", str(model), str(data), "--alpha", "-0.5", "--out", str(out)],
          "--alpha must be >= 0 \\(0 follows the data, 1 the rule\\), got -0.5"),
         (["predict", str(model), str(data), "--min-verification", "1.5", "--out", str(out)],

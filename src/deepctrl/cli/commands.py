@@ -24,6 +24,7 @@ import pandas as pd
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.tables import clean_columns, read_table
 from deepctrl.io.file_format import table_model_columns, write_atomic
+from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -276,15 +277,13 @@ def _compare_choices(table: pd.DataFrame, metric: str, goal: float) -> list[str]
 def _alpha_option(alpha: str) -> float | str:
     """``--alpha``: 'auto', 'min_error' or a number >= 0 (above 1 with a note that it
     extrapolates beyond training)."""
-    if alpha in ("auto", "min_error"):
-        return alpha
     try:
-        value = float(alpha)
-        if not math.isfinite(value):
-            raise ValueError
+        number: float | None = float(alpha)
     except ValueError:
-        raise ValueError(f"--alpha must be a number, 'auto' or 'min_error', got {alpha!r}"
-                         ) from None
+        number = None
+    value = check_alpha(alpha if alpha in CHOICES or number is None else number, "--alpha")
+    if isinstance(value, str):
+        return value
     if value < 0:
         raise ValueError(f"--alpha must be >= 0 (0 follows the data, 1 the rule), got {alpha}")
     if value > 1:
