@@ -48,7 +48,7 @@ class Trainer:
     """
 
     def __init__(self, models: list[nn.Module], rule: Rule | None, method: Method,
-                 train: Any, val: Any, loss_fn: PerSample, task_loss: object,
+                 train: Any, val: Any, *, loss_fn: PerSample, task_loss: object,
                  batch_size: int, lr: float, seeds: list[int], input_noise: float,
                  shuffle: bool, device: torch.device, chunk_batches: int,
                  compile: bool = False, exact_sums: bool = False,

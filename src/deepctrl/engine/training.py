@@ -181,9 +181,12 @@ def fit(
     on every rank, with the same values.
     """
     method = copy.deepcopy(method) if method is not None else DeepCTRLMethod()
-    options = Options(task_loss, batch_size, lr, max_epochs, patience, val_every, progress,
-                      input_noise, shuffle, device, reinit, chunk_batches, compile, exact_sums,
-                      lr_schedule, tuple(callbacks))
+    options = Options(task_loss=task_loss, batch_size=batch_size, lr=lr,
+                      max_epochs=max_epochs, patience=patience, val_every=val_every,
+                      progress=progress, input_noise=input_noise, shuffle=shuffle,
+                      device=device, reinit=reinit, chunk_batches=chunk_batches,
+                      compile=compile, exact_sums=exact_sums, lr_schedule=lr_schedule,
+                      callbacks=tuple(callbacks))
     return _run(model, rule, [method], train, val, seeds, options, desc or method.name)[0]
 
 
@@ -226,7 +229,7 @@ def fit_methods(
                 desc or " + ".join(m.name for m in members))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Options:
     """How :func:`fit` trains (its keyword arguments other than data, method and seeds)."""
 
@@ -298,9 +301,11 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     train_data, train_w = _data(train, "train", device, dtype)
     val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
     trainer = Trainer(models, rule, method, train_data, val_data,
-                      per_sample(o.task_loss), o.task_loss, o.batch_size, o.lr, copies,
-                      o.input_noise, o.shuffle, device, o.chunk_batches, o.compile,
-                      o.exact_sums, train_w, val_w)
+                      loss_fn=per_sample(o.task_loss), task_loss=o.task_loss,
+                      batch_size=o.batch_size, lr=o.lr, seeds=copies,
+                      input_noise=o.input_noise, shuffle=o.shuffle, device=device,
+                      chunk_batches=o.chunk_batches, compile=o.compile,
+                      exact_sums=o.exact_sums, train_weights=train_w, val_weights=val_w)
     start = time.perf_counter()
     history, epochs, best_epochs, best = trainer.run(
         o.max_epochs, o.patience, o.val_every, o.progress, desc,
