@@ -85,7 +85,7 @@ class Trainer:
         self._check_first_rows()
         self.want_compile = compile
         self.compiled: CompiledStep | None = None
-        self.columns = len(rule.leaves()) if self.need_violations else 1  # type: ignore[union-attr]
+        self.rule_leaves = len(rule.leaves()) if self.need_violations else 1  # type: ignore[union-attr]
         method.setup(seeds, len(rule.leaves()) if rule is not None else 0, self.estimate_losses)
 
     # -- checks -------------------------------------------------------------------------
@@ -236,7 +236,7 @@ class Trainer:
             info("compile: only MLP-made models (batched matrix products) are compiled; "
                  "this one trains eagerly")
             return None
-        if self.method.coefficients(alpha.to(self.dtype), self.columns) is None:
+        if self.method.coefficients(alpha.to(self.dtype), self.rule_leaves) is None:
             info(f"compile: {self.method.name} is not a linear method (no coefficients); "
                  "the training step runs eagerly")
             return None
@@ -258,9 +258,9 @@ class Trainer:
         compiler for inductor)."""
         assert self.compiled is not None
         a = alpha.to(self.dtype)
-        linear = self.method.coefficients(a, self.columns)
+        linear = self.method.coefficients(a, self.rule_leaves)
         assert linear is not None  # checked before compiling
-        coefs = linear.as_tensors(a, self.columns)
+        coefs = linear.as_tensors(a, self.rule_leaves)
         try:
             loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global, weight)
         except torch._dynamo.exc.TorchDynamoException as exc:
