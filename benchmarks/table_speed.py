@@ -9,6 +9,7 @@ those of the whole ``fit`` call (validation, checks and compilation included).
     python benchmarks/table_speed.py                 # the 40,000-row table
     python benchmarks/table_speed.py --former        # the recipe before 2026-11-25
     python benchmarks/table_speed.py --rows 1000000 --skip-lightgbm
+    python benchmarks/table_speed.py --skip-lightgbm --param hidden_size=64 --seed 1
 
 Prints JSON: fit seconds (wall and CPU) of each model, their ratio, test R2, DeepCTRL's
 verification ratio at its default alpha and its epochs, the resident memory before
@@ -74,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-lightgbm", action="store_true")
     parser.add_argument("--former", action="store_true", help="fit with the former defaults")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=INT",
+                        help="an estimator parameter on top of the recipe, e.g. "
+                             "hidden_size=64 or max_epochs=36 (repeatable)")
     args = parser.parse_args(argv)
     X, y = table(args.rows, args.seed)
     n_train = int(0.8 * len(X))
@@ -92,9 +96,11 @@ def main(argv: list[str] | None = None) -> int:
             random_state=args.seed).fit(cats[:n_train], y_tr))
         out["lightgbm"] = {"fit_seconds": wall, "cpu_seconds": cpu,
                            "test_r2": float(r2_score(y_te, lgbm.predict(cats[n_train:])))}
-    params = FORMER if args.former else {}
+    params = dict(FORMER) if args.former else {}
+    params.update({k: int(v) for k, v in (p.split("=", 1) for p in args.param)})
     out["rss_before_deepctrl_mb"] = rss_mb()
     out["recipe"] = "former" if args.former else "default"
+    out["params"] = params
     est, wall, cpu = timed(lambda: dc.DeepCTRLRegressor(
         rules=[dc.Monotonic("x0", "increasing")], random_state=args.seed, **params
     ).fit(X_tr, y_tr))

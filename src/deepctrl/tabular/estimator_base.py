@@ -312,13 +312,16 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
             rows = np.zeros_like(rows)
         return self._at_row_alphas(X_enc, torch.tensor(rows, dtype=torch.float32)).double().numpy()
 
+    def combined_at(self, X: Tensor, alphas: Tensor) -> Tensor:
+        """The networks' combined outputs on encoded rows ``X``, row i at rule strength
+        ``alphas[i]`` (what the ONNX file computes too)."""
+        return self._combine(torch.stack([m(X, alpha=alphas) for m in self.models_]))
+
     @torch.no_grad()
     def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
-        """Combined outputs with row i at rule strength ``alphas[i]``."""
-        block = 50_000
-        return torch.cat([self._combine(torch.stack([
-            m(X[i:i + block], alpha=alphas[i:i + block]) for m in self.models_]))
-            for i in range(0, X.shape[0], block)])
+        """:meth:`combined_at` in blocks of rows."""
+        return torch.cat([self.combined_at(X[i:i + SWEEP_ROWS], alphas[i:i + SWEEP_ROWS])
+                          for i in range(0, X.shape[0], SWEEP_ROWS)])
 
     def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
                        weight: np.ndarray | None = None) -> dict[str, list[float]]:

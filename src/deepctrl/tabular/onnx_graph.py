@@ -206,6 +206,7 @@ class _Served(nn.Module):
     def __init__(self, est: DeepCTRLEstimator) -> None:
         super().__init__()
         self.est = est
+        # registered so that the exporter finds the weights that combined_at reads
         self.networks = nn.ModuleList(est.models_)
         self.ignores_alpha = est.rule_ is None
         self.classifier = hasattr(est, "classes_")
@@ -218,7 +219,7 @@ class _Served(nn.Module):
     def forward(self, x: Tensor, alpha: Tensor) -> Tensor:
         if self.ignores_alpha:
             alpha = alpha * 0.0
-        out = self.est._combine(torch.stack([m(x, alpha=alpha) for m in self.networks]))
+        out = self.est.combined_at(x, alpha)
         if self.classifier:
             if out.shape[1] == 1:
                 p = torch.sigmoid(out)

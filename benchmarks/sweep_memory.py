@@ -1,0 +1,61 @@
+"""How much resident memory an estimator's sweep over 21 alphas takes on many rows.
+
+A ``DeepCTRLRegressor`` is fitted (one epoch) on 20,000 rows of the ``table_speed.py``
+table; then the sweep that chooses alpha at fit (21 alphas, the rule checked on every row)
+runs on 200,000 encoded rows, twice. Printed: the encoded rows' size and, for each sweep,
+the peak and final resident memory above what the process held before it (sampled every
+20 ms, Linux). Run it with and without ``MALLOC_ARENA_MAX=1`` to see glibc's per-thread
+arenas at work:
+
+    python benchmarks/sweep_memory.py
+    MALLOC_ARENA_MAX=1 python benchmarks/sweep_memory.py
+
+Prints JSON.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import sys
+import threading
+import time
+
+import deepctrl as dc
+from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from table_speed import rss_mb, table
+
+
+def main() -> int:
+    X, y = table(200_000, 0)
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x0", "increasing")], random_state=0,
+                               max_epochs=1).fit(X[:20_000], y[:20_000])
+    encoded = est._encode(X)
+    peak = [0.0]
+
+    def sample() -> None:
+        while True:
+            peak[0] = max(peak[0], rss_mb())
+            time.sleep(0.02)
+
+    threading.Thread(target=sample, daemon=True).start()
+    sweeps = []
+    for _ in range(2):
+        gc.collect()
+        time.sleep(0.1)
+        base, peak[0] = rss_mb(), 0.0
+        start = time.perf_counter()
+        est._sweep_encoded(encoded, y.to_numpy()[:, None], ALPHA_GRID)
+        seconds = time.perf_counter() - start
+        time.sleep(0.1)
+        sweeps.append({"peak_mb": round(peak[0] - base), "after_mb": round(rss_mb() - base),
+                       "seconds": round(seconds, 2)})
+    print(json.dumps({"MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX"),
+                      "encoded_mb": round(encoded.numel() * 4 / 2**20, 1),
+                      "sweeps": sweeps}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
