@@ -65,6 +65,20 @@ def test_a_date_column_becomes_days_and_the_cycles_that_vary():
     assert later[0, 0] == pytest.approx((1096 - 399.5) / np.std(np.arange(800)), rel=1e-5)
 
 
+def test_encoding_chosen_rows_equals_encoding_all_then_taking_them():
+    # the fit encodes its training and validation rows this way, as one table in their order
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({
+        "price": np.where(rng.random(40) < 0.2, np.nan, rng.normal(5, 2, 40)),
+        "color": rng.choice(["red", "blue", None], 40),
+        "day": pd.Timestamp("2023-01-01") + pd.to_timedelta(rng.integers(0, 900, 40), "D"),
+    })
+    enc = TableEncoder.fit(frame)
+    rows = rng.permutation(40)[:25]
+    np.testing.assert_array_equal(enc.transform(frame, rows), enc.transform(frame)[rows])
+    assert enc.transform(frame, rows[:0]).shape == (0, enc.n_encoded)
+
+
 def test_iso_date_text_is_read_as_dates_and_a_short_span_has_no_year_cycle():
     frame = pd.DataFrame({"when": ["2024-03-01 08:00", "2024-03-02 14:30", None,
                                    "2024-03-05T09:15:00"]})

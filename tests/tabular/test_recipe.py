@@ -30,7 +30,7 @@ def test_small_tables_keep_the_long_constant_rate_recipe():
 def test_large_tables_get_a_step_budget(rows, batch, epochs):
     r = training_recipe(rows)
     assert (r.batch_size, r.max_epochs, r.lr_schedule, r.n_seeds, r.max_hidden) == \
-        (batch, epochs, "cosine", 3, 48)
+        (batch, epochs, "cosine", 3, 32)
     assert r.learning_rate == pytest.approx(1e-2 * math.sqrt(batch / 512))
     assert r.patience == max(10, math.ceil(epochs / 3))
 

@@ -140,11 +140,12 @@ def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
     """Each row's index into the column's distinct values, and those values as plain
     categories (None where missing); :func:`_plain` runs once per distinct value."""
     try:
-        codes, distinct = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=False)
+        # on the column itself: text columns give no Python string per row
+        codes, distinct = pd.factorize(series, use_na_sentinel=False)
     except TypeError:
         raise ValueError(f"column {series.name!r} holds values that are neither text nor "
                          "numbers") from None
-    return codes.astype(np.int64), [_plain(v) for v in distinct]
+    return np.asarray(codes, dtype=np.int64), [_plain(v) for v in distinct]
 
 
 def numeric_values(series: pd.Series) -> np.ndarray:
@@ -310,25 +311,31 @@ class TableEncoder:
                              "categorical")
         return col
 
-    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+    def transform(self, frame: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
         """The model input for ``frame`` (float32, one row per row). Missing values are
-        imputed; unknown categories encode as all zeros, with a warning."""
+        imputed; unknown categories encode as all zeros, with a warning.
+
+        With ``rows`` (positions), only those rows, in that order: the same as
+        ``transform(frame)[rows]`` without holding the whole encoded table.
+        """
         absent = [c.name for c in self.columns if c.name not in frame.columns]
         if absent:
             raise ValueError(f"the data lacks column(s) the model needs: {', '.join(absent)}")
-        out = np.zeros((len(frame), self.n_encoded), dtype=np.float32)
+        take: slice | np.ndarray = slice(None) if rows is None else np.asarray(rows)
+        out = np.zeros((len(frame) if rows is None else len(rows), self.n_encoded),
+                       dtype=np.float32)
         for c in self.columns:
             series = frame[c.name]
             if c.kind == CATEGORICAL:
-                self._one_hot(c, series, out)
+                self._one_hot(c, series, take, out)
                 continue
             kind = column_kind(series)
             if kind != c.kind and not (c.kind == DATE and kind == CATEGORICAL):
                 raise ValueError(f"column {c.name!r} must be {c.kind}, got type {series.dtype}")
             if c.kind == NUMERIC:
-                values = numeric_values(series)
+                values = numeric_values(series)[take]
             else:
-                dates = date_values(series)
+                dates = date_values(series)[take]
                 values = _days(dates, c.origin)
                 for j, part in enumerate(c.parts):
                     out[:, c.start + 1 + 2 * j:c.start + 3 + 2 * j] = _cyclic(values, dates, part)
@@ -343,10 +350,11 @@ class TableEncoder:
         return out
 
     @staticmethod
-    def _one_hot(c: Column, series: pd.Series, out: np.ndarray) -> None:
+    def _one_hot(c: Column, series: pd.Series, take: slice | np.ndarray,
+                 out: np.ndarray) -> None:
         index = {v: i for i, v in enumerate(c.categories)}
         codes, distinct = _plain_codes(series)
-        codes = np.array([index.get(v, -1) for v in distinct], dtype=np.int64)[codes]
+        codes = np.array([index.get(v, -1) for v in distinct], dtype=np.int64)[codes[take]]
         known = codes >= 0
         if not known.all():
             warnings.warn(f"column {c.name!r}: {int((~known).sum())} rows have a category not "

@@ -46,8 +46,9 @@ from deepctrl.tabular.onnx_graph import OnnxExport
 from deepctrl.tabular.recipe import training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
 
-SWEEP_ROWS = 50_000
-"""Rows times alphas per block when evaluating several alphas."""
+SWEEP_ROWS = 16_384
+"""Rows times alphas per block when evaluating several alphas (50,000 swept as fast and
+held about 50 MB more at its peak, ``benchmarks/sweep_memory.py``)."""
 
 
 class DeepCTRLEstimator(OnnxExport, BaseEstimator):
@@ -211,24 +212,25 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
             y_train = self._weigh_targets(y_train, y_metric, weight)
         self.encoder_ = TableEncoder.fit(frame)
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
-        X_all = torch.from_numpy(self.encoder_.transform(frame))
         rng = check_random_state(self.random_state)
         train_idx, val_idx = self._split(len(frame), y_train, rng)
         recipe = training_recipe(len(train_idx), self.batch_size, self.learning_rate,
                                  self.max_epochs, self.patience, self.lr_schedule, self.n_seeds)
         seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
+        # one encoded table, training rows first: the two parts are views of it
+        X_all = torch.from_numpy(self.encoder_.transform(frame, np.concatenate([train_idx,
+                                                                                val_idx])))
         self.network_ = network_spec(X_all.shape[1], self._n_model_outputs(), self._head,
                                      self.hidden_size, self.latent_size, recipe.max_hidden)
         method: methods.Method = (
             methods.DeepCTRLMethod(prior=priors.Beta(self.beta, self.beta), rho=self.rho)
             if self.rule_ is not None else methods.TaskOnly())
-        y_all = torch.from_numpy(y_train)
-
-        train, val_part = ((X_all[r], y_all[r]) if weight is None else
-                           (X_all[r], y_all[r], torch.from_numpy(weight[r]))
-                           for r in (train_idx, val_idx))
+        n = len(train_idx)
+        train, val_part = ((X_all[part], torch.from_numpy(y_train[r])) if weight is None else
+                           (X_all[part], torch.from_numpy(y_train[r]),
+                            torch.from_numpy(weight[r]))
+                           for part, r in ((slice(None, n), train_idx), (slice(n, None), val_idx)))
         val = val_part if len(val_idx) else None
-        del X_all, y_all  # the two parts are copies: keep one encoded table in memory
         result = training.fit(build_network(self.network_), self.rule_, method,
                               train=train, val=val,
                               task_loss=self._task_loss, batch_size=recipe.batch_size,
@@ -290,15 +292,25 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
         gen = torch.Generator().manual_seed(derive_seed(seed, "eval"))
         block = max(64, SWEEP_ROWS // len(alphas))  # the alphas' hidden layers stay small
-        outs, oks = [], []
+        # the results are written into tensors allocated once: small results kept between
+        # one block's large temporaries would fragment the heap (glibc then holds on to
+        # about one block's temporaries per block)
+        out: Tensor | None = None
+        ok: Tensor | None = None
         for start in range(0, X.shape[0], block):
             x = X[start:start + block]
             perturbed = perturb_all(active, x, gen) if active is not None else []
             y, y_p = forward_all(forward, x, perturbed, out_dim=1)
-            outs.append(y)
+            if out is None:
+                out = y.new_empty((len(alphas), X.shape[0], *y.shape[2:]))
+            out[:, start:start + block] = y
             if active is not None:
-                oks.append(evaluation.satisfaction(active, x, y, perturbed, y_p))
-        return torch.cat(outs, dim=1), torch.cat(oks, dim=1) if active is not None else None
+                sat = evaluation.satisfaction(active, x, y, perturbed, y_p)
+                if ok is None:
+                    ok = sat.new_empty((len(alphas), X.shape[0]))
+                ok[:, start:start + block] = sat
+        assert out is not None, "the callers refuse tables without rows"
+        return out, ok
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
         """Combined outputs at ``alpha``: one value for every row, or one per row (an
@@ -320,8 +332,13 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     @torch.no_grad()
     def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
         """:meth:`combined_at` in blocks of rows."""
-        return torch.cat([self.combined_at(X[i:i + SWEEP_ROWS], alphas[i:i + SWEEP_ROWS])
-                          for i in range(0, X.shape[0], SWEEP_ROWS)])
+        first = self.combined_at(X[:SWEEP_ROWS], alphas[:SWEEP_ROWS])
+        out = first.new_empty((X.shape[0], *first.shape[1:]))  # one allocation, as in _evaluate
+        out[:SWEEP_ROWS] = first
+        del first
+        for i in range(SWEEP_ROWS, X.shape[0], SWEEP_ROWS):
+            out[i:i + SWEEP_ROWS] = self.combined_at(X[i:i + SWEEP_ROWS], alphas[i:i + SWEEP_ROWS])
+        return out
 
     def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
                        weight: np.ndarray | None = None) -> dict[str, list[float]]:
