@@ -49,7 +49,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
-import torch.fx.experimental._config as fx_config
 from torch import Tensor
 from torch.func import grad_and_value
 
@@ -59,6 +58,13 @@ from deepctrl.core.methods import Coefficients, Terms
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.engine.ensemble import Stack
+from deepctrl.engine.torch_private import (
+    HAS_GUARD_FILTERS,
+    distinct_sizes,
+    foreach_copy_,
+    mark_dynamic,
+    with_fresh_code,
+)
 
 if TYPE_CHECKING:
     from torch._dynamo.types import GuardFilterEntry
@@ -100,13 +106,10 @@ class CompiledStep:
             grads, (_, aux) = grad_and_value(objective, has_aux=True)(params, *args)
             return tuple(g.contiguous() for g in grads), aux
 
-        # dynamo keeps compiled graphs per code object, up to a limit, and the closures of
-        # every fit differ: a fresh code object gives each fit its own cache, so many fits in
-        # one process do not exhaust the limit and fall back to eager steps
-        step.__code__ = step.__code__.replace()
+        with_fresh_code(step)  # the closures of every fit differ: one graph cache per fit
         # C++ host code: measured on CPUs only, so GPUs keep inductor's default
         options: dict[str, Any] = {"cpp_wrapper": stack.flat.device.type == "cpu"}
-        if hasattr(torch.compiler, "skip_guard_on_globals_unsafe"):  # guard filters exist
+        if HAS_GUARD_FILTERS:
             options["guard_filter_fn"] = inputs_and_state_guards
         self.compiled = torch.compile(step, fullgraph=True, options=options)
         self.flat: Tensor | None = None
@@ -141,8 +144,7 @@ class CompiledStep:
                                                      device=self.weights.device)
         if new:
             _seeds_dynamic(self.weights)
-        building = (fx_config.patch(use_duck_shape=False)  # type: ignore[attr-defined]
-                    if new else contextlib.nullcontext())
+        building = distinct_sizes() if new else contextlib.nullcontext()
         with building:
             grads, (loss, terms) = self.compiled(self.weights, *rows, *per_seed, n, w)
         self.signatures.add(signature)
@@ -151,7 +153,7 @@ class CompiledStep:
     def write_grads(self, grads: list[Tensor]) -> None:
         """Copy per-view gradients into the stack's ``flat_grad``."""
         self._refresh()
-        torch._foreach_copy_(self.grads, grads)
+        foreach_copy_(self.grads, grads)
 
 
 def inputs_and_state_guards(entries: Sequence[GuardFilterEntry]) -> list[bool]:
@@ -165,7 +167,7 @@ def _seeds_dynamic(t: Tensor, dims: int = 1) -> Tensor:
     a size of one stays static (the compiler specialises it anyway)."""
     for d in range(min(dims, t.dim())):
         if t.shape[d] > 1:
-            torch._dynamo.mark_dynamic(t, d)
+            mark_dynamic(t, d)
     return t
 
 

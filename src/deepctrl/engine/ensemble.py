@@ -37,6 +37,7 @@ from deepctrl.core.log import info
 from deepctrl.core.model import accepts_alpha, has_randomness, in_mode, unwrap
 from deepctrl.core.seeding import derive_seed
 from deepctrl.engine.lowering import TWIN, ExactSums, lower, twin_pairs
+from deepctrl.engine.torch_private import HAS_FUSED_ADAM, fused_adam_
 
 
 class Stack:
@@ -254,7 +255,7 @@ class FlatAdam:
         self.exp_avg = torch.zeros_like(stack.flat_grad)
         self.exp_avg_sq = torch.zeros_like(stack.flat_grad)
         self.steps = torch.zeros((), dtype=torch.float32, device=stack.flat.device)
-        self.fused: bool = hasattr(torch, "_fused_adam_")
+        self.fused = HAS_FUSED_ADAM
         self.options: dict[str, Any] = dict(amsgrad=False, lr=lr, beta1=betas[0], beta2=betas[1],
                                             weight_decay=0.0, eps=eps, maximize=False)
         self._parts: tuple[Tensor, list[str], list[list[Tensor]]] | None = None
@@ -294,12 +295,9 @@ class FlatAdam:
                 exp_avg_sq: list[Tensor]) -> None:
         self.steps += 1
         if self.fused:
-            try:  # the kernel torch.optim.Adam(fused=True) runs; it reads the step count
-                torch._fused_adam_(weights, grads, exp_avg, exp_avg_sq, [],
-                                   [self.steps] * len(weights), **self.options)
+            if fused_adam_(weights, grads, exp_avg, exp_avg_sq, self.steps, **self.options):
                 return
-            except RuntimeError:  # no fused kernel for this device or dtype
-                self.fused = False
+            self.fused = False  # no fused kernel for this device or dtype
         before = [self.steps - 1 for _ in weights]  # the functional Adam counts each one up
         adam(weights, grads, exp_avg, exp_avg_sq, [], before, foreach=True, **self.options)
 

@@ -36,6 +36,7 @@ from deepctrl.engine.ensemble import FlatAdam, Stack
 from deepctrl.engine.feed import Streams, add_noise, mean_one, seed_rows
 from deepctrl.engine.lowering import ExactSums
 from deepctrl.engine.progress import progress_bar
+from deepctrl.engine.torch_private import compile_errors
 
 Blocks = Iterator[tuple[Inputs, Tensor, Tensor | None]]
 """(inputs (S, m, ...), targets (m, ...), per-row weights (m,) or None) per block of rows."""
@@ -271,7 +272,7 @@ class Trainer:
         coefs = linear.as_tensors(a, self.rule_leaves)
         try:
             loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global, weight)
-        except torch._dynamo.exc.TorchDynamoException as exc:
+        except compile_errors() as exc:
             reason = str(exc).strip().splitlines()[0][:160]
             info(f"compile: the training step could not be compiled ({reason}); "
                  "it runs eagerly")
