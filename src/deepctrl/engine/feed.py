@@ -44,16 +44,20 @@ def seed_rows(x: Inputs, part: slice) -> Inputs:
     return apply(lambda t: t[:, part], x)
 
 
+def _draw(t: Tensor, std: float, g: torch.Generator) -> Tensor:
+    return std * torch.randn(t.shape, generator=g, device=t.device, dtype=t.dtype)
+
+
+def with_noise(x: Inputs, std: float, g: torch.Generator) -> Inputs:
+    """``x`` plus N(0, std^2) noise on every floating-point input, drawn from ``g``."""
+    return apply(lambda t: t + _draw(t, std, g) if t.dtype.is_floating_point else t, x)
+
+
 def add_noise(xs: Inputs, std: float, gens: Sequence[torch.Generator]) -> Inputs:
-    """Fresh N(0, std^2) noise on every floating-point input, each seed from its generator."""
-
-    def noisy(t: Tensor) -> Tensor:
-        if not t.dtype.is_floating_point:
-            return t
-        return t + std * torch.stack([torch.randn(t.shape[1:], generator=g, device=t.device,
-                                                  dtype=t.dtype) for g in gens])
-
-    return apply(noisy, xs)
+    """Stacked inputs (S, ...) plus fresh N(0, std^2) noise on every floating-point input,
+    seed i's from ``gens[i]`` (the draws :func:`with_noise` makes on seed i alone)."""
+    return apply(lambda t: t + torch.stack([_draw(t[0], std, g) for g in gens])
+                 if t.dtype.is_floating_point else t, xs)
 
 
 def mean_one(w: Tensor | None, device: torch.device, dtype: torch.dtype) -> Tensor | None:

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
-from deepctrl.core.inputs import Inputs, apply, expand_seeds, rows, seed_of, stack
+from deepctrl.core.inputs import Inputs, expand_seeds, rows, seed_of, stack
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
 from deepctrl.core.methods import Method, Terms
@@ -33,7 +33,7 @@ from deepctrl.engine.callbacks import Callback, EpochEnd
 from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.distributed import World
 from deepctrl.engine.ensemble import FlatAdam, Stack
-from deepctrl.engine.feed import Streams, add_noise, mean_one, seed_rows
+from deepctrl.engine.feed import Streams, add_noise, mean_one, seed_rows, with_noise
 from deepctrl.engine.lowering import ExactSums
 from deepctrl.engine.progress import progress_bar
 from deepctrl.engine.torch_private import compile_errors
@@ -120,13 +120,7 @@ class Trainer:
         if self.val_data is None or self.noise == 0 or is_loader(self.val_data):
             return None
         Xv = self.val_data[0]
-        return [self._with_noise(Xv, g) for g in self.streams.val]
-
-    def _with_noise(self, x: Inputs, g: torch.Generator) -> Inputs:
-        """``x`` plus N(0, noise^2) on every floating-point input, drawn from ``g``."""
-        return apply(lambda t: t + self.noise * torch.randn(
-            t.shape, generator=g, device=self.device, dtype=t.dtype)
-            if t.dtype.is_floating_point else t, x)
+        return [with_noise(Xv, self.noise, g) for g in self.streams.val]
 
     def _alphas(self, value: float) -> Tensor:
         return torch.full((self.stack.size,), float(value), device=self.device)
