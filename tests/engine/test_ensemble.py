@@ -48,11 +48,15 @@ ARCHITECTURES = {
                                  merge="input"),
     "residual sequential": lambda: Residual(nn.Sequential(dc.mlp(3, 7), nn.Tanh(),
                                                                    nn.Linear(7, 3, bias=False))),
+    "classifier head": lambda: dc.DeepCTRL(dc.mlp(3, 8, 6), dc.mlp(3, 8, 6),
+                                           nn.Sequential(dc.mlp(12, 5, 3), nn.LogSoftmax(-1))),
+    "softmax over axis 1 (vmap)": lambda: nn.Sequential(dc.mlp(3, 4), nn.Softmax(dim=1)),
     "custom module (vmap)": Custom,
     "convolution (vmap)": Conv,
     "GRU (loop)": LastStep,
 }
-PATHS = {"custom module (vmap)": "vmap", "convolution (vmap)": "vmap", "GRU (loop)": "loop"}
+PATHS = {"custom module (vmap)": "vmap", "convolution (vmap)": "vmap", "GRU (loop)": "loop",
+         "softmax over axis 1 (vmap)": "vmap"}  # axis 1 of (seeds, rows, ...) is the rows
 
 
 @pytest.mark.parametrize("name", sorted(ARCHITECTURES))

@@ -4,7 +4,8 @@
 architectures this library builds (``DeepCTRL`` made of ``Sequential``/``MLP`` parts with
 ``Linear``, ``ReLU``, ``Sigmoid``, ``Tanh``, and :class:`deepctrl.core.model.Residual`),
 ``lower`` turns the module into a plain function on stacked parameters that runs every
-layer as ONE batched matrix product (``baddbmm``) for all seeds. Anything else returns
+layer as ONE batched matrix product (``baddbmm``) for all seeds (and a ``LogSoftmax`` or
+``Softmax`` over the last axis, as a classifier's head, as one call). Anything else returns
 None and the caller falls back to vmap. Exact types only: a subclass may have changed
 ``forward``.
 
@@ -204,6 +205,10 @@ def lower(module: nn.Module, prefix: str = "", exact: ExactSums | None = None) -
     if kind in _ACTIVATIONS:
         f = _ACTIVATIONS[kind]
         return lambda p, x, a: f(x)
+    if kind in (nn.LogSoftmax, nn.Softmax) and getattr(module, "dim", None) == -1:
+        # over the last axis, which stacking leaves last (a classifier's head)
+        g = torch.log_softmax if kind is nn.LogSoftmax else torch.softmax
+        return lambda p, x, a: g(x, dim=-1)
     if kind in (nn.Sequential, MLP) and isinstance(module, nn.Sequential):
         return _sequential(module, prefix, exact)
     if type(module) is Residual:
