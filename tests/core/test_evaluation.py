@@ -33,6 +33,29 @@ def test_sweep_equals_separate_evaluations():
         assert dc.verification_ratio(model, rule, X, a) == pytest.approx(expected)
 
 
+def test_blocks_of_rows_join_to_the_whole_from_tensors_and_from_a_loader():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from deepctrl.core.evaluation import JoinedRows, predict_sweep
+
+    model, X, y = model_and_data()
+    rule = Monotonic(0, "increasing", perturbation=dc.rules.Additive(0.5))
+    alphas = [0.0, 0.5, 1.0]
+    whole, ok = predict_sweep(model, rule, X, alphas, block_rows=40)
+    parts, ok_parts = predict_sweep(model, rule, X, alphas, block_rows=7)  # 6 blocks, one of 5
+    assert whole.shape == (3, 40, 1) and ok.shape == (3, 40)
+    torch.testing.assert_close(parts, whole)
+    torch.testing.assert_close(ok_parts, ok, equal_nan=True)
+    streamed, _ = predict_sweep(model, None, DataLoader(TensorDataset(X, y), batch_size=9), alphas)
+    torch.testing.assert_close(streamed, whole)
+    # rows first, the number of rows unknown: the same rows in the same order
+    known, unknown = JoinedRows(40), JoinedRows(None)
+    for start in range(0, 40, 16):
+        known.add(X[start:start + 16])
+        unknown.add(X[start:start + 16])
+    assert torch.equal(known.result(), X) and torch.equal(unknown.result(), X)
+
+
 def test_verification_ratio_counts_only_samples_the_rule_can_judge():
     model, X, _ = model_and_data()
     rule = dc.rules.Threshold(0, 0.5, output=0, direction="increasing",

@@ -19,6 +19,7 @@ from torch import Tensor
 
 from deepctrl.core import evaluation, methods, priors
 from deepctrl.core.data import resolve_device
+from deepctrl.core.evaluation import JoinedRows
 from deepctrl.core.inputs import Inputs
 from deepctrl.core.methods import RHO_MODES
 from deepctrl.core.metrics import PerSample
@@ -292,25 +293,15 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
         gen = torch.Generator().manual_seed(derive_seed(seed, "eval"))
         block = max(64, SWEEP_ROWS // len(alphas))  # the alphas' hidden layers stay small
-        # the results are written into tensors allocated once: small results kept between
-        # one block's large temporaries would fragment the heap (glibc then holds on to
-        # about one block's temporaries per block)
-        out: Tensor | None = None
-        ok: Tensor | None = None
+        outputs, checks = JoinedRows(X.shape[0], dim=1), JoinedRows(X.shape[0], dim=1)
         for start in range(0, X.shape[0], block):
             x = X[start:start + block]
             perturbed = perturb_all(active, x, gen) if active is not None else []
             y, y_p = forward_all(forward, x, perturbed, out_dim=1)
-            if out is None:
-                out = y.new_empty((len(alphas), X.shape[0], *y.shape[2:]))
-            out[:, start:start + block] = y
+            outputs.add(y)
             if active is not None:
-                sat = evaluation.satisfaction(active, x, y, perturbed, y_p)
-                if ok is None:
-                    ok = sat.new_empty((len(alphas), X.shape[0]))
-                ok[:, start:start + block] = sat
-        assert out is not None, "the callers refuse tables without rows"
-        return out, ok
+                checks.add(evaluation.satisfaction(active, x, y, perturbed, y_p))
+        return outputs.result(), checks.result() if active is not None else None
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
         """Combined outputs at ``alpha``: one value for every row, or one per row (an
@@ -332,13 +323,10 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     @torch.no_grad()
     def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
         """:meth:`combined_at` in blocks of rows."""
-        first = self.combined_at(X[:SWEEP_ROWS], alphas[:SWEEP_ROWS])
-        out = first.new_empty((X.shape[0], *first.shape[1:]))  # one allocation, as in _evaluate
-        out[:SWEEP_ROWS] = first
-        del first
-        for i in range(SWEEP_ROWS, X.shape[0], SWEEP_ROWS):
-            out[i:i + SWEEP_ROWS] = self.combined_at(X[i:i + SWEEP_ROWS], alphas[i:i + SWEEP_ROWS])
-        return out
+        joined = JoinedRows(X.shape[0])
+        for i in range(0, X.shape[0], SWEEP_ROWS):
+            joined.add(self.combined_at(X[i:i + SWEEP_ROWS], alphas[i:i + SWEEP_ROWS]))
+        return joined.result()
 
     def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
                        weight: np.ndarray | None = None) -> dict[str, list[float]]:
