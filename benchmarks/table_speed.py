@@ -17,7 +17,8 @@ Prints JSON: fit seconds (wall and CPU) of each model, their ratio, test R2, Dee
 verification ratio at its default alpha and its epochs, the resident memory before
 DeepCTRL's fit, its peak during the fit (sampled every 5 ms) and what the fit adds, beside
 the size of the training rows in pandas and the process's lifetime peak (which includes
-making the table, predicting and PyTorch's libraries).
+making the table, predicting and PyTorch's libraries); with ``--rounds``, each round's two
+fit times and ratio, and the median ratio.
 """
 
 from __future__ import annotations

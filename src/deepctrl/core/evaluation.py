@@ -84,7 +84,8 @@ def _blocks(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[flo
             seed: int, block_rows: int | None, need_y: bool,
             ) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
     """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
-    None) per block of rows of tensors or of a Dataset/DataLoader."""
+    None) per block of rows of a Dataset/DataLoader, or of inputs already placed on the
+    model's device and dtype (:func:`~deepctrl.core.data.as_inputs`)."""
     device, dtype = _placement(model)
     block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
     gen = torch.Generator(device).manual_seed(derive_seed(seed, "eval"))
@@ -99,11 +100,10 @@ def _blocks(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[flo
         for x, y in blocks(data, block, device, dtype, "data", need_y):
             yield (*run(x, perturb_all(rule, x, gen) if rule is not None else []), y)
         return
-    X = as_inputs(data, "X", device, dtype)
-    perturbed_all = perturb_all(rule, X, gen) if rule is not None else []
-    for start in range(0, batch_len(X), block):
+    perturbed_all = perturb_all(rule, data, gen) if rule is not None else []
+    for start in range(0, batch_len(data), block):
         part = slice(start, start + block)
-        x = rows(X, part)
+        x = rows(data, part)
         yield (*run(x, [None if p is None else rows(p, part) for p in perturbed_all]), None)
 
 
