@@ -2,13 +2,14 @@ import pytest
 import torch
 
 import deepctrl as dc
+from deepctrl.core.merges import as_merge
 
 
 def small(merge="deepctrl", residual=False):
     torch.manual_seed(0)
     if merge == "input":
         return dc.DeepCTRL(dc.mlp(4, 8, 6), None, dc.mlp(6, 3), merge="input")
-    width = 12 if merge in ("deepctrl", "concat") else 6
+    width = as_merge(merge).decision_width(6)
     return dc.DeepCTRL(dc.mlp(3, 8, 6), dc.mlp(3, 8, 6), dc.mlp(width, 3), merge=merge,
                        residual=residual)
 
@@ -46,7 +47,7 @@ def test_per_sample_alpha_equals_scalar_alpha(merge):
     assert torch.allclose(model(x, mixed), rows, atol=1e-6)
 
 
-@pytest.mark.parametrize("merge", ["deepctrl", "add", "input"])
+@pytest.mark.parametrize("merge", ["deepctrl", "add", "concat", "input"])
 def test_forward_alphas_equals_separate_forwards(merge):
     model, x = small(merge, residual=merge != "input"), torch.randn(9, 3)
     alphas = [0.0, 0.25, 1.0, 1.3]

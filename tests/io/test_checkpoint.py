@@ -73,8 +73,9 @@ def test_wrong_architecture_and_missing_architecture(tmp_path):
         dc.load(path, other)
     plain = dc.save(torch.nn.Linear(2, 1), tmp_path / "plain.safetensors")
     with pytest.raises(ValueError, match=r"stores no architecture \(only models made of dc.mlp "
-                                         r"parts do\): build the same model in code and pass "
-                                         r"it, dc.load\(.*plain.safetensors', "
+                                         r"parts with a built-in merge do\): build the same "
+                                         r"model in code and pass it, "
+                                         r"dc.load\(.*plain.safetensors', "
                                          r"model=YourModel\(...\)\)"):
         dc.load(plain)
 

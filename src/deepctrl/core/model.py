@@ -13,16 +13,16 @@ import contextlib
 import inspect
 import itertools
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import Any, TypeGuard, TypeVar, overload
 
 import torch
 from torch import Tensor, nn
 
 from deepctrl.core.inputs import Inputs, batch_len, expand_seeds
-
-MERGES = ("deepctrl", "add", "concat", "input")
+from deepctrl.core.merges import BUILT_INS, Merge, as_merge
 
 Alpha = float | Tensor
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 
 class MLP(nn.Sequential):
@@ -85,36 +85,27 @@ def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     return a
 
 
-def merge_latents(merge: str, z_r: Tensor, z_d: Tensor, a: Tensor) -> Tensor:
-    """The latent the decision block reads, from the rule and data latents and the rule
-    strength ``a`` (broadcasting against them): ``"deepctrl"`` cat(a z_r, (1 - a) z_d) (the
-    paper), ``"add"`` a z_r + (1 - a) z_d, ``"concat"`` cat(z_r, z_d) (no alpha).
+def runs_as(module: nn.Module, cls: type[ModuleT], *methods: str) -> TypeGuard[ModuleT]:
+    """Whether ``module`` is a ``cls`` whose ``forward`` (and ``methods``) are ``cls``'s own:
+    a subclass that only adds attributes or changes ``__init__`` computes what ``cls`` does.
 
-    >>> merge_latents("add", torch.ones(1, 2), torch.zeros(1, 2), torch.tensor(0.25)).tolist()
-    [[0.25, 0.25]]
+    >>> class Named(nn.Linear): pass
+    >>> class Doubled(nn.Linear):
+    ...     def forward(self, x): return 2 * super().forward(x)
+    >>> runs_as(Named(2, 2), nn.Linear), runs_as(Doubled(2, 2), nn.Linear)
+    (True, False)
     """
-    if merge == "concat":
-        return torch.cat([z_r, z_d], dim=-1)
-    if merge == "add":
-        return a * z_r + (1 - a) * z_d
-    return torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
-
-
-def with_alpha(h: Tensor, a: Tensor) -> Tensor:
-    """The input of merge ``"input"``: ``h`` with the rule strength appended as a feature.
-
-    >>> with_alpha(torch.zeros(2, 1), torch.tensor(0.5)).tolist()
-    [[0.0, 0.5], [0.0, 0.5]]
-    """
-    return torch.cat([h, a.expand(*h.shape[:-1], 1)], dim=-1)
+    return isinstance(module, cls) and all(
+        getattr(type(module), name) is getattr(cls, name) for name in ("forward", *methods))
 
 
 class DeepCTRL(nn.Module):
     """Data encoder and rule encoder whose latents are mixed by ``alpha``, then a decision block.
 
-    merge ``"deepctrl"``: z = cat(alpha z_r, (1 - alpha) z_d) (the paper); ``"add"``:
-    z = alpha z_r + (1 - alpha) z_d; ``"concat"``: z = cat(z_r, z_d), alpha unused;
-    ``"input"``: the data encoder alone is fed cat(x, alpha) (pass ``rule_encoder=None``).
+    ``merge``, a name or a :class:`~deepctrl.core.merges.Merge`: ``"deepctrl"``:
+    z = cat(alpha z_r, (1 - alpha) z_d) (the paper); ``"add"``: z = alpha z_r + (1 - alpha) z_d;
+    ``"concat"``: z = cat(z_r, z_d), alpha unused; ``"input"``: the data encoder alone is fed
+    cat(x, alpha) (pass ``rule_encoder=None``). ``model.merge`` is the Merge.
     ``shared`` runs first on x and feeds both encoders. ``residual`` adds x to the output.
     Alpha outside [0, 1] extrapolates the mix; it is never clipped.
 
@@ -129,34 +120,33 @@ class DeepCTRL(nn.Module):
         rule_encoder: nn.Module | None,
         decision: nn.Module,
         shared: nn.Module | None = None,
-        merge: str = "deepctrl",
+        merge: str | Merge = "deepctrl",
         residual: bool = False,
     ) -> None:
         super().__init__()
-        if merge not in MERGES:
-            raise ValueError(f"merge must be one of {MERGES}, got {merge!r}")
-        if merge == "input" and rule_encoder is not None:
-            raise ValueError("merge='input' uses one encoder: pass rule_encoder=None")
-        if merge != "input" and rule_encoder is None:
-            raise ValueError(f"merge={merge!r} needs a rule_encoder")
+        self.merge: Merge = as_merge(merge)
+        name = self.merge.name
+        if not self.merge.uses_rule_encoder and rule_encoder is not None:
+            raise ValueError(f"merge={name!r} uses one encoder: pass rule_encoder=None")
+        if self.merge.uses_rule_encoder and rule_encoder is None:
+            raise ValueError(f"merge={name!r} needs a rule_encoder")
         self.shared = shared
         self.data_encoder = data_encoder
         self.rule_encoder = rule_encoder
         self.decision = decision
-        self.merge = merge
         self.residual = residual
 
     def encode(self, x: Inputs) -> tuple[Tensor, Tensor]:
-        """(z_r, z_d) for alpha-free merges; for ``"input"`` call :meth:`forward` instead."""
-        if self.merge == "input":
-            raise ValueError("merge='input' has no alpha-free latents")
-        assert self.rule_encoder is not None  # every merge but "input" has one
+        """(z_r, z_d), which do not depend on alpha; a merge without a rule encoder (``"input"``)
+        has none: call :meth:`forward` instead."""
+        if self.rule_encoder is None:
+            raise ValueError(f"merge={self.merge.name!r} has no alpha-free latents")
         h = self.shared(x) if self.shared is not None else x
         return self.rule_encoder(h), self.data_encoder(h)
 
     def mix(self, z_r: Tensor, z_d: Tensor, alpha: Alpha) -> Tensor:
         """The merged latent z for given encoder outputs."""
-        return merge_latents(self.merge, z_r, z_d, _alpha_like(alpha, z_d))
+        return self.merge.latent(z_r, z_d, _alpha_like(alpha, z_d))
 
     def decide(self, x: Inputs, z: Tensor) -> Tensor:
         y = self.decision(z)
@@ -168,12 +158,13 @@ class DeepCTRL(nn.Module):
         return y + x
 
     def forward(self, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
-        if self.merge == "input":
+        if not self.merge.uses_rule_encoder:
             h = self.shared(x) if self.shared is not None else x
             if isinstance(h, dict):
-                raise ValueError("merge='input' appends alpha to the input: with a dict of "
-                                 "inputs give a shared module that returns one tensor")
-            return self.decide(x, self.data_encoder(with_alpha(h, _alpha_like(alpha, h))))
+                raise ValueError(f"merge={self.merge.name!r} feeds alpha to its encoder: with a "
+                                 "dict of inputs give a shared module that returns one tensor")
+            z = self.data_encoder(self.merge.encoder_input(h, _alpha_like(alpha, h)))
+            return self.decide(x, z)
         z_r, z_d = self.encode(x)
         return self.decide(x, self.mix(z_r, z_d, alpha))
 
@@ -187,45 +178,34 @@ class DeepCTRL(nn.Module):
         n, b = a.shape[0], batch_len(x)
         xs = _tile(x, n)
         per_sample = a.repeat_interleave(b)
-        if self.merge == "input":
+        if not self.merge.uses_rule_encoder:
             return self.forward(xs, per_sample).reshape(n, b, -1)
         z_r, z_d = self.encode(x)
-        split = _first_linear(self.decision)
-        if split is not None and self.merge != "concat" and z_r.dim() == 2:
+        split = _first_linear(self.decision) if z_r.dim() == 2 else None
+        if split is not None:
             first, rest = split
-            h = self._first_layer_alphas(first, z_r, z_d, a)
-            y = rest(h.reshape(n * b, -1))
-            y = y + xs if self.residual else y
-            return y.reshape(n, b, *y.shape[1:])
+            h = self.merge.first_layer(first, z_r, z_d, a)
+            if h is not None:
+                y = rest(h.reshape(n * b, -1))
+                y = y + xs if self.residual else y
+                return y.reshape(n, b, *y.shape[1:])
         z_r = z_r.unsqueeze(0).expand(n, *z_r.shape).reshape(n * b, *z_r.shape[1:])
         z_d = z_d.unsqueeze(0).expand(n, *z_d.shape).reshape(n * b, *z_d.shape[1:])
         y = self.decide(xs, self.mix(z_r, z_d, per_sample))
         return y.reshape(n, b, *y.shape[1:])
 
-    def _first_layer_alphas(self, first: nn.Linear, z_r: Tensor, z_d: Tensor,
-                            alphas: Tensor) -> Tensor:
-        """The decision block's first linear layer for every alpha, (n_alphas, batch, out).
-
-        The merged latent is affine in alpha and so is this layer: it is computed once for
-        the rule part and once for the data part, then mixed per alpha.
-        """
-        if self.merge == "add":
-            u, v = z_r @ first.weight.T, z_d @ first.weight.T
-        else:
-            w_r, w_d = first.weight.split([z_r.shape[-1], z_d.shape[-1]], dim=1)
-            u, v = z_r @ w_r.T, z_d @ w_d.T
-        base = v + first.bias if first.bias is not None else v
-        return torch.addcmul(base.unsqueeze(0), alphas.reshape(-1, 1, 1), (u - v).unsqueeze(0))
-
     def spec(self) -> dict[str, Any] | None:
-        """A JSON description when every part is an :class:`MLP`, else None."""
+        """A JSON description when every part is an :class:`MLP` and the merge a built-in
+        (named in ``"merge"``), else None."""
+        if BUILT_INS.get(self.merge.name) is not type(self.merge):
+            return None
         parts = {
             "shared": self.shared,
             "data_encoder": self.data_encoder,
             "rule_encoder": self.rule_encoder,
             "decision": self.decision,
         }
-        out: dict[str, Any] = {"merge": self.merge, "residual": self.residual}
+        out: dict[str, Any] = {"merge": self.merge.name, "residual": self.residual}
         for name, part in parts.items():
             if part is None:
                 out[name] = None
@@ -272,15 +252,11 @@ def _tile(x: Inputs, n: int) -> Inputs:
 
 
 def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:
-    """(first linear layer, the rest) of a plain sequential decision block, else None."""
-    if not isinstance(decision, nn.Sequential) or type(decision) not in (nn.Sequential, MLP):
-        return None
-    if len(decision) == 0:
+    """(first linear layer, the rest) of a sequential decision block, else None."""
+    if not runs_as(decision, nn.Sequential) or len(decision) == 0:
         return None
     first = decision[0]
-    if type(first) is not nn.Linear:
-        return None
-    return first, nn.Sequential(*list(decision)[1:])
+    return (first, nn.Sequential(*list(decision)[1:])) if runs_as(first, nn.Linear) else None
 
 
 def unwrap(model: nn.Module) -> nn.Module:

@@ -6,8 +6,10 @@ architectures this library builds (``DeepCTRL`` made of ``Sequential``/``MLP`` p
 ``lower`` turns the module into a plain function on stacked parameters that runs every
 layer as ONE batched matrix product (``baddbmm``) for all seeds (and a ``LogSoftmax`` or
 ``Softmax`` over the last axis, as a classifier's head, as one call). Anything else returns
-None and the caller falls back to vmap. Exact types only: a subclass may have changed
-``forward``.
+None and the caller falls back to vmap. A subclass of those lowers as long as it computes what
+its parent does: ``forward`` is the parent's (and a linear layer's weight and bias are its own
+parameters, not parametrized); one that overrides ``forward`` does not. The merge is the
+model's own :class:`~deepctrl.core.merges.Merge`, called on the rows of all seeds at once.
 
 With ``exact=ExactSums(...)`` the weight and bias gradients of every linear layer are summed
 over the rows in float64 (and, under data-parallel training, over the ranks) and rounded to
@@ -23,7 +25,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.model import MLP, DeepCTRL, Residual, merge_latents, with_alpha
+from deepctrl.core.model import DeepCTRL, Residual, runs_as
 
 Params = dict[str, Tensor]
 Lowered = Callable[[Params, Tensor, Tensor], Tensor]
@@ -32,10 +34,15 @@ Lowered = Callable[[Params, Tensor, Tensor], Tensor]
 TWIN = "twin."
 """Prefix of the (2S, ...) views pairing a rule-encoder parameter with its data-encoder twin."""
 
-_ACTIVATIONS: dict[type, Callable[[Tensor], Tensor]] = {
+_DEEPCTRL_METHODS = ("encode", "mix", "decide")
+"""What a :class:`DeepCTRL`'s forward calls besides its parts: a subclass keeps them to lower."""
+
+_ACTIVATIONS: dict[type[nn.Module], Callable[[Tensor], Tensor]] = {
     nn.ReLU: torch.relu, nn.Sigmoid: torch.sigmoid, nn.Tanh: torch.tanh,
     nn.Identity: lambda x: x,
 }
+_SOFTMAXES: dict[type[nn.Module], Callable[..., Tensor]] = {
+    nn.LogSoftmax: torch.log_softmax, nn.Softmax: torch.softmax}
 
 
 class ExactSums:
@@ -138,10 +145,10 @@ def _sequential(module: nn.Sequential, prefix: str, exact: ExactSums | None) -> 
 def twin_pairs(m: nn.Module) -> list[tuple[str, str]]:
     """(rule_encoder name, data_encoder name) of every parameter when a :class:`DeepCTRL`'s
     two encoders have the same architecture, so they can run as one batch of 2S copies."""
-    if type(m) is not DeepCTRL or m.merge == "input":
+    if not runs_as(m, DeepCTRL, *_DEEPCTRL_METHODS) or m.rule_encoder is None:
         return []
     rule, data = m.rule_encoder, m.data_encoder
-    if rule is None or lower(rule) is None or repr(rule) != repr(data):
+    if lower(rule) is None or repr(rule) != repr(data):
         return []
     r, d = list(rule.named_parameters()), list(data.named_parameters())
     if [(n, p.shape) for n, p in r] != [(n, p.shape) for n, p in d]:
@@ -169,7 +176,7 @@ def _deepctrl(m: DeepCTRL, prefix: str, exact: ExactSums | None) -> Lowered | No
                                     ("shared", "data_encoder", "rule_encoder", "decision"))
     if data is None or decision is None:
         return None
-    if m.merge != "input" and rule is None:
+    if m.rule_encoder is not None and rule is None:
         return None
     if m.shared is not None and shared is None:
         return None
@@ -178,42 +185,59 @@ def _deepctrl(m: DeepCTRL, prefix: str, exact: ExactSums | None) -> Lowered | No
 
     def encoders(p: Params, h: Tensor, alpha: Tensor) -> tuple[Tensor, Tensor]:
         if twins is None:
-            assert rule is not None  # every merge but "input" has one
+            assert rule is not None  # every merge with a rule encoder lowered it
             return rule(p, h, alpha), data(p, h, alpha)
         z = twins(p, h, alpha)
         return z[:h.shape[0]], z[h.shape[0]:]
 
     def run(p: Params, x: Tensor, alpha: Tensor) -> Tensor:
         h = shared(p, x, alpha) if shared is not None else x
-        a = alpha.reshape(-1, 1, 1).to(h.dtype)
-        if merge == "input":
-            z = data(p, with_alpha(h, a), alpha)
+        seeds, rows = h.shape[:2]
+        a = alpha.to(h.dtype).repeat_interleave(rows).unsqueeze(-1)  # one per row, as eager
+        if merge.uses_rule_encoder:
+            z_r, z_d = encoders(p, h, alpha)
+            z = merge.latent(z_r.flatten(0, 1), z_d.flatten(0, 1), a).unflatten(0, (seeds, rows))
         else:
-            z = merge_latents(merge, *encoders(p, h, alpha), a)
+            z = data(p, merge.encoder_input(h.flatten(0, 1), a).unflatten(0, (seeds, rows)),
+                     alpha)
         y = decision(p, z, alpha)
         return y + x if residual else y
 
     return run
 
 
+def _own_parameters(layer: nn.Linear) -> bool:
+    """Whether the weight and bias the layer computes with are its own parameters (not
+    parametrized, nor computed by a hook), which the stacked parameters hold by name."""
+    own = dict(layer.named_parameters(recurse=False))
+    return own.get("weight") is layer.weight and (layer.bias is None or
+                                                   own.get("bias") is layer.bias)
+
+
 def lower(module: nn.Module, prefix: str = "", exact: ExactSums | None = None) -> Lowered | None:
     """A batched function equivalent to ``module`` on stacked parameters, or None; with
-    ``exact``, gradient sums in float64 (:class:`ExactSums`)."""
-    kind = type(module)
-    if kind is nn.Linear:
-        return _linear(prefix, module.bias is not None, exact)
-    if kind in _ACTIVATIONS:
-        f = _ACTIVATIONS[kind]
-        return lambda p, x, a: f(x)
-    if kind in (nn.LogSoftmax, nn.Softmax) and getattr(module, "dim", None) == -1:
-        # over the last axis, which stacking leaves last (a classifier's head)
-        g = torch.log_softmax if kind is nn.LogSoftmax else torch.softmax
-        return lambda p, x, a: g(x, dim=-1)
-    if kind in (nn.Sequential, MLP) and isinstance(module, nn.Sequential):
+    ``exact``, gradient sums in float64 (:class:`ExactSums`).
+
+    >>> class Named(nn.Linear): pass
+    >>> class Doubled(nn.Linear):
+    ...     def forward(self, x): return 2 * super().forward(x)
+    >>> lower(Named(2, 2)) is None, lower(Doubled(2, 2)) is None
+    (False, True)
+    """
+    if runs_as(module, nn.Linear):
+        return _linear(prefix, module.bias is not None, exact) if _own_parameters(module) else None
+    act = next((f for kind, f in _ACTIVATIONS.items() if runs_as(module, kind)), None)
+    if act is not None:
+        return lambda p, x, a: act(x)
+    softmax = next((g for kind, g in _SOFTMAXES.items() if runs_as(module, kind)), None)
+    if softmax is not None:
+        # over the last axis only, which stacking leaves last (a classifier's head)
+        return (lambda p, x, a: softmax(x, dim=-1)) if getattr(module, "dim", None) == -1 else None
+    if runs_as(module, nn.Sequential):
         return _sequential(module, prefix, exact)
-    if type(module) is Residual:
+    if runs_as(module, Residual):
         inner = lower(module.inner, f"{prefix}inner.", exact)
         return None if inner is None else (lambda p, x, a: inner(p, x, a) + x)
-    if type(module) is DeepCTRL:
+    if runs_as(module, DeepCTRL, *_DEEPCTRL_METHODS):
         return _deepctrl(module, prefix, exact)
     return None

@@ -38,8 +38,8 @@ def save(model: nn.Module, path: str | os.PathLike[str],
          config: dict[str, Any] | None = None) -> Path:
     """Write the weights of ``model`` and ``config`` (JSON-serialisable) to ``path``.
 
-    A :class:`DeepCTRL` built from :func:`deepctrl.mlp` parts also stores its architecture,
-    so :func:`load` can rebuild it without code.
+    A :class:`DeepCTRL` built from :func:`deepctrl.mlp` parts with a built-in merge also
+    stores its architecture, so :func:`load` can rebuild it without code.
     """
     config = dict(config or {})
     if isinstance(model, DeepCTRL) and "architecture" not in config:
@@ -78,7 +78,8 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
                              "preprocessing too")
         if arch is None:
             raise ValueError(f"{path} stores no architecture (only models made of dc.mlp "
-                             "parts do): build the same model in code and pass it, "
+                             "parts with a built-in merge do): build the same model in code "
+                             "and pass it, "
                              f"dc.load({str(path)!r}, model=YourModel(...))")
         model = DeepCTRL.from_spec(arch)
     try:
