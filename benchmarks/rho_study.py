@@ -51,7 +51,7 @@ def study(task_loss: str, seeds: list[int]) -> dict[str, dict[str, float]]:
     for rho in RHOS:
         result = dc.fit(net(), rule, dc.methods.DeepCTRL(rho=rho), **kw)
         row = ends(result, rule, test)
-        row["rho"] = float(result.method.state_dict()["rho"].mean())
+        row["rho"] = float(result.state["rho"].mean())
         rows[f"DeepCTRL(rho={rho})"] = row
     return rows
 

@@ -10,6 +10,7 @@ the objective do not share a class name inside the library.
 ('DeepCTRL', 'TaskAndRule(0.1)')
 """
 
+from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import (
     Coefficients,
     DeepCTRLMethod,
@@ -32,6 +33,7 @@ __all__ = [
     "LinearMethod",
     "Method",
     "RuleOnly",
+    "SeedState",
     "TaskAndRule",
     "TaskOnly",
     "Terms",

@@ -49,7 +49,7 @@ def main(path: str) -> None:
         if name == "deepctrl":
             saved["rho"] = torch.tensor([objective.rho])
         else:
-            saved["multipliers"] = objective.method.multipliers.clone()
+            saved["multipliers"] = objective.state["multipliers"].clone()
     if rank == 0:
         save_file(saved, path)
     del wrapped, objective

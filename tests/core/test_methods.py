@@ -27,7 +27,7 @@ def fixed_model() -> dc.DeepCTRL:
 def rho_of(rule, y, rho):
     result = dc.fit(fixed_model(), rule, dc.methods.DeepCTRL(rho=rho), train=(X, y),
                     max_epochs=0, reinit=False)
-    return result.method.state_dict()["rho"]
+    return result.state["rho"]
 
 
 def test_paper_rho_is_the_initial_loss_ratio():
@@ -71,24 +71,25 @@ def test_lagrangian_multiplier_after_one_batch(offset, expected):
     rule = Penalty(lambda x, y: y[:, 0] - offset)
     result = dc.fit(fixed_model(), rule, dc.methods.LagrangianDual(dual_lr=0.5),
                     train=(X, torch.ones(3, 1)), batch_size=3, max_epochs=1, reinit=False)
-    assert result.method.state_dict()["multipliers"].tolist() == [[pytest.approx(expected)]]
+    assert result.state["multipliers"].tolist() == [[pytest.approx(expected)]]
 
 
 def test_objectives_by_hand():
     t = Terms(task=torch.tensor([2.0]), rule=torch.tensor([4.0]),
               violations=torch.tensor([[1.0, -3.0]]), alpha=torch.tensor([0.25]))
     deep = dc.methods.DeepCTRL(rho=0.5)
-    deep.setup([0], 2, lambda ref: (torch.ones(1), torch.ones(1)))
-    assert deep.objective(t).item() == pytest.approx(0.25 * 4 + 0.5 * 0.75 * 2)
-    assert dc.methods.TaskAndRule(0.1).objective(t).item() == pytest.approx(2.4)
-    assert dc.methods.RuleOnly().objective(t).item() == 4.0
-    assert dc.methods.TaskOnly().objective(t).item() == 2.0
+    state = deep.init_state([0], 2, ones(1))
+    assert deep.objective(t, state).item() == pytest.approx(0.25 * 4 + 0.5 * 0.75 * 2)
+    for method, value in ((dc.methods.TaskAndRule(0.1), 2.4), (dc.methods.RuleOnly(), 4.0),
+                          (dc.methods.TaskOnly(), 2.0)):
+        assert method.objective(t, method.init_state([0], 2, ones(1))).item() == \
+            pytest.approx(value)
     ldf = dc.methods.LagrangianDual(dual_lr=2.0)
-    ldf.setup([0], 2, lambda ref: (torch.ones(1), torch.ones(1)))
-    ldf.load_state_dict({"multipliers": torch.tensor([[0.5, 1.0]])})
-    assert ldf.objective(t).item() == pytest.approx(2 + 0.5 * 1 - 1.0 * 3)
-    ldf.after_step(t)
-    assert ldf.state_dict()["multipliers"].tolist() == [[2.5, 0.0]]
+    state = ldf.init_state([0], 2, ones(1))
+    state["multipliers"] = torch.tensor([[0.5, 1.0]])
+    assert ldf.objective(t, state).item() == pytest.approx(2 + 0.5 * 1 - 1.0 * 3)
+    ldf.after_step(t, state)  # lam + 2 g, clamped at 0
+    assert state["multipliers"].tolist() == [[2.5, 0.0]]
 
 
 def test_validation_alphas():
@@ -108,8 +109,13 @@ def test_method_arguments_are_checked():
         dc.methods.LagrangianDual(0.0)
 
 
+def ones(n):
+    """An initial-loss estimate of 1 for both losses of ``n`` seeds."""
+    return lambda reference: (torch.ones(n), torch.ones(n))
+
+
 class _Squared(dc.methods.Method):
-    def objective(self, t: Terms) -> torch.Tensor:
+    def objective(self, t: Terms, state: dc.methods.SeedState) -> torch.Tensor:
         return t.task ** 2
 
 
@@ -117,32 +123,33 @@ def test_a_method_stack_weighs_every_seed_as_its_member_does():
     members = [dc.methods.TaskOnly(), dc.methods.TaskAndRule(0.5), dc.methods.LagrangianDual(1.0),
                dc.methods.DeepCTRL(rho=2.0), dc.methods.RuleOnly()]
     stack = MethodStack(members, seeds_each=2)
-    stack.setup(list(range(10)), 2, lambda ref: (torch.ones(10), torch.ones(10)))
-    members[2].load_state_dict({"multipliers": torch.tensor([[0.5, 1.0], [2.0, 0.0]])})
+    state = stack.init_state(list(range(10)), 2, ones(10))
+    state.parts[2]["multipliers"] = torch.tensor([[0.5, 1.0], [2.0, 0.0]])
     g = torch.Generator().manual_seed(0)
     t = Terms(torch.rand(10, generator=g), torch.rand(10, generator=g),
               torch.randn(10, 2, generator=g), torch.rand(10, generator=g))
-    c = stack.coefficients(t.alpha, 2)
+    c = stack.coefficients(t.alpha, state)
     a = t.alpha.tolist()
     assert c.task.tolist() == pytest.approx([1, 1, 1, 1, 1, 1, 2 * (1 - a[6]), 2 * (1 - a[7]),
                                              0, 0])
     assert c.rule.tolist() == pytest.approx([0, 0, 0.5, 0.5, 0, 0, a[6], a[7], 1, 1])
     assert c.violations.tolist() == [[0, 0]] * 4 + [[0.5, 1.0], [2.0, 0.0]] + [[0, 0]] * 4
-    torch.testing.assert_close(c.combine(t), stack.objective(t), rtol=0, atol=1e-7)
+    torch.testing.assert_close(c.combine(t), stack.objective(t, state), rtol=0, atol=1e-7)
     keep = torch.tensor([True, False, True, True, False, True, True, True, False, True])
-    stack.keep(keep)  # seeds that stop leave the coefficients too
+    state = state.select(keep)  # seeds that stop leave the state and the coefficients
+    assert [len(p) for p in state.parts] == [1, 2, 1, 2, 1]
     small = Terms(*(v[keep] for v in t))
-    c = stack.coefficients(small.alpha, 2)
+    c = stack.coefficients(small.alpha, state)
     assert c.violations.tolist() == [[0, 0]] * 3 + [[2.0, 0.0]] + [[0, 0]] * 3
-    torch.testing.assert_close(c.combine(small), stack.objective(small), rtol=0, atol=1e-7)
+    torch.testing.assert_close(c.combine(small), stack.objective(small, state), rtol=0,
+                               atol=1e-7)
 
 
 def test_methods_that_are_not_linear_have_no_coefficients():
     alpha = torch.zeros(2)
-    assert _Squared().coefficients(alpha, 1) is None
+    assert _Squared().coefficients(alpha, _Squared().init_state([0, 1], 1, ones(2))) is None
     stack = MethodStack([_Squared(), dc.methods.TaskOnly()], seeds_each=1)
-    stack.setup([0, 1], 1, lambda ref: (torch.ones(2), torch.ones(2)))
-    assert stack.coefficients(alpha, 1) is None
+    assert stack.coefficients(alpha, stack.init_state([0, 1], 1, ones(2))) is None
 
 
 def test_the_documented_custom_linear_method_runs(capsys):
@@ -152,16 +159,19 @@ def test_the_documented_custom_linear_method_runs(capsys):
     namespace: dict = {}
     exec(compile(block, "core-api.md", "exec"), namespace)
     assert capsys.readouterr().out.strip() == "tensor([5.])"
-    c = namespace["WarmRule"]().coefficients(torch.zeros(3), 2).as_tensors(torch.zeros(3), 2)
+    method = namespace["WarmRule"]()
+    state = method.init_state([0, 1, 2], 2, ones(3))
+    c = method.coefficients(torch.zeros(3), state).as_tensors(torch.zeros(3), 2)
     assert c.rule.tolist() == [0.5] * 3 and c.violations.shape == (3, 2)
 
 
 def test_a_member_whose_seeds_all_stopped_leaves_the_others_training():
     members = [dc.methods.DeepCTRL(rho=1.0), dc.methods.DeepCTRL(rho=2.0)]
     stack = MethodStack(members, seeds_each=2)
-    stack.setup([0, 1, 0, 1], 1, lambda ref: (torch.ones(4), torch.ones(4)))
-    stack.keep(torch.tensor([False, False, True, True]))  # the first member stopped
-    assert stack.draw_alphas(3).shape == (2, 3) and stack.val_alphas().tolist() == [0.0, 0.0]
+    state = stack.init_state([0, 1, 0, 1], 1, ones(4))
+    state = state.select([False, False, True, True])  # the first member stopped
+    assert stack.draw_alphas(3, state).shape == (2, 3)
+    assert stack.val_alphas(state).tolist() == [0.0, 0.0]
     alpha = torch.tensor([0.25, 0.5])
-    c = stack.coefficients(alpha, 1)
+    c = stack.coefficients(alpha, state)
     assert c.task.tolist() == [1.5, 1.0] and c.rule.tolist() == [0.25, 0.5]

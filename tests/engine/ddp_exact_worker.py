@@ -37,7 +37,7 @@ def main(out: str, exact: bool) -> None:
                         seeds=list(range(n_seeds)), exact_sums=exact)
         cases[f"{n_seeds} seeds, rho {rho}, {rule}, early stopping {early}"] = {
             "val_loss": [h["val_loss"] for h in result.history], "epochs": result.epochs,
-            "rho": result.method.state_dict()["rho"].tolist()}
+            "rho": result.state["rho"].tolist()}
     if int(os.environ.get("RANK", "0")) == 0:
         world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
         with open(out, "w") as f:

@@ -27,7 +27,7 @@ def main(out: str, compile: bool) -> None:
     if int(os.environ.get("RANK", "0")) == 0:
         world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
         dc.save(result.models[1], out, {"epochs": result.epochs, "world_size": world,
-                                        "rho": result.method.state_dict()["rho"].tolist()})
+                                        "rho": result.state["rho"].tolist()})
 
 
 if __name__ == "__main__":

@@ -104,7 +104,7 @@ def test_contradicted_perturbation_rule_keeps_both_ends(direction):
     deep = runs["DeepCTRL"].models
     rise_0, fall_0 = output_moves(deep, test[0], 0.0)
     rise_1, fall_1 = output_moves(deep, test[0], 1.0)
-    print(direction, runs["DeepCTRL"].method.rho, mae.round(3), vr.round(3),
+    print(direction, runs["DeepCTRL"].state["rho"], mae.round(3), vr.round(3),
           task_mae[0], task_vr[0], rule_vr[-1], (rise_0, fall_0), (rise_1, fall_1))
     assert task_vr[0] < 0.05 and vr[0] < 0.05
     assert mae[0] <= 1.15 * task_mae[0]

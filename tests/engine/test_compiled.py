@@ -101,10 +101,9 @@ def test_a_compiled_method_stack_matches_eager_training_in_float64():
         # forwards share the bias, so its rule gradient cancels exactly): Adam steps it by
         # lr g / (|g| + 1e-8), so residues of 1e-17 in two summation orders part it by 4e-10
         _assert_same_training(a, b, 1e-8 if a.method.name == "RuleOnly" else 1e-10)
-        for key, value in a.method.state_dict().items():
-            if isinstance(value, torch.Tensor):
-                torch.testing.assert_close(b.method.state_dict()[key], value, rtol=0, atol=1e-10)
-    assert compiled[-1].method.state_dict()["multipliers"].shape == (2, 2)
+        for key, value in a.state.tensors.items():
+            torch.testing.assert_close(b.state[key], value, rtol=0, atol=1e-10)
+    assert compiled[-1].state["multipliers"].shape == (2, 2)
 
 
 def test_compiled_fits_of_other_rules_and_losses_in_one_process_do_not_share_a_graph():
@@ -131,7 +130,7 @@ def test_methods_that_are_not_linear_train_eagerly_with_a_note(caplog):
     class Squared(dc.methods.Method):
         uses_rule = False
 
-        def objective(self, t):
+        def objective(self, t, state):
             return t.task ** 2
 
     train, _ = _problem()

@@ -32,7 +32,7 @@ def test_a_dataset_trains_exactly_like_the_same_tensors():
                val=(X[240:], y[240:]), **kw)
     b = dc.fit(net(), RULE, dc.methods.DeepCTRL(), train=TensorDataset(X[:240], y[:240]),
                val=TensorDataset(X[240:], y[240:]), **kw)
-    assert torch.equal(a.method.rho, b.method.rho)
+    assert torch.equal(a.state["rho"], b.state["rho"])
     for s in range(2):
         assert torch.equal(weights(a.models[s]), weights(b.models[s]))
         assert a.history[s] == b.history[s]

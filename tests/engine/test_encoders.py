@@ -173,7 +173,7 @@ def test_rho_is_measured_in_eval_mode():
 
     rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0])
     rhos = [dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho="paper"), train=(X, y),
-                   max_epochs=0, seeds=[s]).method.rho for s in (0, 0)]
+                   max_epochs=0, seeds=[s]).state["rho"] for s in (0, 0)]
     assert torch.equal(rhos[0], rhos[1])
     model = init_models(deepctrl(encoder), [0])[0]
     objective = dc.Objective(model, rule, dc.methods.DeepCTRL(rho="paper"))

@@ -37,37 +37,38 @@ def test_each_method_trains_as_it_does_alone():
         for a, b in zip(alone.models, joint.models, strict=True):
             for name, value in a.state_dict().items():
                 torch.testing.assert_close(b.state_dict()[name], value, rtol=1e-5, atol=1e-6)
-        for key, value in alone.method.state_dict().items():
-            if isinstance(value, torch.Tensor):
-                torch.testing.assert_close(joint.method.state_dict()[key], value)
+        assert sorted(joint.state.tensors) == sorted(alone.state.tensors)
+        for key, value in alone.state.tensors.items():
+            torch.testing.assert_close(joint.state[key], value)
+        assert [p.generator.get_state().tolist() for p in joint.state.priors] == \
+            [p.generator.get_state().tolist() for p in alone.state.priors]
 
 
 def test_stack_splits_terms_by_member_and_keeps_each_members_seeds():
     lam = dc.methods.LagrangianDual(2.0)
     stack = MethodStack([dc.methods.TaskAndRule(0.5), lam], seeds_each=2)
-    stack.setup([0, 1, 0, 1], 1, lambda reference: (torch.ones(4), torch.ones(4)))
+    state = stack.init_state([0, 1, 0, 1], 1, lambda reference: (torch.ones(4), torch.ones(4)))
     t = Terms(task=torch.tensor([1.0, 2.0, 3.0, 4.0]), rule=torch.tensor([10.0, 20.0, 0.0, 0.0]),
               violations=torch.tensor([[0.0], [0.0], [0.5], [-1.0]]), alpha=torch.zeros(4))
     # TaskAndRule(0.5): task + 0.5 rule; LagrangianDual with zero multipliers: task
-    assert stack.objective(t).tolist() == [6.0, 12.0, 3.0, 4.0]
-    stack.after_step(t)
-    assert lam.multipliers.flatten().tolist() == [1.0, 0.0]  # max(0, 0 + 2 * g)
-    stack.keep(torch.tensor([True, False, False, True]))
-    assert [m.active.tolist() for m in stack.methods] == [[0], [1]]
-    assert stack.active.tolist() == [0, 3]
+    assert stack.objective(t, state).tolist() == [6.0, 12.0, 3.0, 4.0]
+    stack.after_step(t, state)
+    assert state.parts[1]["multipliers"].flatten().tolist() == [1.0, 0.0]  # max(0, 0 + 2 g)
+    live = state.select([True, False, False, True])
+    assert [len(p) for p in live.parts] == [1, 1]
     t2 = Terms(task=torch.tensor([1.0, 1.0]), rule=torch.tensor([2.0, 0.0]),
                violations=torch.tensor([[0.0], [1.0]]), alpha=torch.zeros(2))
-    assert stack.objective(t2).tolist() == [2.0, 1.0]  # second member: 1 + 0 * 1
-    stack.after_step(t2)  # only the member's remaining seed (its second) moves
-    state = stack.state_dict()
-    assert state["methods"][1]["multipliers"].flatten().tolist() == [1.0, 2.0]
+    assert stack.objective(t2, live).tolist() == [2.0, 1.0]  # second member: 1 + 0 * 1
+    stack.after_step(t2, live)  # only the member's remaining seed (its second) moves
+    assert live.parts[1]["multipliers"].flatten().tolist() == [2.0]
+    assert state.parts[1]["multipliers"].flatten().tolist() == [1.0, 0.0]  # a copy was sliced
 
 
 def test_stack_validates_and_draws_per_member():
     stack = MethodStack([dc.methods.TaskOnly(), dc.methods.RuleOnly()], seeds_each=2)
-    stack.setup([5, 6, 5, 6], 1, lambda reference: (torch.ones(4), torch.ones(4)))
-    assert stack.val_alphas().tolist() == [0.0, 0.0, 1.0, 1.0]
-    assert stack.draw_alphas(3).tolist() == [[0.0] * 3, [0.0] * 3, [1.0] * 3, [1.0] * 3]
+    state = stack.init_state([5, 6, 5, 6], 1, lambda reference: (torch.ones(4), torch.ones(4)))
+    assert stack.val_alphas(state).tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert stack.draw_alphas(3, state).tolist() == [[0.0] * 3, [0.0] * 3, [1.0] * 3, [1.0] * 3]
     assert stack.uses_rule and not stack.needs_violations
 
 
@@ -75,13 +76,13 @@ def test_stack_hands_each_member_its_own_loss_estimates():
     seen = []
 
     class Spy(dc.methods.TaskOnly):
-        def setup(self, seeds, n_rules, estimate):
-            super().setup(seeds, n_rules, estimate)
+        def init_state(self, seeds, n_rules, estimate):
             seen.append([t.tolist() for t in estimate(False)])
+            return super().init_state(seeds, n_rules, estimate)
 
     stack = MethodStack([Spy(), Spy()], seeds_each=2)
-    stack.setup([0, 1, 0, 1], 1, lambda reference: (torch.tensor([1.0, 2.0, 3.0, 4.0]),
-                                                     torch.tensor([5.0, 6.0, 7.0, 8.0])))
+    stack.init_state([0, 1, 0, 1], 1, lambda reference: (torch.tensor([1.0, 2.0, 3.0, 4.0]),
+                                                          torch.tensor([5.0, 6.0, 7.0, 8.0])))
     assert seen == [[[1.0, 2.0], [5.0, 6.0]], [[3.0, 4.0], [7.0, 8.0]]]
 
 
@@ -96,5 +97,5 @@ def test_bad_input():
         dc.fit_methods(_net(), None, [dc.methods.TaskOnly(), dc.methods.RuleOnly()],
                        train=train)
     with pytest.raises(ValueError, match="need 4 seeds, got 3"):
-        MethodStack([dc.methods.TaskOnly()] * 2, seeds_each=2).setup(
+        MethodStack([dc.methods.TaskOnly()] * 2, seeds_each=2).init_state(
             [0, 1, 2], 1, lambda reference: (torch.ones(3), torch.ones(3)))

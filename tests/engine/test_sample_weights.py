@@ -64,7 +64,7 @@ def test_rho_with_integer_weights_is_rho_on_the_repeated_rows(rule, rho):
 
     def rho_of(train):
         result = dc.fit(net(), rule, dc.methods.DeepCTRL(rho=rho), train=train, max_epochs=0)
-        return float(result.method.rho[0])
+        return float(result.state["rho"][0])
 
     weighted = rho_of((X, y, w))
     assert weighted != 1.0  # measured, not the fallback
@@ -115,7 +115,7 @@ def test_full_batch_steps_with_integer_weights_are_steps_on_the_repeated_rows(na
         # the history sums the epoch's loss in float32
         assert ha["train_loss"] == pytest.approx(hb["train_loss"], rel=1e-6)
     if name == "dual":
-        torch.testing.assert_close(weighted.method.multipliers, plain.method.multipliers,
+        torch.testing.assert_close(weighted.state["multipliers"], plain.state["multipliers"],
                                    rtol=1e-10, atol=1e-12)
 
 
@@ -139,7 +139,7 @@ def test_all_ones_weights_train_as_no_weights_to_float_rounding(method):
         assert hb["val_loss"] == pytest.approx(ha["val_loss"], rel=1e-6)
         assert hb["train_loss"] == pytest.approx(ha["train_loss"], rel=1e-6)
     if isinstance(method, dc.methods.DeepCTRL):
-        assert float(weighted.method.rho[0]) == pytest.approx(float(plain.method.rho[0]),
+        assert float(weighted.state["rho"][0]) == pytest.approx(float(plain.state["rho"][0]),
                                                               rel=1e-6)
 
 
@@ -249,7 +249,7 @@ def _ddp_worker(out: str) -> None:
     if int(os.environ.get("RANK", "0")) == 0:
         world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
         Path(out).write_text(json.dumps({
-            "world_size": world, "rho": result.method.rho.tolist(),
+            "world_size": world, "rho": result.state["rho"].tolist(),
             "val_loss": [h["val_loss"] for h in result.history],
             "weights": {k: v.tolist() for k, v in result.model.state_dict().items()}}))
 

@@ -149,7 +149,7 @@ def test_energy_penalty_trains_and_reports_history():
         rule_0 = torch.relu(model(X, 1.0)[:, 0] ** 2 - X[:, 0] ** 2 + 0.2).mean()
         task_0 = (model(X, 0.0) - y).abs().mean()
     assert float(rule_0) > 0.01
-    assert result.method.state_dict()["rho"].tolist() == pytest.approx(
+    assert result.state["rho"].tolist() == pytest.approx(
         [float(rule_0 / task_0)] * 2, rel=1e-5)
     for s in range(2):
         history = result.history[s]

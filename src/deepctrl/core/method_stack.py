@@ -1,15 +1,16 @@
 """Several methods trained as one stack of seeds: ``MethodStack([m1, m2], seeds_each=3)``
 owns seeds 0-2 for ``m1`` and 3-5 for ``m2`` along the stack's seed axis.
 
-Each member keeps its own state, alphas and validation alpha and sees only its own seeds'
-terms, so a member computes what it computes when trained alone. :func:`deepctrl.fit_methods`
-builds one to train methods that share a network architecture as ONE vectorized job.
+Its state has one part per member (:class:`~deepctrl.core.method_state.SeedState`), so a
+member sees only its own seeds' state and terms and computes what it computes when trained
+alone. :func:`deepctrl.fit_methods` builds one to train methods that share a network
+architecture as ONE vectorized job.
 
 >>> import deepctrl as dc
 >>> stack = MethodStack([dc.methods.TaskOnly(), dc.methods.RuleOnly()], seeds_each=2)
->>> stack.setup([0, 1, 0, 1], 1, lambda reference: (torch.ones(4), torch.ones(4)))
->>> stack.val_alphas().tolist()
-[0.0, 0.0, 1.0, 1.0]
+>>> state = stack.init_state([0, 1, 0, 1], 1, lambda reference: (torch.ones(4), torch.ones(4)))
+>>> stack.val_alphas(state).tolist(), [len(part) for part in state.parts]
+([0.0, 0.0, 1.0, 1.0], [2, 2])
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import Coefficients, LossEstimate, Method, Terms
 
 
@@ -42,77 +44,70 @@ class MethodStack(Method):
     def name(self) -> str:
         return " + ".join(m.name for m in self.methods)
 
-    @property
-    def sizes(self) -> list[int]:
-        """Active seeds of each member, in stack order."""
-        return [len(m.active) for m in self.methods]
+    @staticmethod
+    def _split(t: Tensor, state: SeedState) -> tuple[Tensor, ...]:
+        """``t`` (seed axis first) cut into the seeds of each member, in stack order."""
+        return t.split([len(p) for p in state.parts])
 
-    def _split(self, t: Tensor) -> tuple[Tensor, ...]:
-        """``t`` cut into the active seeds of each member (``self.sizes``), in stack order."""
-        return t.split(self.sizes)
+    def _terms(self, t: Terms, state: SeedState) -> list[Terms]:
+        return [Terms(*parts) for parts in zip(*(self._split(x, state) for x in t),
+                                               strict=True)]
 
-    def _terms(self, t: Terms) -> list[Terms]:
-        return [Terms(*parts) for parts in zip(*(self._split(x) for x in t), strict=True)]
-
-    def _own(self, estimate: LossEstimate, index: int) -> LossEstimate:
-        """``estimate`` restricted to the active seeds of member ``index``."""
+    @staticmethod
+    def _own(estimate: LossEstimate, index: int, sizes: list[int]) -> LossEstimate:
+        """``estimate`` restricted to the seeds of member ``index`` (members of ``sizes``)."""
 
         def own(reference: bool) -> tuple[Tensor, Tensor]:
             rule, task = estimate(reference)
-            return self._split(rule)[index], self._split(task)[index]
+            return rule.split(sizes)[index], task.split(sizes)[index]
 
         return own
 
-    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
-        if len(seeds) != self.seeds_each * len(self.methods):
-            raise ValueError(f"{len(self.methods)} methods x {self.seeds_each} seeds need "
-                             f"{self.seeds_each * len(self.methods)} seeds, got {len(seeds)}")
-        super().setup(seeds, n_rules, estimate)
+    def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
         k = self.seeds_each
-        for m in self.methods:
-            m.active = torch.arange(k)
-        for i, m in enumerate(self.methods):
-            m.setup(seeds[i * k:(i + 1) * k], n_rules, self._own(estimate, i))
+        if len(seeds) != k * len(self.methods):
+            raise ValueError(f"{len(self.methods)} methods x {k} seeds need "
+                             f"{k * len(self.methods)} seeds, got {len(seeds)}")
+        sizes = [k] * len(self.methods)
+        parts = [m.init_state(seeds[i * k:(i + 1) * k], n_rules, self._own(estimate, i, sizes))
+                 for i, m in enumerate(self.methods)]
+        return SeedState(len(seeds), n_rules, parts=parts)
 
-    def draw_alphas(self, n: int) -> Tensor:
-        return torch.cat([m.draw_alphas(n) for m in self.methods])
+    def load_state(self, state: dict[str, Any]) -> SeedState:
+        parts = [m.load_state(s) for m, s in zip(self.methods, state["parts"], strict=True)]
+        return SeedState.from_state_dict(state, parts=parts)
 
-    def val_alphas(self) -> Tensor:
-        return torch.cat([m.val_alphas() for m in self.methods])
+    def draw_alphas(self, n: int, state: SeedState) -> Tensor:
+        return torch.cat([m.draw_alphas(n, p) for m, p in zip(self.methods, state.parts,
+                                                               strict=True)])
 
-    def objective(self, t: Terms) -> Tensor:
-        return torch.cat([m.objective(part) for m, part in zip(self.methods, self._terms(t),
-                                                                strict=True)])
+    def val_alphas(self, state: SeedState) -> Tensor:
+        return torch.cat([m.val_alphas(p) for m, p in zip(self.methods, state.parts,
+                                                          strict=True)])
 
-    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients | None:
+    def objective(self, t: Terms, state: SeedState) -> Tensor:
+        return torch.cat([m.objective(part, p) for m, part, p in
+                          zip(self.methods, self._terms(t, state), state.parts, strict=True)])
+
+    def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients | None:
         """The members' coefficients in stack order, or None if one is not linear."""
-        parts = []
-        for m, a in zip(self.methods, self._split(alpha), strict=True):
-            c = m.coefficients(a, n_rules)
+        width = state.n_rules if self.needs_violations else 1  # the terms' violation columns
+        out = []
+        for m, a, p in zip(self.methods, self._split(alpha, state), state.parts, strict=True):
+            c = m.coefficients(a, p)
             if c is None:
                 return None
-            parts.append(c.as_tensors(a, n_rules))
-        return Coefficients(*(torch.cat(c) for c in zip(*parts, strict=True)))
+            out.append(c.as_tensors(a, width))
+        return Coefficients(*(torch.cat(c) for c in zip(*out, strict=True)))
 
-    def after_step(self, t: Terms) -> None:
+    def after_step(self, t: Terms, state: SeedState) -> None:
         if not self.updating:  # no member updates per step (only LagrangianDual does)
             return
-        parts = self._terms(t)
+        parts = self._terms(t, state)
         for i in self.updating:
-            self.methods[i].after_step(parts[i])
+            self.methods[i].after_step(parts[i], state.parts[i])
 
-    def after_epoch(self, estimate: LossEstimate) -> None:
-        for i, m in enumerate(self.methods):
-            m.after_epoch(self._own(estimate, i))
-
-    def keep(self, mask: Tensor) -> None:
-        for m, part in zip(self.methods, self._split(mask.cpu()), strict=True):
-            m.keep(part)
-        super().keep(mask)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"methods": [m.state_dict() for m in self.methods]}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        for m, s in zip(self.methods, state["methods"], strict=True):
-            m.load_state_dict(s)
+    def after_epoch(self, estimate: LossEstimate, state: SeedState) -> None:
+        sizes = [len(p) for p in state.parts]
+        for i, (m, p) in enumerate(zip(self.methods, state.parts, strict=True)):
+            m.after_epoch(self._own(estimate, i, sizes), p)

@@ -1,6 +1,7 @@
 """Training objectives. Each method turns per-seed task and rule losses into the loss to
-minimise, says at which alpha the model trains and validates, and keeps its state
-(rho, multipliers, prior generators) for every seed trained at once.
+minimise and says at which alpha the model trains and validates. Its per-seed state (rho,
+multipliers, the alpha priors) is a :class:`~deepctrl.core.method_state.SeedState` that the
+trainer owns and passes to every hook.
 
 >>> import deepctrl as dc
 >>> m = dc.methods.TaskAndRule(0.1)
@@ -19,6 +20,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import Tensor
 
+from deepctrl.core.method_state import SeedState
 from deepctrl.core.priors import Beta, Prior
 from deepctrl.core.seeding import derive_seed
 
@@ -77,49 +79,48 @@ set; with ``reference=True`` perturbation rules are measured as in :mod:`deepctr
 
 
 class Method(abc.ABC):
-    """Base class: override ``objective``; stateful methods also override the state hooks."""
+    """Base class: a formula over a batch's :class:`Terms` and a :class:`SeedState`.
+
+    A method holds its settings only; the per-seed state (rho, multipliers, the alpha
+    priors) is a :class:`SeedState` made by :meth:`init_state` and owned by whoever trains
+    (``dc.fit``'s engine or ``dc.Objective``), which passes it to every hook. Override
+    ``objective`` (or ``coefficients``, see :class:`LinearMethod`); stateful methods also
+    override :meth:`init_state` and the update hooks.
+    """
 
     val_alpha: float = 0.0
     train_alpha: float = 0.0
     uses_rule: bool = True
     needs_violations: bool = False
-    _active: Tensor | None = None
 
     @property
     def name(self) -> str:
         return type(self).__name__
 
-    @property
-    def active(self) -> Tensor:
-        """Indices of the seeds still training (set by :meth:`setup`)."""
-        if self._active is None:
-            raise ValueError(f"{self.name} is not set up: compute its loss with dc.Objective "
-                             "or train with dc.fit, which set it up")
-        return self._active
+    def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
+        """The state of ``seeds`` before the first batch; ``estimate`` measures the initial
+        losses (DeepCTRL's rho) and is called only by methods that need them."""
+        return SeedState(len(seeds), n_rules)
 
-    @active.setter
-    def active(self, value: Tensor) -> None:
-        self._active = value
+    def load_state(self, state: dict[str, Any]) -> SeedState:
+        """A state saved with :meth:`SeedState.state_dict`, rebuilt for this method."""
+        return SeedState.from_state_dict(state)
 
-    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
-        """Prepare per-seed state before the first batch; every seed starts active."""
-        self.active = torch.arange(len(seeds))
+    def draw_alphas(self, n: int, state: SeedState) -> Tensor:
+        """Alphas for the next ``n`` batches of every seed of ``state``, shape (S, n)."""
+        return torch.full((len(state), n), float(self.train_alpha))
 
-    def draw_alphas(self, n: int) -> Tensor:
-        """Alphas for the next ``n`` batches of every active seed, shape (S_active, n)."""
-        return torch.full((len(self.active), n), float(self.train_alpha))
-
-    def val_alphas(self) -> Tensor:
-        """The alpha at which every active seed is validated, shape (S_active,)."""
-        return torch.full((len(self.active),), float(self.val_alpha))
+    def val_alphas(self, state: SeedState) -> Tensor:
+        """The alpha at which every seed of ``state`` is validated, shape (S,)."""
+        return torch.full((len(state),), float(self.val_alpha))
 
     @abc.abstractmethod
-    def objective(self, t: Terms) -> Tensor:
+    def objective(self, t: Terms, state: SeedState) -> Tensor:
         """Per-seed loss (S,); the trainer minimises its sum."""
 
-    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients | None:
-        """The objective's weights for the active seeds at ``alpha`` (S_active,) when it is
-        linear in the terms, else None (the default).
+    def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients | None:
+        """The objective's weights at ``alpha`` (S,) when it is linear in the terms, else None
+        (the default).
 
         ``dc.fit(compile=True)`` compiles the whole training step of linear objectives only;
         a linear method returns coefficients with which :meth:`Coefficients.combine` gives
@@ -127,43 +128,29 @@ class Method(abc.ABC):
         """
         return None
 
-    def after_step(self, t: Terms) -> None:
-        """Update after the optimizer step (the dual step of LagrangianDual)."""
+    def after_step(self, t: Terms, state: SeedState) -> None:
+        """Update ``state`` after the optimizer step (the dual step of LagrangianDual)."""
 
-    def after_epoch(self, estimate: LossEstimate) -> None:
-        """Update after every epoch (rho='epoch')."""
-
-    def keep(self, mask: Tensor) -> None:
-        """Seeds that stopped leave the active set (``mask`` marks the active ones going on).
-
-        Their state is kept: ``state_dict`` always covers every seed.
-        """
-        self.active = self.active[mask.cpu()]
-
-    def state_dict(self) -> dict[str, Any]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        if state:
-            raise ValueError(f"{self.name} has no state, got keys {sorted(state)}")
+    def after_epoch(self, estimate: LossEstimate, state: SeedState) -> None:
+        """Update ``state`` after every epoch (rho='epoch')."""
 
 
 class LinearMethod(Method):
     """A method whose objective is linear in the terms: override ``coefficients`` only.
 
     >>> m = TaskAndRule(0.5)
-    >>> m.setup([0], 1, lambda reference: (torch.ones(1), torch.ones(1)))
-    >>> m.coefficients(torch.zeros(1), 1).rule
+    >>> state = m.init_state([0], 1, lambda reference: (torch.ones(1), torch.ones(1)))
+    >>> m.coefficients(torch.zeros(1), state).rule
     0.5
     """
 
     @abc.abstractmethod
-    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+    def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
         """Per-seed weights of the task loss, the rule loss and each signed violation, at
         ``alpha`` (in the dtype of the task loss); constants may be floats."""
 
-    def objective(self, t: Terms) -> Tensor:
-        return self.coefficients(t.alpha.to(t.task.dtype), t.violations.shape[-1]).combine(t)
+    def objective(self, t: Terms, state: SeedState) -> Tensor:
+        return self.coefficients(t.alpha.to(t.task.dtype), state).combine(t)
 
 
 class TaskOnly(LinearMethod):
@@ -171,7 +158,7 @@ class TaskOnly(LinearMethod):
 
     uses_rule = False
 
-    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+    def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
         return Coefficients(1.0, 0.0, 0.0)
 
 
@@ -181,7 +168,7 @@ class RuleOnly(LinearMethod):
     val_alpha = 1.0
     train_alpha = 1.0
 
-    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+    def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
         return Coefficients(0.0, 1.0, 0.0)
 
 
@@ -197,7 +184,7 @@ class TaskAndRule(LinearMethod):
     def name(self) -> str:
         return f"TaskAndRule({self.lam:g})"
 
-    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
+    def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
         return Coefficients(1.0, self.lam, 0.0)
 
 
@@ -205,7 +192,8 @@ class LagrangianDual(LinearMethod):
     """Lagrangian dual framework (Fioretto et al. 2020): one multiplier per rule.
 
     Primal: minimise L_task + sum_k lam_k mean(g_k) with the SIGNED constraint g_k.
-    Dual, after every batch: lam_k <- max(0, lam_k + dual_lr mean(g_k)).
+    Dual, after every batch: lam_k <- max(0, lam_k + dual_lr mean(g_k)). The multipliers are
+    the state's ``"multipliers"``, shape (seeds, rules).
     """
 
     needs_violations = True
@@ -214,30 +202,23 @@ class LagrangianDual(LinearMethod):
         if not dual_lr > 0:
             raise ValueError(f"LagrangianDual needs dual_lr > 0, got {dual_lr}")
         self.dual_lr = float(dual_lr)
-        self.multipliers = torch.zeros(0, 0)
 
     @property
     def name(self) -> str:
         return f"LagrangianDual({self.dual_lr:g})"
 
-    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
-        super().setup(seeds, n_rules, estimate)
-        self.multipliers = torch.zeros(len(seeds), n_rules)
+    def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
+        state = SeedState(len(seeds), n_rules)
+        state.add("multipliers", torch.zeros(len(seeds), n_rules))
+        return state
 
-    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
-        return Coefficients(1.0, 0.0, self.multipliers[self.active].to(alpha))
+    def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
+        return Coefficients(1.0, 0.0, state["multipliers"].to(alpha))
 
-    def after_step(self, t: Terms) -> None:
-        g = t.violations.detach().to(self.multipliers.device, self.multipliers.dtype)
-        lam = self.multipliers[self.active] + self.dual_lr * g
-        self.multipliers[self.active] = torch.clamp(lam, min=0.0)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"multipliers": self.multipliers.clone()}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.multipliers = state["multipliers"].clone()
-        self.active = torch.arange(len(self.multipliers))
+    def after_step(self, t: Terms, state: SeedState) -> None:
+        lam = state["multipliers"]
+        g = t.violations.detach().to(lam.device, lam.dtype)
+        state["multipliers"] = torch.clamp(lam + self.dual_lr * g, min=0.0)
 
 
 def _safe_ratio(rule_loss: Tensor, task_loss: Tensor) -> Tensor:
@@ -280,39 +261,33 @@ class DeepCTRLMethod(LinearMethod):
             raise ValueError(f"rho must be a positive finite float, got {rho}")
         self.prior = prior if prior is not None else Beta(0.1, 0.1)
         self.rho_mode = rho
-        self.rho = torch.ones(0)
-        self.priors: list[Prior] = []
 
     @property
     def name(self) -> str:
         return "DeepCTRL"
 
-    def setup(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> None:
-        super().setup(seeds, n_rules, estimate)
-        self.priors = [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds]
+    def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
+        """Each seed's prior (its generator seeded from the seed) and rho: the fixed value,
+        or measured with ``estimate``."""
+        state = SeedState(len(seeds), n_rules,
+                          [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds])
         if isinstance(self.rho_mode, float | int):
-            self.rho = torch.full((len(seeds),), float(self.rho_mode))
+            state.add("rho", torch.full((len(seeds),), float(self.rho_mode)))
         else:
-            self.rho = _safe_ratio(*estimate(self.rho_mode == "auto"))
+            state.add("rho", _safe_ratio(*estimate(self.rho_mode == "auto")))
+        return state
 
-    def draw_alphas(self, n: int) -> Tensor:
-        draws = [self.priors[i].sample(n) for i in self.active.tolist()]
+    def load_state(self, state: dict[str, Any]) -> SeedState:
+        return SeedState.from_state_dict(state, self.prior)
+
+    def draw_alphas(self, n: int, state: SeedState) -> Tensor:
+        draws = [p.sample(n) for p in state.priors]
         return torch.stack(draws) if draws else torch.zeros(0, n)
 
-    def coefficients(self, alpha: Tensor, n_rules: int) -> Coefficients:
-        rho = self.rho[self.active].to(alpha)
+    def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
+        rho = state["rho"].to(alpha)
         return Coefficients(rho * (1 - alpha), alpha, 0.0)
 
-    def after_epoch(self, estimate: LossEstimate) -> None:
+    def after_epoch(self, estimate: LossEstimate, state: SeedState) -> None:
         if self.rho_mode == "epoch":
-            self.rho[self.active] = _safe_ratio(*estimate(False))
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"rho": self.rho.clone(), "priors": [p.state_dict() for p in self.priors]}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.rho = state["rho"].clone()
-        self.active = torch.arange(len(self.rho))
-        self.priors = [self.prior.spawn(0) for _ in state["priors"]]
-        for p, s in zip(self.priors, state["priors"], strict=True):
-            p.load_state_dict(s)
+            state["rho"] = _safe_ratio(*estimate(False))

@@ -31,6 +31,7 @@ from deepctrl.core.data import as_pair, as_weights
 from deepctrl.core.inputs import Inputs, apply, batch_len, device_of
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
+from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import DeepCTRLMethod, Method, Terms
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import accepts_alpha, eval_mode
@@ -110,15 +111,16 @@ class Objective:
         self.seed = int(seed)
         self._use_rule = rule is not None and self.method.uses_rule
         self._takes_alpha = accepts_alpha(model)
-        self._ready = False
+        self.state: SeedState | None = None
+        """The method's state (rho, the alpha prior, multipliers) once rho is measured."""
         self._checked = False
         self._generators: dict[str, torch.Generator] = {}
 
     @property
     def rho(self) -> float | None:
         """DeepCTRL's rho once known, else None."""
-        rho = getattr(self.method, "rho", None)
-        return float(rho[0]) if self._ready and rho is not None and len(rho) else None
+        return float(self.state["rho"][0]) if self.state is not None and "rho" in self.state \
+            else None
 
     def _forward(self, x: Inputs, alpha: float) -> Tensor:
         return self.model(x, alpha) if self._takes_alpha else self.model(x)
@@ -178,8 +180,7 @@ class Objective:
 
     def _setup(self, estimate: Callable[[bool], tuple[Tensor, Tensor]]) -> None:
         n_rules = len(self.rule.leaves()) if self.rule is not None else 0
-        self.method.setup([self.seed], n_rules, estimate)
-        self._ready = True
+        self.state = self.method.init_state([self.seed], n_rules, estimate)
 
     def calibrate(self, data: Any, block_rows: int = 4096) -> Objective:
         """Measure rho (DeepCTRL with rho "auto", "paper" or "epoch") over ``data`` at the
@@ -198,11 +199,13 @@ class Objective:
             y = y[:, None]
         w = None if weight is None else as_weights(weight, "the batch", batch_len(x),
                                                     device_of(x), all_zero=True)
-        if not self._ready:
+        if self.state is None:
             self._setup(self._first_batch_estimator(x, y))
+        assert self.state is not None
+        state = self.state
         device = device_of(x)
         if alpha is None:
-            alphas = self.method.draw_alphas(1).to(device)[:, 0]
+            alphas = self.method.draw_alphas(1, state).to(device)[:, 0]
         else:
             alphas = torch.tensor([float(alpha)], device=device)
         a = float(alphas[0])
@@ -217,7 +220,7 @@ class Objective:
             [None if t is None else t[None] for t in y_p], alphas, batch_len(x),
             self.method.needs_violations,
             weight=None if w is None else w.to(y_hat.dtype)[None])
-        loss = self.method.objective(terms)[0]
+        loss = self.method.objective(terms, state)[0]
         satisfied = judged = None
         if rule is not None and ctx is not None:
             satisfied, judged = rule.satisfied(ctx).detach(), rule.applicable(ctx).detach()
@@ -252,7 +255,8 @@ class Objective:
             v = terms.violations.detach().clone()
             tdist.all_reduce(v)
             terms = terms._replace(violations=v / world)
-        self.method.after_step(terms)
+        if self.state is not None:
+            self.method.after_step(terms, self.state)
 
     def after_epoch(self, data: Any = None, block_rows: int = 4096) -> None:
         """Call after each epoch; DeepCTRL with rho="epoch" re-measures rho over ``data``
@@ -264,17 +268,17 @@ class Objective:
                                  "training data, objective.after_epoch(train_data)")
             return self._estimator(data, block_rows)(reference)
 
-        self.method.after_epoch(estimate)
+        if self.state is not None:
+            self.method.after_epoch(estimate, self.state)
 
     def state_dict(self) -> dict[str, Any]:
         """The method's state (rho, prior generator, multipliers) and the perturbation
         generators; with the model's and optimizer's state dicts it resumes a run exactly."""
-        return {"method": self.method.state_dict(), "ready": self._ready,
+        return {"method": None if self.state is None else self.state.state_dict(),
                 "generators": {k: g.get_state() for k, g in self._generators.items()}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if state["ready"]:
-            self.method.load_state_dict(state["method"])
-        self._ready = bool(state["ready"])
+        saved = state["method"]
+        self.state = None if saved is None else self.method.load_state(saved)
         for key, value in state["generators"].items():
             self._generator(torch.device(key)).set_state(value)

@@ -23,6 +23,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from deepctrl.core.inputs import Inputs, expand_seeds, rows, seed_of, stack
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
+from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import Method, Terms
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import in_mode
@@ -95,7 +96,11 @@ class Trainer:
         self.want_compile = compile
         self.compiled: CompiledStep | None = None
         self.rule_leaves = len(rule.leaves()) if self.need_violations else 1  # type: ignore[union-attr]
-        method.setup(seeds, len(rule.leaves()) if rule is not None else 0, self.estimate_losses)
+        self.state = method.init_state(seeds, len(rule.leaves()) if rule is not None else 0,
+                                       self.estimate_losses)
+        """The method's state of the seeds still training (sliced when seeds stop)."""
+        self.stopped: dict[int, SeedState] = {}
+        """The method's final state of every seed that stopped, by its index in ``seeds``."""
 
     # -- checks -------------------------------------------------------------------------
     def _check_first_rows(self) -> None:
@@ -210,7 +215,7 @@ class Trainer:
         else:
             Xv, yv = self.val_data
             data = self._tensor_blocks(Xv, yv, self.val_weights)
-        return self._mean_over(data, self.method.val_alphas(), "task")
+        return self._mean_over(data, self.method.val_alphas(self.state), "task")
 
     # -- training -------------------------------------------------------------------------
     def _perturb(self, xs: Inputs, gens: list[torch.Generator]) -> list[Inputs | None]:
@@ -239,7 +244,7 @@ class Trainer:
             info("compile: only MLP-made models (batched matrix products) are compiled; "
                  "this one trains eagerly")
             return None
-        if self.method.coefficients(alpha.to(self.dtype), self.rule_leaves) is None:
+        if self.method.coefficients(alpha.to(self.dtype), self.state) is None:
             info(f"compile: {self.method.name} is not a linear method (no coefficients); "
                  "the training step runs eagerly")
             return None
@@ -261,7 +266,7 @@ class Trainer:
         compiler for inductor)."""
         assert self.compiled is not None
         a = alpha.to(self.dtype)
-        linear = self.method.coefficients(a, self.rule_leaves)
+        linear = self.method.coefficients(a, self.state)
         assert linear is not None  # checked before compiling
         coefs = linear.as_tensors(a, self.rule_leaves)
         try:
@@ -283,7 +288,7 @@ class Trainer:
     def _eager_step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None],
                     alpha: Tensor, b_global: int, weight: Tensor | None) -> tuple[Tensor, Terms]:
         t = self.batch_terms(x, y, perturbed, alpha, b_global, weight)
-        loss = self.method.objective(t)
+        loss = self.method.objective(t, self.state)
         self.stack.zero_grad()
         loss.sum().backward()
         if self.sums is not None:
@@ -305,7 +310,7 @@ class Trainer:
         loss, t = done or self._eager_step(x, y, perturbed, alpha, b_global, weight)
         if self.need_violations:
             t = t._replace(violations=self.world.all_reduce_sum(t.violations.detach()))
-        self.method.after_step(t)
+        self.method.after_step(t, self.state)
         return loss.detach() * b_global
 
     def _epoch_order(self, n: int) -> Tensor:
@@ -324,7 +329,7 @@ class Trainer:
         n, B = y.shape[0], self.batch_size
         n_batches = -(-n // B)
         order = self._epoch_order(n)
-        alphas = self.method.draw_alphas(n_batches).to(self.device)
+        alphas = self.method.draw_alphas(n_batches, self.state).to(self.device)
         total = torch.zeros(self.stack.size, device=self.device)
         for c0 in range(0, n_batches, self.chunk):
             idx = order[:, c0 * B:(c0 + self.chunk) * B]
@@ -345,7 +350,8 @@ class Trainer:
     def _train_epoch_loader(self) -> Tensor:
         assert self.batches is not None
         known = self.batches.has_len()
-        alphas = self.method.draw_alphas(len(self.batches)).to(self.device) if known else None
+        alphas = (self.method.draw_alphas(len(self.batches), self.state).to(self.device)
+                  if known else None)
         total = torch.zeros(self.stack.size, device=self.device)
         n = 0
         for j, (xb, yb) in enumerate(self.batches.epoch(self.stack.size)):
@@ -355,7 +361,7 @@ class Trainer:
             b = yb.shape[1]
             sl = slice(*self.world.shard(0, b))
             a = alphas[:, j] if alphas is not None else \
-                self.method.draw_alphas(1).to(self.device)[:, 0]
+                self.method.draw_alphas(1, self.state).to(self.device)[:, 0]
             total += self._step(seed_rows(xb, sl), yb[:, sl],
                                 [None if p is None else seed_rows(p, sl) for p in pb], a, b)
             n += b
@@ -364,13 +370,26 @@ class Trainer:
     def drop(self, keep: list[bool]) -> None:
         mask = torch.tensor(keep, device=self.device)
         self.opt.keep(mask)
-        self.method.keep(mask.cpu())
+        for j, k in enumerate(keep):
+            if not k:
+                self.stopped[self.active[j]] = self.state.select(_only(j, len(keep)))
+        self.state = self.state.select(keep)
         self.streams.keep(keep)
         if self.batches is not None:
             self.batches.keep(keep)
         if self.Xv_noisy is not None:
             self.Xv_noisy = [x for x, k in zip(self.Xv_noisy, keep, strict=True) if k]
         self.active = [g for g, k in zip(self.active, keep, strict=True) if k]
+
+    def method_state(self) -> SeedState:
+        """The method's state of every seed in ``seeds`` order: as it was when the seed
+        stopped, or as it is now."""
+        if not self.stopped:
+            return self.state
+        states = dict(self.stopped)
+        for j, g in enumerate(self.active):
+            states[g] = self.state.select(_only(j, len(self.active)))
+        return SeedState.join([states[g] for g in range(len(self.seeds))])
 
     def run(self, max_epochs: int, patience: int, val_every: int, progress: bool, desc: str,
             lr_at: Callable[[int], float] | None = None, callbacks: Sequence[Callback] = (),
@@ -397,7 +416,7 @@ class Trainer:
             started = time.perf_counter()
             train_loss = self.train_epoch().tolist()
             train_seconds = time.perf_counter() - started
-            self.method.after_epoch(self.estimate_losses)
+            self.method.after_epoch(self.estimate_losses, self.state)
             trained = list(self.active)
             val_loss: list[float] | None = None
             for j, g in enumerate(self.active):
@@ -432,3 +451,8 @@ class Trainer:
             m.load_state_dict(state)
             m.eval()
         return history, epochs, best_epochs, best
+
+
+def _only(index: int, n: int) -> list[bool]:
+    """A mask of ``n`` entries marking ``index`` alone."""
+    return [i == index for i in range(n)]

@@ -24,6 +24,7 @@ from torch.utils.data import Dataset, IterableDataset
 
 from deepctrl.core.data import as_data, resolve_device
 from deepctrl.core.method_stack import MethodStack
+from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import DeepCTRLMethod, Method
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.rules.base import Rule
@@ -41,6 +42,8 @@ class FitResult:
     models: list[nn.Module]
     seeds: list[int]
     method: Method
+    state: SeedState
+    """The method's final per-seed state (rho, multipliers, alpha priors), seeds in order."""
     history: list[dict[str, list[float]]]
     epochs: list[int]
     best_epochs: list[int]
@@ -180,7 +183,7 @@ def fit(
     training after that epoch; every seed keeps its best weights. Under ``torchrun`` they run
     on every rank, with the same values.
     """
-    method = copy.deepcopy(method) if method is not None else DeepCTRLMethod()
+    method = method if method is not None else DeepCTRLMethod()
     options = Options(task_loss=task_loss, batch_size=batch_size, lr=lr,
                       max_epochs=max_epochs, patience=patience, val_every=val_every,
                       progress=progress, input_noise=input_noise, shuffle=shuffle,
@@ -221,7 +224,7 @@ def fit_methods(
     """
     if not methods:
         raise ValueError("fit_methods needs at least one method")
-    members = [copy.deepcopy(m) for m in methods]
+    members = list(methods)
     unknown = set(options) - set(Options.__dataclass_fields__)
     if unknown:
         raise ValueError(f"fit_methods got unknown options {sorted(unknown)}")
@@ -313,7 +316,9 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     seconds = time.perf_counter() - start
     path = trainer.stack.path or "lowered"
     k = len(seeds)
-    return [FitResult(trainer.models[i * k:(i + 1) * k], seeds, m, history[i * k:(i + 1) * k],
-                      epochs[i * k:(i + 1) * k], best_epochs[i * k:(i + 1) * k], seconds,
-                      best[i * k:(i + 1) * k], path)
+    state = trainer.method_state()
+    states = state.parts if len(methods) > 1 else [state]
+    return [FitResult(trainer.models[i * k:(i + 1) * k], seeds, m, states[i],
+                      history[i * k:(i + 1) * k], epochs[i * k:(i + 1) * k],
+                      best_epochs[i * k:(i + 1) * k], seconds, best[i * k:(i + 1) * k], path)
             for i, m in enumerate(methods)]

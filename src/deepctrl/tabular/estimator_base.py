@@ -241,8 +241,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
                               progress=bool(self.verbose), desc=type(self).__name__,
                               device=self.device)
         self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
-        state = result.method.state_dict()
-        self.rho_ = [float(r) for r in state["rho"]] if "rho" in state else []
+        self.rho_ = [float(r) for r in result.state["rho"]] if "rho" in result.state else []
         self.n_epochs_ = max(result.epochs)
         self.best_epochs_ = list(result.best_epochs)
         self.batch_size_ = recipe.batch_size

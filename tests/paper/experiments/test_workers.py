@@ -55,8 +55,8 @@ def test_runs_on_disjoint_seed_shares_merge_into_one_run():
     merged = common.merge_runs(parts)
     assert merged.fit.seeds == [0, 1, 2] and len(merged.fit.models) == 3
     assert merged.fit.epochs == [1, 1, 1] and len(merged.val) == len(merged.test) == 3
-    rho = torch.cat([p.fit.method.state_dict()["rho"] for p in parts])
-    assert merged.fit.method.state_dict()["rho"].equal(rho)
+    rho = torch.cat([p.fit.state["rho"] for p in parts])
+    assert merged.fit.state["rho"].equal(rho)
     assert merged.fit.seconds == max(p.fit.seconds for p in parts)
     assert merged.test[2] == parts[1].test[0]
     assert common.merge_runs(parts[:1]) is parts[0]

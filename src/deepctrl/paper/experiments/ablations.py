@@ -86,7 +86,7 @@ def _summary(run: MethodRun, alphas: list[float]) -> dict[str, Any]:
     return {"alpha_min_val_mae": alphas[i_mae], "test_mae_at_it": test_mae[i_mae],
             "test_ratio_at_it": test_ratio[i_mae], "min_test_mae": min(test_mae),
             "alpha_val_ratio_target": a_ratio, "test_ratio_at_alpha_1": test_ratio[-1],
-            "rho": run.fit.method.state_dict()["rho"].tolist()}
+            "rho": run.fit.state["rho"].tolist()}
 
 
 def write_study(study: str, runs: dict[str, MethodRun], base: dict[str, Any],

@@ -202,7 +202,7 @@ def methods_to_train(quick: bool = False) -> list[tuple[str, Method]]:
 
 
 def _rho(run: MethodRun) -> list[float]:
-    state = run.fit.method.state_dict()
+    state = run.fit.state
     return [round(float(v), 6) for v in state["rho"]] if "rho" in state else []
 
 

@@ -7,7 +7,6 @@ over the experiment's alpha grid (a method without alpha repeats its value).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
@@ -20,6 +19,7 @@ import torch.multiprocessing
 from torch import Tensor, nn
 
 from deepctrl.core.evaluation import Table, sweep
+from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import Method
 from deepctrl.core.rules.base import Rule
 from deepctrl.engine.progress import set_bar_position
@@ -134,18 +134,14 @@ def seed_parts(seeds: Sequence[int], parts: int) -> list[tuple[int, ...]]:
 
 def merge_runs(parts: Sequence[MethodRun]) -> MethodRun:
     """One method trained on disjoint seed sets (in jobs side by side) as one run: per-seed
-    lists joined in order, the method's per-seed state joined along the seed axis, and the
+    lists joined in order, the method's per-seed states joined, and the
     training time of the slowest part."""
     if len(parts) == 1:
         return parts[0]
     fits = [p.fit for p in parts]
-    method = copy.deepcopy(fits[0].method)
-    states = [f.method.state_dict() for f in fits]
-    method.load_state_dict({k: torch.cat([st[k] for st in states]) if isinstance(v, Tensor)
-                            else [x for st in states for x in st[k]]
-                            for k, v in states[0].items()})
     fit = dataclasses.replace(
-        fits[0], method=method, seconds=max(f.seconds for f in fits),
+        fits[0], state=SeedState.join([f.state for f in fits]),
+        seconds=max(f.seconds for f in fits),
         models=[m for f in fits for m in f.models], seeds=[s for f in fits for s in f.seeds],
         history=[h for f in fits for h in f.history], epochs=[e for f in fits for e in f.epochs],
         best_epochs=[e for f in fits for e in f.best_epochs],

@@ -351,7 +351,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     s, workers, out_dir, pend = prepare(seeds, quick, out, device, preset, workers)
     runs, ldf = run_all(preset, s, device, progress, workers)
     entries = {name: run.entry() for name, run in runs.items() if not name.startswith("LDF(")}
-    entries["DeepCTRL"]["rho"] = runs["DeepCTRL"].fit.method.state_dict()["rho"].tolist()
+    entries["DeepCTRL"]["rho"] = runs["DeepCTRL"].fit.state["rho"].tolist()
     for key in ("LDF-MAE", "LDF-Ratio"):
         entries[key] = {**runs[ldf[key]].entry(), "dual_lr": _dual_lr(runs[ldf[key]])}
     alphas = alpha_grid()

@@ -174,7 +174,7 @@ def _block(methods: dict[str, Any]) -> dict[str, Any]:
 def group_results(g: GroupRun) -> dict[str, Any]:
     """The results.json block of a group: methods, best alphas, rho, sizes."""
     per_run = {name: run.entry() for name, run in g.runs.items()}
-    per_run["DeepCTRL"]["rho"] = g.runs["DeepCTRL"].fit.method.state_dict()["rho"].tolist()
+    per_run["DeepCTRL"]["rho"] = g.runs["DeepCTRL"].fit.state["rho"].tolist()
     block = _block(_with_ldf(per_run, g.ldf))
     block["rows"] = {s: int(getattr(g.split, s)[0].shape[0]) for s in ("train", "val", "test")}
     return block

@@ -1,0 +1,135 @@
+"""``SeedState``: what a training method remembers, for every seed trained at once.
+
+A method (:mod:`deepctrl.core.methods`) is a formula; its state lives here and belongs to
+whoever trains: :func:`deepctrl.fit`'s engine keeps one for all its seeds and slices it when
+seeds stop early, :class:`deepctrl.Objective` keeps one for its single model. Every tensor
+has the seed axis first, and every seed has its own alpha prior (its own random generator)
+where the method draws alpha. A stack of methods trained as one job
+(:class:`deepctrl.core.method_stack.MethodStack`) has one part per member, in stack order.
+
+Nothing here is reduced over DDP ranks: a method updates its state from quantities that
+are already summed over the ranks (rho's losses, the dual step's violations), so every rank
+holds the same state.
+
+>>> import torch
+>>> state = SeedState(3, n_rules=1)
+>>> state.add("rho", torch.tensor([0.5, 1.0, 2.0]))
+>>> kept = state.select([True, False, True])      # the second seed stopped
+>>> kept["rho"].tolist(), len(kept)
+([0.5, 2.0], 2)
+>>> SeedState.join([kept, state.select([False, True, False])])["rho"].tolist()
+[0.5, 2.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from deepctrl.core.priors import Prior
+
+
+class SeedState:
+    """Per-seed state of a method for ``n_seeds`` seeds: named tensors (seed axis first),
+    one alpha prior per seed (or none), the number of rule leaves the method weighs, and
+    the parts of a stack of methods."""
+
+    def __init__(self, n_seeds: int, n_rules: int = 0, priors: Sequence[Prior] = (),
+                 parts: Sequence[SeedState] = ()) -> None:
+        if priors and len(priors) != n_seeds:
+            raise ValueError(f"{len(priors)} priors for {n_seeds} seeds")
+        if parts and sum(len(p) for p in parts) != n_seeds:
+            raise ValueError(f"parts of {[len(p) for p in parts]} seeds for {n_seeds} seeds")
+        self.n_seeds, self.n_rules = int(n_seeds), int(n_rules)
+        self.priors = list(priors)
+        self.parts = list(parts)
+        self.tensors: dict[str, Tensor] = {}
+
+    def __len__(self) -> int:
+        return self.n_seeds
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tensors
+
+    def __getitem__(self, name: str) -> Tensor:
+        return self.tensors[name]
+
+    def __setitem__(self, name: str, value: Tensor) -> None:
+        if name not in self.tensors:
+            raise KeyError(f"the state has no tensor {name!r}; declare it with add()")
+        self.add(name, value)
+
+    def add(self, name: str, value: Tensor) -> None:
+        """Declare (or replace) a per-seed tensor; its first axis must be the seeds."""
+        if value.dim() == 0 or value.shape[0] != self.n_seeds:
+            raise ValueError(f"state {name!r} needs one entry per seed ({self.n_seeds}) along "
+                             f"its first axis, got shape {tuple(value.shape)}")
+        self.tensors[name] = value
+
+    def _split(self, mask: Tensor) -> tuple[Tensor, ...]:
+        return mask.split([len(p) for p in self.parts])
+
+    def select(self, keep: Sequence[bool] | Tensor) -> SeedState:
+        """The state of the seeds marked True in ``keep``, in order (tensors are copied, the
+        priors are shared, so they go on drawing where they stood)."""
+        mask = torch.as_tensor(keep, dtype=torch.bool).cpu().reshape(-1)
+        if len(mask) != self.n_seeds:
+            raise ValueError(f"keep has {len(mask)} entries for {self.n_seeds} seeds")
+        kept = mask.tolist()
+        priors = [p for p, k in zip(self.priors, kept, strict=True) if k] if self.priors else []
+        parts = [part.select(m) for part, m in zip(self.parts, self._split(mask), strict=True)
+                 ] if self.parts else []
+        out = SeedState(int(mask.sum()), self.n_rules, priors, parts)
+        for name, value in self.tensors.items():
+            out.tensors[name] = value[mask.to(value.device)].clone()
+        return out
+
+    @classmethod
+    def join(cls, states: Sequence[SeedState]) -> SeedState:
+        """The states of disjoint seed sets of one method as one state, seeds in order."""
+        if not states:
+            raise ValueError("join needs at least one state")
+        first = states[0]
+        for s in states[1:]:
+            if sorted(s.tensors) != sorted(first.tensors) or len(s.parts) != len(first.parts):
+                raise ValueError("join needs states of the same method")
+        parts = [cls.join(list(group)) for group in zip(*(s.parts for s in states),
+                                                         strict=True)]
+        out = cls(sum(len(s) for s in states), first.n_rules,
+                  [p for s in states for p in s.priors], parts)
+        for name in first.tensors:
+            out.tensors[name] = torch.cat([s.tensors[name] for s in states])
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        """Tensors, the priors' generator states and the parts, for saving."""
+        return {"n_seeds": self.n_seeds, "n_rules": self.n_rules,
+                "tensors": {k: v.clone() for k, v in self.tensors.items()},
+                "priors": [p.state_dict() for p in self.priors],
+                "parts": [p.state_dict() for p in self.parts]}
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any], prior: Prior | None = None,
+                        parts: Sequence[SeedState] = ()) -> SeedState:
+        """A state from :meth:`state_dict`; ``prior`` rebuilds the saved priors (the
+        method's prior, whose parameters they must have), ``parts`` the rebuilt parts."""
+        saved = state["priors"]
+        if saved and prior is None:
+            raise ValueError("this state has alpha priors: pass the method's prior")
+        priors = []
+        for s in saved:
+            p = prior.spawn(0)  # type: ignore[union-attr]
+            p.load_state_dict(s)
+            priors.append(p)
+        out = cls(state["n_seeds"], state["n_rules"], priors, parts)
+        for name, value in state["tensors"].items():
+            out.add(name, value.clone())
+        return out
+
+    def __repr__(self) -> str:
+        shapes = {k: tuple(v.shape) for k, v in self.tensors.items()}
+        return (f"SeedState(seeds={self.n_seeds}, tensors={shapes}, priors={len(self.priors)}, "
+                f"parts={[len(p) for p in self.parts]})")

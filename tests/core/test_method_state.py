@@ -1,0 +1,97 @@
+"""SeedState: per-seed method state, sliced when seeds stop and joined across seed sets."""
+
+import pytest
+import torch
+
+import deepctrl as dc
+from deepctrl.core.method_stack import MethodStack
+from deepctrl.core.methods import Terms
+
+
+def ones(n):
+    return lambda reference: (torch.ones(n), 2 * torch.ones(n))
+
+
+def test_select_and_join_keep_each_seed_with_its_own_tensors_and_prior():
+    method = dc.methods.DeepCTRL(rho="paper")
+    state = method.init_state([7, 8, 9], 1, ones(3))
+    assert state["rho"].tolist() == [0.5, 0.5, 0.5] and len(state.priors) == 3
+    state["rho"] = torch.tensor([1.0, 2.0, 3.0])
+    first, rest = state.select([True, False, False]), state.select([False, True, True])
+    assert first["rho"].tolist() == [1.0] and rest["rho"].tolist() == [2.0, 3.0]
+    assert rest.priors == state.priors[1:]  # the same generators go on drawing
+    joined = dc.methods.SeedState.join([first, rest])
+    assert joined["rho"].tolist() == [1.0, 2.0, 3.0] and joined.priors == state.priors
+    first["rho"] += 10  # a selection is a copy
+    assert state["rho"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_each_seed_draws_from_its_own_generator_after_a_round_trip():
+    method = dc.methods.DeepCTRL(rho=1.0)
+    state = method.init_state([0, 1], 1, ones(2))
+    method.draw_alphas(5, state)
+    saved = state.state_dict()
+    expected = method.draw_alphas(4, state)
+    again = method.load_state(saved)
+    assert torch.equal(method.draw_alphas(4, again), expected)
+    assert again["rho"].tolist() == [1.0, 1.0]
+    alone = method.init_state([1], 1, ones(1))  # seed 1's draws do not depend on seed 0
+    method.draw_alphas(5, alone)
+    assert torch.equal(method.draw_alphas(4, alone)[0], expected[1])
+
+
+def test_a_stack_state_has_one_part_per_member_and_slices_them_together():
+    stack = MethodStack([dc.methods.LagrangianDual(1.0), dc.methods.DeepCTRL(rho=2.0)],
+                        seeds_each=2)
+    state = stack.init_state([0, 1, 0, 1], 2, ones(4))
+    assert [len(p) for p in state.parts] == [2, 2] and len(state) == 4
+    t = Terms(torch.zeros(4), torch.zeros(4), torch.tensor([[1.0, -1.0], [2.0, 0.5]] * 2),
+              torch.zeros(4))
+    stack.after_step(t, state)
+    live = state.select([False, True, True, False])
+    assert live.parts[0]["multipliers"].tolist() == [[2.0, 0.5]]
+    assert live.parts[1]["rho"].tolist() == [2.0] and len(live.parts[1].priors) == 1
+    saved = live.state_dict()
+    rebuilt = stack.load_state(saved)
+    assert rebuilt.parts[0]["multipliers"].tolist() == [[2.0, 0.5]]
+    assert rebuilt.parts[1]["rho"].tolist() == [2.0]
+
+
+def test_bad_states_are_refused():
+    state = dc.methods.SeedState(2)
+    with pytest.raises(ValueError, match="one entry per seed"):
+        state.add("rho", torch.ones(3))
+    with pytest.raises(KeyError, match="declare it with add"):
+        state["rho"] = torch.ones(2)
+    with pytest.raises(ValueError, match="keep has 3 entries for 2 seeds"):
+        state.select([True, True, False])
+    other = dc.methods.SeedState(1)
+    other.add("rho", torch.ones(1))
+    with pytest.raises(ValueError, match="same method"):
+        dc.methods.SeedState.join([state, other])
+    saved = dc.methods.DeepCTRL(rho=1.0).init_state([0], 1, ones(1)).state_dict()
+    with pytest.raises(ValueError, match="pass the method's prior"):
+        dc.methods.SeedState.from_state_dict(saved)
+
+
+def test_a_seed_that_stops_early_keeps_the_state_it_stopped_with():
+    # LagrangianDual's multipliers grow every step; a seed that stopped earlier must report
+    # the multipliers of its last step, as it does when trained alone.
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(96, 2, generator=g)
+    y = X[:, :1] + 0.3 * torch.randn(96, 1, generator=g)
+    rule = dc.rules.Penalty(lambda x, out: out[:, 0] - x[:, 0])  # holds for about half the rows
+    kw = dict(train=(X[:64], y[:64]), val=(X[64:], y[64:]), batch_size=16, max_epochs=60,
+              patience=2, lr=0.01)
+
+    def net():
+        return dc.DeepCTRL(dc.mlp(2, 8), dc.mlp(2, 8), dc.mlp(16, 1))
+
+    together = dc.fit(net(), rule, dc.methods.LagrangianDual(0.5), seeds=[0, 1, 2], **kw)
+    assert len(set(together.epochs)) > 1, "the seeds should stop at different epochs"
+    assert len(set(together.state["multipliers"].flatten().tolist())) == 3
+    for i, seed in enumerate([0, 1, 2]):
+        alone = dc.fit(net(), rule, dc.methods.LagrangianDual(0.5), seeds=[seed], **kw)
+        assert alone.epochs == [together.epochs[i]]
+        torch.testing.assert_close(together.state["multipliers"][i],
+                                   alone.state["multipliers"][0], rtol=1e-5, atol=1e-6)
