@@ -56,6 +56,62 @@ def test_blocks_of_rows_join_to_the_whole_from_tensors_and_from_a_loader():
     assert torch.equal(known.result(), X) and torch.equal(unknown.result(), X)
 
 
+def test_each_rule_leaf_draws_its_own_stream_whatever_the_blocks():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from deepctrl.core.evaluation import predict_sweep
+
+    model, X, y = model_and_data()
+    X = X.abs() + 0.1  # relative perturbations of positive values
+    leaves = [Monotonic(0, "increasing", perturbation=dc.rules.Relative(0.3)),
+              Monotonic(1, "decreasing", perturbation=dc.rules.Relative(0.3))]
+    rule = dc.rules.AllOf(leaves)
+    alphas = [0.0, 1.0]
+    _, whole = predict_sweep(model, rule, X, alphas, block_rows=40)
+    _, blocks = predict_sweep(model, rule, X, alphas, block_rows=7)
+    _, streamed = predict_sweep(model, rule, DataLoader(TensorDataset(X, y), batch_size=9), alphas)
+    assert torch.equal(blocks, whole) and torch.equal(streamed, whole)
+    # leaf k's perturbations are the stream derive_seed(seed, "eval", k) drawn over all rows
+    expected = torch.ones(2, 40)
+    with torch.no_grad():
+        for k, leaf in enumerate(leaves):
+            x_p = leaf.perturb(X, torch.Generator().manual_seed(derive_seed(0, "eval", k)))
+            for i, a in enumerate(alphas):
+                ctx = dc.rules.Context(X, model(X, a), x_p, model(x_p, a))
+                expected[i] *= leaf.satisfied(ctx).float()
+    assert 0 < float(expected.mean()) < 1  # both outcomes occur, so the check can fail
+    torch.testing.assert_close(whole, expected)
+
+
+def test_a_sweep_runs_the_forward_it_is_given_on_tensors_and_on_a_loader():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    model, X, y = model_and_data()
+    other = dc.DeepCTRL(dc.mlp(3, 8, 4), dc.mlp(3, 8, 4), dc.mlp(8, 6, 1))
+    pair = torch.nn.ModuleList([model, other])
+
+    def mean(x, alphas):
+        return (model.forward_alphas(x, alphas) + other.forward_alphas(x, alphas)) / 2
+
+    rule = Monotonic(0, "increasing", perturbation=dc.rules.Additive(0.5))
+    alphas = [0.0, 0.5, 1.0]
+    y_hat, ok = dc.predict_sweep(pair, rule, X, alphas, forward=mean)
+    alone = [dc.predict_sweep(m, None, X, alphas)[0] for m in (model, other)]
+    torch.testing.assert_close(y_hat, (alone[0] + alone[1]) / 2)
+    x_p = rule.perturb(X, torch.Generator().manual_seed(derive_seed(0, "eval")))
+    for i, a in enumerate(alphas):
+        both = [(model(z, a) + other(z, a)).detach() / 2 for z in (X, x_p)]
+        assert float(ok[i].mean()) == pytest.approx(float((both[1] > both[0]).float().mean()))
+    table = dc.sweep(pair, rule, X, y, alphas, metrics=("mae",), forward=mean)
+    streamed = dc.sweep(pair, rule, DataLoader(TensorDataset(X, y), batch_size=16), None,
+                        alphas, metrics=("mae",), forward=mean)
+    assert streamed["verification_ratio"] == pytest.approx(table["verification_ratio"])
+    assert streamed["mae"] == pytest.approx(table["mae"], rel=1e-6)
+    assert table["mae"] != dc.sweep(model, rule, X, y, alphas, metrics=("mae",))["mae"]
+    assert dc.verification_ratio(pair, rule, X, 0.5, forward=mean) == pytest.approx(
+        table["verification_ratio"][1])
+
+
 def test_verification_ratio_counts_only_samples_the_rule_can_judge():
     model, X, _ = model_and_data()
     rule = dc.rules.Threshold(0, 0.5, output=0, direction="increasing",

@@ -82,6 +82,52 @@ def test_sweep_matches_predict_and_the_rule_holds_at_alpha_one(regressor):
     assert table["mae"].iloc[0] < 0.6  # the data path fits (noise 0.2, range ~11)
 
 
+def test_the_sweep_is_the_core_sweep_of_the_averaged_networks():
+    X, y = demand_table()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "increasing")],  # against the data
+                               **{**FAST, "max_epochs": 5, "n_seeds": 3}).fit(X, y)
+    nets = torch.nn.ModuleList(est.models_)
+
+    def mean(x, alphas):
+        return torch.stack([net.forward_alphas(x, alphas) for net in nets]).mean(dim=0)
+
+    alphas = [0.0, 0.85, 0.95, 1.0]
+    X_enc = torch.from_numpy(est.encoder_.transform(X))
+    scale, shift = est.target_scale_[0], est.target_mean_[0]
+    scaled = (y.to_numpy() - shift) / scale
+    core = dc.sweep(nets, est.rule_, X_enc, scaled, alphas, metrics=("mae", "mse"),
+                    forward=mean)
+    table = est.sweep(X, y, alphas)
+    assert table["verification_ratio"].tolist() == core["verification_ratio"]
+    assert len(set(core["verification_ratio"])) > 2
+    np.testing.assert_allclose(table["mae"], np.multiply(core["mae"], scale), rtol=1e-5)
+    np.testing.assert_allclose(table["mse"], np.multiply(core["mse"], scale ** 2), rtol=1e-5)
+    one = dc.sweep(nets[0], est.rule_, X_enc, scaled, alphas, metrics=("mae",))
+    assert not np.allclose(one["mae"], core["mae"], rtol=1e-3)
+
+
+def test_the_classifier_sweep_is_the_core_sweep_of_its_probability_average():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"dose": rng.uniform(0, 10, 300), "age": rng.uniform(20, 80, 300)})
+    labels = np.digitize(X["dose"] + rng.normal(0, 1, 300), [3.5, 6.5])
+    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("dose", "increasing", output=0)],
+                                **{**FAST, "max_epochs": 5, "n_seeds": 3}).fit(X, labels)
+
+    def mean(x, alphas):  # the mean probability, as log-probabilities
+        logp = torch.stack([net.forward_alphas(x, alphas) for net in est.models_])
+        return torch.logsumexp(logp, dim=0) - np.log(len(est.models_))
+
+    alphas = [0.0, 0.5, 1.0]
+    core = dc.sweep(torch.nn.ModuleList(est.models_), est.rule_,
+                    torch.from_numpy(est.encoder_.transform(X)), torch.from_numpy(labels),
+                    alphas, metrics=("cross_entropy", "accuracy"), forward=mean)
+    table = est.sweep(X, labels, alphas)
+    assert table["verification_ratio"].tolist() == core["verification_ratio"]
+    assert min(core["verification_ratio"]) < 1.0
+    for name in ("cross_entropy", "accuracy"):
+        np.testing.assert_allclose(table[name], core[name], rtol=1e-5)
+
+
 def test_select_alpha_sets_the_fitted_alpha_and_keeps_the_parameter(regressor, tmp_path):
     est, X, y = regressor
     est = clone(est).set_params(**est.get_params())

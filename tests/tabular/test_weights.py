@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
+import torch
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
@@ -26,9 +27,13 @@ def test_weighted_validation_metrics_equal_repeated_rows():
     est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST).fit(X, y)
     w = np.arange(len(X)) % 4  # 0, 1, 2, 3, ...
     repeated = X.loc[X.index.repeat(w)], y.loc[y.index.repeat(w)]
-    weighted = est._metrics(est._model_outputs(X, 0.5)[:, :], y.to_numpy()[:, None], w)
-    plain = est._metrics(est._model_outputs(repeated[0], 0.5), repeated[1].to_numpy()[:, None])
-    assert weighted == pytest.approx(plain, rel=1e-12)
+
+    def metrics(X, y, w=None):
+        return est._metrics(torch.from_numpy(est._model_outputs(X, 0.5)),
+                            torch.tensor(y.to_numpy()[:, None]), w)
+
+    weighted = metrics(X, y, torch.from_numpy(w))
+    assert weighted == pytest.approx(metrics(*repeated), rel=1e-12)
 
 
 def test_rows_of_weight_zero_have_no_influence():

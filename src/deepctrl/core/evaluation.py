@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,11 +24,16 @@ from deepctrl.core.data import as_inputs, as_target
 from deepctrl.core.inputs import Inputs, apply, batch_len, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
 from deepctrl.core.model import eval_mode, predict_alphas
-from deepctrl.core.rules.base import Rule, forward_all, make_context, perturb_all
+from deepctrl.core.rules.base import Rule, forward_all, make_context
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
 
 Table = dict[str, list[float]]
+
+AlphaForward = Callable[[Inputs, Sequence[float]], Tensor]
+"""Outputs (n_alphas, rows, ...) of a block of inputs at every alpha: how a sweep runs the
+model. The default is :func:`~deepctrl.core.model.predict_alphas` of the model; an ensemble
+passes the average of its members'."""
 
 ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")
 
@@ -81,30 +86,30 @@ class JoinedRows:
 
 
 def _blocks(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
-            seed: int, block_rows: int | None, need_y: bool,
+            seed: int, block_rows: int | None, need_y: bool, forward: AlphaForward | None,
             ) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
     """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
     None) per block of rows of a Dataset/DataLoader, or of inputs already placed on the
     model's device and dtype (:func:`~deepctrl.core.data.as_inputs`)."""
     device, dtype = _placement(model)
     block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
-    gen = torch.Generator(device).manual_seed(derive_seed(seed, "eval"))
+    leaves = rule.leaves() if rule is not None else []
+    gens = [torch.Generator(device).manual_seed(derive_seed(seed, "eval", k))
+            for k in range(len(leaves))]
+    at_alphas = forward or (lambda z, a: predict_alphas(model, z, a))
 
-    def run(x: Inputs, perturbed: list[Inputs | None]) -> tuple[Tensor, Tensor | None]:
-        y_hat, y_p = forward_all(lambda z: predict_alphas(model, z, alphas), x, perturbed,
-                                 out_dim=1)
+    def run(x: Inputs) -> tuple[Tensor, Tensor | None]:
+        perturbed = [leaf.perturb(x, g) for leaf, g in zip(leaves, gens, strict=True)]
+        y_hat, y_p = forward_all(lambda z: at_alphas(z, alphas), x, perturbed, out_dim=1)
         ok = satisfaction(rule, x, y_hat, perturbed, y_p) if rule is not None else None
         return y_hat, ok
 
     if is_loader(data):
         for x, y in blocks(data, block, device, dtype, "data", need_y):
-            yield (*run(x, perturb_all(rule, x, gen) if rule is not None else []), y)
+            yield (*run(x), y)
         return
-    perturbed_all = perturb_all(rule, data, gen) if rule is not None else []
     for start in range(0, batch_len(data), block):
-        part = slice(start, start + block)
-        x = rows(data, part)
-        yield (*run(x, [None if p is None else rows(p, part) for p in perturbed_all]), None)
+        yield (*run(rows(data, slice(start, start + block))), None)
 
 
 @torch.no_grad()
@@ -115,15 +120,31 @@ def predict_sweep(
     alphas: Sequence[float],
     seed: int = 0,
     block_rows: int | None = None,
+    forward: AlphaForward | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """Outputs (n_alphas, n, ...) and per-alpha rule satisfaction (n_alphas, n) or None.
 
     ``X``: a tensor (array, DataFrame), a dict of them, or a Dataset/DataLoader of inputs
     or of (x, y) pairs. The model runs in eval mode (and gets its modes back). The encoders
-    run once per block of rows; the decision block runs once on all alphas stacked.
-    Perturbations are shared by every alpha (for tensors drawn once for all of X from a
-    generator seeded from ``seed``), so a ratio does not depend on which other alphas are
-    swept. Samples a rule cannot judge are marked NaN in the satisfaction matrix.
+    run once per block of ``block_rows`` rows (default 16,384 over the number of alphas, at
+    least 32); the decision block runs once on all alphas stacked. ``forward(x, alphas)``,
+    if given, computes the outputs instead of the model (e.g. an ensemble's average; pass
+    its members as ``model``, for the inputs' device and dtype and eval mode).
+    Perturbations are shared by every alpha and drawn block by block, each leaf of the rule
+    from its own generator seeded from ``seed``: a block draws the next rows of every
+    leaf's stream, so on a CPU the draws do not depend on the block size, and a ratio does
+    not depend on which other alphas are swept. Memory holds one block's perturbed rows.
+    Samples a rule cannot judge are marked NaN in the satisfaction matrix.
+
+    >>> import deepctrl as dc
+    >>> nets = nn.ModuleList(dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    ...                      for _ in range(3))
+    >>> def mean(x, alphas):
+    ...     return torch.stack([net.forward_alphas(x, alphas) for net in nets]).mean(dim=0)
+    >>> y_hat, ok = predict_sweep(nets, dc.rules.Monotonic(0, "increasing"),
+    ...                           torch.randn(10, 2), [0.0, 1.0], forward=mean)
+    >>> tuple(y_hat.shape), tuple(ok.shape)
+    ((2, 10, 1), (2, 10))
     """
     n = None
     if not is_loader(X):
@@ -131,7 +152,7 @@ def predict_sweep(
         n = batch_len(X)
     outputs, checks = JoinedRows(n, dim=1), JoinedRows(n, dim=1)
     with eval_mode(model):
-        for y_hat, ok, _ in _blocks(model, rule, X, alphas, seed, block_rows, need_y=False):
+        for y_hat, ok, _ in _blocks(model, rule, X, alphas, seed, block_rows, False, forward):
             outputs.add(y_hat)
             if ok is not None:
                 checks.add(ok)
@@ -167,6 +188,7 @@ def sweep(
     alphas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 10)),
     metrics: Sequence[str] = ("mae",),
     seed: int = 0,
+    forward: AlphaForward | None = None,
 ) -> Table:
     """Metrics and verification ratio at every alpha, in eval mode.
 
@@ -176,6 +198,8 @@ def sweep(
     holds one block. Returns a dict of equal-length lists: ``alpha``, one list per metric
     (mae, mse, rmse, bce, cross_entropy, accuracy, auc) and ``verification_ratio`` (when
     ``rule`` is given): the fraction of samples the rule can judge that satisfy it.
+    ``forward``: the outputs at every alpha instead of the model's, as in
+    :func:`predict_sweep`.
     """
     alphas = [float(a) for a in alphas]
     if not alphas:
@@ -186,11 +210,11 @@ def sweep(
     if is_loader(X):
         if y is not None:
             raise ValueError("sweep takes the targets from the Dataset/DataLoader: pass y=None")
-        return _streamed_sweep(model, rule, X, alphas, metrics, seed, need_y=True)
+        return _streamed_sweep(model, rule, X, alphas, metrics, seed, True, forward)
     if y is None:
         raise ValueError("sweep needs y (or X as a Dataset/DataLoader of (x, y) pairs)")
     y = as_target(y, "y")
-    y_hat, ok = predict_sweep(model, rule, X, alphas, seed)
+    y_hat, ok = predict_sweep(model, rule, X, alphas, seed, forward=forward)
     y = y.to(y_hat.device)
     if y.shape[0] != y_hat.shape[1]:
         raise ValueError(f"X has {y_hat.shape[1]} rows but y has {y.shape[0]}")
@@ -203,20 +227,22 @@ def sweep(
 
 
 def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
-                       seed: int = 0) -> float:
+                       seed: int = 0, forward: AlphaForward | None = None) -> float:
     """Fraction of the samples of X (that the rule can judge) on which the rule holds.
-    ``X``: tensors, a dict of them, or a Dataset/DataLoader (of inputs or (x, y) pairs)."""
+    ``X``: tensors, a dict of them, or a Dataset/DataLoader (of inputs or (x, y) pairs);
+    ``forward`` as in :func:`predict_sweep`."""
     if is_loader(X):
-        table = _streamed_sweep(model, rule, X, [float(alpha)], (), seed, need_y=False)
+        table = _streamed_sweep(model, rule, X, [float(alpha)], (), seed, False, forward)
         return table["verification_ratio"][0]
-    _, ok = predict_sweep(model, rule, X, [float(alpha)], seed)
+    _, ok = predict_sweep(model, rule, X, [float(alpha)], seed, forward=forward)
     assert ok is not None
     return float(ok.nanmean())
 
 
 @torch.no_grad()
 def _streamed_sweep(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
-                    metrics: Sequence[str], seed: int, need_y: bool) -> Table:
+                    metrics: Sequence[str], seed: int, need_y: bool,
+                    forward: AlphaForward | None) -> Table:
     """:func:`sweep` on a Dataset/DataLoader, accumulated block by block: memory holds one
     block (and, for auc, one score per row and alpha)."""
     A = len(alphas)
@@ -226,7 +252,7 @@ def _streamed_sweep(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequ
     targets: list[Tensor] = []
     n = 0
     with eval_mode(model):
-        for y_hat, ok, y in _blocks(model, rule, data, alphas, seed, None, need_y):
+        for y_hat, ok, y in _blocks(model, rule, data, alphas, seed, None, need_y, forward):
             if y is not None:
                 for name, total in sums.items():
                     total += torch.stack([MEANS[name](y_hat[i], y).double().sum()

@@ -1,8 +1,10 @@
-"""Pure metric functions. ``per_sample`` losses drive training; ``score`` reports.
+"""Pure metric functions. ``per_sample`` losses drive training; ``score`` reports, with
+optional sample weights.
 
 >>> import torch
->>> float(score("mae", torch.tensor([[1.0], [3.0]]), torch.tensor([[2.0], [2.0]])))
-1.0
+>>> y_hat, y = torch.tensor([[1.0], [4.0]]), torch.tensor([[2.0], [2.0]])
+>>> float(score("mae", y_hat, y)), float(score("mae", y_hat, y, torch.tensor([3.0, 1.0])))
+(1.5, 1.25)
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 PerSample = Callable[[Tensor, Tensor], Tensor]
-
-_EPS = 1e-7
+Score = Callable[[Tensor, Tensor, Tensor | None], Tensor]
 
 
 def _flat(t: Tensor) -> Tensor:
@@ -70,53 +71,89 @@ def per_sample(loss: str | PerSample) -> PerSample:
     return PER_SAMPLE[loss]
 
 
+def _score_dtype(y_hat: Tensor) -> torch.dtype:
+    return y_hat.dtype if y_hat.is_floating_point() else torch.float32
+
+
 def correct_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
     """1.0 where the prediction is right: binary (probabilities, threshold 0.5) or
-    multi-class (argmax of scores)."""
+    multi-class (argmax of scores); in the dtype of floating-point ``y_hat``."""
     if y_hat.dim() == 2 and y_hat.shape[1] > 1:
-        return (y_hat.argmax(dim=1) == y.reshape(-1).long()).float()
-    return ((_flat(y_hat)[:, 0] > 0.5) == (_flat(y)[:, 0] > 0.5)).float()
+        right = y_hat.argmax(dim=1) == y.reshape(-1).long()
+    else:
+        right = (_flat(y_hat)[:, 0] > 0.5) == (_flat(y)[:, 0] > 0.5)
+    return right.to(_score_dtype(y_hat))
 
 
-def accuracy(y_hat: Tensor, y: Tensor) -> Tensor:
-    """Binary (probabilities, threshold 0.5) or multi-class (argmax of scores) accuracy."""
-    return correct_per_sample(y_hat, y).mean()
+def weighted_mean(values: Tensor, weight: Tensor | None = None) -> Tensor:
+    """The mean of per-sample ``values``; with ``weight`` (one per sample, >= 0) the weighted
+    mean sum(w v) / sum(w), summed in float64 (NaN when the weights sum to zero).
+
+    >>> float(weighted_mean(torch.tensor([1.0, 4.0]), torch.tensor([3.0, 1.0])))
+    1.75
+    """
+    if weight is None:
+        return values.mean()
+    w = _weights(weight, values.shape[0], values.device)
+    return (values.double() * w).sum() / w.sum()
 
 
-def auc(y_hat: Tensor, y: Tensor) -> Tensor:
-    """Area under the ROC curve of binary scores (ties count one half).
+def _weights(weight: Tensor, n: int, device: torch.device) -> Tensor:
+    w = weight.reshape(-1).to(device=device, dtype=torch.float64)
+    if w.shape[0] != n:
+        raise ValueError(f"{w.shape[0]} weights for {n} samples (one weight per sample)")
+    return w
+
+
+def accuracy(y_hat: Tensor, y: Tensor, weight: Tensor | None = None) -> Tensor:
+    """Binary (probabilities, threshold 0.5) or multi-class (argmax of scores) accuracy,
+    weighted by sample if ``weight`` is given."""
+    return weighted_mean(correct_per_sample(y_hat, y), weight)
+
+
+def auc(y_hat: Tensor, y: Tensor, weight: Tensor | None = None) -> Tensor:
+    """Area under the ROC curve of binary scores (ties count one half): the chance that a
+    positive scores above a negative, each pair counted with the product of the two
+    samples' weights if ``weight`` is given. NaN without a positive or negative weight.
 
     >>> float(auc(torch.tensor([0.1, 0.4, 0.35, 0.8]), torch.tensor([0, 0, 1, 1])))
     0.75
+    >>> float(auc(torch.tensor([0.1, 0.4, 0.35, 0.8]), torch.tensor([0, 0, 1, 1]),
+    ...           torch.tensor([1.0, 3.0, 1.0, 1.0])))
+    0.625
     """
     s = _flat(y_hat)[:, 0].double()
     pos = _flat(y)[:, 0] > 0.5
-    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
-    if n_pos == 0 or n_neg == 0:
-        return torch.tensor(float("nan"))
-    ranks = _average_ranks(s)
-    return ((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)).float()
+    w = torch.ones_like(s) if weight is None else _weights(weight, s.shape[0], s.device)
+    dtype = _score_dtype(y_hat) if weight is None else torch.float64
+    w_pos, w_neg = w[pos].sum(), w[~pos].sum()
+    if w_pos == 0 or w_neg == 0:
+        return torch.tensor(float("nan"), dtype=dtype)
+    area = (w[pos] * _mid_ranks(s, w)[pos]).sum() - w_pos * w_pos / 2
+    return (area / (w_pos * w_neg)).to(dtype)
 
 
-def _average_ranks(s: Tensor) -> Tensor:
-    """1-based ranks with ties given their average rank."""
+def _mid_ranks(s: Tensor, w: Tensor) -> Tensor:
+    """Per sample, the weight of the samples scored below it plus half the weight of those
+    scored equal (itself included): with unit weights the average rank less one half,
+    exact in float64."""
     order = torch.argsort(s)
-    sorted_s = s[order]
-    _, inverse, counts = torch.unique_consecutive(sorted_s, return_inverse=True,
+    _, inverse, counts = torch.unique_consecutive(s[order], return_inverse=True,
                                                   return_counts=True)
-    ends = torch.cumsum(counts, 0).double()
-    avg = ends - (counts.double() - 1) / 2
+    tied = torch.zeros(counts.shape[0], dtype=w.dtype, device=w.device)
+    tied.index_add_(0, inverse, w[order])
+    mid = torch.cumsum(tied, 0) - tied / 2
     ranks = torch.empty_like(s)
-    ranks[order] = avg[inverse]
+    ranks[order] = mid[inverse]
     return ranks
 
 
-SCORES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
-    "mae": lambda p, y: mae_per_sample(p, y).mean(),
-    "mse": lambda p, y: mse_per_sample(p, y).mean(),
-    "rmse": lambda p, y: mse_per_sample(p, y).mean().sqrt(),
-    "bce": lambda p, y: bce_per_sample(p, y).mean(),
-    "cross_entropy": lambda p, y: cross_entropy_per_sample(p, y).mean(),
+SCORES: dict[str, Score] = {
+    "mae": lambda p, y, w: weighted_mean(mae_per_sample(p, y), w),
+    "mse": lambda p, y, w: weighted_mean(mse_per_sample(p, y), w),
+    "rmse": lambda p, y, w: weighted_mean(mse_per_sample(p, y), w).sqrt(),
+    "bce": lambda p, y, w: weighted_mean(bce_per_sample(p, y), w),
+    "cross_entropy": lambda p, y, w: weighted_mean(cross_entropy_per_sample(p, y), w),
     "accuracy": accuracy,
     "auc": auc,
 }
@@ -132,8 +169,10 @@ MEANS: dict[str, PerSample] = {
 can be accumulated block by block; auc needs every score at once."""
 
 
-def score(name: str, y_hat: Tensor, y: Tensor) -> Tensor:
-    """Metric ``name`` (mae, mse, rmse, bce, cross_entropy, accuracy, auc) as a 0-d tensor."""
+def score(name: str, y_hat: Tensor, y: Tensor, weight: Tensor | None = None) -> Tensor:
+    """Metric ``name`` (mae, mse, rmse, bce, cross_entropy, accuracy, auc) as a 0-d tensor in
+    the dtype of ``y_hat``; with ``weight`` (one per sample, >= 0) each sample counts in
+    proportion to its weight, and the result is float64."""
     if name not in SCORES:
         raise ValueError(f"unknown metric {name!r}; use one of {sorted(SCORES)}")
-    return SCORES[name](y_hat, y)
+    return SCORES[name](y_hat, y, weight)

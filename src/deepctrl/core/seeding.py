@@ -8,12 +8,16 @@ _STREAMS = {"init": 0, "shuffle": 1, "noise": 2, "perturb": 3, "alpha": 4, "val"
             "forward": 7}
 
 
-def derive_seed(seed: int, stream: str) -> int:
+def derive_seed(seed: int, stream: str, index: int = 0) -> int:
     """A 63-bit seed for ``stream`` ("init", "shuffle", "noise", "perturb", "alpha", "val",
-    "eval", or "forward": the dropout masks of a seed trained among others).
+    "eval", or "forward": the dropout masks of a seed trained among others); ``index`` > 0
+    gives further independent streams of the same kind (one per rule leaf, say).
 
     >>> derive_seed(0, "alpha") == derive_seed(0, "alpha") != derive_seed(1, "alpha")
     True
+    >>> derive_seed(0, "eval", 1) != derive_seed(0, "eval")
+    True
     """
-    state = np.random.SeedSequence([int(seed) & 0xFFFFFFFF, _STREAMS[stream]]).generate_state(2)
+    entropy = [int(seed) & 0xFFFFFFFF, _STREAMS[stream], *([int(index)] if index else [])]
+    state = np.random.SeedSequence(entropy).generate_state(2)
     return int((int(state[0]) << 32 | int(state[1])) & 0x7FFF_FFFF_FFFF_FFFF)

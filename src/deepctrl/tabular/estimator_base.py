@@ -15,7 +15,7 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from torch import Tensor
+from torch import Tensor, nn
 
 from deepctrl.core import evaluation, methods, priors
 from deepctrl.core.data import resolve_device
@@ -24,8 +24,6 @@ from deepctrl.core.inputs import Inputs
 from deepctrl.core.methods import RHO_MODES
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import DeepCTRL
-from deepctrl.core.rules.base import forward_all, perturb_all
-from deepctrl.core.seeding import derive_seed
 from deepctrl.engine import training
 from deepctrl.engine.training import LR_SCHEDULES
 from deepctrl.tabular import model_file
@@ -96,9 +94,10 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         """Average (seeds, ...) model outputs into one prediction."""
         return outputs.mean(dim=0)
 
-    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray,
-                 weight: np.ndarray | None = None) -> dict[str, float]:
-        """Error metrics of model outputs against targets, weighted by row if given."""
+    def _metrics(self, y_model: Tensor, y_true: Tensor,
+                 weight: Tensor | None = None) -> dict[str, float]:
+        """Error metrics of model outputs (float64) against targets, weighted by row if
+        given (:func:`deepctrl.core.metrics.score`)."""
         raise NotImplementedError
 
     def _class_weights(self, y_metric: np.ndarray) -> np.ndarray | None:
@@ -279,28 +278,21 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         return keep_rule_alpha(table, self.primary_metric)
 
     # -- evaluation ----------------------------------------------------------------------
-    @torch.no_grad()
-    def _evaluate(self, X: Tensor, alphas: Sequence[float], rule: bool = True,
-                  seed: int = 0) -> tuple[Tensor, Tensor | None]:
-        """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None."""
+    def _forward_alphas(self, x: Inputs, alphas: Sequence[float]) -> Tensor:
+        """The networks' combined outputs (n_alphas, rows, out) on encoded rows ``x`` at every
+        alpha: the forward of the sweeps."""
+        return self._combine(torch.stack([m.forward_alphas(x, alphas) for m in self.models_]))
+
+    def _evaluate(self, X: Tensor, alphas: Sequence[float],
+                  rule: bool = True) -> tuple[Tensor, Tensor | None]:
+        """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None:
+        :func:`~deepctrl.core.evaluation.predict_sweep` of the networks' combined forward,
+        in blocks of max(64, SWEEP_ROWS // n_alphas) rows."""
         alphas = [float(a) for a in alphas]
-        active = self.rule_ if rule else None
-
-        def forward(z: Inputs) -> Tensor:
-            return self._combine(torch.stack([m.forward_alphas(z, alphas)
-                                              for m in self.models_]))
-
-        gen = torch.Generator().manual_seed(derive_seed(seed, "eval"))
-        block = max(64, SWEEP_ROWS // len(alphas))  # the alphas' hidden layers stay small
-        outputs, checks = JoinedRows(X.shape[0], dim=1), JoinedRows(X.shape[0], dim=1)
-        for start in range(0, X.shape[0], block):
-            x = X[start:start + block]
-            perturbed = perturb_all(active, x, gen) if active is not None else []
-            y, y_p = forward_all(forward, x, perturbed, out_dim=1)
-            outputs.add(y)
-            if active is not None:
-                checks.add(evaluation.satisfaction(active, x, y, perturbed, y_p))
-        return outputs.result(), checks.result() if active is not None else None
+        return evaluation.predict_sweep(nn.ModuleList(self.models_),
+                                        self.rule_ if rule else None, X, alphas,
+                                        block_rows=max(64, SWEEP_ROWS // len(alphas)),
+                                        forward=self._forward_alphas)
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
         """Combined outputs at ``alpha``: one value for every row, or one per row (an
@@ -329,6 +321,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
                        weight: np.ndarray | None = None) -> dict[str, list[float]]:
+        """:meth:`sweep` on encoded rows, with targets for the metrics and row weights."""
         if self.rule_ is None:
             alphas = [float(a) for a in alphas]
             y, _ = self._evaluate(X, [0.0], rule=False)
@@ -338,12 +331,14 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
             y, ok = self._evaluate(X, alphas)
         table: dict[str, list[float]] = {"alpha": [float(a) for a in alphas],
                                          "verification_ratio": []}
+        target = None if y_true is None else torch.tensor(y_true)
+        w = None if weight is None else torch.tensor(weight)
         for i in range(len(alphas)):
             ratio = float(ok[i].nanmean()) if ok is not None else float("nan")
             table["verification_ratio"].append(ratio)
-            if y_true is None:
+            if target is None:
                 continue
-            for name, value in self._metrics(y[i].double().numpy(), y_true, weight).items():
+            for name, value in self._metrics(y[i].double(), target, w).items():
                 table.setdefault(name, []).append(value)
         return table
 

@@ -36,13 +36,13 @@ import torch
 import torch.nn.functional as F
 from scipy.special import expit
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 from torch import Tensor
 
+from deepctrl.core.metrics import score
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.model_file import load_estimator, register
 from deepctrl.tabular.table_rules import Outputs
@@ -155,11 +155,10 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def _raw(self, y_model: np.ndarray) -> np.ndarray:
         return y_model * self.target_scale_ + self.target_mean_
 
-    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray,
-                 weight: np.ndarray | None = None) -> dict[str, float]:
-        err = self._raw(y_model) - y_true
-        return {"mae": float(np.average(np.abs(err).mean(axis=1), weights=weight)),
-                "mse": float(np.average((err ** 2).mean(axis=1), weights=weight))}
+    def _metrics(self, y_model: Tensor, y_true: Tensor,
+                 weight: Tensor | None = None) -> dict[str, float]:
+        raw = torch.from_numpy(self._raw(y_model.numpy()))
+        return {name: float(score(name, raw, y_true, weight)) for name in ("mae", "mse")}
 
     def predict(self, X: Any, alpha: Any = None) -> np.ndarray:
         """Predictions in the target's units at rule strength ``alpha`` (default ``alpha_``;
@@ -286,22 +285,23 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         p = np.exp(y_model)
         return p / p.sum(axis=1, keepdims=True)
 
-    def _metrics(self, y_model: np.ndarray, y_true: np.ndarray,
-                 weight: np.ndarray | None = None) -> dict[str, float]:
-        proba = self._proba(y_model)
-        picked = proba[np.arange(len(y_true)), y_true]
-        name = "bce" if proba.shape[1] == 2 else "cross_entropy"
-        out = {name: float(np.average(-np.log(picked.clip(_EPS, 1.0)), weights=weight)),
-               "accuracy": float(np.average(proba.argmax(axis=1) == y_true, weights=weight))}
-        try:
-            out["auc"] = float(
-                roc_auc_score(y_true, proba[:, 1], sample_weight=weight)
-                if proba.shape[1] == 2 else
-                roc_auc_score(y_true, proba, multi_class="ovr", sample_weight=weight,
-                              labels=np.arange(proba.shape[1])))
-        except ValueError:
-            out["auc"] = float("nan")
-        return out
+    def _metrics(self, y_model: Tensor, y_true: Tensor,
+                 weight: Tensor | None = None) -> dict[str, float]:
+        """The log loss (bce, or cross_entropy for several classes: the binary cross entropy
+        of the probability given to each row's class, at least 1e-7, against 1), accuracy,
+        and auc (for several classes the mean over the classes of each one against the
+        rest; NaN when a class is missing)."""
+        proba = torch.from_numpy(self._proba(y_model.numpy()))
+        given = proba[torch.arange(y_true.shape[0]), y_true].clamp(_EPS, 1.0)[:, None]
+        if proba.shape[1] == 2:
+            auc = score("auc", proba[:, 1], y_true, weight)
+        else:
+            auc = torch.stack([score("auc", proba[:, k], y_true == k, weight)
+                               for k in range(proba.shape[1])]).mean()
+        return {"bce" if proba.shape[1] == 2 else "cross_entropy":
+                float(score("bce", given, torch.ones_like(given), weight)),
+                "accuracy": float(score("accuracy", proba, y_true, weight)),
+                "auc": float(auc)}
 
     def predict_proba(self, X: Any, alpha: Any = None) -> np.ndarray:
         """Class probabilities (n, n_classes) at rule strength ``alpha`` (one value, or an
