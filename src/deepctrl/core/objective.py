@@ -36,7 +36,7 @@ from deepctrl.core.methods import DeepCTRLMethod, Method, Terms
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import accepts_alpha, eval_mode
 from deepctrl.core.rules.base import Rule, forward_all, perturb_all
-from deepctrl.core.scale import RunningScales, Scales, data_scales
+from deepctrl.core.scale import scales_of
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
 
@@ -149,7 +149,8 @@ class Objective:
             return lambda z: _upcast(self._forward(apply(lambda t: t[0], z), alpha))[None]
 
         def estimate(reference: bool) -> tuple[Tensor, Tensor]:
-            scales = self._scales(data, block_rows) if reference else None
+            scales = scales_of(data if is_loader(data) else as_pair(data, "data", device, dtype),
+                               block_rows, device, dtype) if reference else None
             gen = torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
             sums = torch.zeros(3, dtype=torch.float64, device=device)
             with eval_mode(self.model), torch.no_grad():
@@ -168,15 +169,6 @@ class Objective:
             return (sums[:1] / sums[2]).float().cpu(), (sums[1:2] / sums[2]).float().cpu()
 
         return estimate
-
-    def _scales(self, data: Any, block_rows: int) -> tuple[Scales, Tensor]:
-        device, dtype = self._device(), self._dtype()
-        if not is_loader(data):
-            return data_scales(*as_pair(data, "data", device, dtype))
-        acc = RunningScales()
-        for x, y in blocks(data, block_rows, device, dtype, "data"):
-            acc.add(x, y)  # type: ignore[arg-type]
-        return acc.result()
 
     def _setup(self, estimate: Callable[[bool], tuple[Tensor, Tensor]]) -> None:
         n_rules = len(self.rule.leaves()) if self.rule is not None else 0

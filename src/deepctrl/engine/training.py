@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import copy
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,11 +25,12 @@ from deepctrl.core.data import as_data, resolve_device
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import DeepCTRLMethod, Method
-from deepctrl.core.metrics import PerSample, per_sample
+from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import is_loader
 from deepctrl.engine.callbacks import Callback, EpochEnd, as_callbacks
+from deepctrl.engine.options import LR_SCHEDULES, Options
 from deepctrl.engine.trainer import Trainer
 
 
@@ -232,45 +232,6 @@ def fit_methods(
                 desc or " + ".join(m.name for m in members))
 
 
-@dataclass(frozen=True, kw_only=True)
-class Options:
-    """How :func:`fit` trains (its keyword arguments other than data, method and seeds)."""
-
-    task_loss: str | PerSample = "mae"
-    batch_size: int = 64
-    lr: float = 1e-3
-    max_epochs: int = 1000
-    patience: int = 10
-    val_every: int = 1
-    progress: bool = False
-    input_noise: float = 0.0
-    shuffle: bool = True
-    device: str | torch.device | None = None
-    reinit: bool = True
-    chunk_batches: int = 64
-    compile: bool = False
-    exact_sums: bool = False
-    lr_schedule: str = "constant"
-    callbacks: tuple[Any, ...] = ()
-
-
-LR_SCHEDULES = ("constant", "cosine")
-LR_FLOOR = 1 / 50
-"""The cosine schedule's last learning rate, as a fraction of the first."""
-
-
-def scheduled_lr(schedule: str, lr: float, epoch: int, epochs: int) -> float:
-    """The learning rate of epoch ``epoch`` (from 1) of ``epochs`` under ``schedule``.
-
-    >>> [round(scheduled_lr("cosine", 1.0, e, 3), 2) for e in (1, 2, 3)]
-    [1.0, 0.51, 0.02]
-    """
-    if schedule == "constant":
-        return lr
-    t = (epoch - 1) / max(1, epochs - 1)
-    return lr * (LR_FLOOR + (1 - LR_FLOOR) * 0.5 * (1 + math.cos(math.pi * t)))
-
-
 def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int],
            model: nn.Module, o: Options) -> None:
     if train is None:
@@ -303,16 +264,12 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
     train_data, train_w = _data(train, "train", device, dtype)
     val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
-    trainer = Trainer(models, rule, method, train_data, val_data,
-                      loss_fn=per_sample(o.task_loss), task_loss=o.task_loss,
-                      batch_size=o.batch_size, lr=o.lr, seeds=copies,
-                      input_noise=o.input_noise, shuffle=o.shuffle, device=device,
-                      chunk_batches=o.chunk_batches, compile=o.compile,
-                      exact_sums=o.exact_sums, train_weights=train_w, val_weights=val_w)
+    trainer = Trainer(models, rule, method, train_data, val_data, o, seeds=copies,
+                      device=device, train_weights=train_w, val_weights=val_w)
+    trainer.check()
+    trainer.calibrate()
     start = time.perf_counter()
-    history, epochs, best_epochs, best = trainer.run(
-        o.max_epochs, o.patience, o.val_every, o.progress, desc,
-        lambda epoch: scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs), callbacks)
+    history, epochs, best_epochs, best = trainer.run(desc, callbacks)
     seconds = time.perf_counter() - start
     path = trainer.stack.path or "lowered"
     k = len(seeds)

@@ -27,7 +27,7 @@ from deepctrl.core.model import DeepCTRL
 from deepctrl.core.rules.base import forward_all, perturb_all
 from deepctrl.core.seeding import derive_seed
 from deepctrl.engine import training
-from deepctrl.engine.training import LR_SCHEDULES
+from deepctrl.engine.options import LR_SCHEDULES
 from deepctrl.tabular import model_file
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
