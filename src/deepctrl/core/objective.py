@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.distributed as tdist
 from torch import Tensor, nn
 
 from deepctrl.core.data import as_pair, as_weights
@@ -39,6 +38,7 @@ from deepctrl.core.rules.base import Rule, forward_all, perturb_all
 from deepctrl.core.scale import scales_of
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
+from deepctrl.core.world import World
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 
@@ -70,10 +70,6 @@ class ObjectiveOutput:
         if self.satisfied is None or self.judged is None or not bool(self.judged.any()):
             return math.nan
         return float(self.satisfied[self.judged].float().mean())
-
-
-def _world() -> int:
-    return tdist.get_world_size() if tdist.is_available() and tdist.is_initialized() else 1
 
 
 def _upcast(t: Tensor) -> Tensor:
@@ -164,8 +160,7 @@ class Objective:
                     sums[1] += block_sums(one_seed(0.0), None, self.loss_fn, xs, ys, [],
                                           "task")[0]
                     sums[2] += batch_len(x)
-            if _world() > 1:
-                tdist.all_reduce(sums)
+            sums = World.current().all_reduce_sum(sums)
             return (sums[:1] / sums[2]).float().cpu(), (sums[1:2] / sums[2]).float().cpu()
 
         return estimate
@@ -242,11 +237,10 @@ class Objective:
         """Call after the optimizer step: updates the method's state (LagrangianDual's
         multipliers, from the batch's violations averaged over DDP ranks)."""
         terms = out.terms
-        world = _world()
-        if self.method.needs_violations and world > 1:
-            v = terms.violations.detach().clone()
-            tdist.all_reduce(v)
-            terms = terms._replace(violations=v / world)
+        world = World.current()
+        if self.method.needs_violations and world.size > 1:
+            v = world.all_reduce_sum(terms.violations.detach())
+            terms = terms._replace(violations=v / world.size)
         if self.state is not None:
             self.method.after_step(terms, self.state)
 

@@ -23,7 +23,7 @@ from deepctrl.core.model import in_mode
 from deepctrl.core.rules.base import Rule
 from deepctrl.core.scale import Scales, scales_of
 from deepctrl.core.sources import blocks, is_loader
-from deepctrl.engine.distributed import World
+from deepctrl.core.world import World
 from deepctrl.engine.ensemble import Stack
 from deepctrl.engine.feed import Streams, add_noise, perturb_seeds, seed_rows, with_noise
 

@@ -41,7 +41,7 @@ from deepctrl.core.sources import LoaderBatches, blocks, is_loader
 from deepctrl.engine.callbacks import Callback, EpochEnd
 from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.data_losses import DataLosses
-from deepctrl.engine.distributed import World
+from deepctrl.engine.distributed import join_world
 from deepctrl.engine.early_stopping import EarlyStopping
 from deepctrl.engine.ensemble import FlatAdam, Stack
 from deepctrl.engine.feed import Streams, add_noise, mean_one, perturb_seeds, seed_rows
@@ -83,7 +83,7 @@ class Trainer:
         self.chunk = max(1, min(options.chunk_batches, CHUNK_ROWS // self.batch_size))
         self.dtype = next(models[0].parameters()).dtype
         self.train_weights = mean_one(train_weights, device, self.dtype)
-        self.world = World.from_env(device)
+        self.world = join_world(device)
         self.models = models
         self.exact = options.exact_sums
         reduce = self.world.all_reduce_ if self.world.size > 1 else None
