@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from deepctrl.core.inputs import Inputs, expand_seeds, rows, stack
+from deepctrl.core.inputs import Inputs, expand_seeds, rows, stack_inputs
 from deepctrl.core.losses import block_sums
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import in_mode
@@ -70,7 +70,7 @@ class DataLosses:
             part = slice(start, min(start + self.step, n))
             wp = None if w is None else w[part]
             if isinstance(X, list):
-                yield stack([rows(x, part) for x in X]), y[part], wp
+                yield stack_inputs([rows(x, part) for x in X]), y[part], wp
             else:
                 yield expand_seeds(rows(X, part), S), y[part], wp
 

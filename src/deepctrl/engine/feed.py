@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from deepctrl.core.inputs import Inputs, apply, seed_of, stack
+from deepctrl.core.inputs import Inputs, apply, seed_of, stack_inputs
 from deepctrl.core.rules.base import Rule, perturb_all
 from deepctrl.core.seeding import derive_seed
 
@@ -47,7 +47,8 @@ def perturb_seeds(rule: Rule | None, xs: Inputs, gens: Sequence[torch.Generator]
     if rule is None:
         return []
     per_seed = [perturb_all(rule, seed_of(xs, i), g) for i, g in enumerate(gens)]
-    return [None if parts[0] is None else stack(parts) for parts in zip(*per_seed, strict=True)]
+    return [None if parts[0] is None else stack_inputs(parts)
+            for parts in zip(*per_seed, strict=True)]
 
 
 def seed_rows(x: Inputs, part: slice) -> Inputs:

@@ -64,12 +64,14 @@ class Trainer:
     """Trains the seeds of one :func:`deepctrl.fit` call with ``options``: call
     :meth:`check`, :meth:`calibrate`, then :meth:`run`.
 
-    ``train``, ``val``: ``(X, y)`` tensors or a Dataset/DataLoader (``val`` may be None);
+    ``copy_seeds``: the seed of every copy of the model in the stack (the fit's seeds, once
+    per method). ``train``, ``val``: ``(X, y)`` tensors or a Dataset/DataLoader (``val`` may
+    be None);
     ``train_weights``, ``val_weights``: per-row sample weights (n,) of tensor data, or None.
     """
 
     def __init__(self, models: list[nn.Module], rule: Rule | None, method: Method,
-                 train: Any, val: Any, options: Options, *, seeds: list[int],
+                 train: Any, val: Any, options: Options, *, copy_seeds: list[int],
                  device: torch.device, train_weights: Tensor | None = None,
                  val_weights: Tensor | None = None) -> None:
         if (train_weights is not None and is_loader(train)) or (
@@ -78,7 +80,8 @@ class Trainer:
                              "Dataset or DataLoader")
         self.rule, self.method, self.options = rule, method, options
         self.loss_fn, self.task_loss = per_sample(options.task_loss), options.task_loss
-        self.batch_size, self.seeds, self.noise = options.batch_size, seeds, options.input_noise
+        self.batch_size, self.noise = options.batch_size, options.input_noise
+        self.seeds = copy_seeds
         self.shuffle, self.device = options.shuffle, device
         self.chunk = max(1, min(options.chunk_batches, CHUNK_ROWS // self.batch_size))
         self.dtype = next(models[0].parameters()).dtype
@@ -88,15 +91,15 @@ class Trainer:
         self.exact = options.exact_sums
         reduce = self.world.all_reduce_ if self.world.size > 1 else None
         self.sums = ExactSums(reduce) if self.exact else None
-        self.stack = Stack(models, seeds, self.sums)
+        self.stack = Stack(models, copy_seeds, self.sums)
         self.world.broadcast_(self.stack.flat.detach())
         self.opt = FlatAdam(self.stack, lr=options.lr)
-        self.streams = Streams(seeds, device)
-        self.active = list(range(len(seeds)))
+        self.streams = Streams(copy_seeds, device)
+        self.active = list(range(len(copy_seeds)))
         self.use_rule = rule is not None and method.uses_rule
         self.need_violations = self.use_rule and method.needs_violations
         self.train_data, self.val_data = train, val
-        self.batches = (LoaderBatches(train, self.batch_size, self.shuffle, seeds, device,
+        self.batches = (LoaderBatches(train, self.batch_size, self.shuffle, copy_seeds, device,
                                       self.dtype) if is_loader(train) else None)
         self.losses = DataLosses(self.stack, rule, self.loss_fn, train, val,
                                  batch_size=self.batch_size, streams=self.streams,

@@ -328,7 +328,7 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
     train_data, train_w = _data(train, "train", device, dtype)
     val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
-    trainer = Trainer(models, rule, method, train_data, val_data, o, seeds=copies,
+    trainer = Trainer(models, rule, method, train_data, val_data, o, copy_seeds=copies,
                       device=device, train_weights=train_w, val_weights=val_w)
     trainer.check()
     trainer.calibrate()
