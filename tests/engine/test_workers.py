@@ -5,6 +5,7 @@ import torch
 
 import deepctrl as dc
 from deepctrl.engine.workers import default_workers, run_jobs, seed_parts
+from helpers import small_net
 
 
 def _data():
@@ -15,7 +16,7 @@ def _data():
 
 
 def _net():
-    return dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+    return small_net()
 
 
 def _same(a, b):
