@@ -34,8 +34,8 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import deepctrl as dc
+from deepctrl.engine.workers import seed_parts
 from deepctrl.paper.datasets import pendulum
-from deepctrl.paper.experiments.common import seed_parts
 from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
 
 

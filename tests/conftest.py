@@ -10,6 +10,7 @@ import pytest
 import torch
 
 torch.set_num_threads(1)
+sys.path.insert(0, str(Path(__file__).parent))  # tests import the shared helpers.py
 
 
 @pytest.fixture

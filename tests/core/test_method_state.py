@@ -6,15 +6,12 @@ import torch
 import deepctrl as dc
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import Terms
-
-
-def ones(n):
-    return lambda reference: (torch.ones(n), 2 * torch.ones(n))
+from helpers import loss_estimate
 
 
 def test_select_and_join_keep_each_seed_with_its_own_tensors_and_prior():
     method = dc.methods.DeepCTRL(rho="paper")
-    state = method.init_state([7, 8, 9], 1, ones(3))
+    state = method.init_state([7, 8, 9], 1, loss_estimate(3, task=2.0))
     assert state["rho"].tolist() == [0.5, 0.5, 0.5] and len(state.priors) == 3
     state["rho"] = torch.tensor([1.0, 2.0, 3.0])
     first, rest = state.select([True, False, False]), state.select([False, True, True])
@@ -28,14 +25,15 @@ def test_select_and_join_keep_each_seed_with_its_own_tensors_and_prior():
 
 def test_each_seed_draws_from_its_own_generator_after_a_round_trip():
     method = dc.methods.DeepCTRL(rho=1.0)
-    state = method.init_state([0, 1], 1, ones(2))
+    state = method.init_state([0, 1], 1, loss_estimate(2, task=2.0))
     method.draw_alphas(5, state)
     saved = state.state_dict()
     expected = method.draw_alphas(4, state)
     again = method.load_state(saved)
     assert torch.equal(method.draw_alphas(4, again), expected)
     assert again["rho"].tolist() == [1.0, 1.0]
-    alone = method.init_state([1], 1, ones(1))  # seed 1's draws do not depend on seed 0
+    # seed 1's draws do not depend on seed 0
+    alone = method.init_state([1], 1, loss_estimate(1, task=2.0))
     method.draw_alphas(5, alone)
     assert torch.equal(method.draw_alphas(4, alone)[0], expected[1])
 
@@ -43,7 +41,7 @@ def test_each_seed_draws_from_its_own_generator_after_a_round_trip():
 def test_a_stack_state_has_one_part_per_member_and_slices_them_together():
     stack = MethodStack([dc.methods.LagrangianDual(1.0), dc.methods.DeepCTRL(rho=2.0)],
                         seeds_each=2)
-    state = stack.init_state([0, 1, 0, 1], 2, ones(4))
+    state = stack.init_state([0, 1, 0, 1], 2, loss_estimate(4, task=2.0))
     assert [len(p) for p in state.parts] == [2, 2] and len(state) == 4
     t = Terms(torch.zeros(4), torch.zeros(4), torch.tensor([[1.0, -1.0], [2.0, 0.5]] * 2),
               torch.zeros(4))
@@ -69,7 +67,7 @@ def test_bad_states_are_refused():
     other.add("rho", torch.ones(1))
     with pytest.raises(ValueError, match="same method"):
         dc.methods.SeedState.join([state, other])
-    saved = dc.methods.DeepCTRL(rho=1.0).init_state([0], 1, ones(1)).state_dict()
+    saved = dc.methods.DeepCTRL(rho=1.0).init_state([0], 1, loss_estimate(1, task=2.0)).state_dict()
     with pytest.raises(ValueError, match="pass the method's prior"):
         dc.methods.SeedState.from_state_dict(saved)
 

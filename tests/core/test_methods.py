@@ -9,6 +9,7 @@ import deepctrl as dc
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import Terms
 from deepctrl.core.rules import Monotonic, Penalty, Perturbation
+from helpers import loss_estimate
 
 X = torch.tensor([[1.0], [2.0], [3.0]])
 
@@ -78,14 +79,14 @@ def test_objectives_by_hand():
     t = Terms(task=torch.tensor([2.0]), rule=torch.tensor([4.0]),
               violations=torch.tensor([[1.0, -3.0]]), alpha=torch.tensor([0.25]))
     deep = dc.methods.DeepCTRL(rho=0.5)
-    state = deep.init_state([0], 2, ones(1))
+    state = deep.init_state([0], 2, loss_estimate(1))
     assert deep.objective(t, state).item() == pytest.approx(0.25 * 4 + 0.5 * 0.75 * 2)
     for method, value in ((dc.methods.TaskAndRule(0.1), 2.4), (dc.methods.RuleOnly(), 4.0),
                           (dc.methods.TaskOnly(), 2.0)):
-        assert method.objective(t, method.init_state([0], 2, ones(1))).item() == \
+        assert method.objective(t, method.init_state([0], 2, loss_estimate(1))).item() == \
             pytest.approx(value)
     ldf = dc.methods.LagrangianDual(dual_lr=2.0)
-    state = ldf.init_state([0], 2, ones(1))
+    state = ldf.init_state([0], 2, loss_estimate(1))
     state["multipliers"] = torch.tensor([[0.5, 1.0]])
     assert ldf.objective(t, state).item() == pytest.approx(2 + 0.5 * 1 - 1.0 * 3)
     ldf.after_step(t, state)  # lam + 2 g, clamped at 0
@@ -109,11 +110,6 @@ def test_method_arguments_are_checked():
         dc.methods.LagrangianDual(0.0)
 
 
-def ones(n):
-    """An initial-loss estimate of 1 for both losses of ``n`` seeds."""
-    return lambda reference: (torch.ones(n), torch.ones(n))
-
-
 class _Squared(dc.methods.Method):
     def objective(self, t: Terms, state: dc.methods.SeedState) -> torch.Tensor:
         return t.task ** 2
@@ -123,7 +119,7 @@ def test_a_method_stack_weighs_every_seed_as_its_member_does():
     members = [dc.methods.TaskOnly(), dc.methods.TaskAndRule(0.5), dc.methods.LagrangianDual(1.0),
                dc.methods.DeepCTRL(rho=2.0), dc.methods.RuleOnly()]
     stack = MethodStack(members, seeds_each=2)
-    state = stack.init_state(list(range(10)), 2, ones(10))
+    state = stack.init_state(list(range(10)), 2, loss_estimate(10))
     state.parts[2]["multipliers"] = torch.tensor([[0.5, 1.0], [2.0, 0.0]])
     g = torch.Generator().manual_seed(0)
     t = Terms(torch.rand(10, generator=g), torch.rand(10, generator=g),
@@ -147,9 +143,10 @@ def test_a_method_stack_weighs_every_seed_as_its_member_does():
 
 def test_methods_that_are_not_linear_have_no_coefficients():
     alpha = torch.zeros(2)
-    assert _Squared().coefficients(alpha, _Squared().init_state([0, 1], 1, ones(2))) is None
+    squared = _Squared()
+    assert squared.coefficients(alpha, squared.init_state([0, 1], 1, loss_estimate(2))) is None
     stack = MethodStack([_Squared(), dc.methods.TaskOnly()], seeds_each=1)
-    assert stack.coefficients(alpha, stack.init_state([0, 1], 1, ones(2))) is None
+    assert stack.coefficients(alpha, stack.init_state([0, 1], 1, loss_estimate(2))) is None
 
 
 def test_the_documented_custom_linear_method_runs(capsys):
@@ -160,7 +157,7 @@ def test_the_documented_custom_linear_method_runs(capsys):
     exec(compile(block, "core-api.md", "exec"), namespace)
     assert capsys.readouterr().out.strip() == "tensor([5.])"
     method = namespace["WarmRule"]()
-    state = method.init_state([0, 1, 2], 2, ones(3))
+    state = method.init_state([0, 1, 2], 2, loss_estimate(3))
     c = method.coefficients(torch.zeros(3), state).as_tensors(torch.zeros(3), 2)
     assert c.rule.tolist() == [0.5] * 3 and c.violations.shape == (3, 2)
 
@@ -168,7 +165,7 @@ def test_the_documented_custom_linear_method_runs(capsys):
 def test_a_member_whose_seeds_all_stopped_leaves_the_others_training():
     members = [dc.methods.DeepCTRL(rho=1.0), dc.methods.DeepCTRL(rho=2.0)]
     stack = MethodStack(members, seeds_each=2)
-    state = stack.init_state([0, 1, 0, 1], 1, ones(4))
+    state = stack.init_state([0, 1, 0, 1], 1, loss_estimate(4))
     state = state.select([False, False, True, True])  # the first member stopped
     assert stack.draw_alphas(3, state).shape == (2, 3)
     assert stack.val_alphas(state).tolist() == [0.0, 0.0]

@@ -10,6 +10,7 @@ import torch
 import deepctrl as dc
 from deepctrl.core.seeding import derive_seed
 from deepctrl.engine.ensemble import FlatAdam
+from helpers import small_net
 
 
 def data(n=128, seed=0, dtype=torch.float32):
@@ -20,7 +21,7 @@ def data(n=128, seed=0, dtype=torch.float32):
 
 def net(dtype=torch.float32):
     torch.manual_seed(0)
-    return dc.DeepCTRL(dc.mlp(3, 16, 8), dc.mlp(3, 16, 8), dc.mlp(16, 8, 1)).to(dtype)
+    return small_net(16, dtype)
 
 
 RULE = dc.rules.Monotonic(0, "increasing")

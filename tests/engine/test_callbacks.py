@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import deepctrl as dc
-from deepctrl.engine.training import scheduled_lr
+from deepctrl.engine.options import scheduled_lr
 
 
 def data(n: int = 96, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:

@@ -6,6 +6,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset
 
 import deepctrl as dc
+from helpers import small_net
 
 RULE = dc.rules.Monotonic(0, "increasing")
 
@@ -17,7 +18,7 @@ def data(n=300):
 
 
 def net():
-    return dc.DeepCTRL(dc.mlp(3, 16, 8), dc.mlp(3, 16, 8), dc.mlp(16, 8, 1))
+    return small_net(16)
 
 
 def weights(model):

@@ -6,6 +6,7 @@ import torch
 import deepctrl as dc
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import Terms
+from helpers import loss_estimate, small_net
 
 
 def _data():
@@ -16,7 +17,7 @@ def _data():
 
 
 def _net():
-    return dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+    return small_net()
 
 
 def _methods():
@@ -47,7 +48,7 @@ def test_each_method_trains_as_it_does_alone():
 def test_stack_splits_terms_by_member_and_keeps_each_members_seeds():
     lam = dc.methods.LagrangianDual(2.0)
     stack = MethodStack([dc.methods.TaskAndRule(0.5), lam], seeds_each=2)
-    state = stack.init_state([0, 1, 0, 1], 1, lambda reference: (torch.ones(4), torch.ones(4)))
+    state = stack.init_state([0, 1, 0, 1], 1, loss_estimate(4))
     t = Terms(task=torch.tensor([1.0, 2.0, 3.0, 4.0]), rule=torch.tensor([10.0, 20.0, 0.0, 0.0]),
               violations=torch.tensor([[0.0], [0.0], [0.5], [-1.0]]), alpha=torch.zeros(4))
     # TaskAndRule(0.5): task + 0.5 rule; LagrangianDual with zero multipliers: task
@@ -66,7 +67,7 @@ def test_stack_splits_terms_by_member_and_keeps_each_members_seeds():
 
 def test_stack_validates_and_draws_per_member():
     stack = MethodStack([dc.methods.TaskOnly(), dc.methods.RuleOnly()], seeds_each=2)
-    state = stack.init_state([5, 6, 5, 6], 1, lambda reference: (torch.ones(4), torch.ones(4)))
+    state = stack.init_state([5, 6, 5, 6], 1, loss_estimate(4))
     assert stack.val_alphas(state).tolist() == [0.0, 0.0, 1.0, 1.0]
     assert stack.draw_alphas(3, state).tolist() == [[0.0] * 3, [0.0] * 3, [1.0] * 3, [1.0] * 3]
     assert stack.uses_rule and not stack.needs_violations
@@ -98,4 +99,4 @@ def test_bad_input():
                        train=train)
     with pytest.raises(ValueError, match="need 4 seeds, got 3"):
         MethodStack([dc.methods.TaskOnly()] * 2, seeds_each=2).init_state(
-            [0, 1, 2], 1, lambda reference: (torch.ones(3), torch.ones(3)))
+            [0, 1, 2], 1, loss_estimate(3))

@@ -6,6 +6,7 @@ import torch
 
 import deepctrl as dc
 from deepctrl.core.rules import Monotonic, Penalty, Perturbation
+from helpers import small_net
 
 
 def make_data(n=256, seed=0):
@@ -15,7 +16,7 @@ def make_data(n=256, seed=0):
 
 
 def net():
-    return dc.DeepCTRL(dc.mlp(3, 16, 8), dc.mlp(3, 16, 8), dc.mlp(16, 8, 1))
+    return small_net(16)
 
 
 RULE = Monotonic(0, "increasing")

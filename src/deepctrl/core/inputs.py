@@ -54,14 +54,14 @@ def cat(xs: Sequence[Inputs], dim: int = 0) -> Inputs:
 
 
 @overload
-def stack(xs: Sequence[Tensor], dim: int = 0) -> Tensor: ...
+def stack_inputs(xs: Sequence[Tensor], dim: int = 0) -> Tensor: ...
 
 
 @overload
-def stack(xs: Sequence[Inputs], dim: int = 0) -> Inputs: ...
+def stack_inputs(xs: Sequence[Inputs], dim: int = 0) -> Inputs: ...
 
 
-def stack(xs: Sequence[Inputs], dim: int = 0) -> Inputs:
+def stack_inputs(xs: Sequence[Inputs], dim: int = 0) -> Inputs:
     """Stack inputs of the same structure along a new axis ``dim``."""
     if isinstance(xs[0], dict):
         return {k: torch.stack([x[k] for x in xs], dim=dim) for k in xs[0]}  # type: ignore[index]

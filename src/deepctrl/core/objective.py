@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.distributed as tdist
 from torch import Tensor, nn
 
 from deepctrl.core.data import as_pair, as_weights
@@ -36,9 +35,10 @@ from deepctrl.core.methods import DeepCTRLMethod, Method, Terms
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import accepts_alpha, eval_mode
 from deepctrl.core.rules.base import Rule, forward_all, perturb_all
-from deepctrl.core.scale import RunningScales, Scales, data_scales
+from deepctrl.core.scale import scales_of
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
+from deepctrl.core.world import World
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 
@@ -70,10 +70,6 @@ class ObjectiveOutput:
         if self.satisfied is None or self.judged is None or not bool(self.judged.any()):
             return math.nan
         return float(self.satisfied[self.judged].float().mean())
-
-
-def _world() -> int:
-    return tdist.get_world_size() if tdist.is_available() and tdist.is_initialized() else 1
 
 
 def _upcast(t: Tensor) -> Tensor:
@@ -149,7 +145,8 @@ class Objective:
             return lambda z: _upcast(self._forward(apply(lambda t: t[0], z), alpha))[None]
 
         def estimate(reference: bool) -> tuple[Tensor, Tensor]:
-            scales = self._scales(data, block_rows) if reference else None
+            scales = scales_of(data if is_loader(data) else as_pair(data, "data", device, dtype),
+                               block_rows, device, dtype) if reference else None
             gen = torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
             sums = torch.zeros(3, dtype=torch.float64, device=device)
             with eval_mode(self.model), torch.no_grad():
@@ -163,20 +160,10 @@ class Objective:
                     sums[1] += block_sums(one_seed(0.0), None, self.loss_fn, xs, ys, [],
                                           "task")[0]
                     sums[2] += batch_len(x)
-            if _world() > 1:
-                tdist.all_reduce(sums)
+            sums = World.current().all_reduce_sum(sums)
             return (sums[:1] / sums[2]).float().cpu(), (sums[1:2] / sums[2]).float().cpu()
 
         return estimate
-
-    def _scales(self, data: Any, block_rows: int) -> tuple[Scales, Tensor]:
-        device, dtype = self._device(), self._dtype()
-        if not is_loader(data):
-            return data_scales(*as_pair(data, "data", device, dtype))
-        acc = RunningScales()
-        for x, y in blocks(data, block_rows, device, dtype, "data"):
-            acc.add(x, y)  # type: ignore[arg-type]
-        return acc.result()
 
     def _setup(self, estimate: Callable[[bool], tuple[Tensor, Tensor]]) -> None:
         n_rules = len(self.rule.leaves()) if self.rule is not None else 0
@@ -250,11 +237,10 @@ class Objective:
         """Call after the optimizer step: updates the method's state (LagrangianDual's
         multipliers, from the batch's violations averaged over DDP ranks)."""
         terms = out.terms
-        world = _world()
-        if self.method.needs_violations and world > 1:
-            v = terms.violations.detach().clone()
-            tdist.all_reduce(v)
-            terms = terms._replace(violations=v / world)
+        world = World.current()
+        if self.method.needs_violations and world.size > 1:
+            v = world.all_reduce_sum(terms.violations.detach())
+            terms = terms._replace(violations=v / world.size)
         if self.state is not None:
             self.method.after_step(terms, self.state)
 

@@ -13,13 +13,14 @@ sum_k |x_p,k - x_k| s_y / s_x,k. Rules judged on the output keep the paper's L_r
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import torch
 from torch import Tensor
 
 from deepctrl.core.inputs import Inputs
 from deepctrl.core.rules.base import Context, Rule
+from deepctrl.core.sources import blocks, is_loader
 
 Scales = Tensor | dict[str, Tensor]
 """Per-feature std of the inputs: one tensor, or one per named input."""
@@ -147,3 +148,22 @@ def _scaled_shift(x: Inputs, x_p: Inputs, x_scale: Scales) -> Tensor | int:
         shifts = (one(x[k], x_p[k], s) for k, s in x_scale.items())  # type: ignore[index]
         return sum(shifts)
     return one(x, x_p, x_scale)  # type: ignore[arg-type]
+
+
+def scales_of(data: Any, block_rows: int, device: torch.device, dtype: torch.dtype,
+              weight: Tensor | None = None, what: str = "data") -> tuple[Scales, Tensor]:
+    """:func:`data_scales` of ``(X, y)`` tensors (rows weighted by ``weight``), or of a
+    Dataset/DataLoader read in blocks of ``block_rows`` (``what`` names it in errors).
+
+    >>> x_scale, y_scale = scales_of((torch.tensor([[0.0], [2.0]]), torch.tensor([[1.0], [3.0]])),
+    ...                              64, torch.device("cpu"), torch.float32)
+    >>> round(float(x_scale[0]), 4), round(float(y_scale[0]), 4)
+    (1.4142, 1.4142)
+    """
+    if not is_loader(data):
+        X, y = data
+        return data_scales(X, y, weight)
+    acc = RunningScales()
+    for x, y in blocks(data, block_rows, device, dtype, what):
+        acc.add(x, y)  # type: ignore[arg-type]
+    return acc.result()

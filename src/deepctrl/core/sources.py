@@ -21,7 +21,15 @@ from torch import Tensor
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 from deepctrl.core.data import as_pair
-from deepctrl.core.inputs import Inputs, apply, batch_len, cast_floats, expand_seeds, rows, stack
+from deepctrl.core.inputs import (
+    Inputs,
+    apply,
+    batch_len,
+    cast_floats,
+    expand_seeds,
+    rows,
+    stack_inputs,
+)
 from deepctrl.core.seeding import derive_seed
 
 
@@ -126,7 +134,8 @@ class LoaderBatches:
         for per_seed in zip(*self.loaders, strict=True):
             pairs = [prepare(*unpack(b, "train"), "train", self.device, self.dtype)
                      for b in per_seed]
-            yield stack([p[0] for p in pairs]), stack([cast(Tensor, p[1]) for p in pairs])
+            yield (stack_inputs([p[0] for p in pairs]),
+                   stack_inputs([cast(Tensor, p[1]) for p in pairs]))
 
     def keep(self, mask: list[bool]) -> None:
         """Seeds that stopped leave (their loaders with them)."""

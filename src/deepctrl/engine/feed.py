@@ -1,5 +1,5 @@
 """What the trainer feeds its stack of seeds besides the rows: per-seed random streams,
-input noise, and sample weights scaled to mean 1."""
+perturbations, input noise, and sample weights scaled to mean 1."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from deepctrl.core.inputs import Inputs, apply
+from deepctrl.core.inputs import Inputs, apply, seed_of, stack_inputs
+from deepctrl.core.rules.base import Rule, perturb_all
 from deepctrl.core.seeding import derive_seed
 
 
@@ -37,6 +38,17 @@ class Streams:
     def keep(self, mask: list[bool]) -> None:
         for name in (*self.NAMES, "seeds"):
             setattr(self, name, [g for g, k in zip(getattr(self, name), mask, strict=True) if k])
+
+
+def perturb_seeds(rule: Rule | None, xs: Inputs, gens: Sequence[torch.Generator]
+                  ) -> list[Inputs | None]:
+    """Per-leaf perturbed copies of stacked inputs (S, n, ...), seed i's drawn from
+    ``gens[i]`` (the draws of seed i alone); none without a rule."""
+    if rule is None:
+        return []
+    per_seed = [perturb_all(rule, seed_of(xs, i), g) for i, g in enumerate(gens)]
+    return [None if parts[0] is None else stack_inputs(parts)
+            for parts in zip(*per_seed, strict=True)]
 
 
 def seed_rows(x: Inputs, part: slice) -> Inputs:

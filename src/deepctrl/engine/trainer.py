@@ -1,9 +1,18 @@
 """The state of one :func:`deepctrl.fit` call: S seeds trained as one stacked model.
 
+A fit is four steps a reader can name: :meth:`Trainer.check` (the outputs fit the targets,
+before any training), :meth:`Trainer.calibrate` (the method's per-seed state, with rho
+measured over the training data), :meth:`Trainer.run` (epochs until early stopping) and
+:meth:`Trainer.method_state`. Its parts: the per-seed random streams, noise and
+perturbations (:mod:`deepctrl.engine.feed`), the losses over whole data sets for rho and
+validation (:mod:`deepctrl.engine.data_losses`), early stopping
+(:mod:`deepctrl.engine.early_stopping`), the stacked model and its Adam
+(:mod:`deepctrl.engine.ensemble`) and the compiled step (:mod:`deepctrl.engine.compiled`).
+
 Rows come from tensors (the fast path: every seed shuffles its own index order, batches
-are gathered 64 at a time) or from a Dataset/DataLoader (read batch by batch, memory
-bounded by the batch). The loss of a batch is :func:`deepctrl.core.losses.compute_terms`, the
-same that :class:`deepctrl.Objective` computes for one model.
+are gathered 64 at a time) or from a Dataset/DataLoader (read batch by batch, memory bounded
+by the batch). The loss of a batch is :func:`deepctrl.core.losses.compute_terms`, the same
+that :class:`deepctrl.Objective` computes for one model.
 
 Tensors may come with per-row sample weights: training multiplies every row's losses by
 w_i / mean(w) (so integer weights act as repeated rows), the rho estimate and the
@@ -13,35 +22,33 @@ validation loss are weighted means sum(w l) / sum(w).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
-from deepctrl.core.inputs import Inputs, expand_seeds, rows, seed_of, stack
+from deepctrl.core.inputs import Inputs, expand_seeds, rows
 from deepctrl.core.log import info
-from deepctrl.core.losses import block_sums, check_outputs, compute_terms
+from deepctrl.core.losses import check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import Method, Terms
-from deepctrl.core.metrics import PerSample
+from deepctrl.core.metrics import per_sample
 from deepctrl.core.model import in_mode
-from deepctrl.core.rules.base import Rule, forward_all, perturb_all
-from deepctrl.core.scale import RunningScales, Scales, data_scales
+from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
 from deepctrl.engine.callbacks import Callback, EpochEnd
 from deepctrl.engine.compiled import CompiledStep
-from deepctrl.engine.distributed import World
+from deepctrl.engine.data_losses import DataLosses
+from deepctrl.engine.distributed import join_world
+from deepctrl.engine.early_stopping import EarlyStopping
 from deepctrl.engine.ensemble import FlatAdam, Stack
-from deepctrl.engine.feed import Streams, add_noise, mean_one, seed_rows, with_noise
+from deepctrl.engine.feed import Streams, add_noise, mean_one, perturb_seeds, seed_rows
 from deepctrl.engine.lowering import ExactSums
+from deepctrl.engine.options import Options, scheduled_lr
 from deepctrl.engine.progress import progress_bar
 from deepctrl.engine.torch_private import compile_errors
-
-Blocks = Iterator[tuple[Inputs, Tensor, Tensor | None]]
-"""(inputs (S, m, ...), targets (m, ...), per-row weights (m,) or None) per block of rows."""
-
 
 CHUNK_ROWS = 16_384
 """An epoch gathers and perturbs ``chunk_batches`` batches at once, but no more than this
@@ -49,61 +56,66 @@ many rows per seed (so batches of up to 256 rows keep 64 per chunk): 64 batches 
 rows for 3 seeds held about 60 MB of gathered and perturbed inputs on a table with 37
 encoded columns."""
 
+History = list[dict[str, list[float]]]
+"""Per seed: training loss per epoch, and the epochs and losses of its validations."""
+
 
 class Trainer:
-    """Trains the seeds of one :func:`deepctrl.fit` call; see :meth:`run`.
+    """Trains the seeds of one :func:`deepctrl.fit` call with ``options``: call
+    :meth:`check`, :meth:`calibrate`, then :meth:`run`.
 
+    ``copy_seeds``: the seed of every copy of the model in the stack (the fit's seeds, once
+    per method). ``train``, ``val``: ``(X, y)`` tensors or a Dataset/DataLoader (``val`` may
+    be None);
     ``train_weights``, ``val_weights``: per-row sample weights (n,) of tensor data, or None.
     """
 
     def __init__(self, models: list[nn.Module], rule: Rule | None, method: Method,
-                 train: Any, val: Any, *, loss_fn: PerSample, task_loss: object,
-                 batch_size: int, lr: float, seeds: list[int], input_noise: float,
-                 shuffle: bool, device: torch.device, chunk_batches: int,
-                 compile: bool = False, exact_sums: bool = False,
-                 train_weights: Tensor | None = None,
+                 train: Any, val: Any, options: Options, *, copy_seeds: list[int],
+                 device: torch.device, train_weights: Tensor | None = None,
                  val_weights: Tensor | None = None) -> None:
-        self.rule, self.method, self.loss_fn, self.task_loss = rule, method, loss_fn, task_loss
-        self.batch_size, self.seeds, self.noise = batch_size, seeds, input_noise
-        self.shuffle, self.device = shuffle, device
-        self.chunk = max(1, min(chunk_batches, CHUNK_ROWS // batch_size))
-        self.dtype = next(models[0].parameters()).dtype
         if (train_weights is not None and is_loader(train)) or (
                 val_weights is not None and is_loader(val)):
             raise ValueError("sample weights are supported for tensors only, not for a "
                              "Dataset or DataLoader")
+        self.rule, self.method, self.options = rule, method, options
+        self.loss_fn, self.task_loss = per_sample(options.task_loss), options.task_loss
+        self.batch_size, self.noise = options.batch_size, options.input_noise
+        self.seeds = copy_seeds
+        self.shuffle, self.device = options.shuffle, device
+        self.chunk = max(1, min(options.chunk_batches, CHUNK_ROWS // self.batch_size))
+        self.dtype = next(models[0].parameters()).dtype
         self.train_weights = mean_one(train_weights, device, self.dtype)
-        self.val_weights = mean_one(val_weights, device, self.dtype)
-        self.world = World.from_env(device)
+        self.world = join_world(device)
         self.models = models
-        self.exact = exact_sums
+        self.exact = options.exact_sums
         reduce = self.world.all_reduce_ if self.world.size > 1 else None
-        self.sums = ExactSums(reduce) if exact_sums else None
-        self.stack = Stack(models, seeds, self.sums)
+        self.sums = ExactSums(reduce) if self.exact else None
+        self.stack = Stack(models, copy_seeds, self.sums)
         self.world.broadcast_(self.stack.flat.detach())
-        self.opt = FlatAdam(self.stack, lr=lr)
-        self.streams = Streams(seeds, device)
-        self.active = list(range(len(seeds)))
+        self.opt = FlatAdam(self.stack, lr=options.lr)
+        self.streams = Streams(copy_seeds, device)
+        self.active = list(range(len(copy_seeds)))
         self.use_rule = rule is not None and method.uses_rule
         self.need_violations = self.use_rule and method.needs_violations
         self.train_data, self.val_data = train, val
-        self.batches = (LoaderBatches(train, batch_size, shuffle, seeds, device, self.dtype)
-                        if is_loader(train) else None)
-        self.Xv_noisy = self._noisy_validation()
-        self.scales: tuple[Scales, Tensor] | None = None
+        self.batches = (LoaderBatches(train, self.batch_size, self.shuffle, copy_seeds, device,
+                                      self.dtype) if is_loader(train) else None)
+        self.losses = DataLosses(self.stack, rule, self.loss_fn, train, val,
+                                 batch_size=self.batch_size, streams=self.streams,
+                                 world=self.world, noise=self.noise, exact=self.exact,
+                                 train_weights=self.train_weights,
+                                 val_weights=mean_one(val_weights, device, self.dtype))
         self.checked = False
-        self._check_first_rows()
-        self.want_compile = compile
+        self.want_compile = options.compile
         self.compiled: CompiledStep | None = None
         self.rule_leaves = len(rule.leaves()) if self.need_violations else 1  # type: ignore[union-attr]
-        self.state = method.init_state(seeds, len(rule.leaves()) if rule is not None else 0,
-                                       self.estimate_losses)
+        self.state = SeedState(0)
         """The method's state of the seeds still training (sliced when seeds stop)."""
         self.stopped: dict[int, SeedState] = {}
         """The method's final state of every seed that stopped, by its index in ``seeds``."""
 
-    # -- checks -------------------------------------------------------------------------
-    def _check_first_rows(self) -> None:
+    def check(self) -> None:
         """Outputs that do not fit the targets fail here, before any training (data from a
         DataLoader are checked on the first training batch instead)."""
         if not is_loader(self.train_data):
@@ -115,116 +127,19 @@ class Trainer:
         else:
             x, y = next(blocks(self.train_data, 8, self.device, self.dtype, "train"))
         S = self.stack.size
+        alphas = torch.full((S,), float(self.method.val_alpha), device=self.device)
         with torch.no_grad(), in_mode(self.stack.template, False):
-            out = self.stack(expand_seeds(x, S), self._alphas(self.method.val_alpha))
+            out = self.stack(expand_seeds(x, S), alphas)
         check_outputs(out[0], y, self.task_loss)
         self.checked = True
 
-    # -- evaluation over data -------------------------------------------------------------
-    def _noisy_validation(self) -> list[Inputs] | None:
-        if self.val_data is None or self.noise == 0 or is_loader(self.val_data):
-            return None
-        Xv = self.val_data[0]
-        return [with_noise(Xv, self.noise, g) for g in self.streams.val]
-
-    def _alphas(self, value: float) -> Tensor:
-        return torch.full((self.stack.size,), float(value), device=self.device)
-
-    def _tensor_blocks(self, X: list[Inputs] | Inputs, y: Tensor,
-                       w: Tensor | None = None) -> Blocks:
-        S, n = self.stack.size, y.shape[0]
-        step = max(self.batch_size, 4096)
-        for start in range(0, n, step):
-            part = slice(start, min(start + step, n))
-            wp = None if w is None else w[part]
-            if isinstance(X, list):
-                yield stack([rows(x, part) for x in X]), y[part], wp
-            else:
-                yield expand_seeds(rows(X, part), S), y[part], wp
-
-    def _loader_blocks(self, data: Any, noisy: bool) -> Blocks:
-        step = max(self.batch_size, 4096)
-        gens = self.streams.fresh("val") if noisy else []
-        for x, y in blocks(data, step, self.device, self.dtype, "val"):
-            xs = expand_seeds(x, self.stack.size)
-            yield (add_noise(xs, self.noise, gens) if noisy else xs), y, None  # type: ignore[misc]
-
-    @torch.no_grad()
-    def _mean_over(self, data: Blocks, alpha: float | Tensor, what: str) -> Tensor:
-        """Per-active-seed mean of the task (or rule) loss over the blocks of ``data`` at
-        ``alpha`` (one value, or one per active seed), in eval mode; with weights the
-        weighted mean sum(w l) / sum(w).
-
-        ``what``: "task", "rule", or "reference" (rule loss on the reference response of
-        :mod:`deepctrl.core.scale`). Under DDP every rank draws the same perturbations,
-        evaluates its shard of each block and the sums are all-reduced.
-        """
-        S = self.stack.size
-        total = torch.zeros(S, device=self.device, dtype=torch.float64)
-        n: int | float = 0
-        a = alpha.to(self.device) if isinstance(alpha, Tensor) else self._alphas(alpha)
-        rule = self.rule if what != "task" else None
-        with in_mode(self.stack.template, False):
-            for xs, y, w in data:
-                m = y.shape[0]
-                perturbed = self._perturb(xs, self.streams.eval) if rule is not None else []
-                lo, hi = self.world.shard(0, m)
-                ys = expand_seeds(y[lo:hi], S)
-                ws = None if w is None else expand_seeds(w[lo:hi], S)
-                part = slice(lo, hi)
-                perturbed = [None if p is None else seed_rows(p, part) for p in perturbed]
-                total += block_sums(lambda z: self.stack(z, a), rule, self.loss_fn,
-                                    seed_rows(xs, part), ys,
-                                    perturbed, what, self.scales, self.exact, ws)
-                n += m if w is None else float(w.double().sum())
-        return (self.world.all_reduce_sum(total) / n).float()
-
-    def _scales(self) -> tuple[Scales, Tensor]:
-        if not is_loader(self.train_data):
-            X, y = self.train_data
-            return data_scales(X, y, self.train_weights)
-        acc = RunningScales()
-        for x, y in blocks(self.train_data, max(self.batch_size, 4096), self.device,
-                           self.dtype, "train"):
-            acc.add(x, y)  # type: ignore[arg-type]
-        return acc.result()
-
-    def _train_blocks(self) -> Blocks:
-        if is_loader(self.train_data):
-            return self._loader_blocks(self.train_data, noisy=False)
-        X, y = self.train_data
-        return self._tensor_blocks(X, y, self.train_weights)
-
-    def estimate_losses(self, reference: bool = False) -> tuple[Tensor, Tensor]:
-        """Per-seed (L_rule at alpha 1, L_task at alpha 0) over the training set (weighted
-        means with sample weights)."""
-        if reference:
-            self.scales = self._scales()
-        rule_loss = self._mean_over(self._train_blocks(), 1.0,
-                                    "reference" if reference else "rule")
-        task_loss = self._mean_over(self._train_blocks(), 0.0, "task")
-        return rule_loss.cpu(), task_loss.cpu()
-
-    def validation_loss(self) -> Tensor:
-        """Per-active-seed task loss over the validation set at the method's validation
-        alpha (the weighted mean with sample weights)."""
-        if is_loader(self.val_data):
-            data = self._loader_blocks(self.val_data, noisy=self.noise > 0)
-        elif self.Xv_noisy is not None:
-            data = self._tensor_blocks(self.Xv_noisy, self.val_data[1], self.val_weights)
-        else:
-            Xv, yv = self.val_data
-            data = self._tensor_blocks(Xv, yv, self.val_weights)
-        return self._mean_over(data, self.method.val_alphas(self.state), "task")
+    def calibrate(self) -> None:
+        """The method's state of every seed before the first batch (rho measured over the
+        training data at the initial weights, where the method needs it)."""
+        n_rules = len(self.rule.leaves()) if self.rule is not None else 0
+        self.state = self.method.init_state(self.seeds, n_rules, self.losses.initial)
 
     # -- training -------------------------------------------------------------------------
-    def _perturb(self, xs: Inputs, gens: list[torch.Generator]) -> list[Inputs | None]:
-        """Per-leaf perturbed copies of xs (S, n, ...), each seed with its own generator."""
-        per_seed = [perturb_all(self.rule, seed_of(xs, i), g)  # type: ignore[arg-type]
-                    for i, g in enumerate(gens)]
-        return [None if parts[0] is None else stack(parts)
-                for parts in zip(*per_seed, strict=True)]
-
     def batch_terms(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
                     n_global: int, weight: Tensor | None = None) -> Terms:
         """Per-seed terms of one (S, batch) slice; sums over the local rows (times their
@@ -337,7 +252,7 @@ class Trainer:
             wc = None if w is None else w[idx]
             if self.noise > 0:
                 xc = add_noise(xc, self.noise, self.streams.noise)
-            pc = self._perturb(xc, self.streams.perturb) if self.use_rule else []
+            pc = perturb_seeds(self.rule, xc, self.streams.perturb) if self.use_rule else []
             for start in range(0, idx.shape[1], B):
                 sl = slice(*self.world.shard(start, min(start + B, idx.shape[1])))
                 b_global = min(start + B, idx.shape[1]) - start
@@ -357,7 +272,7 @@ class Trainer:
         for j, (xb, yb) in enumerate(self.batches.epoch(self.stack.size)):
             if self.noise > 0:
                 xb = add_noise(xb, self.noise, self.streams.noise)
-            pb = self._perturb(xb, self.streams.perturb) if self.use_rule else []
+            pb = perturb_seeds(self.rule, xb, self.streams.perturb) if self.use_rule else []
             b = yb.shape[1]
             sl = slice(*self.world.shard(0, b))
             a = alphas[:, j] if alphas is not None else \
@@ -368,6 +283,8 @@ class Trainer:
         return self.world.all_reduce_sum(total) / max(n, 1)
 
     def drop(self, keep: list[bool]) -> None:
+        """Seeds marked False stop: their weights, Adam moments, streams and validation
+        noise leave the stack, and their method state is kept as it is now."""
         mask = torch.tensor(keep, device=self.device)
         self.opt.keep(mask)
         for j, k in enumerate(keep):
@@ -377,8 +294,7 @@ class Trainer:
         self.streams.keep(keep)
         if self.batches is not None:
             self.batches.keep(keep)
-        if self.Xv_noisy is not None:
-            self.Xv_noisy = [x for x, k in zip(self.Xv_noisy, keep, strict=True) if k]
+        self.losses.keep(keep)
         self.active = [g for g, k in zip(self.active, keep, strict=True) if k]
 
     def method_state(self) -> SeedState:
@@ -391,51 +307,43 @@ class Trainer:
             states[g] = self.state.select(_only(j, len(self.active)))
         return SeedState.join([states[g] for g in range(len(self.seeds))])
 
-    def run(self, max_epochs: int, patience: int, val_every: int, progress: bool, desc: str,
-            lr_at: Callable[[int], float] | None = None, callbacks: Sequence[Callback] = (),
-            ) -> tuple[list[dict[str, list[float]]], list[int], list[int], list[float]]:
+    def run(self, desc: str, callbacks: Sequence[Callback] = ()
+            ) -> tuple[History, list[int], list[int], list[float]]:
         """Train until every seed stopped, ``max_epochs`` or a callback asks to stop; the
         models get their best weights (or their last, without validation data) and eval
-        mode. ``lr_at(epoch)`` sets each epoch's learning rate (default: the one Adam was
-        made with).
+        mode; each epoch's learning rate follows the options' schedule.
 
         Returns (history, epochs, best epochs, best validation losses) per seed.
         """
+        o = self.options
         S = len(self.seeds)
-        best_state = [self.stack.state_of(i) for i in range(S)]
-        best = [float("inf")] * S
-        wait, epochs, best_epochs = [0] * S, [0] * S, [0] * S
-        history: list[dict[str, list[float]]] = [
-            {"train_loss": [], "val_epoch": [], "val_loss": []} for _ in range(S)]
-        bar = progress_bar(max_epochs, desc, progress and self.world.is_main)
-        for epoch in range(1, max_epochs + 1):
-            if lr_at is not None:
-                self.opt.set_lr(lr_at(epoch))
+        stopping = EarlyStopping(S, o.patience, self.stack.state_of)
+        epochs = [0] * S
+        history: History = [{"train_loss": [], "val_epoch": [], "val_loss": []}
+                            for _ in range(S)]
+        bar = progress_bar(o.max_epochs, desc, o.progress and self.world.is_main)
+        for epoch in range(1, o.max_epochs + 1):
+            self.opt.set_lr(scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs))
             for c in callbacks:
                 c.on_epoch_start(epoch)
             started = time.perf_counter()
             train_loss = self.train_epoch().tolist()
             train_seconds = time.perf_counter() - started
-            self.method.after_epoch(self.estimate_losses, self.state)
+            self.method.after_epoch(self.losses.initial, self.state)
             trained = list(self.active)
             val_loss: list[float] | None = None
             for j, g in enumerate(self.active):
                 history[g]["train_loss"].append(train_loss[j])
                 epochs[g] = epoch
             keep = [True] * len(self.active)
-            if self.val_data is not None and epoch % val_every == 0:
-                val_loss = self.validation_loss().tolist()
+            if self.val_data is not None and epoch % o.val_every == 0:
+                val_loss = self.losses.validation(self.method.val_alphas(self.state)).tolist()
                 for j, g in enumerate(self.active):
                     history[g]["val_epoch"].append(epoch)
                     history[g]["val_loss"].append(val_loss[j])
-                    if val_loss[j] < best[g]:
-                        best[g], wait[g], best_epochs[g] = val_loss[j], 0, epoch
-                        best_state[g] = self.stack.state_of(j)
-                    else:
-                        wait[g] += 1
-                        keep[j] = wait[g] < patience
+                keep = stopping.update(epoch, self.active, val_loss, self.stack.state_of)
             bar.update(1)
-            bar.set_postfix(seeds=len(self.active), best=f"{min(best):.4g}")
+            bar.set_postfix(seeds=len(self.active), best=f"{min(stopping.best):.4g}")
             end = EpochEnd(epoch, [self.seeds[g] for g in trained], train_loss, val_loss,
                            train_seconds, self.opt.lr)
             stop = [c.on_epoch_end(end) for c in callbacks]
@@ -444,13 +352,14 @@ class Trainer:
             if not self.active or any(stop):
                 break
         bar.close()
+        best_state, best_epochs = stopping.best_state, stopping.best_epochs
         if self.val_data is None:
             best_state = [self.stack.state_of(j) for j in range(S)]
             best_epochs = list(epochs)
         for m, state in zip(self.models, best_state, strict=True):
             m.load_state_dict(state)
             m.eval()
-        return history, epochs, best_epochs, best
+        return history, epochs, best_epochs, stopping.best
 
 
 def _only(index: int, n: int) -> list[bool]:

@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import copy
-import math
+import dataclasses
+import os
+import pickle
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,12 +28,14 @@ from deepctrl.core.data import as_data, resolve_device
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import DeepCTRLMethod, Method
-from deepctrl.core.metrics import PerSample, per_sample
+from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import is_loader
 from deepctrl.engine.callbacks import Callback, EpochEnd, as_callbacks
+from deepctrl.engine.options import LR_SCHEDULES, Options
 from deepctrl.engine.trainer import Trainer
+from deepctrl.engine.workers import run_jobs, seed_parts, single_thread
 
 
 @dataclass
@@ -56,6 +60,23 @@ class FitResult:
     def model(self) -> nn.Module:
         """The model of the first seed."""
         return self.models[0]
+
+    @classmethod
+    def join(cls, parts: Sequence[FitResult]) -> FitResult:
+        """Fits of one method on disjoint seed sets (side by side) as one result: the
+        per-seed lists and method states joined in order, the time of the slowest part."""
+        if len(parts) == 1:
+            return parts[0]
+        return dataclasses.replace(
+            parts[0], models=[m for p in parts for m in p.models],
+            seeds=[s for p in parts for s in p.seeds],
+            state=SeedState.join([p.state for p in parts]),
+            history=[h for p in parts for h in p.history],
+            epochs=[e for p in parts for e in p.epochs],
+            best_epochs=[e for p in parts for e in p.best_epochs],
+            seconds=max(p.seconds for p in parts),
+            val_loss=[v for p in parts for v in p.val_loss],
+            path=" + ".join(sorted({p.path for p in parts})))
 
 
 def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> list[nn.Module]:
@@ -125,6 +146,7 @@ def fit(
     exact_sums: bool = False,
     lr_schedule: str = "constant",
     callbacks: Sequence[Callback | Callable[[EpochEnd], Any]] = (),
+    workers: int = 1,
 ) -> FitResult:
     """Train ``model`` with ``method`` (default DeepCTRL) under ``rule``, one copy per seed.
 
@@ -182,6 +204,13 @@ def fit(
     objects (``on_epoch_start``, ``on_epoch_end``). A callback that returns True stops
     training after that epoch; every seed keeps its best weights. Under ``torchrun`` they run
     on every rank, with the same values.
+
+    ``workers=N`` trains the seeds in N processes side by side, each a contiguous share of
+    the seeds on one thread (:mod:`deepctrl.engine.workers`; on 2 cores about twice as fast
+    as one process for small networks): the model, rule, method and data go to each
+    process, so they must be picklable (module-level functions, not lambdas), and callbacks
+    are refused. Each share computes what ``fit`` computes for those seeds alone; the result
+    joins the shares in seed order (``FitResult.join``).
     """
     method = method if method is not None else DeepCTRLMethod()
     options = Options(task_loss=task_loss, batch_size=batch_size, lr=lr,
@@ -190,7 +219,8 @@ def fit(
                       device=device, reinit=reinit, chunk_batches=chunk_batches,
                       compile=compile, exact_sums=exact_sums, lr_schedule=lr_schedule,
                       callbacks=tuple(callbacks))
-    return _run(model, rule, [method], train, val, seeds, options, desc or method.name)[0]
+    return _in_workers(model, rule, [method], train, val, seeds, options, desc or method.name,
+                       workers)[0]
 
 
 def fit_methods(
@@ -201,6 +231,7 @@ def fit_methods(
     val: Any = None,
     seeds: Sequence[int] = (0,),
     desc: str | None = None,
+    workers: int = 1,
     **options: Any,
 ) -> list[FitResult]:
     """:func:`fit` for several methods of the same network, trained as ONE stacked job.
@@ -228,47 +259,8 @@ def fit_methods(
     unknown = set(options) - set(Options.__dataclass_fields__)
     if unknown:
         raise ValueError(f"fit_methods got unknown options {sorted(unknown)}")
-    return _run(model, rule, members, train, val, seeds, Options(**options),
-                desc or " + ".join(m.name for m in members))
-
-
-@dataclass(frozen=True, kw_only=True)
-class Options:
-    """How :func:`fit` trains (its keyword arguments other than data, method and seeds)."""
-
-    task_loss: str | PerSample = "mae"
-    batch_size: int = 64
-    lr: float = 1e-3
-    max_epochs: int = 1000
-    patience: int = 10
-    val_every: int = 1
-    progress: bool = False
-    input_noise: float = 0.0
-    shuffle: bool = True
-    device: str | torch.device | None = None
-    reinit: bool = True
-    chunk_batches: int = 64
-    compile: bool = False
-    exact_sums: bool = False
-    lr_schedule: str = "constant"
-    callbacks: tuple[Any, ...] = ()
-
-
-LR_SCHEDULES = ("constant", "cosine")
-LR_FLOOR = 1 / 50
-"""The cosine schedule's last learning rate, as a fraction of the first."""
-
-
-def scheduled_lr(schedule: str, lr: float, epoch: int, epochs: int) -> float:
-    """The learning rate of epoch ``epoch`` (from 1) of ``epochs`` under ``schedule``.
-
-    >>> [round(scheduled_lr("cosine", 1.0, e, 3), 2) for e in (1, 2, 3)]
-    [1.0, 0.51, 0.02]
-    """
-    if schedule == "constant":
-        return lr
-    t = (epoch - 1) / max(1, epochs - 1)
-    return lr * (LR_FLOOR + (1 - LR_FLOOR) * 0.5 * (1 + math.cos(math.pi * t)))
+    return _in_workers(model, rule, members, train, val, seeds, Options(**options),
+                       desc or " + ".join(m.name for m in members), workers)
 
 
 def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int],
@@ -290,6 +282,39 @@ def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int
         raise ValueError("the model has no parameters to train")
 
 
+def _in_workers(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
+                val: Any, seeds: Sequence[int], o: Options, desc: str,
+                workers: int) -> list[FitResult]:
+    """:func:`_run` over ``workers`` shares of the seeds, side by side, joined."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    parts = seed_parts(seeds, workers)
+    if len(parts) == 1:
+        return _run(model, rule, methods, train, val, seeds, o, desc)
+    _check(rule, methods, train, [int(s) for s in seeds], model, o)
+    if o.callbacks:
+        raise ValueError("callbacks need workers=1: with several workers they would run in "
+                         "other processes")
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise ValueError("workers > 1 under torchrun: the ranks already share the work")
+    try:
+        pickle.dumps((model, rule, methods, o, *(d for d in (train, val) if is_loader(d))))
+    except Exception as exc:
+        raise ValueError(f"workers={workers} sends the model, rule, method and data to other "
+                         f"processes, so they must be picklable (module-level functions, not "
+                         f"lambdas): {exc}") from None
+    jobs = [(model, rule, methods, train, val, part, o, desc) for part in parts]
+    shares = run_jobs(_share, jobs, workers)
+    return [FitResult.join([share[i] for share in shares]) for i in range(len(methods))]
+
+
+def _share(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any, val: Any,
+           seeds: Sequence[int], o: Options, desc: str) -> list[FitResult]:
+    """One worker's share of the seeds, on one thread."""
+    with single_thread():
+        return _run(model, rule, methods, train, val, seeds, o, desc)
+
+
 def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any, val: Any,
          seeds: Sequence[int], o: Options, desc: str) -> list[FitResult]:
     """Train ``methods`` x ``seeds`` copies as one stack; one result per method."""
@@ -303,16 +328,12 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
     train_data, train_w = _data(train, "train", device, dtype)
     val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
-    trainer = Trainer(models, rule, method, train_data, val_data,
-                      loss_fn=per_sample(o.task_loss), task_loss=o.task_loss,
-                      batch_size=o.batch_size, lr=o.lr, seeds=copies,
-                      input_noise=o.input_noise, shuffle=o.shuffle, device=device,
-                      chunk_batches=o.chunk_batches, compile=o.compile,
-                      exact_sums=o.exact_sums, train_weights=train_w, val_weights=val_w)
+    trainer = Trainer(models, rule, method, train_data, val_data, o, copy_seeds=copies,
+                      device=device, train_weights=train_w, val_weights=val_w)
+    trainer.check()
+    trainer.calibrate()
     start = time.perf_counter()
-    history, epochs, best_epochs, best = trainer.run(
-        o.max_epochs, o.patience, o.val_every, o.progress, desc,
-        lambda epoch: scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs), callbacks)
+    history, epochs, best_epochs, best = trainer.run(desc, callbacks)
     seconds = time.perf_counter() - start
     path = trainer.stack.path or "lowered"
     k = len(seeds)

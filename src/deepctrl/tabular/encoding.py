@@ -73,10 +73,6 @@ class Column:
         """Whether a rule can raise this column (numeric or date)."""
         return self.kind in (NUMERIC, DATE)
 
-    @property
-    def unit(self) -> str:
-        return "days" if self.kind == DATE else "units"
-
     def to_encoded(self, value: float) -> float:
         """A value in the column's units (days since ``origin`` for a date) as the model
         sees it (standardized)."""

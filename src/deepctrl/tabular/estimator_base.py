@@ -25,7 +25,7 @@ from deepctrl.core.methods import RHO_MODES
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import DeepCTRL
 from deepctrl.engine import training
-from deepctrl.engine.training import LR_SCHEDULES
+from deepctrl.engine.options import LR_SCHEDULES
 from deepctrl.tabular import model_file
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,

@@ -2,10 +2,10 @@
 
 import dataclasses
 
-import pytest
 import torch
 
 import deepctrl as dc
+from deepctrl.engine.workers import run_jobs
 from deepctrl.paper.experiments import common
 from deepctrl.paper.experiments.pendulum import (
     Settings,
@@ -22,27 +22,14 @@ def test_worker_processes_reproduce_in_process_training(tmp_path, monkeypatch):
     jobs = [("paper", s, "cpu", False, ["TaskOnly"], TaskNet(), [dc.methods.TaskOnly()]),
             ("paper", s, "cpu", False, ["DeepCTRL", "RuleOnly"], deepctrl_net(),
              [dc.methods.DeepCTRL(), dc.methods.RuleOnly()])]
-    alone = [run for runs in common.run_jobs(group_job, jobs, workers=1) for run in runs]
-    side_by_side = [run for runs in common.run_jobs(group_job, jobs, workers=2) for run in runs]
+    alone = [run for runs in run_jobs(group_job, jobs, workers=1) for run in runs]
+    side_by_side = [run for runs in run_jobs(group_job, jobs, workers=2) for run in runs]
     for a, b in zip(alone, side_by_side, strict=True):
         assert a.name == b.name and a.fit.epochs == b.fit.epochs
         assert a.test == b.test and a.val == b.val
         for (k, v), w in zip(a.fit.models[0].state_dict().items(),
                              b.fit.models[0].state_dict().values(), strict=True):
             assert v.equal(w), k
-
-
-def test_default_workers_is_one_on_gpu_and_under_torchrun(monkeypatch):
-    monkeypatch.delenv("WORLD_SIZE", raising=False)
-    assert common.default_workers("cpu") >= 1
-    assert common.default_workers("cuda") == 1
-    monkeypatch.setenv("WORLD_SIZE", "2")
-    assert common.default_workers("cpu") == 1
-
-
-def test_no_workers_is_an_error():
-    with pytest.raises(ValueError, match="workers must be >= 1"):
-        common.run_jobs(common.alpha_grid, [(0.5,)], workers=0)
 
 
 def test_runs_on_disjoint_seed_shares_merge_into_one_run():

@@ -7,22 +7,16 @@ over the experiment's alpha grid (a method without alpha repeats its value).
 
 from __future__ import annotations
 
-import dataclasses
-import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
-import torch.multiprocessing
 from torch import Tensor, nn
 
 from deepctrl.core.evaluation import Table, sweep
-from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import Method
 from deepctrl.core.rules.base import Rule
-from deepctrl.engine.progress import set_bar_position
 from deepctrl.engine.training import FitResult, fit_methods
 
 
@@ -36,9 +30,6 @@ def alpha_grid(stop: float = 1.0, step: float = 0.1, start: float = 0.0) -> list
     return [round(start + i * step, 10) for i in range(n + 1)]
 
 
-T = TypeVar("T")
-
-
 def seed_range(seeds: int, quick: bool, start: int = 0) -> tuple[int, ...]:
     """The seeds of a run: ``seeds`` consecutive ones from ``start``, at most 2 when ``quick``.
 
@@ -48,44 +39,6 @@ def seed_range(seeds: int, quick: bool, start: int = 0) -> tuple[int, ...]:
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1, got {seeds}")
     return tuple(range(start, start + (min(seeds, 2) if quick else seeds)))
-
-
-def default_workers(device: str = "cpu") -> int:
-    """Processes for independent training jobs: one per usable CPU core on CPU; one on a
-    GPU or under ``torchrun`` (there the ranks already share the work).
-
-    The experiments' networks are tiny, so one single-threaded process per core trains
-    about twice as fast on 2 cores as one process with 2 threads.
-    """
-    if device != "cpu" or int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        return 1
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _join_pool(counter: Any) -> None:
-    with counter.get_lock():
-        position = counter.value
-        counter.value += 1
-    set_bar_position(position)
-
-
-def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list[T]:
-    """``[job(*a) for a in args]``, in ``workers`` processes when ``workers`` > 1.
-
-    ``job`` must be a module-level function and ``args`` picklable; put the longest jobs
-    first. Each job computes what it computes alone (same seeds, one thread), so the
-    results do not depend on ``workers``; only the wall time does.
-    """
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    if workers == 1 or len(args) <= 1:
-        return [job(*a) for a in args]
-    ctx = torch.multiprocessing.get_context("spawn")
-    counter = ctx.Value("i", 0)
-    with ProcessPoolExecutor(min(workers, len(args)), mp_context=ctx, initializer=_join_pool,
-                             initargs=(counter,)) as pool:
-        futures = [pool.submit(job, *a) for a in args]
-        return [f.result() for f in futures]
 
 
 def summarize(tables: Sequence[Table]) -> dict[str, dict[str, list[float]]]:
@@ -121,33 +74,13 @@ class MethodRun:
         }
 
 
-def seed_parts(seeds: Sequence[int], parts: int) -> list[tuple[int, ...]]:
-    """``seeds`` cut into at most ``parts`` contiguous, nearly equal, non-empty parts.
-
-    >>> seed_parts(range(10), 3)
-    [(0, 1, 2, 3), (4, 5, 6), (7, 8, 9)]
-    """
-    seeds = list(seeds)
-    chunks = np.array_split(np.asarray(seeds), max(1, min(parts, len(seeds))))
-    return [tuple(int(s) for s in chunk) for chunk in chunks]
-
-
 def merge_runs(parts: Sequence[MethodRun]) -> MethodRun:
-    """One method trained on disjoint seed sets (in jobs side by side) as one run: per-seed
-    lists joined in order, the method's per-seed states joined, and the
-    training time of the slowest part."""
+    """One method trained on disjoint seed sets (in jobs side by side) as one run: the fits
+    joined (:meth:`FitResult.join`) and the per-seed sweep tables in order."""
     if len(parts) == 1:
         return parts[0]
-    fits = [p.fit for p in parts]
-    fit = dataclasses.replace(
-        fits[0], state=SeedState.join([f.state for f in fits]),
-        seconds=max(f.seconds for f in fits),
-        models=[m for f in fits for m in f.models], seeds=[s for f in fits for s in f.seeds],
-        history=[h for f in fits for h in f.history], epochs=[e for f in fits for e in f.epochs],
-        best_epochs=[e for f in fits for e in f.best_epochs],
-        val_loss=[v for f in fits for v in f.val_loss])
-    return MethodRun(parts[0].name, fit, [t for p in parts for t in p.val],
-                     [t for p in parts for t in p.test])
+    return MethodRun(parts[0].name, FitResult.join([p.fit for p in parts]),
+                     [t for p in parts for t in p.val], [t for p in parts for t in p.test])
 
 
 def run_method(name: str, model: nn.Module, rule: Rule, method: Method, *args: Any,

@@ -17,11 +17,9 @@ sweeps use clean inputs. Early stopping inside ``fit`` uses its own per-seed noi
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -41,6 +39,7 @@ from deepctrl.core.methods import (
 from deepctrl.core.model import DeepCTRL, Residual, mlp
 from deepctrl.core.rules import Penalty
 from deepctrl.engine.training import fit
+from deepctrl.engine.workers import default_workers, run_jobs, seed_parts, single_thread
 from deepctrl.io import reports
 from deepctrl.io.reports import markdown_table
 from deepctrl.paper.datasets import pendulum
@@ -97,21 +96,6 @@ class Settings:
                 "patience": self.patience, "val_every": self.val_every,
                 "input_noise": INPUT_NOISE, "device": device, "progress": progress,
                 "compile": self.compile}
-
-
-@contextlib.contextmanager
-def single_thread() -> Iterator[None]:
-    """Run torch on one intra-op thread, then restore the previous setting.
-
-    The pendulum networks and batches are tiny: extra threads only add synchronisation, and
-    on a busy 2-core machine they made a smoke run 6x slower (221 s against 36 s).
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def deepctrl_net(merge: str = "deepctrl") -> DeepCTRL:
@@ -295,11 +279,11 @@ def train_stacked(preset: str, s: Settings, device: str, progress: bool, workers
     """Train every group as stacked jobs, one per group and per share of the seeds, so that
     each of the ``workers`` processes gets a share of every group (put the longest group
     first); returns the runs by name, each over all seeds."""
-    parts = common.seed_parts(s.seeds, workers)
+    parts = seed_parts(s.seeds, workers)
     jobs = [(preset, dataclasses.replace(s, seeds=part), device, progress, *group)
             for group in groups for part in parts]
     by_name: dict[str, list[MethodRun]] = {}
-    for group_runs in common.run_jobs(group_job, jobs, workers):
+    for group_runs in run_jobs(group_job, jobs, workers):
         for run in group_runs:
             by_name.setdefault(run.name, []).append(run)
     return {name: common.merge_runs(part_runs) for name, part_runs in by_name.items()}
@@ -332,7 +316,7 @@ def prepare(seeds: int, quick: bool, out: str, device: str, preset: str,
             workers: int | None) -> tuple[Settings, int, Path, pendulum.PendulumData]:
     """Settings, number of worker processes, output folder (created) and data of a run."""
     s = Settings.make(seeds, quick)
-    workers = common.default_workers(device) if workers is None else workers
+    workers = default_workers(device) if workers is None else workers
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     return s, workers, out_dir, pendulum.load(preset)

@@ -1,0 +1,55 @@
+"""How :func:`deepctrl.fit` trains: its options as one keyword-built object, and the
+learning-rate schedules.
+
+>>> Options(batch_size=32).batch_size, Options().lr_schedule
+(32, 'constant')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from deepctrl.core.metrics import PerSample
+
+
+@dataclass(frozen=True, kw_only=True)
+class Options:
+    """How :func:`fit` trains (its keyword arguments other than data, method and seeds)."""
+
+    task_loss: str | PerSample = "mae"
+    batch_size: int = 64
+    lr: float = 1e-3
+    max_epochs: int = 1000
+    patience: int = 10
+    val_every: int = 1
+    progress: bool = False
+    input_noise: float = 0.0
+    shuffle: bool = True
+    device: str | torch.device | None = None
+    reinit: bool = True
+    chunk_batches: int = 64
+    compile: bool = False
+    exact_sums: bool = False
+    lr_schedule: str = "constant"
+    callbacks: tuple[Any, ...] = ()
+
+
+LR_SCHEDULES = ("constant", "cosine")
+LR_FLOOR = 1 / 50
+"""The cosine schedule's last learning rate, as a fraction of the first."""
+
+
+def scheduled_lr(schedule: str, lr: float, epoch: int, epochs: int) -> float:
+    """The learning rate of epoch ``epoch`` (from 1) of ``epochs`` under ``schedule``.
+
+    >>> [round(scheduled_lr("cosine", 1.0, e, 3), 2) for e in (1, 2, 3)]
+    [1.0, 0.51, 0.02]
+    """
+    if schedule == "constant":
+        return lr
+    t = (epoch - 1) / max(1, epochs - 1)
+    return lr * (LR_FLOOR + (1 - LR_FLOOR) * 0.5 * (1 + math.cos(math.pi * t)))
