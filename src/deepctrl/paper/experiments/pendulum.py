@@ -27,18 +27,7 @@ from typing import Any, cast
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.evaluation import select_alpha
-from deepctrl.core.methods import (
-    DeepCTRLMethod,
-    LagrangianDual,
-    Method,
-    RuleOnly,
-    TaskAndRule,
-    TaskOnly,
-)
-from deepctrl.core.model import DeepCTRL, Residual, mlp
-from deepctrl.core.rules import Penalty
-from deepctrl.engine.training import fit
+import deepctrl as dc
 from deepctrl.engine.workers import default_workers, run_jobs, seed_parts, single_thread
 from deepctrl.io import reports
 from deepctrl.paper.datasets import pendulum
@@ -93,30 +82,30 @@ class Settings:
                 "compile": self.compile}
 
 
-def deepctrl_net(merge: str = "deepctrl") -> DeepCTRL:
+def deepctrl_net(merge: str = "deepctrl") -> dc.DeepCTRL:
     """The paper's pendulum network: shared 4-64-16, encoders 16-64-64-64, decision 128-64-4
     (64-64-4 for ``merge="add"`` and ``"input"``), output + x."""
     decision_in = 64 if merge in ("add", "input") else 128
     if merge == "input":
-        return DeepCTRL(mlp(17, 64, 64, 64), None, mlp(decision_in, 64, 4),
-                           shared=mlp(4, 64, 16), merge="input", residual=True)
-    return DeepCTRL(mlp(16, 64, 64, 64), mlp(16, 64, 64, 64), mlp(decision_in, 64, 4),
-                       shared=mlp(4, 64, 16), merge=merge, residual=True)
+        return dc.DeepCTRL(dc.mlp(17, 64, 64, 64), None, dc.mlp(decision_in, 64, 4),
+                           shared=dc.mlp(4, 64, 16), merge="input", residual=True)
+    return dc.DeepCTRL(dc.mlp(16, 64, 64, 64), dc.mlp(16, 64, 64, 64), dc.mlp(decision_in, 64, 4),
+                       shared=dc.mlp(4, 64, 16), merge=merge, residual=True)
 
 
-def TaskNet() -> Residual:  # noqa: N802 (the network's name in the paper's appendix)
+def TaskNet() -> dc.Residual:  # noqa: N802 (the network's name in the paper's appendix)
     """The baselines' network: data encoder 4-64-64-64, decision 64-64-4, output + x.
 
-    Built from plain parts (``Residual`` of a ``Sequential``), so stacked seeds run it as
+    Built from plain parts (``dc.Residual`` of a ``Sequential``), so stacked seeds run it as
     batched matrix products (:mod:`deepctrl.engine.lowering`).
     """
-    return Residual(nn.Sequential(OrderedDict(encoder=mlp(4, 64, 64, 64),
-                                              decision=mlp(64, 64, 4))))
+    return dc.Residual(nn.Sequential(OrderedDict(encoder=dc.mlp(4, 64, 64, 64),
+                                                 decision=dc.mlp(64, 64, 4))))
 
 
-def energy_rule() -> Penalty:
+def energy_rule() -> dc.rules.Penalty:
     """The energy-damping rule E(y_hat) < E(x); loss relu(E(y_hat) - E(x))."""
-    return Penalty(pendulum.energy_increase, strict=True)
+    return dc.rules.Penalty(pendulum.energy_increase, strict=True)
 
 
 def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
@@ -125,7 +114,7 @@ def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
     return val[0] + INPUT_NOISE * torch.randn(val[0].shape, generator=gen), val[1]
 
 
-def train_group(names: list[str], model: nn.Module, methods: list[Method],
+def train_group(names: list[str], model: nn.Module, methods: list[dc.methods.Method],
                 pend: pendulum.PendulumData, s: Settings, alphas: list[float], device: str,
                 progress: bool) -> list[MethodRun]:
     """Methods of one network over the seeds of ``s``, trained as one stacked job and swept
@@ -155,13 +144,13 @@ def select(entries: dict[str, dict[str, Any]], alphas: list[float]) -> dict[str,
            "verification_ratio": _mean(d, "val", "verification_ratio")}
     test_mae, test_ratio = _mean(d, "test", "mae"), _mean(d, "test", "verification_ratio")
     try:
-        a_ratio, reached = select_alpha(val, min_verification=TARGET_RATIO), True
+        a_ratio, reached = dc.select_alpha(val, min_verification=TARGET_RATIO), True
     except ValueError:
         ratios = val["verification_ratio"]
         a_ratio, reached = alphas[max(range(len(alphas)), key=lambda i: ratios[i])], False
     i_ratio = alphas.index(a_ratio)
     lam_name, lam_reached = _ratio_rule_pick(entries, [f"TaskAndRule({lam})" for lam in LAMBDAS])
-    i_mae = alphas.index(select_alpha(val, metric="mae"))
+    i_mae = alphas.index(dc.select_alpha(val, metric="mae"))
     target = val["verification_ratio"][i_mae]
     i_proxy = min(range(len(alphas)), key=lambda i: abs(test_ratio[i] - target))
     i_oracle = min(range(len(alphas)), key=lambda i: test_mae[i])
@@ -217,10 +206,10 @@ def time_one_seed(pend: pendulum.PendulumData, s: Settings,
                   device: str) -> dict[str, dict[str, float]]:
     """Seconds per epoch of ONE model (TaskOnly vs DeepCTRL), the paper's App. A.4 unit."""
     out = {}
-    for name, model, method in (("TaskOnly", TaskNet(), TaskOnly()),
-                                ("DeepCTRL", deepctrl_net(), DeepCTRLMethod())):
+    for name, model, method in (("TaskOnly", TaskNet(), dc.methods.TaskOnly()),
+                                ("DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL())):
         start = time.perf_counter()
-        fit(model, energy_rule(), method, train=pend.train, seeds=[s.seeds[0]],
+        dc.fit(model, energy_rule(), method, train=pend.train, seeds=[s.seeds[0]],
                max_epochs=s.timing_epochs, input_noise=INPUT_NOISE, device=device)
         out[name] = {"epochs": s.timing_epochs,
                      "seconds_per_epoch": (time.perf_counter() - start) / s.timing_epochs}
@@ -244,12 +233,12 @@ def _energy_trace(runs: dict[str, MethodRun], pend: pendulum.PendulumData,
             "predicted": out}
 
 
-Group = tuple[list[str], nn.Module, list[Method]]
+Group = tuple[list[str], nn.Module, list[dc.methods.Method]]
 """Methods trained on one network: (names, network, methods)."""
 
 
 def group_job(preset: str, s: Settings, device: str, progress: bool, names: list[str],
-              model: nn.Module, methods: list[Method]) -> list[MethodRun]:
+              model: nn.Module, methods: list[dc.methods.Method]) -> list[MethodRun]:
     """:func:`train_group` on one thread, loading the (cached) data itself."""
     with single_thread():
         return train_group(names, model, methods, pendulum.load(preset), s, alpha_grid(),
@@ -259,12 +248,12 @@ def group_job(preset: str, s: Settings, device: str, progress: bool, names: list
 def method_groups(s: Settings) -> list[Group]:
     """The reproduction's methods as (names, network, methods), one group per network shape
     (the baselines share one network, DeepCTRL and RuleOnly the other), baselines first."""
-    baselines: list[tuple[str, Method]] = [
-        ("TaskOnly", TaskOnly()),
-        *((f"TaskAndRule({lam})", TaskAndRule(lam)) for lam in LAMBDAS),
-        *((f"LDF({eta:g})", LagrangianDual(eta)) for eta in s.dual_lrs)]
-    ours: list[tuple[str, Method]] = [("DeepCTRL", DeepCTRLMethod(rho="auto")),
-                                      ("RuleOnly", RuleOnly())]
+    baselines: list[tuple[str, dc.methods.Method]] = [
+        ("TaskOnly", dc.methods.TaskOnly()),
+        *((f"TaskAndRule({lam})", dc.methods.TaskAndRule(lam)) for lam in LAMBDAS),
+        *((f"LDF({eta:g})", dc.methods.LagrangianDual(eta)) for eta in s.dual_lrs)]
+    ours: list[tuple[str, dc.methods.Method]] = [
+        ("DeepCTRL", dc.methods.DeepCTRL(rho="auto")), ("RuleOnly", dc.methods.RuleOnly())]
     return [([n for n, _ in group], net, [m for _, m in group])
             for group, net in ((baselines, TaskNet()), (ours, deepctrl_net()))]
 
@@ -304,7 +293,7 @@ def run_all(preset: str, s: Settings, device: str, progress: bool,
 
 def _dual_lr(run: MethodRun) -> float:
     """The dual learning rate of an LDF run."""
-    return cast(LagrangianDual, run.fit.method).dual_lr
+    return cast(dc.methods.LagrangianDual, run.fit.method).dual_lr
 
 
 def prepare(seeds: int, quick: bool, out: str, device: str, preset: str,
