@@ -1,10 +1,16 @@
 """The package's layers point one way, without cycles, and the core needs PyTorch only.
 
-    cli -> paper, tabular -> engine -> core;   io beside them (imports core only)
+    __main__ -> cli -> paper, tabular -> engine -> core;   io beside them (imports core only)
+    paper -> api -> core;   api -> engine, io, tabular on first use of a name
 
-Every ``import`` in the source is read (function-level and relative imports too;
-``if TYPE_CHECKING`` blocks, which never run, are left out). The checker takes the root of a
-``deepctrl`` tree, so that it can be run on a deliberately wrong tree as well.
+The api is the public modules at the top of the package (``deepctrl``, ``deepctrl.methods``,
+``deepctrl.rules``, ``deepctrl.priors``); paper reaches the core only through it. Every
+``import`` in the source is read (function-level and relative imports too;
+``if TYPE_CHECKING`` blocks, which never run, are left out), and so is every string naming a
+module below the package: the api imports its names' modules by name on first use. The
+layers themselves form no cycle, so no import from one layer to another can close one; the
+module graph shows that no import inside a layer does either. The checker takes the root of
+a ``deepctrl`` tree, so that it can be run on a deliberately wrong tree as well.
 """
 
 from __future__ import annotations
@@ -22,10 +28,14 @@ ALLOWED = {  # layer -> layers it may import
     "engine": {"core", "engine"},
     "io": {"core", "io"},
     "tabular": {"core", "engine", "io", "tabular"},
-    "paper": {"core", "engine", "io", "paper"},
-    "cli": {"core", "engine", "io", "tabular", "paper", "cli"},
-    "api": {"core", "engine", "io", "tabular", "paper", "cli", "api"},
+    "api": {"core", "engine", "io", "tabular", "api"},
+    "paper": {"engine", "io", "api", "paper"},
+    "cli": {"core", "engine", "io", "tabular", "api", "paper", "cli"},
+    "main": {"cli"},
 }
+TOP = {"deepctrl._version": "version", "deepctrl.__main__": "main"}
+"""Modules at the top of the package outside the api: the version (any layer may import it)
+and ``python -m deepctrl``."""
 TABLE_LIBRARIES = ("pandas", "sklearn", "scipy", "matplotlib")
 PLAIN_LAYERS = ("core", "engine", "io")
 FIGURES = "deepctrl.io.figures"
@@ -43,20 +53,28 @@ def modules_of(root: Path) -> dict[str, Path]:
 
 
 def layer(module: str) -> str:
-    """The layer of a module; the modules at the top of the package are the public API."""
+    """The layer of a module; the modules at the top of the package are the public API,
+    except those of ``TOP``."""
     parts = module.split(".")
     if len(parts) > 2 or (len(parts) == 2 and parts[1] in ALLOWED):
         return parts[1]
-    return "version" if module == "deepctrl._version" else "api"
+    return TOP.get(module, "api")
 
 
 def runs(node: ast.AST) -> bool:
     return not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))
 
 
+def named_module(value: object, known: dict[str, Path]) -> bool:
+    """Whether ``value`` is the name of a module below the package, such as the api's
+    ``"deepctrl.core.model"`` (``"deepctrl"`` alone is also the logger's and the command's)."""
+    return isinstance(value, str) and value.startswith("deepctrl.") and value in known
+
+
 def imports(module: str, path: Path, known: dict[str, Path]) -> list[str]:
     """Every module ``path`` imports (absolute names, relative ones resolved), outside
-    TYPE_CHECKING blocks. ``from a import b`` counts ``a.b`` too when it is a module."""
+    TYPE_CHECKING blocks. ``from a import b`` counts ``a.b`` too when it is a module, and a
+    string that names a module below the package counts as an import of it."""
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     out: list[str] = []
 
@@ -71,6 +89,8 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> list[str]:
             if node.module:
                 out.append(base)
             out.extend(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known)
+        elif isinstance(node, ast.Constant) and named_module(node.value, known):
+            out.append(node.value)
         for child in ast.iter_child_nodes(node):
             if runs(child):
                 visit(child)
@@ -161,6 +181,11 @@ def test_no_import_cycle():
     assert find_cycle(GRAPH) == []
 
 
+def test_the_layers_make_no_cycle():
+    """What ALLOWED permits between layers cannot close a cycle."""
+    assert find_cycle({name: allowed - {name} for name, allowed in ALLOWED.items()}) == []
+
+
 def write_tree(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / "deepctrl" / name
@@ -172,7 +197,8 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 def test_the_checker_reports_a_wrong_tree(tmp_path):
     """On a tree that breaks every rule, the checker names each offending import."""
     root = write_tree(tmp_path, {
-        "__init__.py": "from deepctrl.core import losses\n",
+        "__init__.py": ("from deepctrl.core import losses\n"
+                        "_WHERE = {'run': 'deepctrl.paper.runs'}\n"),
         "_version.py": "__version__ = '0'\n",
         "core/__init__.py": "",
         "core/losses.py": (
@@ -204,14 +230,18 @@ def test_the_checker_reports_a_wrong_tree(tmp_path):
             "    return plt\n"
         ),
         "io/reports.py": "def draw():\n    import matplotlib.pyplot as plt\n    return plt\n",
+        "paper/__init__.py": "",
+        "paper/runs.py": "import deepctrl as dc\n",
         "tabular/__init__.py": "",
         "tabular/estimators.py": "import pandas\nfrom deepctrl.engine import trainer\n",
     })
     known = modules_of(root)
     graph = graph_of(known)
+    assert graph["deepctrl"] == {"deepctrl.core", "deepctrl.core.losses", "deepctrl.paper.runs"}
     assert graph["deepctrl.core.rules"] == {"deepctrl.core.metrics", "deepctrl.core.rules.base"}
     assert graph["deepctrl.core.typed"] == set()
     assert layer_violations(graph) == [
+        "deepctrl (api) imports deepctrl.paper.runs (paper)",
         "deepctrl.core.model (core) imports deepctrl.engine (engine)",
         "deepctrl.core.model (core) imports deepctrl.engine.trainer (engine)",
         "deepctrl.core.rules.base (core) imports deepctrl.io (io)",
@@ -226,6 +256,8 @@ def test_the_checker_reports_a_wrong_tree(tmp_path):
     assert find_cycle(graph) == ["deepctrl.core.model", "deepctrl.engine.trainer",
                                  "deepctrl.core.model"]
     graph["deepctrl.core.model"] = set()
+    assert find_cycle(graph) == ["deepctrl", "deepctrl.paper.runs", "deepctrl"]
+    graph["deepctrl"].remove("deepctrl.paper.runs")
     assert find_cycle(graph) == []
 
 

@@ -21,6 +21,7 @@ from deepctrl._version import __version__
 # the command line's argument errors) do not wait for PyTorch and scikit-learn to load
 _WHERE = {
     "DeepCTRL": "deepctrl.core.model", "MLP": "deepctrl.core.model", "mlp": "deepctrl.core.model",
+    "Residual": "deepctrl.core.model",
     "FitResult": "deepctrl.engine.training", "fit": "deepctrl.engine.training",
     "Callback": "deepctrl.engine.callbacks", "EpochEnd": "deepctrl.engine.callbacks",
     "fit_methods": "deepctrl.engine.training",
@@ -40,7 +41,7 @@ _SUBMODULES = ("methods", "priors", "rules")
 if TYPE_CHECKING:
     from deepctrl import methods, priors, rules
     from deepctrl.core.evaluation import predict_sweep, select_alpha, sweep, verification_ratio
-    from deepctrl.core.model import MLP, DeepCTRL, mlp
+    from deepctrl.core.model import MLP, DeepCTRL, Residual, mlp
     from deepctrl.core.objective import Objective, ObjectiveOutput
     from deepctrl.core.rules import Monotonic
     from deepctrl.engine.callbacks import Callback, EpochEnd
@@ -78,6 +79,7 @@ __all__ = [
     "Monotonic",
     "Objective",
     "ObjectiveOutput",
+    "Residual",
     "__version__",
     "fit",
     "fit_methods",

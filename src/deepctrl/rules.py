@@ -1,8 +1,11 @@
 """``dc.rules``: what a model should respect (the public names of
-:mod:`deepctrl.core.rules`).
+:mod:`deepctrl.core.rules`), and ``output_column`` for rules of your own.
 
+>>> import torch
 >>> import deepctrl as dc
 >>> rule = dc.rules.Monotonic(0, "decreasing", perturbation=dc.rules.Relative(0.1))
+>>> dc.rules.output_column(torch.zeros(4, 2, 3), 5).shape
+torch.Size([4])
 """
 
 from deepctrl.core.rules import (
@@ -17,6 +20,7 @@ from deepctrl.core.rules import (
     SignedRule,
     Standardized,
     Threshold,
+    output_column,
     rule_from_config,
 )
 
@@ -32,5 +36,6 @@ __all__ = [
     "SignedRule",
     "Standardized",
     "Threshold",
+    "output_column",
     "rule_from_config",
 ]

@@ -51,7 +51,9 @@ class MLP(nn.Sequential):
 
 
 class Residual(nn.Module):
-    """``inner(x) + x``: a network that predicts the change of its input.
+    """``inner(x) + x``: a network that predicts the change of its input (``dc.DeepCTRL`` has
+    ``residual=True`` for the same). Made of MLPs, stacked seeds run it as batched matrix
+    products.
 
     >>> Residual(mlp(2, 2))(torch.zeros(1, 2)).shape
     torch.Size([1, 2])

@@ -145,7 +145,7 @@ def test_small_run_matches_a_direct_evaluation(small_run):
     run = cardio.train(task, "TaskOnly", cardio.task_net(), dc.methods.TaskOnly(),
                        task.rule(), cardio.Settings.make(1, True), "cpu", False)
     t2 = task.targets["Target 2"]
-    table = cardio.sweep(run.fit.model, task.rule(), t2.X, t2.y, [0.0], ("bce",))
+    table = dc.sweep(run.fit.model, task.rule(), t2.X, t2.y, [0.0], ("bce",))
     saved = res["domains"]["Target 2"]["methods"]["TaskOnly"]["test"]["bce"]["mean"][0]
     assert table["bce"][0] == pytest.approx(saved, rel=1e-6)
 

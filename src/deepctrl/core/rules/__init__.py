@@ -6,7 +6,7 @@
 
 from typing import Any
 
-from deepctrl.core.rules.base import Context, Rule, SignedRule
+from deepctrl.core.rules.base import Context, Rule, SignedRule, output_column
 from deepctrl.core.rules.combine import AllOf
 from deepctrl.core.rules.monotonic import Monotonic, Threshold, feature_rule_from_config
 from deepctrl.core.rules.penalty import Penalty
@@ -35,5 +35,6 @@ __all__ = [
     "SignedRule",
     "Standardized",
     "Threshold",
+    "output_column",
     "rule_from_config",
 ]

@@ -109,7 +109,11 @@ def violation_of(rule: Rule, ctx: Context) -> Tensor:
 
 
 def output_column(y: Tensor, index: int) -> Tensor:
-    """Column ``index`` of a (batch, ...) output, flattened per sample."""
+    """Column ``index`` of a (batch, ...) output, flattened per sample.
+
+    >>> output_column(torch.arange(6.0).reshape(3, 2), 1)
+    tensor([1., 3., 5.])
+    """
     return y.reshape(y.shape[0], -1)[:, index]
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deepctrl.core.rules import Monotonic, Relative, Standardized
+import deepctrl as dc
 from deepctrl.paper.datasets.cardio_synthetic import COLUMNS
 
 NUMERIC = ("age", "height", "weight", "ap_hi", "ap_lo")
@@ -247,12 +247,12 @@ class CardioTask:
     implausible_bp: int
     ap_hi_index: int = AP_HI_INDEX
 
-    def rule(self, u: float = 0.1) -> Monotonic:
+    def rule(self, u: float = 0.1) -> dc.rules.Monotonic:
         """Risk rises with systolic pressure: ap_hi raised by gamma |ap_hi| mmHg,
         gamma ~ U[0, u], in raw units before scaling; satisfied when y_hat_p > y_hat."""
         mean, std = self.encoder.stats("ap_hi")
-        return Monotonic(self.ap_hi_index, "increasing",
-                         perturbation=Standardized(Relative(u), mean, std))
+        raw = dc.rules.Standardized(dc.rules.Relative(u), mean, std)
+        return dc.rules.Monotonic(self.ap_hi_index, "increasing", perturbation=raw)
 
     def domains(self) -> dict[str, Domain]:
         """Source (its test split) and the Targets, in the paper's order."""

@@ -3,7 +3,7 @@
 The price is raised by delta = gamma |p| with gamma ~ U[0, 0.1] (the paper's relative
 perturbation) in RAW price units: the network sees the standardized price, and a relative
 change of a standardized value is meaningless (zero at the mean, and of the wrong sign
-below it), so the perturbation is wrapped in :class:`~deepctrl.core.rules.Standardized`.
+below it), so the perturbation is wrapped in ``dc.rules.Standardized``.
 Satisfied when y_hat_p < y_hat; loss relu(y_hat_p - y_hat).
 
 Two variants:
@@ -33,28 +33,28 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from deepctrl.core.inputs import Inputs
-from deepctrl.core.rules import Monotonic, Relative, Standardized
-from deepctrl.core.rules.base import Context, Rule, SignedRule, output_column
+import deepctrl as dc
 from deepctrl.paper.datasets.retail import AUX, FEATURES, PRICE, RetailSplit
 
 RELATIVE_U = 0.1
 
 
-def price_rule_for(mean: np.ndarray, std: np.ndarray, u: float = RELATIVE_U) -> Monotonic:
+def price_rule_for(mean: np.ndarray, std: np.ndarray,
+                   u: float = RELATIVE_U) -> dc.rules.Monotonic:
     """Monotonic decreasing on the standardized price, raised by u * U(0,1) * |raw price|."""
-    return Monotonic(PRICE, "decreasing",
-                     perturbation=Standardized(Relative(u), float(mean[PRICE]), float(std[PRICE])))
+    raw = dc.rules.Standardized(dc.rules.Relative(u), float(mean[PRICE]), float(std[PRICE]))
+    return dc.rules.Monotonic(PRICE, "decreasing", perturbation=raw)
 
 
-def price_rule(split: RetailSplit, recompute: bool = False, u: float = RELATIVE_U) -> Rule:
+def price_rule(split: RetailSplit, recompute: bool = False,
+               u: float = RELATIVE_U) -> dc.rules.Rule:
     """The rule for a split's standardization; ``recompute`` needs ``group_split(aux=True)``."""
     if recompute:
         return RecomputedPriceRule(split.mean, split.std, u)
     return price_rule_for(split.mean, split.std, u)
 
 
-class RecomputedPriceRule(SignedRule):
+class RecomputedPriceRule(dc.rules.SignedRule):
     """Price up by u * U(0,1) * |p| with the derived price features recomputed.
 
     Inputs are the 13 standardized features followed by the raw ``AUX`` columns (window
@@ -65,9 +65,10 @@ class RecomputedPriceRule(SignedRule):
     def __init__(self, mean: np.ndarray, std: np.ndarray, u: float = RELATIVE_U) -> None:
         self.mean = torch.as_tensor(np.asarray(mean, dtype=np.float32)[:len(FEATURES)])
         self.std = torch.as_tensor(np.asarray(std, dtype=np.float32)[:len(FEATURES)])
-        self.relative = Relative(u)
+        self.relative = dc.rules.Relative(u)
 
-    def perturb(self, x: Inputs, generator: torch.Generator | None = None) -> Tensor:
+    def perturb(self, x: Tensor | dict[str, Tensor],
+                generator: torch.Generator | None = None) -> Tensor:
         if isinstance(x, dict):
             raise ValueError("RecomputedPriceRule needs one input tensor, not a dict of inputs")
         k = len(FEATURES)
@@ -92,10 +93,10 @@ class RecomputedPriceRule(SignedRule):
         out[:, :k] = (new - mean) / std
         return out
 
-    def violation(self, ctx: Context) -> Tensor:
+    def violation(self, ctx: dc.rules.Context) -> Tensor:
         if ctx.y_hat_p is None:
             raise ValueError("RecomputedPriceRule needs the perturbed output")
-        return output_column(ctx.y_hat_p, 0) - output_column(ctx.y_hat, 0)
+        return dc.rules.output_column(ctx.y_hat_p, 0) - dc.rules.output_column(ctx.y_hat, 0)
 
     def config(self) -> dict[str, Any]:
         raise ValueError("RecomputedPriceRule is built from code and cannot be saved")

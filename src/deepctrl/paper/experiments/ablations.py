@@ -23,10 +23,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
-from deepctrl.core.evaluation import select_alpha
-from deepctrl.core.methods import DeepCTRLMethod
-from deepctrl.core.model import DeepCTRL
-from deepctrl.core.priors import Beta
+import deepctrl as dc
 from deepctrl.io import reports
 from deepctrl.io.reports import markdown_table
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid
@@ -51,18 +48,18 @@ PAPER_FINDINGS = {
 }
 
 
-def _variants(study: str) -> list[tuple[str, str, DeepCTRLMethod]]:
+def _variants(study: str) -> list[tuple[str, str, dc.methods.DeepCTRL]]:
     """(name, merge, method) of the non-reference variants of ``study``."""
     if study == "prior":
-        return [(f"Beta({b})", "deepctrl", DeepCTRLMethod(Beta(b, b)))
+        return [(f"Beta({b})", "deepctrl", dc.methods.DeepCTRL(dc.priors.Beta(b, b)))
                 for b in (0.5, 1.0)]
     if study == "merge":
-        return [(m, m, DeepCTRLMethod()) for m in ("add", "concat", "input")]
-    return [("rho=1", "deepctrl", DeepCTRLMethod(rho=1.0)),
-            ("rho=epoch", "deepctrl", DeepCTRLMethod(rho="epoch"))]
+        return [(m, m, dc.methods.DeepCTRL()) for m in ("add", "concat", "input")]
+    return [("rho=1", "deepctrl", dc.methods.DeepCTRL(rho=1.0)),
+            ("rho=epoch", "deepctrl", dc.methods.DeepCTRL(rho="epoch"))]
 
 
-def _stack_key(merge: str, method: DeepCTRLMethod) -> tuple[str, bool]:
+def _stack_key(merge: str, method: dc.methods.DeepCTRL) -> tuple[str, bool]:
     """Variants with equal keys train as one stacked job: same network, and rho re-estimated
     every epoch or not (that estimate measures every copy of a stack, so it trains apart)."""
     return merge, method.rho_mode == "epoch"
@@ -78,9 +75,9 @@ def _summary(run: MethodRun, alphas: list[float]) -> dict[str, Any]:
            "verification_ratio": entry["val"]["verification_ratio"]["mean"]}
     test_mae = entry["test"]["mae"]["mean"]
     test_ratio = entry["test"]["verification_ratio"]["mean"]
-    i_mae = alphas.index(select_alpha(val, metric="mae"))
+    i_mae = alphas.index(dc.select_alpha(val, metric="mae"))
     try:
-        a_ratio: float | None = select_alpha(val, min_verification=TARGET_RATIO)
+        a_ratio: float | None = dc.select_alpha(val, min_verification=TARGET_RATIO)
     except ValueError:
         a_ratio = None
     return {"alpha_min_val_mae": alphas[i_mae], "test_mae_at_it": test_mae[i_mae],
@@ -140,7 +137,7 @@ def _neighbour_agreement(points: np.ndarray, labels: np.ndarray) -> float:
 
 
 @torch.no_grad()
-def write_tsne(model: DeepCTRL, x: torch.Tensor, n_points: int, base: dict[str, Any],
+def write_tsne(model: dc.DeepCTRL, x: torch.Tensor, n_points: int, base: dict[str, Any],
                out_dir: Path) -> dict[str, Any]:
     """t-SNE of z_r vs z_d and of z over ``TSNE_ALPHAS`` on a fixed subsample of ``x``."""
     from sklearn.manifold import TSNE
@@ -199,9 +196,9 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     s, workers, out_dir, pend = prepare(seeds, quick, out, device, preset, workers)
     base = {"preset": preset, "quick": s.quick, "seeds": list(s.seeds), "alphas": alpha_grid()}
     variants = {study: _variants(study) for study in ("prior", "merge", "rho")}
-    jobs = [("reference", "deepctrl", DeepCTRLMethod()),
+    jobs = [("reference", "deepctrl", dc.methods.DeepCTRL()),
             *(variant for study_variants in variants.values() for variant in study_variants)]
-    by_key: dict[tuple[str, bool], list[tuple[str, DeepCTRLMethod]]] = {}
+    by_key: dict[tuple[str, bool], list[tuple[str, dc.methods.DeepCTRL]]] = {}
     for name, merge, method in jobs:
         by_key.setdefault(_stack_key(merge, method), []).append((name, method))
     groups: list[Group] = [([n for n, _ in members], deepctrl_net(key[0]),
@@ -213,7 +210,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
         runs = {REFERENCE_NAME[study]: reference}
         runs.update({name: trained[name] for name, _, _ in study_variants})
         done[study] = write_study(study, runs, base, out_dir / study)
-    done["tsne"] = write_tsne(cast(DeepCTRL, reference.fit.models[0]), pend.test[0],
+    done["tsne"] = write_tsne(cast(dc.DeepCTRL, reference.fit.models[0]), pend.test[0],
                               150 if s.quick else 600, base, out_dir / "tsne")
     minutes = (time.perf_counter() - wall) / 60
     lines = [f"# Pendulum ablations (preset `{preset}`)", ""]

@@ -38,14 +38,10 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
-from deepctrl.core.evaluation import predict_sweep, sweep
-from deepctrl.core.methods import DeepCTRLMethod, Method, TaskOnly
-from deepctrl.core.metrics import score
-from deepctrl.core.model import DeepCTRL, mlp
-from deepctrl.core.priors import Beta
-from deepctrl.core.rules import Monotonic
+import deepctrl as dc
 from deepctrl.io import reports
 from deepctrl.paper.datasets.cardio import CardioTask, Domain, load_cardio_csv, prepare
 from deepctrl.paper.datasets.cardio_synthetic import synthetic_cohort
@@ -64,11 +60,11 @@ COHORT_SIZE = 70_000
 SAMPLE_SIZE = 200
 
 
-def deepctrl_net() -> DeepCTRL:
+def deepctrl_net() -> dc.DeepCTRL:
     """Paper cardio network: encoders Linear(19,100)-ReLU-Linear(100,16), decision
     Linear(32,1)-Sigmoid."""
-    return DeepCTRL(mlp(19, 100, 16), mlp(19, 100, 16),
-                       mlp(32, 1, out_activation="sigmoid"))
+    return dc.DeepCTRL(dc.mlp(19, 100, 16), dc.mlp(19, 100, 16),
+                       dc.mlp(32, 1, out_activation="sigmoid"))
 
 
 def task_net() -> nn.Module:
@@ -77,7 +73,7 @@ def task_net() -> nn.Module:
     >>> task_net()(torch.zeros(2, 19)).shape
     torch.Size([2, 1])
     """
-    return nn.Sequential(mlp(19, 100, 16), mlp(16, 1, out_activation="sigmoid"))
+    return nn.Sequential(dc.mlp(19, 100, 16), dc.mlp(16, 1, out_activation="sigmoid"))
 
 
 @dataclass(frozen=True)
@@ -119,17 +115,17 @@ def _tensors(d: Domain) -> tuple[Tensor, Tensor]:
     return torch.from_numpy(d.X), torch.from_numpy(d.y)
 
 
-def train(task: CardioTask, name: str, model: nn.Module, method: Method,
-          rule: Monotonic, s: Settings, device: str, progress: bool) -> MethodRun:
+def train(task: CardioTask, name: str, model: nn.Module, method: dc.methods.Method,
+          rule: dc.rules.Monotonic, s: Settings, device: str, progress: bool) -> MethodRun:
     """Fit on Source train (early stopping on Source val), sweep Source val and test."""
     return common.run_method(name, model, rule, method, _tensors(task.train),
                              _tensors(task.val), _tensors(task.test), ALPHAS, METRICS,
                              s.seeds, **s.fit_kwargs(device, progress))
 
 
-def domain_entry(run: MethodRun, domain: Domain, rule: Monotonic) -> dict[str, Any]:
+def domain_entry(run: MethodRun, domain: Domain, rule: dc.rules.Monotonic) -> dict[str, Any]:
     """results.json entry of a trained method evaluated on a whole Target."""
-    tables = [sweep(m, rule, domain.X, domain.y, ALPHAS, METRICS) for m in run.fit.models]
+    tables = [dc.sweep(m, rule, domain.X, domain.y, ALPHAS, METRICS) for m in run.fit.models]
     entry = run.entry()
     return {"test": common.summarize(tables), "epochs": entry["epochs"],
             "best_epochs": entry["best_epochs"], "train_seconds": entry["train_seconds"]}
@@ -146,7 +142,8 @@ def best_alpha(entry: dict[str, Any], metric: str = "bce", split: str = "test") 
 
 
 def _bce(p: Tensor, y: Tensor) -> float:
-    return float(score("bce", p, y))
+    """Mean binary cross entropy of probabilities ``p`` (the ``bce`` of :func:`deepctrl.sweep`)."""
+    return float(F.binary_cross_entropy(p, y))
 
 
 def sample_adaptation(y_hat: Tensor, y: Tensor, sample: np.ndarray) -> dict[str, Any]:
@@ -173,7 +170,7 @@ def adaptation(run: MethodRun, domain: Domain, sample_size: int = SAMPLE_SIZE) -
     chosen, curves = [], []
     for seed, model in zip(run.fit.seeds, run.fit.models, strict=True):
         rows = np.random.default_rng(10_000 + seed).choice(len(y), k, replace=False)
-        y_hat, _ = predict_sweep(model, None, X, ALPHAS)
+        y_hat, _ = dc.predict_sweep(model, None, X, ALPHAS)
         one = sample_adaptation(y_hat.cpu(), y, rows)
         chosen.append(one["chosen_alpha"])
         curves.append(one["bce_rest"])
@@ -188,15 +185,15 @@ def adaptation(run: MethodRun, domain: Domain, sample_size: int = SAMPLE_SIZE) -
             "bce_rest_at_best_fixed": float(mean_curve.min())}
 
 
-def methods_to_train(quick: bool = False) -> list[tuple[str, Method]]:
+def methods_to_train(quick: bool = False) -> list[tuple[str, dc.methods.Method]]:
     """DeepCTRL with rho auto and the authors' fixed 1.0, 0.1, 0.05, 0.01 (quick: 1.0 only).
 
     >>> [name for name, _ in methods_to_train(quick=True)]
     ['DeepCTRL', 'DeepCTRL(rho=1)']
     """
-    prior = Beta(0.1, 0.1)
-    out: list[tuple[str, Method]] = [(MAIN, DeepCTRLMethod(prior, rho="auto"))]
-    out += [(f"DeepCTRL(rho={r:g})", DeepCTRLMethod(prior, rho=r))
+    prior = dc.priors.Beta(0.1, 0.1)
+    out: list[tuple[str, dc.methods.Method]] = [(MAIN, dc.methods.DeepCTRL(prior, rho="auto"))]
+    out += [(f"DeepCTRL(rho={r:g})", dc.methods.DeepCTRL(prior, rho=r))
             for r in (QUICK_RHOS if quick else FIXED_RHOS)]
     return out
 
@@ -217,7 +214,7 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/cardio",
     rule = task.rule(RULE_U)
     runs = {name: train(task, name, deepctrl_net(), method, rule, s, device, progress)
             for name, method in methods_to_train(s.quick)}
-    runs["TaskOnly"] = train(task, "TaskOnly", task_net(), TaskOnly(), rule, s,
+    runs["TaskOnly"] = train(task, "TaskOnly", task_net(), dc.methods.TaskOnly(), rule, s,
                              device, progress)
     domains: dict[str, Any] = {}
     for name, domain in task.domains().items():
@@ -307,10 +304,10 @@ def reproduce_perturbation(seeds: int = 10, quick: bool = False,
     rho: dict[str, list[float]] = {}
     for u in us:
         name = f"DeepCTRL(u={u:g})"
-        method = DeepCTRLMethod(Beta(0.1, 0.1), rho=PERTURBATION_RHO)
+        method = dc.methods.DeepCTRL(dc.priors.Beta(0.1, 0.1), rho=PERTURBATION_RHO)
         run = train(task, name, deepctrl_net(), method, task.rule(u), s, device, progress)
         methods[name], rho[name] = run.entry(), _rho(run)
-    methods["TaskOnly"] = train(task, "TaskOnly", task_net(), TaskOnly(),
+    methods["TaskOnly"] = train(task, "TaskOnly", task_net(), dc.methods.TaskOnly(),
                                 task.rule(RULE_U), s, device, progress).entry()
     results = {
         "experiment": "cardio-perturbation", "data": data, "quick": s.quick,

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 from torch import Tensor, nn
 
-from deepctrl.core.evaluation import Table, sweep
-from deepctrl.core.methods import Method
-from deepctrl.core.rules.base import Rule
-from deepctrl.engine.training import FitResult, fit_methods
+import deepctrl as dc
+
+Table = dict[str, list[float]]
+"""One alpha sweep (:func:`deepctrl.sweep`): ``alpha`` and one list per metric."""
 
 
 def alpha_grid(stop: float = 1.0, step: float = 0.1, start: float = 0.0) -> list[float]:
@@ -58,7 +58,7 @@ class MethodRun:
     """One method trained over all seeds, with per-seed sweep tables on val and test."""
 
     name: str
-    fit: FitResult
+    fit: dc.FitResult
     val: list[Table]
     test: list[Table]
 
@@ -79,12 +79,12 @@ def merge_runs(parts: Sequence[MethodRun]) -> MethodRun:
     joined (:meth:`FitResult.join`) and the per-seed sweep tables in order."""
     if len(parts) == 1:
         return parts[0]
-    return MethodRun(parts[0].name, FitResult.join([p.fit for p in parts]),
+    return MethodRun(parts[0].name, dc.FitResult.join([p.fit for p in parts]),
                      [t for p in parts for t in p.val], [t for p in parts for t in p.test])
 
 
-def run_method(name: str, model: nn.Module, rule: Rule, method: Method, *args: Any,
-               **kwargs: Any) -> MethodRun:
+def run_method(name: str, model: nn.Module, rule: dc.rules.Rule, method: dc.methods.Method,
+               *args: Any, **kwargs: Any) -> MethodRun:
     """:func:`run_methods` for one method: fit it for all seeds at once, then sweep alpha on
     val and test per seed."""
     return run_methods([name], model, rule, [method], *args, **kwargs)[0]
@@ -93,8 +93,8 @@ def run_method(name: str, model: nn.Module, rule: Rule, method: Method, *args: A
 def run_methods(
     names: Sequence[str],
     model: nn.Module,
-    rule: Rule,
-    methods: Sequence[Method],
+    rule: dc.rules.Rule,
+    methods: Sequence[dc.methods.Method],
     train: tuple[Tensor, Tensor],
     val: tuple[Tensor, Tensor],
     test: tuple[Tensor, Tensor],
@@ -108,16 +108,16 @@ def run_methods(
     (:func:`deepctrl.fit_methods`), then sweep alpha on val and test per seed; one run per
     method, in order. ``val_eval`` replaces ``val`` for the sweep (e.g. validation inputs
     with noise)."""
-    results = fit_methods(model, rule, methods, train=train, val=val, seeds=seeds,
-                          desc=" + ".join(names), **fit_kwargs)
+    results = dc.fit_methods(model, rule, methods, train=train, val=val, seeds=seeds,
+                             desc=" + ".join(names), **fit_kwargs)
     return [_swept(name, result, rule, val_eval or val, test, alphas, metrics)
             for name, result in zip(names, results, strict=True)]
 
 
-def _swept(name: str, result: FitResult, rule: Rule, val: tuple[Tensor, Tensor],
+def _swept(name: str, result: dc.FitResult, rule: dc.rules.Rule, val: tuple[Tensor, Tensor],
            test: tuple[Tensor, Tensor], alphas: Sequence[float],
            metrics: Sequence[str]) -> MethodRun:
     """Per-seed alpha sweeps of a fit on ``val`` and ``test``."""
-    val_tables = [sweep(m, rule, val[0], val[1], alphas, metrics) for m in result.models]
-    test_tables = [sweep(m, rule, test[0], test[1], alphas, metrics) for m in result.models]
+    val_tables = [dc.sweep(m, rule, val[0], val[1], alphas, metrics) for m in result.models]
+    test_tables = [dc.sweep(m, rule, test[0], test[1], alphas, metrics) for m in result.models]
     return MethodRun(name, result, val_tables, test_tables)

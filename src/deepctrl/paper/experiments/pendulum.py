@@ -27,24 +27,13 @@ from typing import Any, cast
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.evaluation import select_alpha
-from deepctrl.core.methods import (
-    DeepCTRLMethod,
-    LagrangianDual,
-    Method,
-    RuleOnly,
-    TaskAndRule,
-    TaskOnly,
-)
-from deepctrl.core.model import DeepCTRL, Residual, mlp
-from deepctrl.core.rules import Penalty
-from deepctrl.engine.training import fit
+import deepctrl as dc
 from deepctrl.engine.workers import default_workers, run_jobs, seed_parts, single_thread
 from deepctrl.io import reports
-from deepctrl.io.reports import markdown_table
 from deepctrl.paper.datasets import pendulum
 from deepctrl.paper.experiments import common
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid
+from deepctrl.paper.experiments.pendulum_report import report_markdown
 
 SEED_START = 10
 INPUT_NOISE = 0.01
@@ -54,11 +43,6 @@ LAMBDAS = (0.01, 0.1, 1.0)
 DUAL_LRS = (0.01, 0.1, 1.0)
 METHOD_KEYS = ("DeepCTRL", "TaskOnly", "RuleOnly", *(f"TaskAndRule({lam})" for lam in LAMBDAS),
                "LDF-MAE", "LDF-Ratio")
-# The authors' published notebooks: 5 ms pairs, DeepCTRL with rho = 1, means over 10 seeds.
-AUTHORS_DEEPCTRL = {0.0: (0.00150, 0.852), 0.2: (0.00146, 0.933), 0.5: (0.00182, 0.990),
-                    0.7: (0.00228, 0.999), 1.0: (0.00346, 0.9995)}
-AUTHORS_BASELINES = {"TaskOnly": ("0.0056-0.0061 (one seed)", "about 0.000"),
-                     "TaskAndRule(1.0)": ("0.0022", "0.84")}
 
 
 @dataclass(frozen=True)
@@ -98,30 +82,30 @@ class Settings:
                 "compile": self.compile}
 
 
-def deepctrl_net(merge: str = "deepctrl") -> DeepCTRL:
+def deepctrl_net(merge: str = "deepctrl") -> dc.DeepCTRL:
     """The paper's pendulum network: shared 4-64-16, encoders 16-64-64-64, decision 128-64-4
     (64-64-4 for ``merge="add"`` and ``"input"``), output + x."""
     decision_in = 64 if merge in ("add", "input") else 128
     if merge == "input":
-        return DeepCTRL(mlp(17, 64, 64, 64), None, mlp(decision_in, 64, 4),
-                           shared=mlp(4, 64, 16), merge="input", residual=True)
-    return DeepCTRL(mlp(16, 64, 64, 64), mlp(16, 64, 64, 64), mlp(decision_in, 64, 4),
-                       shared=mlp(4, 64, 16), merge=merge, residual=True)
+        return dc.DeepCTRL(dc.mlp(17, 64, 64, 64), None, dc.mlp(decision_in, 64, 4),
+                           shared=dc.mlp(4, 64, 16), merge="input", residual=True)
+    return dc.DeepCTRL(dc.mlp(16, 64, 64, 64), dc.mlp(16, 64, 64, 64), dc.mlp(decision_in, 64, 4),
+                       shared=dc.mlp(4, 64, 16), merge=merge, residual=True)
 
 
-def TaskNet() -> Residual:  # noqa: N802 (the network's name in the paper's appendix)
+def TaskNet() -> dc.Residual:  # noqa: N802 (the network's name in the paper's appendix)
     """The baselines' network: data encoder 4-64-64-64, decision 64-64-4, output + x.
 
-    Built from plain parts (``Residual`` of a ``Sequential``), so stacked seeds run it as
+    Built from plain parts (``dc.Residual`` of a ``Sequential``), so stacked seeds run it as
     batched matrix products (:mod:`deepctrl.engine.lowering`).
     """
-    return Residual(nn.Sequential(OrderedDict(encoder=mlp(4, 64, 64, 64),
-                                              decision=mlp(64, 64, 4))))
+    return dc.Residual(nn.Sequential(OrderedDict(encoder=dc.mlp(4, 64, 64, 64),
+                                                 decision=dc.mlp(64, 64, 4))))
 
 
-def energy_rule() -> Penalty:
+def energy_rule() -> dc.rules.Penalty:
     """The energy-damping rule E(y_hat) < E(x); loss relu(E(y_hat) - E(x))."""
-    return Penalty(pendulum.energy_increase, strict=True)
+    return dc.rules.Penalty(pendulum.energy_increase, strict=True)
 
 
 def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
@@ -130,7 +114,7 @@ def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
     return val[0] + INPUT_NOISE * torch.randn(val[0].shape, generator=gen), val[1]
 
 
-def train_group(names: list[str], model: nn.Module, methods: list[Method],
+def train_group(names: list[str], model: nn.Module, methods: list[dc.methods.Method],
                 pend: pendulum.PendulumData, s: Settings, alphas: list[float], device: str,
                 progress: bool) -> list[MethodRun]:
     """Methods of one network over the seeds of ``s``, trained as one stacked job and swept
@@ -160,13 +144,13 @@ def select(entries: dict[str, dict[str, Any]], alphas: list[float]) -> dict[str,
            "verification_ratio": _mean(d, "val", "verification_ratio")}
     test_mae, test_ratio = _mean(d, "test", "mae"), _mean(d, "test", "verification_ratio")
     try:
-        a_ratio, reached = select_alpha(val, min_verification=TARGET_RATIO), True
+        a_ratio, reached = dc.select_alpha(val, min_verification=TARGET_RATIO), True
     except ValueError:
         ratios = val["verification_ratio"]
         a_ratio, reached = alphas[max(range(len(alphas)), key=lambda i: ratios[i])], False
     i_ratio = alphas.index(a_ratio)
     lam_name, lam_reached = _ratio_rule_pick(entries, [f"TaskAndRule({lam})" for lam in LAMBDAS])
-    i_mae = alphas.index(select_alpha(val, metric="mae"))
+    i_mae = alphas.index(dc.select_alpha(val, metric="mae"))
     target = val["verification_ratio"][i_mae]
     i_proxy = min(range(len(alphas)), key=lambda i: abs(test_ratio[i] - target))
     i_oracle = min(range(len(alphas)), key=lambda i: test_mae[i])
@@ -222,10 +206,10 @@ def time_one_seed(pend: pendulum.PendulumData, s: Settings,
                   device: str) -> dict[str, dict[str, float]]:
     """Seconds per epoch of ONE model (TaskOnly vs DeepCTRL), the paper's App. A.4 unit."""
     out = {}
-    for name, model, method in (("TaskOnly", TaskNet(), TaskOnly()),
-                                ("DeepCTRL", deepctrl_net(), DeepCTRLMethod())):
+    for name, model, method in (("TaskOnly", TaskNet(), dc.methods.TaskOnly()),
+                                ("DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL())):
         start = time.perf_counter()
-        fit(model, energy_rule(), method, train=pend.train, seeds=[s.seeds[0]],
+        dc.fit(model, energy_rule(), method, train=pend.train, seeds=[s.seeds[0]],
                max_epochs=s.timing_epochs, input_noise=INPUT_NOISE, device=device)
         out[name] = {"epochs": s.timing_epochs,
                      "seconds_per_epoch": (time.perf_counter() - start) / s.timing_epochs}
@@ -249,12 +233,12 @@ def _energy_trace(runs: dict[str, MethodRun], pend: pendulum.PendulumData,
             "predicted": out}
 
 
-Group = tuple[list[str], nn.Module, list[Method]]
+Group = tuple[list[str], nn.Module, list[dc.methods.Method]]
 """Methods trained on one network: (names, network, methods)."""
 
 
 def group_job(preset: str, s: Settings, device: str, progress: bool, names: list[str],
-              model: nn.Module, methods: list[Method]) -> list[MethodRun]:
+              model: nn.Module, methods: list[dc.methods.Method]) -> list[MethodRun]:
     """:func:`train_group` on one thread, loading the (cached) data itself."""
     with single_thread():
         return train_group(names, model, methods, pendulum.load(preset), s, alpha_grid(),
@@ -264,12 +248,12 @@ def group_job(preset: str, s: Settings, device: str, progress: bool, names: list
 def method_groups(s: Settings) -> list[Group]:
     """The reproduction's methods as (names, network, methods), one group per network shape
     (the baselines share one network, DeepCTRL and RuleOnly the other), baselines first."""
-    baselines: list[tuple[str, Method]] = [
-        ("TaskOnly", TaskOnly()),
-        *((f"TaskAndRule({lam})", TaskAndRule(lam)) for lam in LAMBDAS),
-        *((f"LDF({eta:g})", LagrangianDual(eta)) for eta in s.dual_lrs)]
-    ours: list[tuple[str, Method]] = [("DeepCTRL", DeepCTRLMethod(rho="auto")),
-                                      ("RuleOnly", RuleOnly())]
+    baselines: list[tuple[str, dc.methods.Method]] = [
+        ("TaskOnly", dc.methods.TaskOnly()),
+        *((f"TaskAndRule({lam})", dc.methods.TaskAndRule(lam)) for lam in LAMBDAS),
+        *((f"LDF({eta:g})", dc.methods.LagrangianDual(eta)) for eta in s.dual_lrs)]
+    ours: list[tuple[str, dc.methods.Method]] = [
+        ("DeepCTRL", dc.methods.DeepCTRL(rho="auto")), ("RuleOnly", dc.methods.RuleOnly())]
     return [([n for n, _ in group], net, [m for _, m in group])
             for group, net in ((baselines, TaskNet()), (ours, deepctrl_net()))]
 
@@ -309,7 +293,7 @@ def run_all(preset: str, s: Settings, device: str, progress: bool,
 
 def _dual_lr(run: MethodRun) -> float:
     """The dual learning rate of an LDF run."""
-    return cast(LagrangianDual, run.fit.method).dual_lr
+    return cast(dc.methods.LagrangianDual, run.fit.method).dual_lr
 
 
 def prepare(seeds: int, quick: bool, out: str, device: str, preset: str,
@@ -358,86 +342,8 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     results["figures"] = figures
     results["wall_seconds"] = round(time.perf_counter() - wall, 1)
     reports.write_json(out_dir / "results.json", results)
-    reports.write_text(out_dir / "report.md", report(results))
+    reports.write_text(out_dir / "report.md", report_markdown(results))
     print(f"pendulum ({preset}{', quick' if s.quick else ''}): wrote {out_dir / 'report.md'}"
           f" in {results['wall_seconds']:.0f} s")
     return results
 
-
-def _reference_rows(results: dict[str, Any]) -> list[list[Any]]:
-    m, alphas = results["methods"], results["alphas"]
-    rows = []
-    for a, (mae, ratio) in AUTHORS_DEEPCTRL.items():
-        i = alphas.index(a)
-        rows.append([f"DeepCTRL alpha={a:g}", mae, _mean(m["DeepCTRL"], "test", "mae")[i],
-                     ratio, _mean(m["DeepCTRL"], "test", "verification_ratio")[i]])
-    for name, key in (("TaskOnly", "TaskOnly"), ("TaskAndRule(1.0)", "TaskAndRule(1.0)")):
-        mae_text, ratio_text = AUTHORS_BASELINES[name]
-        rows.append([name, mae_text, _mean(m[key], "test", "mae")[0], ratio_text,
-                     _mean(m[key], "test", "verification_ratio")[0]])
-    return rows
-
-
-def report(results: dict[str, Any]) -> str:
-    """report.md of a pendulum run."""
-    m, alphas, sel = results["methods"], results["alphas"], results["selection"]
-    st = results["settings"]
-    lines = [f"# Double pendulum, preset `{results['preset']}`", ""]
-    if results["quick"]:
-        lines += ["> **SMOKE RUN (`--quick`)**: few seeds and epochs; these numbers check that the",
-                  "> pipeline runs and say nothing about the method.", ""]
-    lines += [f"Seeds {results['seeds']}; train/val/test {st['sizes']}; batch {st['batch_size']},"
-              f" Adam {st['lr']}, validate every {st['val_every']} epochs, patience"
-              f" {st['patience']} checks, at most {st['max_epochs']} epochs; input noise"
-              f" N(0, {st['input_noise']}^2). Wall time {results['wall_seconds']:.0f} s. Means over"
-              " seeds; test inputs are clean, validation inputs noisy (one fixed draw).", "",
-              "![MAE vs alpha](mae_vs_alpha.png)",
-              "![verification vs alpha](verification_vs_alpha.png)",
-              "", "![energy](energy.png)", "", "## Test results", ""]
-    rows = [[f"DeepCTRL alpha={a:g}", _mean(m["DeepCTRL"], "test", "mae")[i],
-             _mean(m["DeepCTRL"], "test", "verification_ratio")[i]] for i, a in enumerate(alphas)]
-    rows += [[k, _mean(m[k], "test", "mae")[0], _mean(m[k], "test", "verification_ratio")[0]]
-             for k in METHOD_KEYS[1:]]
-    lines += [markdown_table(["method", "test MAE", "test verification ratio"], rows), ""]
-    lines += [f"DeepCTRL rho (auto) per seed: {[round(r, 2) for r in m['DeepCTRL']['rho']]}.",
-              f"LDF dual lr: LDF-MAE {m['LDF-MAE']['dual_lr']:g}, LDF-Ratio"
-              f" {m['LDF-Ratio']['dual_lr']:g} (chosen on validation):", "",
-              markdown_table(["LDF dual lr", "val MAE", "val verification ratio"],
-                             [[c["dual_lr"], c["val_mae"], c["val_ratio"]]
-                              for c in sel["ldf"]["candidates"].values()]), "",
-              "## Choosing alpha", ""]
-    r, t, v, p = sel["by_ratio"], sel["task_and_rule_by_ratio"], sel["by_val_mae"], sel["proxy"]
-    lines += [
-        f"- Smallest alpha with validation verification >= {sel['target_val_ratio']:g}:"
-        f" **{r['alpha']:g}**{'' if r['reached'] else ' (target not reached; highest ratio)'}"
-        f" -> test verification {r['test_ratio']:.3f}, test MAE {r['test_mae']:.5f}."
-        f" {t['method']} picked the same way{'' if t['reached'] else ' (target not reached)'}:"
-        f" test verification {t['test_ratio']:.3f}, MAE {t['test_mae']:.5f}."
-        " (Paper: 80.2 % vs 71.6 %.)",
-        f"- Lowest validation MAE at alpha **{v['alpha']:g}** (validation verification"
-        f" {v['val_ratio']:.3f}); its test MAE {v['test_mae']:.5f}, test verification"
-        f" {v['test_ratio']:.3f}.",
-        f"- Verification as an unsupervised proxy: on test, alpha {p['alpha']:g} has the"
-        f" verification ratio closest to {v['val_ratio']:.3f} ({p['test_ratio']:.3f}); its test"
-        f" MAE is {p['test_mae']:.5f}; the lowest test MAE is {p['oracle_test_mae']:.5f} at alpha"
-        f" {p['oracle_alpha']:g}.", "", "## The paper's claims, checked", ""]
-    checks = [[c["claim"], c["value"], c["bound"], "yes" if c["holds"] else "**NO**"]
-              for c in results["claims"]]
-    lines += [markdown_table(["claim", "value", "required", "holds"], checks), ""]
-    if results["quick"]:
-        lines += ["(Smoke run: these checks are not meaningful here.)", ""]
-    lines += ["## Against the authors' numbers", "",
-              "Authors: their notebooks, 5 ms pairs (preset `authors`), DeepCTRL with rho = 1,"
-              " 10 seeds. Ours: this run (rho auto). With preset `paper` the target is 100 ms"
-              " ahead and MAEs are not comparable.", "",
-              markdown_table(["", "authors MAE", "our MAE", "authors verification",
-                              "our verification"], _reference_rows(results)), "",
-              "## Training time (App. A.4)", ""]
-    one, allseeds = results["timing"]["one_seed"], results["timing"]["all_seeds"]
-    lines += [markdown_table(
-        ["method", "s/epoch, one seed", f"total s, {len(results['seeds'])} seeds vectorized",
-         "s/epoch, all seeds", "epochs (max)"],
-        [[k, one[k]["seconds_per_epoch"], allseeds[k]["train_seconds"],
-          allseeds[k]["seconds_per_epoch"], max(allseeds[k]["epochs"])]
-         for k in ("TaskOnly", "DeepCTRL")]), ""]
-    return "\n".join(lines)

@@ -11,7 +11,7 @@ with patience 10 epochs, seeds 0, 1, ... (the authors' retail seeds).
 Methods: DeepCTRL (Beta(0.1, 0.1) prior; rho fixed at 1.0 as in the authors' retail code:
 the paper's L_rule,0 / L_task,0 is near 0 for a perturbation rule because a fresh network
 barely reacts to a 10 % price change, see docs/rho.md; ``rho`` takes any value
-:class:`deepctrl.core.methods.DeepCTRLMethod` accepts, e.g. "auto"),
+``dc.methods.DeepCTRL`` accepts, e.g. "auto"),
 TaskOnly, TaskAndRule(0.01 / 0.1 / 1.0) and the Lagrangian dual framework with dual lr
 0.01 / 0.1 / 1.0, reported as LDF-MAE (lowest validation MAE) and LDF-Ratio (highest
 validation verification ratio).
@@ -37,10 +37,7 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from deepctrl.core.evaluation import sweep
-from deepctrl.core.methods import DeepCTRLMethod, LagrangianDual, Method, TaskAndRule, TaskOnly
-from deepctrl.core.model import DeepCTRL, mlp
-from deepctrl.core.rules import Rule
+import deepctrl as dc
 from deepctrl.io import reports
 from deepctrl.paper.datasets.retail import FEATURES, RetailSplit, RetailTable, group_split
 from deepctrl.paper.datasets.retail_rules import price_rule
@@ -72,18 +69,18 @@ class FirstColumns(nn.Module):
 
 
 def _encoder(aux: bool) -> nn.Module:
-    enc = mlp(len(FEATURES), 64, 64, 16)
+    enc = dc.mlp(len(FEATURES), 64, 64, 16)
     return nn.Sequential(FirstColumns(len(FEATURES)), enc) if aux else enc
 
 
-def deepctrl_net(aux: bool = False) -> DeepCTRL:
+def deepctrl_net(aux: bool = False) -> dc.DeepCTRL:
     """Paper retail network: encoders 13-64-64-16, decision 32-64-1, no output activation."""
-    return DeepCTRL(_encoder(aux), _encoder(aux), mlp(32, 64, 1))
+    return dc.DeepCTRL(_encoder(aux), _encoder(aux), dc.mlp(32, 64, 1))
 
 
 def task_net(aux: bool = False) -> nn.Module:
     """The baselines' network: data encoder 13-64-64-16 and decision 16-64-1."""
-    return nn.Sequential(_encoder(aux), mlp(16, 64, 1))
+    return nn.Sequential(_encoder(aux), dc.mlp(16, 64, 1))
 
 
 @dataclass(frozen=True)
@@ -119,7 +116,7 @@ class GroupRun:
     """All methods trained on one group."""
 
     split: RetailSplit
-    rule: Rule
+    rule: dc.rules.Rule
     runs: dict[str, MethodRun]
     ldf: dict[str, str]
 
@@ -129,12 +126,12 @@ def train_group(table: RetailTable, group: str, s: Settings, recompute: bool, de
     """Train every method on ``group`` over all seeds and sweep alpha on its val and test."""
     split = group_split(table, group, aux=recompute)
     rule = price_rule(split, recompute=recompute)
-    methods: list[tuple[str, nn.Module, Method]] = [
-        ("DeepCTRL", deepctrl_net(recompute), DeepCTRLMethod(rho=rho)),
-        ("TaskOnly", task_net(recompute), TaskOnly()),
-        *((f"TaskAndRule({lam})", task_net(recompute), TaskAndRule(lam))
+    methods: list[tuple[str, nn.Module, dc.methods.Method]] = [
+        ("DeepCTRL", deepctrl_net(recompute), dc.methods.DeepCTRL(rho=rho)),
+        ("TaskOnly", task_net(recompute), dc.methods.TaskOnly()),
+        *((f"TaskAndRule({lam})", task_net(recompute), dc.methods.TaskAndRule(lam))
           for lam in s.lambdas),
-        *((f"LDF({lr})", task_net(recompute), LagrangianDual(lr))
+        *((f"LDF({lr})", task_net(recompute), dc.methods.LagrangianDual(lr))
           for lr in s.dual_lrs),
     ]
     runs = {}
@@ -186,8 +183,8 @@ def transfer_results(g: GroupRun, table: RetailTable, target: str,
     tgt = group_split(table, target, stats=g.split.stats, aux=recompute)
     per_run = {}
     for name, run in g.runs.items():
-        val = [sweep(m, g.rule, *tgt.val, ALPHAS, ("mae",)) for m in run.fit.models]
-        test = [sweep(m, g.rule, *tgt.test, ALPHAS, ("mae",)) for m in run.fit.models]
+        val = [dc.sweep(m, g.rule, *tgt.val, ALPHAS, ("mae",)) for m in run.fit.models]
+        test = [dc.sweep(m, g.rule, *tgt.test, ALPHAS, ("mae",)) for m in run.fit.models]
         per_run[name] = {"test": common.summarize(test), "val": common.summarize(val)}
     block = _block(_with_ldf(per_run, g.ldf))
     block["rows"] = {s: int(getattr(tgt, s)[0].shape[0]) for s in ("val", "test")}
