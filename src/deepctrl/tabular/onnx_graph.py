@@ -334,28 +334,54 @@ class OnnxExport:
     """ONNX export for the table estimators (mixed into their base class)."""
 
     def to_onnx(self, path: str | os.PathLike[str], X: Any = None) -> Path:
-        """Write the fitted model as one ONNX file and return its path: inputs are the
-        table's columns by name and ``alpha`` (float32, one per row), outputs
-        ``prediction`` (regressor) or ``label`` and ``probabilities`` (classifier); the
-        preprocessing, the networks' average and the target scaling are inside, so
-        onnxruntime alone serves it. Needs the ``onnx`` extra.
+        """Write the fitted model as one ONNX file: inputs are the table's columns by name
+        and `alpha` (float32, one per row), outputs `prediction` (regressor) or `label` and
+        `probabilities` (classifier); the preprocessing, the networks' average and the
+        target scaling are inside, so onnxruntime alone serves it. Needs the `onnx` extra.
+        Input types and `onnx_inputs` are described in the deployment guide.
 
-        With rows ``X``, the file is first run in onnxruntime on them (alphas from 0 to 1,
-        one per row) and must give this estimator's predictions to 1e-4. Input types and
-        :meth:`onnx_inputs` are described in the deployment guide.
+        Args:
+            path: The file to write (atomically).
+            X: Rows to check the file on: it is first run in onnxruntime on them (alphas
+                from 0 to 1, one per row) and must give this estimator's predictions to
+                1e-4. None skips the check.
 
-        Example: ``est.to_onnx("model.onnx", X_test[:100])``.
+        Returns:
+            The path written.
+
+        Raises:
+            ValueError: When the `onnx` extra is missing, a column's name clashes with an
+                input or output of the file, the export fails, or the check finds
+                different predictions.
+
+        Examples:
+            ```python
+            est.to_onnx("model.onnx", X_test[:100])
+            ```
         """
         est = cast("DeepCTRLEstimator", self)
         check_is_fitted(est, "models_")
         return write_onnx(est, path, None if X is None else est._frame(X, reset=False))
 
     def onnx_inputs(self, X: Any, alpha: Any = None) -> dict[str, np.ndarray]:
-        """The ONNX file's inputs for the rows of ``X`` at rule strength ``alpha`` (a number,
-        one per row, or None for ``alpha_``): float32 numbers, string categories, int64
-        nanosecond dates and ``alpha``.
+        """The ONNX file's inputs for the rows of `X`: float32 numbers, string categories,
+        int64 nanosecond dates and `alpha`.
 
-        Example: ``session.run(None, est.onnx_inputs(X, alpha=0.8))``.
+        Args:
+            X: The rows, with the columns the model was fitted on.
+            alpha: The rule strength: a number, `"auto"`, `"min_error"`, one number per
+                row, or None for `alpha_`.
+
+        Returns:
+            The inputs by name, one array of shape (rows,) each.
+
+        Raises:
+            ValueError: When X lacks a column the model needs or `alpha` is not valid.
+
+        Examples:
+            ```python
+            session.run(None, est.onnx_inputs(X, alpha=0.8))
+            ```
         """
         est = cast("DeepCTRLEstimator", self)
         check_is_fitted(est, "models_")
