@@ -104,7 +104,7 @@ def _blocks(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[flo
             ) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
     """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
     None) per block of rows of a Dataset/DataLoader, or of inputs already placed on the
-    model's device and dtype (:func:`~deepctrl.core.data.as_inputs`)."""
+    model's device and dtype (`deepctrl.core.data.as_inputs`)."""
     device, dtype = _placement(model)
     block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
     leaves = rule.leaves() if rule is not None else []
@@ -304,7 +304,7 @@ def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
 def _streamed_sweep(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
                     metrics: Sequence[str], seed: int, need_y: bool,
                     forward: AlphaForward | None) -> Table:
-    """:func:`sweep` on a Dataset/DataLoader, accumulated block by block: memory holds one
+    """`sweep` on a Dataset/DataLoader, accumulated block by block: memory holds one
     block (and, for auc, one score per row and alpha)."""
     A = len(alphas)
     sums = {name: torch.zeros(A, dtype=torch.float64) for name in metrics if name in MEANS}

@@ -110,7 +110,7 @@ class Merge(abc.ABC):
 
 
 def _affine(u: Tensor, v: Tensor, bias: Tensor | None, alphas: Tensor) -> Tensor:
-    """``a u + (1 - a) v + bias`` for every ``a`` in ``alphas``: (n_alphas, batch, out)."""
+    """`a u + (1 - a) v + bias` for every `a` in `alphas`: (n_alphas, batch, out)."""
     base = v + bias if bias is not None else v
     return torch.addcmul(base.unsqueeze(0), alphas.reshape(-1, 1, 1), (u - v).unsqueeze(0))
 

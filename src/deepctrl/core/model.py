@@ -107,7 +107,7 @@ def mlp(*dims: int, out_activation: str | None = None) -> MLP:
 
 
 def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
-    """Alpha as a tensor that broadcasts against ``z`` (batch first)."""
+    """Alpha as a tensor that broadcasts against `z` (batch first)."""
     a = torch.as_tensor(alpha, dtype=z.dtype, device=z.device)
     if a.dim() == 1:
         return a.reshape(a.shape + (1,) * (z.dim() - 1))
@@ -349,14 +349,14 @@ def _build_mlp(part: None) -> None: ...
 
 
 def _build_mlp(part: dict[str, Any] | None) -> MLP | None:
-    """The :class:`MLP` of one part of a :meth:`DeepCTRL.spec`, None for a missing part."""
+    """The `MLP` of one part of a `DeepCTRL.spec`, None for a missing part."""
     if part is None:
         return None
     return MLP(*part["dims"], out_activation=part.get("out_activation"))
 
 
 def _tile(x: Inputs, n: int) -> Inputs:
-    """``x`` repeated ``n`` times along the rows: (n * batch, ...)."""
+    """`x` repeated `n` times along the rows: (n * batch, ...)."""
     tiled = expand_seeds(x, n)
     if isinstance(tiled, dict):
         return {k: v.reshape(-1, *v.shape[2:]) for k, v in tiled.items()}

@@ -88,9 +88,9 @@ class Objective:
 
     `objective(x, y)` returns an [ObjectiveOutput][deepctrl.core.objective.ObjectiveOutput];
     `objective(x, y, weight=w)` weighs the batch's rows: the task loss, rule loss and signed
-    violations become sum(w_i l_i) / batch size, with `w` used as given (one finite weight
-    >= 0 per row; normalise it yourself, e.g. divide by the mean weight of the training set,
-    so that the losses keep their scale). After each optimizer step call
+    violations become sum(w_i l_i) / batch size, with `w` used as given (one finite weight of
+    at least 0 per row; normalise it yourself, e.g. divide by the mean weight of the training
+    set, so that the losses keep their scale). After each optimizer step call
     [after_step][deepctrl.core.objective.Objective.after_step] (the dual update of
     LagrangianDual; nothing for the others), after each epoch
     [after_epoch][deepctrl.core.objective.Objective.after_epoch] (rho="epoch" re-measures
@@ -159,7 +159,7 @@ class Objective:
         return param.device if param is not None else torch.device("cpu")
 
     def _estimator(self, data: Any, block_rows: int) -> Callable[[bool], tuple[Tensor, Tensor]]:
-        """``estimate(reference)``: (L_rule at alpha 1, L_task at alpha 0) over ``data``."""
+        """`estimate(reference)`: (L_rule at alpha 1, L_task at alpha 0) over `data`."""
         device, dtype = self._device(), self._dtype()
         rule = self.rule if self._use_rule else None
 

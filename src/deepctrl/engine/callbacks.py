@@ -94,7 +94,7 @@ class _EndOnly(Callback):
 
 
 def as_callbacks(callbacks: Sequence[Any]) -> list[Callback]:
-    """Callbacks from :class:`Callback` objects and plain functions of :class:`EpochEnd`."""
+    """Callbacks from `Callback` objects and plain functions of `EpochEnd`."""
     out: list[Callback] = []
     for c in callbacks:
         if isinstance(c, Callback):

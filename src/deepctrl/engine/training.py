@@ -387,7 +387,7 @@ def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int
 def _in_workers(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
                 val: Any, seeds: Sequence[int], o: Options, desc: str,
                 workers: int) -> list[FitResult]:
-    """:func:`_run` over ``workers`` shares of the seeds, side by side, joined."""
+    """`_run` over `workers` shares of the seeds, side by side, joined."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     parts = seed_parts(seeds, workers)
@@ -419,7 +419,7 @@ def _share(model: nn.Module, rule: Rule | None, methods: list[Method], train: An
 
 def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any, val: Any,
          seeds: Sequence[int], o: Options, desc: str) -> list[FitResult]:
-    """Train ``methods`` x ``seeds`` copies as one stack; one result per method."""
+    """Train `methods` x `seeds` copies as one stack; one result per method."""
     seeds = [int(s) for s in seeds]
     _check(rule, methods, train, seeds, model, o)
     callbacks = as_callbacks(o.callbacks)

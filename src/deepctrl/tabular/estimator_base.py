@@ -291,7 +291,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     def _select(self, table: dict[str, list[float]], min_verification: float | None = None,
                 min_error: bool = False) -> float:
         """The rule-keeping alpha (default), the lowest-error one, or the smallest alpha
-        reaching ``min_verification``."""
+        reaching `min_verification`."""
         if self.rule_ is None:
             return 0.0
         if min_verification is not None:
@@ -302,14 +302,14 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     # -- evaluation ----------------------------------------------------------------------
     def _forward_alphas(self, x: Inputs, alphas: Sequence[float]) -> Tensor:
-        """The networks' combined outputs (n_alphas, rows, out) on encoded rows ``x`` at every
+        """The networks' combined outputs (n_alphas, rows, out) on encoded rows `x` at every
         alpha: the forward of the sweeps."""
         return self._combine(torch.stack([m.forward_alphas(x, alphas) for m in self.models_]))
 
     def _evaluate(self, X: Tensor, alphas: Sequence[float],
                   rule: bool = True) -> tuple[Tensor, Tensor | None]:
         """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None:
-        :func:`~deepctrl.core.evaluation.predict_sweep` of the networks' combined forward,
+        `deepctrl.core.evaluation.predict_sweep` of the networks' combined forward,
         in blocks of max(64, SWEEP_ROWS // n_alphas) rows."""
         alphas = [float(a) for a in alphas]
         return evaluation.predict_sweep(nn.ModuleList(self.models_),
@@ -318,7 +318,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
                                         forward=self._forward_alphas)
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
-        """Combined outputs at ``alpha``: one value for every row, or one per row (an
+        """Combined outputs at `alpha`: one value for every row, or one per row (an
         array, list or Series of finite numbers)."""
         X_enc = self._encode(X)
         if isinstance(alpha, str) or alpha is None or np.ndim(alpha) == 0:
@@ -344,7 +344,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     @torch.no_grad()
     def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
-        """:meth:`combined_at` in blocks of rows."""
+        """`combined_at` in blocks of rows."""
         joined = JoinedRows(X.shape[0])
         for i in range(0, X.shape[0], SWEEP_ROWS):
             joined.add(self.combined_at(X[i:i + SWEEP_ROWS], alphas[i:i + SWEEP_ROWS]))
@@ -352,7 +352,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
                        weight: np.ndarray | None = None) -> dict[str, list[float]]:
-        """:meth:`sweep` on encoded rows, with targets for the metrics and row weights."""
+        """`sweep` on encoded rows, with targets for the metrics and row weights."""
         if self.rule_ is None:
             alphas = [float(a) for a in alphas]
             y, _ = self._evaluate(X, [0.0], rule=False)

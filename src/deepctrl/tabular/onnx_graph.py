@@ -1,23 +1,23 @@
-"""A fitted table estimator as one ONNX graph: the table's columns and ``alpha`` in, the
+"""A fitted table estimator as one ONNX graph: the table's columns and `alpha` in, the
 predictions out, with the preprocessing, the networks' average and the target scaling
 inside, so a server needs onnxruntime and nothing of deepctrl.
 
-Inputs, one per column by name, each of shape ``(rows,)``:
+Inputs, one per column by name, each of shape `(rows,)`:
 
 * numeric columns: float32, NaN where missing;
-* categorical columns: strings, the value as ``str(value)`` (``"True"`` for a boolean),
+* categorical columns: strings, the value as `str(value)` (`"True"` for a boolean),
   the empty string where missing;
-* date columns: int64 nanoseconds since 1970-01-01 UTC (``datetime64[ns]`` viewed as
+* date columns: int64 nanoseconds since 1970-01-01 UTC (`datetime64[ns]` viewed as
   int64; NaT, the smallest int64, where missing);
-* ``alpha``: float32, the rule strength of each row.
+* `alpha`: float32, the rule strength of each row.
 
-Outputs: ``prediction`` (a regressor; one value per row for a 1-D target, else one column
-per target) or ``label`` and ``probabilities`` (a classifier, classes in ``classes_`` order).
-The file's metadata holds the estimator's ``default_alpha`` (``alpha_``) and
-``min_error_alpha``, as text.
+Outputs: `prediction` (a regressor; one value per row for a 1-D target, else one column
+per target) or `label` and `probabilities` (a classifier, classes in `classes_` order).
+The file's metadata holds the estimator's `default_alpha` (`alpha_`) and
+`min_error_alpha`, as text.
 
 The networks and their average are exported by PyTorch's ONNX exporter
-(:func:`deepctrl.io.onnx_export.export_program`); the preprocessing, written here with
+(`deepctrl.io.onnx_export.export_program`); the preprocessing, written here with
 ONNX operators, is joined in front of them and the label lookup behind.
 """
 
@@ -56,7 +56,7 @@ INTERNAL = ("_pre/", "_net/", "_post/")
 NS_PER_DAY = 86_400 * 10**9
 NAT = np.iinfo(np.int64).min
 FLOAT, DOUBLE = 1, 11
-"""ONNX element types (``onnx.TensorProto.FLOAT`` and ``DOUBLE``) for Cast nodes."""
+"""ONNX element types (`onnx.TensorProto.FLOAT` and `DOUBLE`) for Cast nodes."""
 LEAP_DAYS_BEFORE_1970 = 1969 // 4 - 1969 // 100 + 1969 // 400
 
 
@@ -67,7 +67,7 @@ def category_text(value: Any) -> str:
 
 
 def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[str, np.ndarray]:
-    """The inputs of the ONNX file for the rows of ``frame`` at rule strength ``alpha``
+    """The inputs of the ONNX file for the rows of `frame` at rule strength `alpha`
     (one number, or one per row)."""
     feed: dict[str, np.ndarray] = {}
     for c in encoder.columns:
@@ -106,7 +106,7 @@ class _Nodes:
         return name
 
     def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
-        """The output of a new ``op_type`` node on ``inputs``."""
+        """The output of a new `op_type` node on `inputs`."""
         out = self.fresh(op_type)
         self.nodes.append(self.helper.make_node(op_type, list(inputs), [out], **attrs))
         return out
@@ -126,7 +126,7 @@ def _standardized(g: _Nodes, days_or_value: str, missing: str, c: Column) -> str
 
 
 def _year_start(g: _Nodes, year: str) -> str:
-    """Days from 1970-01-01 to 1 January of ``year`` (double, whole numbers), by the
+    """Days from 1970-01-01 to 1 January of `year` (double, whole numbers), by the
     Gregorian leap-year count."""
     before = g.op("Sub", year, g.const(np.float64(1.0)))
 
@@ -142,7 +142,7 @@ def _year_start(g: _Nodes, year: str) -> str:
 
 
 def _phase(g: _Nodes, t: str, part: str) -> str:
-    """The fraction of the current year, week (from Monday) or day at ``t`` days since
+    """The fraction of the current year, week (from Monday) or day at `t` days since
     1970-01-01."""
     if part == "day":
         return g.op("Sub", t, g.op("Floor", t))
@@ -201,7 +201,7 @@ def _input_type(c: Column) -> int:
 
 class _Served(nn.Module):
     """The estimator's networks from the encoded table and a per-row alpha to what
-    ``predict`` (a regressor) or ``predict_proba`` (a classifier) returns."""
+    `predict` (a regressor) or `predict_proba` (a classifier) returns."""
 
     def __init__(self, est: DeepCTRLEstimator) -> None:
         super().__init__()
@@ -239,8 +239,8 @@ def _label_values(classes: np.ndarray) -> np.ndarray:
 
 def preprocessing_graph(encoder: TableEncoder, opsets: list[Any] | None = None,
                         ir_version: int = 10) -> Any:
-    """An ONNX ModelProto from the columns (inputs by name) to ``encoded``, the model input
-    that ``encoder.transform`` computes, float32 (rows, ``encoder.n_encoded``)."""
+    """An ONNX ModelProto from the columns (inputs by name) to `encoded`, the model input
+    that `encoder.transform` computes, float32 (rows, `encoder.n_encoded`)."""
     from onnx import TensorProto, helper
 
     g = _Nodes()
@@ -258,7 +258,7 @@ def preprocessing_graph(encoder: TableEncoder, opsets: list[Any] | None = None,
 
 
 def table_graph(est: DeepCTRLEstimator) -> Any:
-    """The fitted estimator ``est`` as one ONNX ModelProto (see the module docstring)."""
+    """The fitted estimator `est` as one ONNX ModelProto (see the module docstring)."""
     require("onnx", "onnxscript")
     from onnx import compose, helper
 
@@ -291,7 +291,7 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
 
 
 def _add_label(model: Any, classes: np.ndarray) -> None:
-    """Add the ``label`` output (the most probable class) in front of ``probabilities``."""
+    """Add the `label` output (the most probable class) in front of `probabilities`."""
     from onnx import TensorProto, helper, numpy_helper
 
     labels = _label_values(classes)
@@ -307,7 +307,7 @@ def _add_label(model: Any, classes: np.ndarray) -> None:
 
 def check_table_graph(est: DeepCTRLEstimator, proto: Any, frame: pd.DataFrame,
                       alpha: Any, atol: float = 1e-4) -> None:
-    """Raise ValueError unless onnxruntime's outputs for ``frame`` match the estimator's."""
+    """Raise ValueError unless onnxruntime's outputs for `frame` match the estimator's."""
     feed = onnx_feed(est.encoder_, frame, alpha)
     rows = feed["alpha"].astype(np.float64)
     if hasattr(est, "classes_"):
@@ -321,7 +321,7 @@ def check_table_graph(est: DeepCTRLEstimator, proto: Any, frame: pd.DataFrame,
 
 def write_onnx(est: DeepCTRLEstimator, path: str | os.PathLike[str],
                frame: pd.DataFrame | None) -> Path:
-    """Build the graph of ``est``, check it on the rows of ``frame`` (if given) at alphas
+    """Build the graph of `est`, check it on the rows of `frame` (if given) at alphas
     spread over [0, 1] one per row, and write it atomically."""
     proto = table_graph(est)
     if frame is not None and len(frame):

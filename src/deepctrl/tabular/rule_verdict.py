@@ -1,13 +1,13 @@
 """From held-out error and verification curves over alpha to a verdict on a rule.
 
-Each fold of a segment gives two curves on its held-out rows: the error ``E[f, a]`` and the
-verification ratio ``V[f, a]`` at every alpha of the grid. The statistics compare alphas
+Each fold of a segment gives two curves on its held-out rows: the error `E[f, a]` and the
+verification ratio `V[f, a]` at every alpha of the grid. The statistics compare alphas
 within a fold (paired), so the differences between folds in difficulty cancel:
 
 - the best alpha minimises the mean error; its interval holds every alpha whose paired
   difference to the best is not above zero at 90 % confidence (t over the folds);
 - the enforcement cost is the error at alpha 1 minus the best error, with its t interval;
-- ``verification_alpha0`` is how often the data-only path (alpha 0) already obeys the rule;
+- `verification_alpha0` is how often the data-only path (alpha 0) already obeys the rule;
 - the cost of following the rule is measured at the smallest alpha whose mean verification
   ratio reaches [HOLDS][deepctrl.tabular.rule_verdict.HOLDS] (alpha 1 if none does).
 
@@ -57,7 +57,7 @@ class Thresholds:
     tolerance: float = 0.01
 
 def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean and CONFIDENCE interval of the mean of ``values`` (one per fold)."""
+    """Mean and CONFIDENCE interval of the mean of `values` (one per fold)."""
     mean = float(values.mean())
     if len(values) < 2:
         return mean, -math.inf, math.inf

@@ -108,7 +108,7 @@ class _FeatureRule(SignedRule):
         return replace(x, self.input, t_p)
 
     def _crossing(self, ctx: Context, threshold: float) -> Tensor:
-        """Samples where the feature crosses ``threshold`` upward (at any time step)."""
+        """Samples where the feature crosses `threshold` upward (at any time step)."""
         if ctx.x_p is None:
             raise ValueError(f"{type(self).__name__} needs the perturbed input")
         t, t_p = self._values(ctx.x), self._values(ctx.x_p)
