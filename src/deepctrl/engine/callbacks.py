@@ -94,7 +94,17 @@ class _EndOnly(Callback):
 
 
 def as_callbacks(callbacks: Sequence[Any]) -> list[Callback]:
-    """Callbacks from `Callback` objects and plain functions of `EpochEnd`."""
+    """Callbacks from `Callback` objects and plain functions of `EpochEnd`.
+
+    Args:
+        callbacks: `Callback` objects and functions of `EpochEnd`, in calling order.
+
+    Returns:
+        Every one as a `Callback` (a function runs as its `on_epoch_end`).
+
+    Raises:
+        ValueError: When an item is neither a `Callback` nor callable.
+    """
     out: list[Callback] = []
     for c in callbacks:
         if isinstance(c, Callback):

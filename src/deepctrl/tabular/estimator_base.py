@@ -86,7 +86,11 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         raise NotImplementedError
 
     def rule_outputs(self) -> Outputs:
-        """The model's outputs by name, as rules on the target see them."""
+        """The model's outputs by name, as rules on the target see them.
+
+        Returns:
+            The outputs, by target name or class label.
+        """
         raise NotImplementedError
 
     def _combine(self, outputs: Tensor) -> Tensor:
