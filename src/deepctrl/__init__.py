@@ -5,9 +5,10 @@ latents are mixed by a rule strength alpha drawn at random during training; at i
 any alpha gives a model between "fits the data" (alpha = 0) and "follows the rule"
 (alpha = 1), without retraining.
 
->>> import deepctrl as dc
->>> dc.__version__ >= "0.1"
-True
+Examples:
+    >>> import deepctrl as dc
+    >>> dc.__version__ >= "0.1"
+    True
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""``dc.priors``: distributions of the rule strength alpha drawn during training (the public
-names of :mod:`deepctrl.core.priors`).
+"""`dc.priors`: distributions of the rule strength alpha drawn during training (the public
+names of `deepctrl.core.priors`).
 
->>> import deepctrl as dc
->>> dc.priors.Beta(0.1, 0.1)
-Beta(a=0.1, b=0.1)
+Examples:
+    >>> import deepctrl as dc
+    >>> dc.priors.Beta(0.1, 0.1)
+    Beta(a=0.1, b=0.1)
 """
 
 from deepctrl.core.priors import Beta, Fixed, Prior, Uniform

@@ -1,11 +1,12 @@
-"""``dc.rules``: what a model should respect (the public names of
-:mod:`deepctrl.core.rules`), and ``output_column`` for rules of your own.
+"""`dc.rules`: what a model should respect (the public names of `deepctrl.core.rules`), and
+[output_column][deepctrl.rules.output_column] for rules of your own.
 
->>> import torch
->>> import deepctrl as dc
->>> rule = dc.rules.Monotonic(0, "decreasing", perturbation=dc.rules.Relative(0.1))
->>> dc.rules.output_column(torch.zeros(4, 2, 3), 5).shape
-torch.Size([4])
+Examples:
+    >>> import torch
+    >>> import deepctrl as dc
+    >>> rule = dc.rules.Monotonic(0, "decreasing", perturbation=dc.rules.Relative(0.1))
+    >>> dc.rules.output_column(torch.zeros(4, 2, 3), 5).shape
+    torch.Size([4])
 """
 
 from deepctrl.core.rules import (

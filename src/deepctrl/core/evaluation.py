@@ -1,13 +1,14 @@
-"""Evaluate a trained model over the rule strength: ``sweep``, ``verification_ratio``,
-``select_alpha``.
+"""Evaluate a trained model over the rule strength: `sweep`, `verification_ratio`,
+`select_alpha`.
 
->>> import torch, deepctrl as dc
->>> model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
->>> rule = dc.rules.Monotonic(0, "increasing")
->>> X, y = torch.randn(50, 2), torch.randn(50, 1)
->>> table = dc.sweep(model, rule, X, y, alphas=[0.0, 0.5, 1.0], metrics=("mae",))
->>> sorted(table)
-['alpha', 'mae', 'verification_ratio']
+Examples:
+    >>> import torch, deepctrl as dc
+    >>> model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    >>> rule = dc.rules.Monotonic(0, "increasing")
+    >>> X, y = torch.randn(50, 2), torch.randn(50, 1)
+    >>> table = dc.sweep(model, rule, X, y, alphas=[0.0, 0.5, 1.0], metrics=("mae",))
+    >>> sorted(table)
+    ['alpha', 'mae', 'verification_ratio']
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ Table = dict[str, list[float]]
 
 AlphaForward = Callable[[Inputs, Sequence[float]], Tensor]
 """Outputs (n_alphas, rows, ...) of a block of inputs at every alpha: how a sweep runs the
-model. The default is :func:`~deepctrl.core.model.predict_alphas` of the model; an ensemble
-passes the average of its members'."""
+model. The default is [predict_alphas][deepctrl.core.model.predict_alphas] of the model; an
+ensemble passes the average of its members'."""
 
 ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")
 
@@ -46,20 +47,25 @@ def _placement(model: nn.Module) -> tuple[torch.device, torch.dtype]:
 
 
 class JoinedRows:
-    """Results computed block by block, joined along the rows (axis ``dim``).
+    """Results computed block by block, joined along the rows (axis `dim`).
 
-    With the number of rows ``n`` known, every block is written into one tensor allocated
-    at the first block; with ``n`` None (data from a loader) the blocks are kept and joined
+    With the number of rows `n` known, every block is written into one tensor allocated
+    at the first block; with `n` None (data from a loader) the blocks are kept and joined
     at the end. Joining at the end costs more than the copy: each block's small result,
     kept between the next blocks' large temporaries, fragments the heap, and glibc then
     holds on to about one block of temporaries per block (up to 3.3 GB for 21 alphas over
     200,000 rows of a width-64 network, against results of 34 MB,
-    ``benchmarks/sweep_memory.py --core``).
+    `benchmarks/sweep_memory.py --core`).
 
-    >>> joined = JoinedRows(5, dim=1)
-    >>> joined.add(torch.zeros(2, 3)); joined.add(torch.ones(2, 2))
-    >>> joined.result().tolist()
-    [[0.0, 0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0, 1.0]]
+    Args:
+        n: The number of rows of the whole result, or None when it is not known.
+        dim: The axis along which the blocks' rows lie.
+
+    Examples:
+        >>> joined = JoinedRows(5, dim=1)
+        >>> joined.add(torch.zeros(2, 3)); joined.add(torch.ones(2, 2))
+        >>> joined.result().tolist()
+        [[0.0, 0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0, 1.0]]
     """
 
     def __init__(self, n: int | None, dim: int = 0) -> None:
@@ -68,7 +74,11 @@ class JoinedRows:
         self.parts: list[Tensor] = []
 
     def add(self, block: Tensor) -> None:
-        """The next block of rows."""
+        """Add the next block of rows.
+
+        Args:
+            block: The block's results; its other axes match the earlier blocks'.
+        """
         if self.n is None:
             self.parts.append(block)
             return
@@ -81,7 +91,11 @@ class JoinedRows:
         self.at += m
 
     def result(self) -> Tensor:
-        """Every block's rows, in order."""
+        """Every block's rows, in order.
+
+        Returns:
+            The joined result.
+        """
         return self.out if self.out is not None else torch.cat(self.parts, dim=self.dim)
 
 
@@ -90,7 +104,7 @@ def _blocks(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[flo
             ) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
     """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
     None) per block of rows of a Dataset/DataLoader, or of inputs already placed on the
-    model's device and dtype (:func:`~deepctrl.core.data.as_inputs`)."""
+    model's device and dtype (`deepctrl.core.data.as_inputs`)."""
     device, dtype = _placement(model)
     block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
     leaves = rule.leaves() if rule is not None else []
@@ -124,27 +138,39 @@ def predict_sweep(
 ) -> tuple[Tensor, Tensor | None]:
     """Outputs (n_alphas, n, ...) and per-alpha rule satisfaction (n_alphas, n) or None.
 
-    ``X``: a tensor (array, DataFrame), a dict of them, or a Dataset/DataLoader of inputs
-    or of (x, y) pairs. The model runs in eval mode (and gets its modes back). The encoders
-    run once per block of ``block_rows`` rows (default 16,384 over the number of alphas, at
-    least 32); the decision block runs once on all alphas stacked. ``forward(x, alphas)``,
-    if given, computes the outputs instead of the model (e.g. an ensemble's average; pass
-    its members as ``model``, for the inputs' device and dtype and eval mode).
+    The model runs in eval mode (and gets its modes back). The encoders run once per block
+    of `block_rows` rows; the decision block runs once on all alphas stacked.
     Perturbations are shared by every alpha and drawn block by block, each leaf of the rule
-    from its own generator seeded from ``seed``: a block draws the next rows of every
+    from its own generator seeded from `seed`: a block draws the next rows of every
     leaf's stream, so on a CPU the draws do not depend on the block size, and a ratio does
     not depend on which other alphas are swept. Memory holds one block's perturbed rows.
-    Samples a rule cannot judge are marked NaN in the satisfaction matrix.
 
-    >>> import deepctrl as dc
-    >>> nets = nn.ModuleList(dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
-    ...                      for _ in range(3))
-    >>> def mean(x, alphas):
-    ...     return torch.stack([net.forward_alphas(x, alphas) for net in nets]).mean(dim=0)
-    >>> y_hat, ok = predict_sweep(nets, dc.rules.Monotonic(0, "increasing"),
-    ...                           torch.randn(10, 2), [0.0, 1.0], forward=mean)
-    >>> tuple(y_hat.shape), tuple(ok.shape)
-    ((2, 10, 1), (2, 10))
+    Args:
+        model: The trained model (with `forward`, the module whose parameters give the
+            inputs' device and dtype and whose mode is set to eval).
+        rule: The rule to check; None skips the check.
+        X: A tensor (array, DataFrame), a dict of them, or a Dataset/DataLoader of inputs
+            or of (x, y) pairs.
+        alphas: The rule strengths to run the model at.
+        seed: Seeds the perturbations.
+        block_rows: Rows per block; None is 16,384 over the number of alphas, at least 32.
+        forward: `forward(x, alphas)` computes the outputs instead of the model (e.g. an
+            ensemble's average; pass its members as `model`); None runs the model.
+
+    Returns:
+        The outputs, and the satisfaction matrix (1.0 satisfied, 0.0 violated, NaN where
+            the rule cannot judge) or None without a rule.
+
+    Examples:
+        >>> import deepctrl as dc
+        >>> nets = nn.ModuleList(dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+        ...                      for _ in range(3))
+        >>> def mean(x, alphas):
+        ...     return torch.stack([net.forward_alphas(x, alphas) for net in nets]).mean(dim=0)
+        >>> y_hat, ok = predict_sweep(nets, dc.rules.Monotonic(0, "increasing"),
+        ...                           torch.randn(10, 2), [0.0, 1.0], forward=mean)
+        >>> tuple(y_hat.shape), tuple(ok.shape)
+        ((2, 10, 1), (2, 10))
     """
     n = None
     if not is_loader(X):
@@ -161,10 +187,18 @@ def predict_sweep(
 
 def satisfaction(rule: Rule, x: Inputs, y_hat: Tensor, perturbed: Sequence[Inputs | None],
                  y_p: Sequence[Tensor | None]) -> Tensor:
-    """Rule check of outputs for several alphas: x (n, ...), y_hat (n_alphas, n, ...),
-    perturbed inputs (n, ...) and their outputs (n_alphas, n, ...) per leaf rule.
+    """Rule check of outputs for several alphas.
 
-    Returns (n_alphas, n): 1.0 satisfied, 0.0 violated, NaN where the rule cannot judge.
+    Args:
+        rule: The rule to check.
+        x: The inputs, (n, ...).
+        y_hat: The outputs at every alpha, (n_alphas, n, ...).
+        perturbed: Per leaf rule, its perturbed inputs (n, ...) or None.
+        y_p: Per leaf rule, the outputs on its perturbed inputs (n_alphas, n, ...) or None.
+
+    Returns:
+        The satisfaction matrix, shape (n_alphas, n): 1.0 satisfied, 0.0 violated, NaN
+            where the rule cannot judge.
     """
     A, b = y_hat.shape[0], batch_len(x)
 
@@ -192,14 +226,30 @@ def sweep(
 ) -> Table:
     """Metrics and verification ratio at every alpha, in eval mode.
 
-    ``X`` and ``y`` as tensors (arrays, DataFrames; X may be a dict of inputs), or ``X`` a
-    Dataset/DataLoader of (x, y) pairs and no ``y``, read block by block with the metrics
-    accumulated as they go (in float64; auc keeps one score per row and alpha), so memory
-    holds one block. Returns a dict of equal-length lists: ``alpha``, one list per metric
-    (mae, mse, rmse, bce, cross_entropy, accuracy, auc) and ``verification_ratio`` (when
-    ``rule`` is given): the fraction of samples the rule can judge that satisfy it.
-    ``forward``: the outputs at every alpha instead of the model's, as in
-    :func:`predict_sweep`.
+    A Dataset or DataLoader is read block by block with the metrics accumulated as they go
+    (in float64; auc keeps one score per row and alpha), so memory holds one block.
+
+    Args:
+        model: The trained model.
+        rule: The rule whose verification ratio to measure; None measures none.
+        X: The inputs: a tensor (array, DataFrame) or a dict of them, or a Dataset or
+            DataLoader of (x, y) pairs.
+        y: The targets of tensor `X`; None when `X` is a Dataset or DataLoader.
+        alphas: The rule strengths; the default is 0, 0.1, ..., 1.
+        metrics: Any of `"mae"`, `"mse"`, `"rmse"`, `"bce"`, `"cross_entropy"`,
+            `"accuracy"` and `"auc"`.
+        seed: Seeds the perturbations of the rule check.
+        forward: The outputs at every alpha instead of the model's, as in
+            [predict_sweep][deepctrl.core.evaluation.predict_sweep].
+
+    Returns:
+        A dict of equal-length lists: `alpha`, one list per metric and
+            `verification_ratio` (when `rule` is given), the fraction of samples the rule
+            can judge that satisfy it.
+
+    Raises:
+        ValueError: When `alphas` is empty, a metric is unknown, `y` is given with a
+            Dataset or DataLoader or missing with tensors, or `X` and `y` differ in rows.
     """
     alphas = [float(a) for a in alphas]
     if not alphas:
@@ -228,9 +278,20 @@ def sweep(
 
 def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
                        seed: int = 0, forward: AlphaForward | None = None) -> float:
-    """Fraction of the samples of X (that the rule can judge) on which the rule holds.
-    ``X``: tensors, a dict of them, or a Dataset/DataLoader (of inputs or (x, y) pairs);
-    ``forward`` as in :func:`predict_sweep`."""
+    """Fraction of the samples of `X` (that the rule can judge) on which the rule holds.
+
+    Args:
+        model: The trained model.
+        rule: The rule to check.
+        X: Tensors, a dict of them, or a Dataset/DataLoader (of inputs or (x, y) pairs).
+        alpha: The rule strength to run the model at.
+        seed: Seeds the perturbations.
+        forward: The outputs at every alpha instead of the model's, as in
+            [predict_sweep][deepctrl.core.evaluation.predict_sweep].
+
+    Returns:
+        The verification ratio, between 0 and 1 (NaN when the rule can judge no sample).
+    """
     if is_loader(X):
         table = _streamed_sweep(model, rule, X, [float(alpha)], (), seed, False, forward)
         return table["verification_ratio"][0]
@@ -243,7 +304,7 @@ def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
 def _streamed_sweep(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
                     metrics: Sequence[str], seed: int, need_y: bool,
                     forward: AlphaForward | None) -> Table:
-    """:func:`sweep` on a Dataset/DataLoader, accumulated block by block: memory holds one
+    """`sweep` on a Dataset/DataLoader, accumulated block by block: memory holds one
     block (and, for auc, one score per row and alpha)."""
     A = len(alphas)
     sums = {name: torch.zeros(A, dtype=torch.float64) for name in metrics if name in MEANS}
@@ -294,17 +355,33 @@ def select_alpha(
     objective: str = "min_error",
     metric: str | None = None,
 ) -> float:
-    """Pick an alpha from a :func:`sweep` table.
+    """Pick an alpha from a [sweep][deepctrl.core.evaluation.sweep] table.
 
-    With ``min_verification``: the smallest alpha whose verification ratio is at least
-    that. Otherwise ``objective="min_error"``: the alpha with the best ``metric`` (default
-    the first error metric in the table; accuracy and auc are maximised).
+    With `min_verification`: the smallest alpha whose verification ratio is at least
+    that. Otherwise `objective="min_error"`: the alpha with the best `metric`
+    (accuracy and auc are maximised, the others minimised; NaN counts as the worst).
 
-    >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2],
-    ...               "verification_ratio": [0.2, 0.8, 0.99]}, min_verification=0.9)
-    1.0
-    >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2]})
-    0.5
+    Args:
+        table: A table of [sweep][deepctrl.core.evaluation.sweep].
+        min_verification: The verification ratio to reach; None picks by `metric`.
+        objective: How to pick without `min_verification`; `"min_error"` is the only one.
+        metric: The column to optimise; None is the first error metric in the table
+            (mae, mse, rmse, bce, cross_entropy), else accuracy or auc.
+
+    Returns:
+        The chosen alpha.
+
+    Raises:
+        ValueError: When no alpha reaches `min_verification` (the message names the
+            highest ratio), the table has no verification ratio or no such metric, or
+            `objective` is not `"min_error"`.
+
+    Examples:
+        >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2],
+        ...               "verification_ratio": [0.2, 0.8, 0.99]}, min_verification=0.9)
+        1.0
+        >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2]})
+        0.5
     """
     alphas = table["alpha"]
     if min_verification is not None:

@@ -1,27 +1,28 @@
-"""How the rule strength alpha mixes the encoders' latents: a :class:`Merge`.
+"""How the rule strength alpha mixes the encoders' latents: a `Merge`.
 
-Four are built in, named as ``dc.DeepCTRL(..., merge=NAME)`` takes them: ``"deepctrl"``
-(:class:`DeepCTRLMerge`, the paper's), ``"add"`` (:class:`AddMerge`), ``"concat"``
-(:class:`ConcatMerge`) and ``"input"`` (:class:`InputMerge`). A merge holds no weights.
+Four are built in, named as `dc.DeepCTRL(..., merge=NAME)` takes them: `"deepctrl"`
+(`DeepCTRLMerge`, the paper's), `"add"` (`AddMerge`), `"concat"` (`ConcatMerge`) and
+`"input"` (`InputMerge`). A merge holds no weights.
 
-Your own merge: subclass :class:`Merge`, give it a ``name`` and a :meth:`Merge.latent`, and
-pass an instance as ``merge=``. ``latent`` sees the latents as the model computes them,
-(batch, width), and ``a`` as a scalar or one value per row (batch, 1); written with
-broadcasting, it runs on every path ``dc.fit`` takes, the fast one included. Override
-:meth:`Merge.first_layer` too when the latent is affine in alpha, for faster sweeps.
+Your own merge: subclass `Merge`, give it a `name` and a `Merge.latent`, and pass an
+instance as `merge=`. `latent` sees the latents as the model computes them, (batch, width),
+and `a` as a scalar or one value per row (batch, 1); written with broadcasting, it runs on
+every path `dc.fit` takes, the fast one included. Override `Merge.first_layer` too when the
+latent is affine in alpha, for faster sweeps.
 
->>> import torch, deepctrl as dc
->>> class Gated(Merge):
-...     '''cat(a z_r, (1 - a) z_d, a): the decision block also reads alpha.'''
-...     name = "gated"
-...     def latent(self, z_r, z_d, a):
-...         a_col = a.expand(*z_d.shape[:-1], 1)
-...         return torch.cat([a * z_r, (1 - a) * z_d, a_col], dim=-1)
->>> Gated().decision_width(8)
-17
->>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(17, 1), merge=Gated())
->>> model(torch.zeros(2, 3), alpha=0.5).shape
-torch.Size([2, 1])
+Examples:
+    >>> import torch, deepctrl as dc
+    >>> class Gated(Merge):
+    ...     '''cat(a z_r, (1 - a) z_d, a): the decision block also reads alpha.'''
+    ...     name = "gated"
+    ...     def latent(self, z_r, z_d, a):
+    ...         a_col = a.expand(*z_d.shape[:-1], 1)
+    ...         return torch.cat([a * z_r, (1 - a) * z_d, a_col], dim=-1)
+    >>> Gated().decision_width(8)
+    17
+    >>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(17, 1), merge=Gated())
+    >>> model(torch.zeros(2, 3), alpha=0.5).shape
+    torch.Size([2, 1])
 """
 
 from __future__ import annotations
@@ -34,41 +35,74 @@ from torch import Tensor, nn
 
 
 class Merge(abc.ABC):
-    """How the decision block's input is made from the rule latent ``z_r``, the data latent
-    ``z_d`` and the rule strength ``a``."""
+    """How the decision block's input is made from the rule latent `z_r`, the data latent
+    `z_d` and the rule strength `a`."""
 
     @property
     def name(self) -> str:
-        """The merge's name, written into a model's :meth:`~deepctrl.core.model.DeepCTRL.spec`
-        (a subclass sets its own; the class name by default)."""
+        """The merge's name, written into a model's `DeepCTRL.spec` (a subclass sets its own;
+        the class name by default)."""
         return type(self).__name__
 
     uses_rule_encoder: bool = True
-    """False for a merge with one encoder, which reads :meth:`encoder_input` (``"input"``)."""
+    """False for a merge with one encoder, which reads `encoder_input` (`"input"`)."""
 
     @abc.abstractmethod
     def latent(self, z_r: Tensor, z_d: Tensor, a: Tensor) -> Tensor:
-        """The decision block's input; ``a`` broadcasts against the latents."""
+        """The decision block's input.
+
+        Args:
+            z_r: The rule encoder's output, (batch, width).
+            z_d: The data encoder's output, (batch, width).
+            a: The rule strength, a scalar or (batch, 1): it broadcasts against the latents.
+
+        Returns:
+            The merged latent z.
+        """
 
     def encoder_input(self, h: Tensor, a: Tensor) -> Tensor:
-        """What the one encoder of a merge without a rule encoder reads: ``h`` (the input, or
-        the shared module's output) unless a subclass says otherwise."""
+        """What the one encoder of a merge without a rule encoder reads.
+
+        Args:
+            h: The input, or the shared module's output.
+            a: The rule strength, as in `latent`.
+
+        Returns:
+            `h` itself, unless a subclass says otherwise.
+        """
         return h
 
     def decision_width(self, latent: int) -> int:
-        """The decision block's input width when each encoder's latent has ``latent`` features.
+        """The decision block's input width.
 
-        >>> DeepCTRLMerge().decision_width(64), AddMerge().decision_width(64)
-        (128, 64)
+        Args:
+            latent: The number of features of each encoder's latent.
+
+        Returns:
+            The width of the merged latent.
+
+        Examples:
+            >>> DeepCTRLMerge().decision_width(64), AddMerge().decision_width(64)
+            (128, 64)
         """
         z = torch.zeros(1, latent)
         return self.latent(z, z, torch.zeros(1, 1)).shape[-1]
 
     def first_layer(self, layer: nn.Linear, z_r: Tensor, z_d: Tensor,
                     alphas: Tensor) -> Tensor | None:
-        """``layer`` (the decision block's first) on the latent at every one of ``alphas``,
-        shape (n_alphas, batch, out), or None when this merge cannot compute it faster than
-        one layer call per alpha (the default)."""
+        """`layer` on the latent at every one of `alphas`, computed faster than one layer
+        call per alpha.
+
+        Args:
+            layer: The decision block's first layer.
+            z_r: The rule encoder's output.
+            z_d: The data encoder's output.
+            alphas: The rule strengths, (n_alphas,).
+
+        Returns:
+            The layer's outputs, shape (n_alphas, batch, out), or None when this merge
+                cannot compute them faster (the default).
+        """
         return None
 
     def __repr__(self) -> str:
@@ -76,7 +110,7 @@ class Merge(abc.ABC):
 
 
 def _affine(u: Tensor, v: Tensor, bias: Tensor | None, alphas: Tensor) -> Tensor:
-    """``a u + (1 - a) v + bias`` for every ``a`` in ``alphas``: (n_alphas, batch, out)."""
+    """`a u + (1 - a) v + bias` for every `a` in `alphas`: (n_alphas, batch, out)."""
     base = v + bias if bias is not None else v
     return torch.addcmul(base.unsqueeze(0), alphas.reshape(-1, 1, 1), (u - v).unsqueeze(0))
 
@@ -85,8 +119,10 @@ def _affine(u: Tensor, v: Tensor, bias: Tensor | None, alphas: Tensor) -> Tensor
 class DeepCTRLMerge(Merge):
     """The paper's: cat(a z_r, (1 - a) z_d).
 
-    >>> DeepCTRLMerge().latent(torch.ones(1, 2), torch.ones(1, 1), torch.tensor(0.25)).tolist()
-    [[0.25, 0.25, 0.75]]
+    Examples:
+        >>> DeepCTRLMerge().latent(torch.ones(1, 2), torch.ones(1, 1),
+        ...                        torch.tensor(0.25)).tolist()
+        [[0.25, 0.25, 0.75]]
     """
 
     name = "deepctrl"
@@ -106,8 +142,9 @@ class DeepCTRLMerge(Merge):
 class AddMerge(Merge):
     """a z_r + (1 - a) z_d (the encoders' latents have one width).
 
-    >>> AddMerge().latent(torch.ones(1, 2), torch.zeros(1, 2), torch.tensor(0.25)).tolist()
-    [[0.25, 0.25]]
+    Examples:
+        >>> AddMerge().latent(torch.ones(1, 2), torch.zeros(1, 2), torch.tensor(0.25)).tolist()
+        [[0.25, 0.25]]
     """
 
     name = "add"
@@ -125,8 +162,10 @@ class AddMerge(Merge):
 class ConcatMerge(Merge):
     """cat(z_r, z_d): alpha unused, the output does not depend on it.
 
-    >>> ConcatMerge().latent(torch.ones(1, 1), torch.zeros(1, 1), torch.tensor(0.25)).tolist()
-    [[1.0, 0.0]]
+    Examples:
+        >>> ConcatMerge().latent(torch.ones(1, 1), torch.zeros(1, 1),
+        ...                      torch.tensor(0.25)).tolist()
+        [[1.0, 0.0]]
     """
 
     name = "concat"
@@ -140,8 +179,9 @@ class InputMerge(Merge):
     """One encoder fed cat(h, a), no rule encoder; its latent goes to the decision block as
     it is.
 
-    >>> InputMerge().encoder_input(torch.zeros(2, 1), torch.tensor(0.5)).tolist()
-    [[0.0, 0.5], [0.0, 0.5]]
+    Examples:
+        >>> InputMerge().encoder_input(torch.zeros(2, 1), torch.tensor(0.5)).tolist()
+        [[0.0, 0.5], [0.0, 0.5]]
     """
 
     name = "input"
@@ -161,10 +201,20 @@ BUILT_INS: dict[str, type[Merge]] = {
 
 
 def as_merge(merge: str | Merge) -> Merge:
-    """``merge`` itself, or the built-in merge of that name.
+    """`merge` itself, or the built-in merge of that name.
 
-    >>> as_merge("add")
-    AddMerge()
+    Args:
+        merge: A merge, or a built-in merge's name.
+
+    Returns:
+        The merge.
+
+    Raises:
+        ValueError: When `merge` is neither a merge nor a built-in name.
+
+    Examples:
+        >>> as_merge("add")
+        AddMerge()
     """
     if isinstance(merge, Merge):
         return merge

@@ -1,24 +1,26 @@
-"""``SeedState``: what a training method remembers, for every seed trained at once.
+"""`SeedState`: what a training method remembers, for every seed trained at once.
 
-A method (:mod:`deepctrl.core.methods`) is a formula; its state lives here and belongs to
-whoever trains: :func:`deepctrl.fit`'s engine keeps one for all its seeds and slices it when
-seeds stop early, :class:`deepctrl.Objective` keeps one for its single model. Every tensor
-has the seed axis first, and every seed has its own alpha prior (its own random generator)
-where the method draws alpha. A stack of methods trained as one job
-(:class:`deepctrl.core.method_stack.MethodStack`) has one part per member, in stack order.
+A method (`deepctrl.core.methods`) is a formula; its state lives here and belongs to
+whoever trains: [fit][deepctrl.engine.training.fit]'s engine keeps one for all its seeds and
+slices it when seeds stop early, [Objective][deepctrl.core.objective.Objective] keeps one for
+its single model. Every tensor has the seed axis first, and every seed has its own alpha
+prior (its own random generator) where the method draws alpha. A stack of methods trained
+as one job (`deepctrl.core.method_stack.MethodStack`) has one part per member, in stack
+order.
 
 Nothing here is reduced over DDP ranks: a method updates its state from quantities that
 are already summed over the ranks (rho's losses, the dual step's violations), so every rank
 holds the same state.
 
->>> import torch
->>> state = SeedState(3, n_rules=1)
->>> state.add("rho", torch.tensor([0.5, 1.0, 2.0]))
->>> kept = state.select([True, False, True])      # the second seed stopped
->>> kept["rho"].tolist(), len(kept)
-([0.5, 2.0], 2)
->>> SeedState.join([kept, state.select([False, True, False])])["rho"].tolist()
-[0.5, 2.0, 1.0]
+Examples:
+    >>> import torch
+    >>> state = SeedState(3, n_rules=1)
+    >>> state.add("rho", torch.tensor([0.5, 1.0, 2.0]))
+    >>> kept = state.select([True, False, True])      # the second seed stopped
+    >>> kept["rho"].tolist(), len(kept)
+    ([0.5, 2.0], 2)
+    >>> SeedState.join([kept, state.select([False, True, False])])["rho"].tolist()
+    [0.5, 2.0, 1.0]
 """
 
 from __future__ import annotations
@@ -33,9 +35,24 @@ from deepctrl.core.priors import Prior
 
 
 class SeedState:
-    """Per-seed state of a method for ``n_seeds`` seeds: named tensors (seed axis first),
+    """Per-seed state of a method for `n_seeds` seeds: named tensors (seed axis first),
     one alpha prior per seed (or none), the number of rule leaves the method weighs, and
-    the parts of a stack of methods."""
+    the parts of a stack of methods.
+
+    `state["rho"]` reads a tensor, `state["rho"] = t` replaces one declared with
+    [add][deepctrl.methods.SeedState.add], `"rho" in state` asks whether there is one, and
+    `len(state)` is the number of seeds.
+
+    Args:
+        n_seeds: The number of seeds.
+        n_rules: The number of rule leaves the method weighs.
+        priors: One alpha prior per seed, or none for a method that draws no alpha.
+        parts: The states of the members of a stack of methods, whose seeds add up to
+            `n_seeds`; none for one method.
+
+    Raises:
+        ValueError: When `priors` or `parts` do not match `n_seeds`.
+    """
 
     def __init__(self, n_seeds: int, n_rules: int = 0, priors: Sequence[Prior] = (),
                  parts: Sequence[SeedState] = ()) -> None:
@@ -63,7 +80,15 @@ class SeedState:
         self.add(name, value)
 
     def add(self, name: str, value: Tensor) -> None:
-        """Declare (or replace) a per-seed tensor; its first axis must be the seeds."""
+        """Declare (or replace) a per-seed tensor.
+
+        Args:
+            name: The tensor's name, e.g. `"rho"`.
+            value: The tensor; its first axis must be the seeds.
+
+        Raises:
+            ValueError: When `value`'s first axis is not one entry per seed.
+        """
         if value.dim() == 0 or value.shape[0] != self.n_seeds:
             raise ValueError(f"state {name!r} needs one entry per seed ({self.n_seeds}) along "
                              f"its first axis, got shape {tuple(value.shape)}")
@@ -73,8 +98,18 @@ class SeedState:
         return mask.split([len(p) for p in self.parts])
 
     def select(self, keep: Sequence[bool] | Tensor) -> SeedState:
-        """The state of the seeds marked True in ``keep``, in order (tensors are copied, the
-        priors are shared, so they go on drawing where they stood)."""
+        """The state of the seeds marked True in `keep`, in order (tensors are copied, the
+        priors are shared, so they go on drawing where they stood).
+
+        Args:
+            keep: One bool per seed.
+
+        Returns:
+            The state of the kept seeds.
+
+        Raises:
+            ValueError: When `keep` does not have one entry per seed.
+        """
         mask = torch.as_tensor(keep, dtype=torch.bool).cpu().reshape(-1)
         if len(mask) != self.n_seeds:
             raise ValueError(f"keep has {len(mask)} entries for {self.n_seeds} seeds")
@@ -89,7 +124,17 @@ class SeedState:
 
     @classmethod
     def join(cls, states: Sequence[SeedState]) -> SeedState:
-        """The states of disjoint seed sets of one method as one state, seeds in order."""
+        """The states of disjoint seed sets of one method as one state, seeds in order.
+
+        Args:
+            states: States of the same method (same tensors and parts).
+
+        Returns:
+            The joined state.
+
+        Raises:
+            ValueError: When `states` is empty or the states are of different methods.
+        """
         if not states:
             raise ValueError("join needs at least one state")
         first = states[0]
@@ -105,7 +150,12 @@ class SeedState:
         return out
 
     def state_dict(self) -> dict[str, Any]:
-        """Tensors, the priors' generator states and the parts, for saving."""
+        """Tensors, the priors' generator states and the parts, for saving.
+
+        Returns:
+            A dict of plain values and tensors, read back by
+                [from_state_dict][deepctrl.methods.SeedState.from_state_dict].
+        """
         return {"n_seeds": self.n_seeds, "n_rules": self.n_rules,
                 "tensors": {k: v.clone() for k, v in self.tensors.items()},
                 "priors": [p.state_dict() for p in self.priors],
@@ -114,8 +164,20 @@ class SeedState:
     @classmethod
     def from_state_dict(cls, state: dict[str, Any], prior: Prior | None = None,
                         parts: Sequence[SeedState] = ()) -> SeedState:
-        """A state from :meth:`state_dict`; ``prior`` rebuilds the saved priors (the
-        method's prior, whose parameters they must have), ``parts`` the rebuilt parts."""
+        """A state from [state_dict][deepctrl.methods.SeedState.state_dict].
+
+        Args:
+            state: The saved state.
+            prior: Rebuilds the saved priors: the method's prior, whose parameters they must
+                have. Needed when the state has priors.
+            parts: The rebuilt parts of a stack of methods.
+
+        Returns:
+            The rebuilt state.
+
+        Raises:
+            ValueError: When the state has priors and `prior` is None.
+        """
         saved = state["priors"]
         if saved and prior is None:
             raise ValueError("this state has alpha priors: pass the method's prior")

@@ -1,12 +1,13 @@
 """Training objectives. Each method turns per-seed task and rule losses into the loss to
 minimise and says at which alpha the model trains and validates. Its per-seed state (rho,
-multipliers, the alpha priors) is a :class:`~deepctrl.core.method_state.SeedState` that the
+multipliers, the alpha priors) is a [SeedState][deepctrl.methods.SeedState] that the
 trainer owns and passes to every hook.
 
->>> import deepctrl as dc
->>> m = dc.methods.TaskAndRule(0.1)
->>> m.name, m.val_alpha
-('TaskAndRule(0.1)', 0.0)
+Examples:
+    >>> import deepctrl as dc
+    >>> m = dc.methods.TaskAndRule(0.1)
+    >>> m.name, m.val_alpha
+    ('TaskAndRule(0.1)', 0.0)
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from deepctrl.core.seeding import derive_seed
 
 
 class Terms(NamedTuple):
-    """Per-seed quantities of one batch: shapes (S,), (S,), (S, n_rules), (S,)."""
+    """Per-seed quantities of one batch, for S seeds.
+
+    Attributes:
+        task: The task loss, (S,).
+        rule: The rule loss, (S,).
+        violations: The mean signed violation of each rule leaf, (S, n_rules).
+        alpha: The rule strength each seed trained at, (S,).
+    """
 
     task: Tensor
     rule: Tensor
@@ -35,10 +43,14 @@ class Terms(NamedTuple):
 
 
 class Coefficients(NamedTuple):
-    """Per-seed weights of a linear objective: of the task loss (S,), the rule loss (S,) and
-    each signed violation (S, n_rules); a float weighs every seed alike.
+    """Per-seed weights of a linear objective; a float weighs every seed alike.
 
-    The objective is ``task * t.task + rule * t.rule + sum_k violations_k * t.violations_k``.
+    The objective is `task * t.task + rule * t.rule + sum_k violations_k * t.violations_k`.
+
+    Attributes:
+        task: The weight of the task loss, (S,) or a float.
+        rule: The weight of the rule loss, (S,) or a float.
+        violations: The weight of each signed violation, (S, n_rules) or a float.
     """
 
     task: Tensor | float
@@ -46,21 +58,36 @@ class Coefficients(NamedTuple):
     violations: Tensor | float
 
     def combine(self, t: Terms) -> Tensor:
-        """The per-seed objective (S,) of terms ``t``.
+        """The per-seed objective of terms `t`.
 
-        >>> c = Coefficients(1.0, torch.tensor([0.5]), 0.0)
-        >>> c.combine(Terms(torch.tensor([2.0]), torch.tensor([4.0]), torch.ones(1, 1),
-        ...                 torch.zeros(1))).tolist()
-        [4.0]
+        Args:
+            t: One batch's terms.
+
+        Returns:
+            The objective, (S,).
+
+        Examples:
+            >>> c = Coefficients(1.0, torch.tensor([0.5]), 0.0)
+            >>> c.combine(Terms(torch.tensor([2.0]), torch.tensor([4.0]), torch.ones(1, 1),
+            ...                 torch.zeros(1))).tolist()
+            [4.0]
         """
         return (self.task * t.task + self.rule * t.rule
                 + (self.violations * t.violations).sum(dim=-1))
 
     def as_tensors(self, like: Tensor, n_rules: int) -> Coefficients:
-        """Every weight as a tensor with ``like``'s dtype and device, for S = len(like) seeds.
+        """Every weight as a tensor.
 
-        >>> Coefficients(1.0, 0.5, 0.0).as_tensors(torch.zeros(2), 1).violations.shape
-        torch.Size([2, 1])
+        Args:
+            like: A tensor of S values, whose dtype and device the weights take.
+            n_rules: The number of rule leaves.
+
+        Returns:
+            The weights, shapes (S,), (S,) and (S, n_rules).
+
+        Examples:
+            >>> Coefficients(1.0, 0.5, 0.0).as_tensors(torch.zeros(2), 1).violations.shape
+            torch.Size([2, 1])
         """
         n = len(like)
 
@@ -74,18 +101,26 @@ class Coefficients(NamedTuple):
 
 
 LossEstimate = Callable[[bool], tuple[Tensor, Tensor]]
-"""``estimate(reference)``: per-seed (L_rule at alpha 1, L_task at alpha 0) over the training
-set; with ``reference=True`` perturbation rules are measured as in :mod:`deepctrl.core.scale`."""
+"""`estimate(reference)`: per-seed (L_rule at alpha 1, L_task at alpha 0) over the training
+set; with `reference=True` perturbation rules are measured as in `deepctrl.core.scale`."""
 
 
 class Method(abc.ABC):
-    """Base class: a formula over a batch's :class:`Terms` and a :class:`SeedState`.
+    """Base class: a formula over a batch's [Terms][deepctrl.methods.Terms] and a
+    [SeedState][deepctrl.methods.SeedState].
 
     A method holds its settings only; the per-seed state (rho, multipliers, the alpha
-    priors) is a :class:`SeedState` made by :meth:`init_state` and owned by whoever trains
-    (``dc.fit``'s engine or ``dc.Objective``), which passes it to every hook. Override
-    ``objective`` (or ``coefficients``, see :class:`LinearMethod`); stateful methods also
-    override :meth:`init_state` and the update hooks.
+    priors) is a `SeedState` made by [init_state][deepctrl.methods.Method.init_state] and
+    owned by whoever trains (`dc.fit`'s engine or `dc.Objective`), which passes it to every
+    hook. Override `objective` (or `coefficients`, see
+    [LinearMethod][deepctrl.methods.LinearMethod]); stateful methods also override
+    `init_state` and the update hooks.
+
+    Attributes:
+        val_alpha: The alpha at which the model is validated (for early stopping).
+        train_alpha: The alpha at which the model trains, unless the method draws alphas.
+        uses_rule: Whether the objective needs a rule (False: `rule=None` is allowed).
+        needs_violations: Whether the objective reads the signed violations of the terms.
     """
 
     val_alpha: float = 0.0
@@ -95,59 +130,125 @@ class Method(abc.ABC):
 
     @property
     def name(self) -> str:
+        """The method's name in results and progress bars (the class name by default)."""
         return type(self).__name__
 
     def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
-        """The state of ``seeds`` before the first batch; ``estimate`` measures the initial
-        losses (DeepCTRL's rho) and is called only by methods that need them."""
+        """The state of `seeds` before the first batch.
+
+        Args:
+            seeds: The seeds that train, one state entry each.
+            n_rules: The number of rule leaves.
+            estimate: Measures the initial losses (DeepCTRL's rho); called only by methods
+                that need them.
+
+        Returns:
+            A state with no tensors and no priors, unless a subclass adds them.
+        """
         return SeedState(len(seeds), n_rules)
 
     def load_state(self, state: dict[str, Any]) -> SeedState:
-        """A state saved with :meth:`SeedState.state_dict`, rebuilt for this method."""
+        """A state saved with [SeedState.state_dict][deepctrl.methods.SeedState.state_dict],
+        rebuilt for this method.
+
+        Args:
+            state: The saved state.
+
+        Returns:
+            The rebuilt state.
+        """
         return SeedState.from_state_dict(state)
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
-        """Alphas for the next ``n`` batches of every seed of ``state``, shape (S, n)."""
+        """Alphas for the next `n` batches of every seed of `state`.
+
+        Args:
+            n: The number of batches.
+            state: The seeds' state (its priors draw the alphas).
+
+        Returns:
+            The alphas, shape (S, n); `train_alpha` everywhere unless a subclass draws them.
+        """
         return torch.full((len(state), n), float(self.train_alpha))
 
     def val_alphas(self, state: SeedState) -> Tensor:
-        """The alpha at which every seed of ``state`` is validated, shape (S,)."""
+        """The alpha at which every seed of `state` is validated.
+
+        Args:
+            state: The seeds' state.
+
+        Returns:
+            The alphas, shape (S,); `val_alpha` everywhere unless a subclass says otherwise.
+        """
         return torch.full((len(state),), float(self.val_alpha))
 
     @abc.abstractmethod
     def objective(self, t: Terms, state: SeedState) -> Tensor:
-        """Per-seed loss (S,); the trainer minimises its sum."""
+        """The per-seed loss; the trainer minimises its sum.
+
+        Args:
+            t: One batch's terms.
+            state: The seeds' state.
+
+        Returns:
+            The loss, (S,).
+        """
 
     def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients | None:
-        """The objective's weights at ``alpha`` (S,) when it is linear in the terms, else None
-        (the default).
+        """The objective's weights when it is linear in the terms.
 
-        ``dc.fit(compile=True)`` compiles the whole training step of linear objectives only;
-        a linear method returns coefficients with which :meth:`Coefficients.combine` gives
-        what :meth:`objective` gives (see :class:`LinearMethod`).
+        `dc.fit(compile=True)` compiles the whole training step of linear objectives only;
+        a linear method returns coefficients with which
+        [Coefficients.combine][deepctrl.methods.Coefficients.combine] gives what `objective`
+        gives (see [LinearMethod][deepctrl.methods.LinearMethod]).
+
+        Args:
+            alpha: The rule strength of every seed, (S,).
+            state: The seeds' state.
+
+        Returns:
+            The weights, or None (the default) for an objective that is not linear.
         """
         return None
 
     def after_step(self, t: Terms, state: SeedState) -> None:
-        """Update ``state`` after the optimizer step (the dual step of LagrangianDual)."""
+        """Update `state` after the optimizer step (the dual step of LagrangianDual).
+
+        Args:
+            t: The batch's terms, detached.
+            state: The seeds' state, updated in place.
+        """
 
     def after_epoch(self, estimate: LossEstimate, state: SeedState) -> None:
-        """Update ``state`` after every epoch (rho='epoch')."""
+        """Update `state` after every epoch (rho='epoch').
+
+        Args:
+            estimate: Measures the losses over the training set at the current weights.
+            state: The seeds' state, updated in place.
+        """
 
 
 class LinearMethod(Method):
-    """A method whose objective is linear in the terms: override ``coefficients`` only.
+    """A method whose objective is linear in the terms: override `coefficients` only.
 
-    >>> m = TaskAndRule(0.5)
-    >>> state = m.init_state([0], 1, lambda reference: (torch.ones(1), torch.ones(1)))
-    >>> m.coefficients(torch.zeros(1), state).rule
-    0.5
+    Examples:
+        >>> m = TaskAndRule(0.5)
+        >>> state = m.init_state([0], 1, lambda reference: (torch.ones(1), torch.ones(1)))
+        >>> m.coefficients(torch.zeros(1), state).rule
+        0.5
     """
 
     @abc.abstractmethod
     def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
-        """Per-seed weights of the task loss, the rule loss and each signed violation, at
-        ``alpha`` (in the dtype of the task loss); constants may be floats."""
+        """Per-seed weights of the task loss, the rule loss and each signed violation.
+
+        Args:
+            alpha: The rule strength of every seed, (S,), in the dtype of the task loss.
+            state: The seeds' state.
+
+        Returns:
+            The weights; constants may be floats.
+        """
 
     def objective(self, t: Terms, state: SeedState) -> Tensor:
         return self.coefficients(t.alpha.to(t.task.dtype), state).combine(t)
@@ -173,7 +274,14 @@ class RuleOnly(LinearMethod):
 
 
 class TaskAndRule(LinearMethod):
-    """L_task + lam L_rule at alpha = 0 (the usual fixed regularizer, paper Eq. 1)."""
+    """L_task + lam L_rule at alpha = 0 (the usual fixed regularizer, paper Eq. 1).
+
+    Args:
+        lam: The weight of the rule loss, >= 0.
+
+    Raises:
+        ValueError: When `lam` is negative (or NaN).
+    """
 
     def __init__(self, lam: float) -> None:
         if not lam >= 0:
@@ -193,7 +301,13 @@ class LagrangianDual(LinearMethod):
 
     Primal: minimise L_task + sum_k lam_k mean(g_k) with the SIGNED constraint g_k.
     Dual, after every batch: lam_k <- max(0, lam_k + dual_lr mean(g_k)). The multipliers are
-    the state's ``"multipliers"``, shape (seeds, rules).
+    the state's `"multipliers"`, shape (seeds, rules), zero at the start.
+
+    Args:
+        dual_lr: The step size of the dual update, > 0.
+
+    Raises:
+        ValueError: When `dual_lr` is not positive.
     """
 
     needs_violations = True
@@ -239,18 +353,28 @@ RHO_MODES = ("auto", "paper", "epoch")
 class DeepCTRLMethod(LinearMethod):
     """The paper's objective: alpha L_rule + rho (1 - alpha) L_task, alpha ~ prior per batch.
 
-    Public as ``dc.methods.DeepCTRL``, the paper's name (the network is ``dc.DeepCTRL``).
+    Public as `dc.methods.DeepCTRL`, the paper's name (the network is `dc.DeepCTRL`).
 
-    ``rho``:
-      * ``"paper"``: L_rule,0 / L_task,0 over the training set at the initial weights (rule
-        loss at alpha = 1, task loss at alpha = 0), 1.0 where either is zero;
-      * ``"auto"`` (default): ``"paper"`` for rules judged on the output alone (such as
-        the pendulum's energy rule); for perturbation rules L_rule is measured on the
-        reference response of :mod:`deepctrl.core.scale` instead of the fresh network, which
-        barely reacts to a 10 % input change (the paper's ratio is then near 0 and the
-        rule wins at every alpha > 0; see docs/rho.md);
-      * ``"epoch"``: the paper's ratio re-estimated after every epoch (Appendix A.5);
-      * a float fixes rho.
+    The values of `rho`:
+
+    * `"paper"`: L_rule,0 / L_task,0 over the training set at the initial weights (rule
+      loss at alpha = 1, task loss at alpha = 0), 1.0 where either is zero;
+    * `"auto"` (default): `"paper"` for rules judged on the output alone (such as
+      the pendulum's energy rule); for perturbation rules L_rule is measured on the
+      reference response of `deepctrl.core.scale` instead of the fresh network, which
+      barely reacts to a 10 % input change (the paper's ratio is then near 0 and the
+      rule wins at every alpha > 0; see docs/rho.md);
+    * `"epoch"`: the paper's ratio re-estimated after every epoch (Appendix A.5);
+    * a float fixes rho.
+
+    Args:
+        prior: The distribution of alpha drawn for every batch; None is the paper's
+            [Beta(0.1, 0.1)][deepctrl.priors.Beta].
+        rho: The balance of the task loss against the rule loss (see above).
+
+    Raises:
+        ValueError: When `rho` is neither a positive finite number nor one of `"auto"`,
+            `"paper"` and `"epoch"`.
     """
 
     def __init__(self, prior: Prior | None = None, rho: float | str = "auto") -> None:
@@ -268,7 +392,16 @@ class DeepCTRLMethod(LinearMethod):
 
     def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
         """Each seed's prior (its generator seeded from the seed) and rho: the fixed value,
-        or measured with ``estimate``."""
+        or measured with `estimate`.
+
+        Args:
+            seeds: The seeds that train.
+            n_rules: The number of rule leaves.
+            estimate: Measures the initial losses; called unless rho is a number.
+
+        Returns:
+            The state, with the tensor `"rho"` (S,) and one prior per seed.
+        """
         state = SeedState(len(seeds), n_rules,
                           [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds])
         if isinstance(self.rho_mode, float | int):

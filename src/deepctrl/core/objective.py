@@ -1,19 +1,20 @@
-"""``Objective``: the DeepCTRL loss of one batch, for any model in any training loop.
+"""`Objective`: the DeepCTRL loss of one batch, for any model in any training loop.
 
 It draws alpha from the method's prior, runs the model once on the batch joined with its
-perturbed copy, and returns the loss to call ``backward()`` on, with its parts. Your loop
+perturbed copy, and returns the loss to call `backward()` on, with its parts. Your loop
 keeps its optimizer, DataLoader, mixed precision, DDP wrapper or Lightning module.
 
->>> import torch, deepctrl as dc
->>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
->>> objective = dc.Objective(model, dc.rules.Monotonic(0, "increasing"),
-...                          dc.methods.DeepCTRL(rho=1.0))
->>> opt = torch.optim.Adam(model.parameters(), lr=1e-3)
->>> x, y = torch.randn(32, 3), torch.randn(32, 1)
->>> out = objective(x, y)
->>> out.loss.backward(); opt.step(); opt.zero_grad(); objective.after_step(out)
->>> out.satisfied.shape, 0.0 <= out.alpha <= 1.0
-(torch.Size([32]), True)
+Examples:
+    >>> import torch, deepctrl as dc
+    >>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+    >>> objective = dc.Objective(model, dc.rules.Monotonic(0, "increasing"),
+    ...                          dc.methods.DeepCTRL(rho=1.0))
+    >>> opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    >>> x, y = torch.randn(32, 3), torch.randn(32, 1)
+    >>> out = objective(x, y)
+    >>> out.loss.backward(); opt.step(); opt.zero_grad(); objective.after_step(out)
+    >>> out.satisfied.shape, 0.0 <= out.alpha <= 1.0
+    (torch.Size([32]), True)
 """
 
 from __future__ import annotations
@@ -47,12 +48,16 @@ LOW_PRECISION = (torch.float16, torch.bfloat16)
 class ObjectiveOutput:
     """One batch's loss and its parts.
 
-    ``loss``: the scalar to call ``backward()`` on. ``task``, ``rule``: the batch's mean
-    task and rule losses (with weights sum(w l) / batch size), detached (for logging;
-    ``terms`` keeps them in the graph).
-    ``alpha``: the rule strength used. ``y_hat``: the outputs on x.
-    ``satisfied``: per sample, whether the rule held (None without a rule); ``judged``: the
-    samples the rule can judge. ``terms``: what the method's hooks take.
+    Attributes:
+        loss: The scalar to call `backward()` on.
+        task: The batch's mean task loss (with weights sum(w l) / batch size), detached
+            for logging (`terms` keeps it in the graph).
+        rule: The batch's mean rule loss, likewise.
+        alpha: The rule strength used.
+        y_hat: The outputs on x.
+        satisfied: Per sample, whether the rule held (None without a rule).
+        judged: Per sample, whether the rule can judge it (None without a rule).
+        terms: What the method's hooks take (in the graph).
     """
 
     loss: Tensor
@@ -66,7 +71,8 @@ class ObjectiveOutput:
 
     @property
     def verification_ratio(self) -> float:
-        """The fraction of judged samples of this batch on which the rule held."""
+        """The fraction of judged samples of this batch on which the rule held (NaN without a
+        rule or without a judged sample)."""
         if self.satisfied is None or self.judged is None or not bool(self.judged.any()):
             return math.nan
         return float(self.satisfied[self.judged].float().mean())
@@ -78,23 +84,38 @@ def _upcast(t: Tensor) -> Tensor:
 
 
 class Objective:
-    """The loss of ``method`` (default :class:`deepctrl.core.methods.DeepCTRLMethod`) under ``rule``
-    for one model, one batch at a time.
+    """The loss of `method` under `rule` for one model, one batch at a time.
 
-    ``objective(x, y)`` returns an :class:`ObjectiveOutput`; ``objective(x, y, weight=w)``
-    weighs the batch's rows: the task loss, rule loss and signed violations become
-    sum(w_i l_i) / batch size, with ``w`` used as given (one finite weight >= 0 per row;
-    normalise it yourself, e.g. divide by the mean weight of the training set, so that the
-    losses keep their scale). After each optimizer step call
-    :meth:`after_step` (the dual update of LagrangianDual; nothing for the others), after
-    each epoch :meth:`after_epoch` (rho="epoch" re-measures rho). ``seed`` fixes the alpha
-    draws and perturbations; under DDP give every rank the same seed, so that all ranks
-    draw the same alpha for a step.
+    `objective(x, y)` returns an [ObjectiveOutput][deepctrl.core.objective.ObjectiveOutput];
+    `objective(x, y, weight=w)` weighs the batch's rows: the task loss, rule loss and signed
+    violations become sum(w_i l_i) / batch size, with `w` used as given (one finite weight of
+    at least 0 per row; normalise it yourself, e.g. divide by the mean weight of the training
+    set, so that the losses keep their scale). After each optimizer step call
+    [after_step][deepctrl.core.objective.Objective.after_step] (the dual update of
+    LagrangianDual; nothing for the others), after each epoch
+    [after_epoch][deepctrl.core.objective.Objective.after_epoch] (rho="epoch" re-measures
+    rho).
 
-    rho (DeepCTRL's balance of the losses, see docs/rho.md): call :meth:`calibrate` with
-    the training data before training to measure it as the paper does, over the training
-    set at the initial weights; otherwise it is measured on the first batch. A float rho
-    needs neither. :meth:`calibrate` measures rho unweighted.
+    rho (DeepCTRL's balance of the losses, see docs/rho.md): call
+    [calibrate][deepctrl.core.objective.Objective.calibrate] with the training data before
+    training to measure it as the paper does, over the training set at the initial weights;
+    otherwise it is measured on the first batch. A float rho needs neither. `calibrate`
+    measures rho unweighted.
+
+    Args:
+        model: The model to train: a [DeepCTRL][deepctrl.core.model.DeepCTRL] or any module
+            (one whose `forward` takes no `alpha` is called without it).
+        rule: What the model should respect; None only for methods without a rule.
+        method: The training objective; None is
+            [DeepCTRLMethod][deepctrl.methods.DeepCTRLMethod] with its defaults.
+        task_loss: `"mae"`, `"mse"`, `"bce"`, `"cross_entropy"`, or a function of
+            `(y_hat, y)` returning one loss per sample.
+        seed: Fixes the alpha draws and perturbations; under DDP give every rank the same
+            seed, so that all ranks draw the same alpha for a step.
+
+    Raises:
+        ValueError: When `method` uses a rule and `rule` is None, or `task_loss` names no
+            known loss.
     """
 
     def __init__(self, model: nn.Module, rule: Rule | None = None, method: Method | None = None,
@@ -108,7 +129,8 @@ class Objective:
         self._use_rule = rule is not None and self.method.uses_rule
         self._takes_alpha = accepts_alpha(model)
         self.state: SeedState | None = None
-        """The method's state (rho, the alpha prior, multipliers) once rho is measured."""
+        """The method's state (rho, the alpha prior, multipliers) once rho is measured, else
+        None."""
         self._checked = False
         self._generators: dict[str, torch.Generator] = {}
 
@@ -137,7 +159,7 @@ class Objective:
         return param.device if param is not None else torch.device("cpu")
 
     def _estimator(self, data: Any, block_rows: int) -> Callable[[bool], tuple[Tensor, Tensor]]:
-        """``estimate(reference)``: (L_rule at alpha 1, L_task at alpha 0) over ``data``."""
+        """`estimate(reference)`: (L_rule at alpha 1, L_task at alpha 0) over `data`."""
         device, dtype = self._device(), self._dtype()
         rule = self.rule if self._use_rule else None
 
@@ -170,18 +192,40 @@ class Objective:
         self.state = self.method.init_state([self.seed], n_rules, estimate)
 
     def calibrate(self, data: Any, block_rows: int = 4096) -> Objective:
-        """Measure rho (DeepCTRL with rho "auto", "paper" or "epoch") over ``data`` at the
-        model's current weights, in eval mode: ``(X, y)`` tensors, a Dataset or a DataLoader.
+        """Measure rho (DeepCTRL with rho "auto", "paper" or "epoch") over `data` at the
+        model's current weights, in eval mode.
+
         Under DDP the sums are added over ranks. Sample weights are not taken: the means are
-        unweighted. Returns self."""
+        unweighted.
+
+        Args:
+            data: The training data: `(X, y)` tensors, a Dataset or a DataLoader.
+            block_rows: Rows per forward pass.
+
+        Returns:
+            The objective itself.
+        """
         self._setup(self._estimator(data, block_rows))
         return self
 
     def __call__(self, x: Inputs, y: Tensor, alpha: float | None = None,
                  weight: Any = None) -> ObjectiveOutput:
-        """The loss of the batch (x, y) at a drawn alpha (or at ``alpha`` if given); with
-        ``weight`` (one per row, used as given) the rows' losses are weighted:
-        sum(w_i l_i) / batch size."""
+        """The loss of the batch (x, y) at a drawn alpha.
+
+        Args:
+            x: The batch's inputs: a tensor, or a dict of named inputs.
+            y: The batch's targets (a 1-D float tensor is read as one column).
+            alpha: The rule strength to use; None draws one from the method's prior.
+            weight: One weight per row, used as given: the rows' losses are weighted,
+                sum(w_i l_i) / batch size. None weighs every row alike.
+
+        Returns:
+            The loss and its parts.
+
+        Raises:
+            ValueError: When the model's outputs and `y` differ in rows, or `weight` is not
+                one finite weight >= 0 per row.
+        """
         if y.dim() == 1 and y.is_floating_point():
             y = y[:, None]
         w = None if weight is None else as_weights(weight, "the batch", batch_len(x),
@@ -235,7 +279,11 @@ class Objective:
 
     def after_step(self, out: ObjectiveOutput) -> None:
         """Call after the optimizer step: updates the method's state (LagrangianDual's
-        multipliers, from the batch's violations averaged over DDP ranks)."""
+        multipliers, from the batch's violations averaged over DDP ranks).
+
+        Args:
+            out: What this objective returned for the batch.
+        """
         terms = out.terms
         world = World.current()
         if self.method.needs_violations and world.size > 1:
@@ -245,8 +293,18 @@ class Objective:
             self.method.after_step(terms, self.state)
 
     def after_epoch(self, data: Any = None, block_rows: int = 4096) -> None:
-        """Call after each epoch; DeepCTRL with rho="epoch" re-measures rho over ``data``
-        (the training data) at the current weights."""
+        """Call after each epoch; DeepCTRL with rho="epoch" re-measures rho over `data` at the
+        current weights.
+
+        Args:
+            data: The training data, as for
+                [calibrate][deepctrl.core.objective.Objective.calibrate]; needed with
+                rho="epoch" only.
+            block_rows: Rows per forward pass.
+
+        Raises:
+            ValueError: When rho="epoch" and `data` is None.
+        """
 
         def estimate(reference: bool) -> tuple[Tensor, Tensor]:
             if data is None:
@@ -259,11 +317,21 @@ class Objective:
 
     def state_dict(self) -> dict[str, Any]:
         """The method's state (rho, prior generator, multipliers) and the perturbation
-        generators; with the model's and optimizer's state dicts it resumes a run exactly."""
+        generators; with the model's and optimizer's state dicts it resumes a run exactly.
+
+        Returns:
+            A dict for `torch.save`, read back by
+                [load_state_dict][deepctrl.core.objective.Objective.load_state_dict].
+        """
         return {"method": None if self.state is None else self.state.state_dict(),
                 "generators": {k: g.get_state() for k, g in self._generators.items()}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what [state_dict][deepctrl.core.objective.Objective.state_dict] saved.
+
+        Args:
+            state: A state dict of an objective with the same method.
+        """
         saved = state["method"]
         self.state = None if saved is None else self.method.load_state(saved)
         for key, value in state["generators"].items():

@@ -1,12 +1,13 @@
 """Priors P(alpha) for the rule strength drawn once per training batch (paper Sec. 2).
 
-Each prior owns a ``torch.Generator``, so draws are reproducible and independent of the
+Each prior owns a `torch.Generator`, so draws are reproducible and independent of the
 global random state.
 
->>> prior = Beta(0.1, 0.1, seed=0)
->>> a = prior.sample(1000)
->>> bool(((a >= 0) & (a <= 1)).all())
-True
+Examples:
+    >>> prior = Beta(0.1, 0.1, seed=0)
+    >>> a = prior.sample(1000)
+    >>> bool(((a >= 0) & (a <= 1)).all())
+    True
 """
 
 from __future__ import annotations
@@ -43,7 +44,15 @@ def _log_gamma_sample(shape: float, n: int, generator: torch.Generator) -> Tenso
 
 
 class Prior(abc.ABC):
-    """A distribution of alpha with its own generator."""
+    """A distribution of alpha with its own generator.
+
+    A prior of your own implements `sample` and `params`.
+
+    Args:
+        seed: Seeds the generator; None leaves it at PyTorch's default seed. Training gives
+            every seed's copy a generator of its own (see
+            [spawn][deepctrl.priors.Prior.spawn]).
+    """
 
     def __init__(self, seed: int | None = None) -> None:
         self.generator = torch.Generator()
@@ -52,21 +61,54 @@ class Prior(abc.ABC):
 
     @abc.abstractmethod
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
-        """``n`` draws, shape (n,). In float32 draws within 6e-8 of 1 round to 1.0."""
+        """Draw alphas from the prior's generator.
+
+        Args:
+            n: The number of draws.
+            dtype: The draws' dtype. In float32 draws within 6e-8 of 1 round to 1.0.
+
+        Returns:
+            The draws, shape (n,).
+        """
 
     @abc.abstractmethod
-    def params(self) -> dict[str, float]: ...
+    def params(self) -> dict[str, float]:
+        """The prior's parameters by name, as its `repr` and saved states show them.
+
+        Returns:
+            The parameters, e.g. `{"a": 0.1, "b": 0.1}`.
+        """
 
     def spawn(self, seed: int) -> Prior:
-        """A copy with a fresh generator seeded with ``seed``."""
+        """A copy with a fresh generator.
+
+        Args:
+            seed: Seeds the copy's generator.
+
+        Returns:
+            The copy; the prior itself is left as it is.
+        """
         out = copy.copy(self)
         out.generator = torch.Generator().manual_seed(int(seed))
         return out
 
     def state_dict(self) -> dict[str, Any]:
+        """The parameters and the generator's state, for saving.
+
+        Returns:
+            A dict read back by [load_state_dict][deepctrl.priors.Prior.load_state_dict].
+        """
         return {"params": self.params(), "generator": self.generator.get_state()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore the generator's state from a [state_dict][deepctrl.priors.Prior.state_dict].
+
+        Args:
+            state: The saved state of a prior with the same parameters.
+
+        Raises:
+            ValueError: When the saved parameters differ from this prior's.
+        """
         if state["params"] != self.params():
             raise ValueError(f"prior state is for {state['params']}, this prior is {self.params()}")
         self.generator.set_state(state["generator"])
@@ -77,7 +119,16 @@ class Prior(abc.ABC):
 
 
 class Beta(Prior):
-    """Beta(a, b); the paper's default Beta(0.1, 0.1) puts most draws near 0 and 1."""
+    """Beta(a, b); the paper's default Beta(0.1, 0.1) puts most draws near 0 and 1.
+
+    Args:
+        a: The first shape parameter, > 0.
+        b: The second shape parameter, > 0.
+        seed: Seeds the generator, as for [Prior][deepctrl.priors.Prior].
+
+    Raises:
+        ValueError: When `a` or `b` is not positive.
+    """
 
     def __init__(self, a: float = 0.1, b: float = 0.1, seed: int | None = None) -> None:
         if not (a > 0 and b > 0):
@@ -95,7 +146,11 @@ class Beta(Prior):
 
 
 class Uniform(Prior):
-    """U[0, 1], i.e. Beta(1, 1)."""
+    """U[0, 1], i.e. Beta(1, 1).
+
+    Args:
+        seed: Seeds the generator, as for [Prior][deepctrl.priors.Prior].
+    """
 
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
         return torch.rand(n, generator=self.generator, dtype=dtype)
@@ -105,7 +160,12 @@ class Uniform(Prior):
 
 
 class Fixed(Prior):
-    """Always ``a``."""
+    """Always `a`.
+
+    Args:
+        a: The one value drawn.
+        seed: Seeds the generator, which a fixed prior never draws from.
+    """
 
     def __init__(self, a: float, seed: int | None = None) -> None:
         super().__init__(seed)

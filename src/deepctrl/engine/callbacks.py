@@ -1,16 +1,19 @@
-"""Hooks into :func:`deepctrl.fit`'s epochs, for loggers, timers and custom stopping.
+"""Hooks into [fit][deepctrl.engine.training.fit]'s epochs, for loggers, timers and custom
+stopping.
 
-A callback is a function of :class:`EpochEnd` (called after every epoch; return True to
-stop training) or a :class:`Callback` with ``on_epoch_start`` and ``on_epoch_end``.
+A callback is a function of [EpochEnd][deepctrl.engine.callbacks.EpochEnd] (called after
+every epoch; return True to stop training) or a [Callback][deepctrl.engine.callbacks.Callback]
+with `on_epoch_start` and `on_epoch_end`.
 
->>> import torch, deepctrl as dc
->>> X = torch.randn(64, 3); y = X.sum(1, keepdim=True)
->>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
->>> seen = []
->>> result = dc.fit(model, dc.rules.Monotonic(0, "increasing"), train=(X, y), max_epochs=5,
-...                 callbacks=[lambda end: seen.append(end.epoch) or end.epoch == 3])
->>> seen, result.epochs
-([1, 2, 3], [3])
+Examples:
+    >>> import torch, deepctrl as dc
+    >>> X = torch.randn(64, 3); y = X.sum(1, keepdim=True)
+    >>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+    >>> seen = []
+    >>> result = dc.fit(model, dc.rules.Monotonic(0, "increasing"), train=(X, y), max_epochs=5,
+    ...                 callbacks=[lambda end: seen.append(end.epoch) or end.epoch == 3])
+    >>> seen, result.epochs
+    ([1, 2, 3], [3])
 """
 
 from __future__ import annotations
@@ -22,34 +25,63 @@ from typing import Any
 
 @dataclass(frozen=True)
 class EpochEnd:
-    """What an epoch did, for every copy (seed, or method x seed) that trained in it."""
+    """What an epoch did, for every copy (seed, or method x seed) that trained in it.
+
+    The lists have one entry per copy, in the order of `seeds`.
+
+    Attributes:
+        epoch: The epoch, from 1.
+        seeds: The seed of each copy that trained in this epoch (early-stopped ones are
+            gone).
+        train_loss: Each copy's mean training objective over the epoch.
+        val_loss: Each copy's validation loss, or None when this epoch did not validate.
+        train_seconds: Seconds of the pass over the training data (validation excluded).
+        lr: The epoch's learning rate.
+    """
 
     epoch: int
-    """The epoch, from 1."""
     seeds: list[int]
-    """The seed of each copy that trained in this epoch (early-stopped ones are gone)."""
     train_loss: list[float]
-    """Each copy's mean training objective over the epoch."""
     val_loss: list[float] | None
-    """Each copy's validation loss, or None when this epoch did not validate."""
     train_seconds: float
-    """Seconds of the pass over the training data (validation excluded)."""
     lr: float
-    """The epoch's learning rate."""
 
 
 class Callback:
     """Base class for callbacks with both hooks; override what you need.
 
-    Example: a time budget, ``class Budget(dc.Callback)`` whose ``on_epoch_end`` returns
-    True once the clock runs out; every copy then keeps its best weights.
+    Examples:
+        A time budget: `on_epoch_end` returns True once the clock runs out, and every copy
+        then keeps its best weights.
+
+        ```python
+        import time
+
+        class Budget(dc.Callback):
+            def __init__(self, seconds):
+                self.deadline = time.monotonic() + seconds
+
+            def on_epoch_end(self, end):
+                return time.monotonic() > self.deadline
+        ```
     """
 
     def on_epoch_start(self, epoch: int) -> None:
-        """Before epoch ``epoch`` (from 1) trains."""
+        """Called before an epoch trains.
+
+        Args:
+            epoch: The epoch about to train, from 1.
+        """
 
     def on_epoch_end(self, end: EpochEnd) -> bool | None:
-        """After the epoch (and its validation); True stops training."""
+        """Called after the epoch (and its validation).
+
+        Args:
+            end: What the epoch did.
+
+        Returns:
+            True to stop training after this epoch; False or None to go on.
+        """
         return None
 
 
@@ -62,7 +94,17 @@ class _EndOnly(Callback):
 
 
 def as_callbacks(callbacks: Sequence[Any]) -> list[Callback]:
-    """Callbacks from :class:`Callback` objects and plain functions of :class:`EpochEnd`."""
+    """Callbacks from `Callback` objects and plain functions of `EpochEnd`.
+
+    Args:
+        callbacks: `Callback` objects and functions of `EpochEnd`, in calling order.
+
+    Returns:
+        Every one as a `Callback` (a function runs as its `on_epoch_end`).
+
+    Raises:
+        ValueError: When an item is neither a `Callback` nor callable.
+    """
     out: list[Callback] = []
     for c in callbacks:
         if isinstance(c, Callback):

@@ -1,12 +1,13 @@
-"""``fit``: train one model per seed, all seeds at once, with early stopping.
+"""`fit`: train one model per seed, all seeds at once, with early stopping.
 
->>> import torch, deepctrl as dc
->>> X = torch.randn(64, 3); y = X.sum(1, keepdim=True)
->>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
->>> rule = dc.rules.Monotonic(0, "increasing")
->>> result = dc.fit(model, rule, dc.methods.DeepCTRL(rho=1.0), train=(X, y), max_epochs=2)
->>> result.epochs, result.path
-([2], 'lowered')
+Examples:
+    >>> import torch, deepctrl as dc
+    >>> X = torch.randn(64, 3); y = X.sum(1, keepdim=True)
+    >>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+    >>> rule = dc.rules.Monotonic(0, "increasing")
+    >>> result = dc.fit(model, rule, dc.methods.DeepCTRL(rho=1.0), train=(X, y), max_epochs=2)
+    >>> result.epochs, result.path
+    ([2], 'lowered')
 """
 
 from __future__ import annotations
@@ -40,31 +41,53 @@ from deepctrl.engine.workers import run_jobs, seed_parts, single_thread
 
 @dataclass
 class FitResult:
-    """What :func:`fit` returns: one trained model per seed (best weights restored, eval
-    mode), and how training went."""
+    """What [fit][deepctrl.engine.training.fit] returns: one trained model per seed (best
+    weights restored, eval mode), and how training went.
+
+    Every list has one entry per seed, in the order of `seeds`.
+
+    Attributes:
+        models: The trained models.
+        seeds: The seeds, as integers.
+        method: The method the models trained with.
+        state: The method's final per-seed state (rho, multipliers, alpha priors).
+        history: Per seed, a dict of lists: `"train_loss"` (one per epoch), and
+            `"val_epoch"` and `"val_loss"` (one per validation).
+        epochs: The number of epochs each seed trained (early stopping may end it sooner).
+        best_epochs: The epoch whose weights each seed kept (its last without validation).
+        seconds: Wall-clock time of training (of the slowest worker with `workers > 1`).
+        val_loss: Each seed's best validation loss (infinity without validation data).
+        path: How the seeds ran: `"lowered"` (batched matrix products), `"vmap"` or
+            `"loop"`.
+    """
 
     models: list[nn.Module]
     seeds: list[int]
     method: Method
     state: SeedState
-    """The method's final per-seed state (rho, multipliers, alpha priors), seeds in order."""
     history: list[dict[str, list[float]]]
     epochs: list[int]
     best_epochs: list[int]
     seconds: float
     val_loss: list[float] = field(default_factory=list)
     path: str = "lowered"
-    """How the seeds ran: "lowered" (batched matrix products), "vmap" or "loop"."""
 
     @property
     def model(self) -> nn.Module:
-        """The model of the first seed."""
+        """The model of the first seed, `models[0]`."""
         return self.models[0]
 
     @classmethod
     def join(cls, parts: Sequence[FitResult]) -> FitResult:
         """Fits of one method on disjoint seed sets (side by side) as one result: the
-        per-seed lists and method states joined in order, the time of the slowest part."""
+        per-seed lists and method states joined in order, the time of the slowest part.
+
+        Args:
+            parts: Results of the same method, in seed order.
+
+        Returns:
+            The one result (`parts[0]` itself when there is one part).
+        """
         if len(parts) == 1:
             return parts[0]
         return dataclasses.replace(
@@ -80,9 +103,18 @@ class FitResult:
 
 
 def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> list[nn.Module]:
-    """One copy of ``model`` per seed, re-initialised from that seed: every submodule's
-    ``reset_parameters`` (``_reset_parameters`` for attention layers) runs under a
-    generator seeded from the seed."""
+    """One copy of `model` per seed, re-initialised from that seed: every submodule's
+    `reset_parameters` (`_reset_parameters` for attention layers) runs under a
+    generator seeded from the seed.
+
+    Args:
+        model: The module to copy; it is left as it is.
+        seeds: One copy per seed.
+        reinit: Re-initialise the copies; False returns plain copies of `model`'s weights.
+
+    Returns:
+        The copies, in the order of `seeds`.
+    """
     out = []
     for seed in seeds:
         m = copy.deepcopy(model)
@@ -148,69 +180,118 @@ def fit(
     callbacks: Sequence[Callback | Callable[[EpochEnd], Any]] = (),
     workers: int = 1,
 ) -> FitResult:
-    """Train ``model`` with ``method`` (default DeepCTRL) under ``rule``, one copy per seed.
+    """Train `model` with `method` (default DeepCTRL) under `rule`, one copy per seed.
 
-    ``train`` and ``val``: ``(X, y)`` with X a tensor (array, DataFrame) or a dict of them
-    (several inputs; integer tensors keep their dtype), or a ``torch.utils.data.Dataset`` of
-    ``(x, y)`` pairs, or a ``DataLoader`` of such batches (read batch by batch: memory stays
-    bounded by the batch). A Dataset is batched with ``batch_size`` and, with ``shuffle``,
+    All seeds train at once as one stacked model (see `deepctrl.engine.ensemble` for the
+    three ways it runs); each keeps its own init, batch order, alpha draws, perturbations,
+    input noise, dropout masks, rho, early stopping and best weights. Adam with `lr`;
+    `input_noise` adds fresh N(0, input_noise^2) noise to every floating-point input of
+    every training batch (and, drawn once, to the validation inputs). Early stopping
+    validates the task loss at `method.val_alpha` every `val_every` epochs and stops a
+    seed after `patience` checks without improvement, restoring its best weights.
+    Training runs in train mode; validation, the rho estimate and the returned models in
+    eval mode. Under `torchrun` (WORLD_SIZE > 1) each rank trains on its shard of every
+    batch (data parallel).
+
+    `train` and `val`: `(X, y)` with X a tensor (array, DataFrame) or a dict of them
+    (several inputs; integer tensors keep their dtype), or a `torch.utils.data.Dataset` of
+    `(x, y)` pairs, or a `DataLoader` of such batches (read batch by batch: memory stays
+    bounded by the batch). A Dataset is batched with `batch_size` and, with `shuffle`,
     each seed draws its own order; a DataLoader's batches are used as they come, by every
     seed.
 
-    Sample weights: ``(X, y, w)`` with ``w`` 1-D, one finite weight >= 0 per row, not all
-    zero (tensors only, not a Dataset or DataLoader; ``w=None`` is no weights). In training
+    Sample weights: `(X, y, w)` with `w` 1-D, one finite weight >= 0 per row, not all
+    zero (tensors only, not a Dataset or DataLoader; `w=None` is no weights). In training
     every row's task loss, rule loss and signed violations are multiplied by w_i / mean(w)
     before the sum over the batch (divided by the batch size as without weights), so
     integer weights act as repeated rows; the rho estimate and the validation loss are the
-    weighted means sum(w l) / sum(w), and the data scales of ``rho="auto"`` are weighted
+    weighted means sum(w l) / sum(w), and the data scales of `rho="auto"` are weighted
     likewise.
 
-    All seeds train at once as one stacked model (see :mod:`deepctrl.engine.ensemble` for the
-    three ways it runs); each keeps its own init, batch order, alpha draws, perturbations,
-    input noise, dropout masks, rho, early stopping and best weights. Adam with ``lr``;
-    ``input_noise`` adds fresh N(0, input_noise^2) noise to every floating-point input of
-    every training batch (and, drawn once, to the validation inputs). Early stopping
-    validates the task loss at ``method.val_alpha`` every ``val_every`` epochs and stops a
-    seed after ``patience`` checks without improvement, restoring its best weights.
-    Training runs in train mode; validation, the rho estimate and the returned models in
-    eval mode. Under ``torchrun`` (WORLD_SIZE > 1) each rank trains on its shard of every
-    batch (data parallel).
-
-    ``compile=True`` compiles the whole training step (forward, rule, task loss, the method's
-    objective and their backward) into one graph with ``torch.compile``
-    (:mod:`deepctrl.engine.compiled`), for MLP-made models and linear methods (every built-in
+    `compile=True` compiles the whole training step (forward, rule, task loss, the method's
+    objective and their backward) into one graph with `torch.compile`
+    (`deepctrl.engine.compiled`), for MLP-made models and linear methods (every built-in
     one); others train eagerly, with one line saying why. On the pendulum an epoch is about
     2.6 times faster for one seed and 1.5 to 1.7 times for ten, after a compilation of a few
     seconds (inductor's disk cache warm) to tens of seconds; results agree with an eager run
     to float rounding.
 
-    ``lr_schedule``: ``"constant"`` (Adam at ``lr`` throughout, as the paper trains) or
-    ``"cosine"``: every epoch's learning rate follows half a cosine from ``lr`` down to
-    ``lr / 50`` at ``max_epochs``, a budget the run is meant to use up (early stopping still
-    stops a seed that stops improving, and its best weights are restored).
+    `lr_schedule="cosine"`: every epoch's learning rate follows half a cosine from `lr`
+    down to `lr / 50` at `max_epochs`, a budget the run is meant to use up (early stopping
+    still stops a seed that stops improving, and its best weights are restored).
 
-    ``exact_sums=True`` sums every gradient over the rows of a batch in float64 and rounds it
+    `exact_sums=True` sums every gradient over the rows of a batch in float64 and rounds it
     once (and the losses behind rho, validation and the dual multipliers likewise), so a step
-    does not depend on how the batch's rows are split: under ``torchrun`` every seed then ends
+    does not depend on how the batch's rows are split: under `torchrun` every seed then ends
     where one process ends (to about 1e-7 in float32, measured), where float32 sums would
     let training magnify a rounding difference into a few percent for an occasional seed
     (docs/core-api.md, "Devices and several processes"). MLP-made models only; an eager
     epoch takes about 1.5 times as long for one seed and 1.7 times for ten
     (benchmarks/exact_sums_cost.py).
 
-    ``callbacks``: functions of :class:`~deepctrl.engine.callbacks.EpochEnd` (the epoch, the
-    seeds still training, their training and validation losses, the epoch's seconds and
-    learning rate), called after every epoch, or :class:`~deepctrl.engine.callbacks.Callback`
-    objects (``on_epoch_start``, ``on_epoch_end``). A callback that returns True stops
-    training after that epoch; every seed keeps its best weights. Under ``torchrun`` they run
-    on every rank, with the same values.
+    `callbacks` are called after every epoch with an
+    [EpochEnd][deepctrl.engine.callbacks.EpochEnd] (the epoch, the seeds still training,
+    their training and validation losses, the epoch's seconds and learning rate). A
+    callback that returns True stops training after that epoch; every seed keeps its best
+    weights. Under `torchrun` they run on every rank, with the same values.
 
-    ``workers=N`` trains the seeds in N processes side by side, each a contiguous share of
-    the seeds on one thread (:mod:`deepctrl.engine.workers`; on 2 cores about twice as fast
+    `workers=N` trains the seeds in N processes side by side, each a contiguous share of
+    the seeds on one thread (`deepctrl.engine.workers`; on 2 cores about twice as fast
     as one process for small networks): the model, rule, method and data go to each
     process, so they must be picklable (module-level functions, not lambdas), and callbacks
-    are refused. Each share computes what ``fit`` computes for those seeds alone; the result
-    joins the shares in seed order (``FitResult.join``).
+    are refused. Each share computes what `fit` computes for those seeds alone; the result
+    joins the shares in seed order ([FitResult.join][deepctrl.engine.training.FitResult.join]).
+
+    Args:
+        model: The network to train, copied once per seed: a
+            [DeepCTRL][deepctrl.core.model.DeepCTRL] or any module (one whose `forward`
+            takes no `alpha` is called without it).
+        rule: What the model should respect; None only for methods without a rule
+            (`TaskOnly`).
+        method: The training objective; None is `dc.methods.DeepCTRL()` (prior
+            Beta(0.1, 0.1), rho `"auto"`).
+        train: The training data: `(X, y)`, `(X, y, w)`, a Dataset or a DataLoader (see
+            above). Required.
+        val: Validation data in the same forms, for early stopping; None trains every seed
+            for `max_epochs` epochs and keeps its last weights.
+        task_loss: `"mae"`, `"mse"`, `"bce"`, `"cross_entropy"`, or a function of
+            `(y_hat, y)` returning one loss per sample, shape (batch,).
+        batch_size: Rows per batch of tensors or a Dataset (a DataLoader keeps its own).
+        lr: Adam's learning rate (the first epoch's under `lr_schedule="cosine"`).
+        max_epochs: The most epochs a seed trains.
+        patience: Validations without improvement after which a seed stops.
+        val_every: Epochs between validations.
+        seeds: One model per seed, distinct integers.
+        progress: Show a progress bar.
+        input_noise: Standard deviation of the noise added to the inputs; 0 adds none.
+        shuffle: Give every seed its own order of the rows each epoch; False keeps the
+            data's order.
+        device: Where training runs (`"cpu"`, `"cuda"`, `"cuda:N"`, `"mps"`); None is the
+            CPU.
+        reinit: Re-initialise every copy from its seed; False starts every copy from
+            `model`'s weights.
+        chunk_batches: Batches gathered and perturbed at once (at most 16,384 rows per
+            seed): more uses more memory and fewer, larger operations.
+        desc: The progress bar's label; None is the method's name.
+        compile: Compile the training step with `torch.compile` (see above).
+        exact_sums: Sum gradients and losses over rows in float64 (see above).
+        lr_schedule: `"constant"` (Adam at `lr` throughout, as the paper trains) or
+            `"cosine"` (see above).
+        callbacks: Functions of [EpochEnd][deepctrl.engine.callbacks.EpochEnd], or
+            [Callback][deepctrl.engine.callbacks.Callback] objects (`on_epoch_start`,
+            `on_epoch_end`).
+        workers: Processes that train shares of the seeds side by side; 1 trains here.
+
+    Returns:
+        The trained models, one per seed, and how training went.
+
+    Raises:
+        ValueError: When `train` is missing, `method` needs a rule and `rule` is None, an
+            option is out of range (`batch_size`, `patience`, `val_every` or `workers`
+            below 1, `max_epochs` or `input_noise` below 0, an unknown `lr_schedule`), the
+            seeds are empty or repeated, or the model has no parameters; with `workers > 1`,
+            also when callbacks are given, under `torchrun`, or when the model, rule, method
+            or data cannot be pickled.
     """
     method = method if method is not None else DeepCTRLMethod()
     options = Options(task_loss=task_loss, batch_size=batch_size, lr=lr,
@@ -234,24 +315,45 @@ def fit_methods(
     workers: int = 1,
     **options: Any,
 ) -> list[FitResult]:
-    """:func:`fit` for several methods of the same network, trained as ONE stacked job.
+    """[fit][deepctrl.engine.training.fit] for several methods of the same network, trained
+    as ONE stacked job.
 
     Every method gets every seed; the copies (methods x seeds) run as one vectorized model,
     which costs less than the methods one after another. Each copy computes what it
-    computes in its own :func:`fit` call with the same seed, to float rounding (batched
-    products of different stack sizes may round differently).
-    ``train`` and ``val`` are :func:`fit`'s (sample weights included), and so are the
-    keyword ``options``. A method that re-measures its losses every epoch
-    (``rho="epoch"``) measures them for every copy of the stack: train it on its own.
+    computes in its own `fit` call with the same seed, to float rounding (batched
+    products of different stack sizes may round differently). A method that re-measures its
+    losses every epoch (`rho="epoch"`) measures them for every copy of the stack: train it
+    on its own.
 
-    >>> import torch, deepctrl as dc
-    >>> X = torch.randn(64, 3); y = X.sum(1, keepdim=True)
-    >>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
-    >>> rule = dc.rules.Monotonic(0, "increasing")
-    >>> results = dc.fit_methods(model, rule, [dc.methods.DeepCTRL(rho=1.0),
-    ...                          dc.methods.TaskOnly()], train=(X, y), max_epochs=2, seeds=[0, 1])
-    >>> [(r.method.name, len(r.models)) for r in results]
-    [('DeepCTRL', 2), ('TaskOnly', 2)]
+    Args:
+        model: The network, copied once per method and seed.
+        rule: What the models should respect; None only if no method uses a rule.
+        methods: The training objectives, at least one.
+        train: The training data, as for `fit` (sample weights included).
+        val: Validation data for early stopping, as for `fit`.
+        seeds: The seeds every method trains with.
+        desc: The progress bar's label; None joins the methods' names.
+        workers: Processes that train shares of the seeds side by side, as for `fit`.
+        **options: `fit`'s other keyword arguments (`task_loss`, `batch_size`, `lr`,
+            `max_epochs`, ...).
+
+    Returns:
+        One result per method, in the order of `methods`.
+
+    Raises:
+        ValueError: When `methods` is empty or `options` has a name `fit` does not take,
+            and as `fit` raises.
+
+    Examples:
+        >>> import torch, deepctrl as dc
+        >>> X = torch.randn(64, 3); y = X.sum(1, keepdim=True)
+        >>> model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+        >>> rule = dc.rules.Monotonic(0, "increasing")
+        >>> results = dc.fit_methods(model, rule, [dc.methods.DeepCTRL(rho=1.0),
+        ...                          dc.methods.TaskOnly()], train=(X, y), max_epochs=2,
+        ...                          seeds=[0, 1])
+        >>> [(r.method.name, len(r.models)) for r in results]
+        [('DeepCTRL', 2), ('TaskOnly', 2)]
     """
     if not methods:
         raise ValueError("fit_methods needs at least one method")
@@ -285,7 +387,7 @@ def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int
 def _in_workers(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
                 val: Any, seeds: Sequence[int], o: Options, desc: str,
                 workers: int) -> list[FitResult]:
-    """:func:`_run` over ``workers`` shares of the seeds, side by side, joined."""
+    """`_run` over `workers` shares of the seeds, side by side, joined."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     parts = seed_parts(seeds, workers)
@@ -317,7 +419,7 @@ def _share(model: nn.Module, rule: Rule | None, methods: list[Method], train: An
 
 def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any, val: Any,
          seeds: Sequence[int], o: Options, desc: str) -> list[FitResult]:
-    """Train ``methods`` x ``seeds`` copies as one stack; one result per method."""
+    """Train `methods` x `seeds` copies as one stack; one result per method."""
     seeds = [int(s) for s in seeds]
     _check(rule, methods, train, seeds, model, o)
     callbacks = as_callbacks(o.callbacks)

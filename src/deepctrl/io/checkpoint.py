@@ -1,14 +1,15 @@
 """Model files: safetensors weights with a JSON config in the metadata. Never pickle.
 
->>> import tempfile, os, torch, deepctrl as dc
->>> model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
->>> path = os.path.join(tempfile.mkdtemp(), "m.safetensors")
->>> _ = dc.save(model, path, {"note": "demo"})
->>> dc.read_checkpoint(path).config["note"]
-'demo'
->>> x = torch.randn(3, 2)
->>> bool(torch.equal(dc.load(path)(x, 0.5), model(x, 0.5)))
-True
+Examples:
+    >>> import tempfile, os, torch, deepctrl as dc
+    >>> model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.safetensors")
+    >>> _ = dc.save(model, path, {"note": "demo"})
+    >>> dc.read_checkpoint(path).config["note"]
+    'demo'
+    >>> x = torch.randn(3, 2)
+    >>> bool(torch.equal(dc.load(path)(x, 0.5), model(x, 0.5)))
+    True
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from deepctrl.io.file_format import model_config, model_file_metadata, read_mode
 
 
 class Checkpoint(NamedTuple):
-    """What a model file holds: weights, config and the deepctrl version that wrote it."""
+    """What a model file holds: weights, config and the deepctrl version that wrote it.
+
+    Attributes:
+        state_dict: The weights, as `model.state_dict()` gave them (on the CPU).
+        config: The JSON config saved with them (with `"architecture"` for a model that
+            [load][deepctrl.io.checkpoint.load] can rebuild).
+        version: The deepctrl version that wrote the file (`"?"` if unknown).
+    """
 
     state_dict: dict[str, Tensor]
     config: dict[str, Any]
@@ -36,10 +44,22 @@ class Checkpoint(NamedTuple):
 
 def save(model: nn.Module, path: str | os.PathLike[str],
          config: dict[str, Any] | None = None) -> Path:
-    """Write the weights of ``model`` and ``config`` (JSON-serialisable) to ``path``.
+    """Write the weights of `model` and `config` to `path`, atomically.
 
-    A :class:`DeepCTRL` built from :func:`deepctrl.mlp` parts with a built-in merge also
-    stores its architecture, so :func:`load` can rebuild it without code.
+    A [DeepCTRL][deepctrl.core.model.DeepCTRL] built from [mlp][deepctrl.core.model.mlp]
+    parts with a built-in merge also stores its architecture, so
+    [load][deepctrl.io.checkpoint.load] can rebuild it without code.
+
+    Args:
+        model: The model whose weights to write.
+        path: The file to write; its folder must exist.
+        config: JSON-serialisable values to store with the weights; None stores none.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ValueError: When `config` is not JSON-serialisable or the folder does not exist.
     """
     config = dict(config or {})
     if isinstance(model, DeepCTRL) and "architecture" not in config:
@@ -56,7 +76,18 @@ def save(model: nn.Module, path: str | os.PathLike[str],
 
 
 def read_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
-    """Weights, config and writer version of a deepctrl model file, with clear errors."""
+    """Weights, config and writer version of a deepctrl model file, with clear errors.
+
+    Args:
+        path: The model file.
+
+    Returns:
+        What the file holds.
+
+    Raises:
+        ValueError: When the file does not exist, is not a deepctrl model file, or is
+            corrupt.
+    """
     data, meta = read_model_file(path)
     config = model_config(meta, path)
     try:
@@ -67,7 +98,22 @@ def read_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
 
 
 def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Module:
-    """Load weights into ``model`` (same architecture), or rebuild a stored MLP DeepCTRL."""
+    """Load weights into `model` (same architecture), or rebuild a stored MLP DeepCTRL.
+
+    Args:
+        path: The model file, written by [save][deepctrl.io.checkpoint.save].
+        model: The model to load the weights into; None rebuilds the model from the
+            architecture stored in the file.
+
+    Returns:
+        The model with the file's weights, in eval mode.
+
+    Raises:
+        ValueError: When the file cannot be read (see
+            [read_checkpoint][deepctrl.io.checkpoint.read_checkpoint]), is a table model
+            (read it with the estimator's `load`), stores no architecture and no `model`
+            is given, or its weights do not fit `model`.
+    """
     ckpt = read_checkpoint(path)
     if model is None:
         arch = ckpt.config.get("architecture")

@@ -1,16 +1,20 @@
 """ONNX files of core models with the rule strength as an input.
 
-:func:`to_onnx` exports any :class:`deepctrl.DeepCTRL` (or a module called as
-``model(x, alpha=alpha)``) through PyTorch's ONNX exporter. The file's inputs are the model's
-input (``x``, or one input per key of a dict input) and ``alpha``, a float32 per row, so one
-call scores every row at its own rule strength; the output is ``y``. The batch size is free.
+[to_onnx][deepctrl.io.onnx_export.to_onnx] exports any
+[DeepCTRL][deepctrl.core.model.DeepCTRL] (or a module called as `model(x, alpha=alpha)`)
+through PyTorch's ONNX exporter. The file's inputs are the model's input (`x`, or one input
+per key of a dict input) and `alpha`, a float32 per row, so one call scores every row at its
+own rule strength; the output is `y`. The batch size is free.
 
-Example (needs the ``onnx`` extra: ``pip install "deepctrl[onnx]"``)::
+Examples:
+    Needs the `onnx` extra: `pip install "deepctrl[onnx]"`.
 
+    ```python
     import torch, deepctrl as dc
     model = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), dc.mlp(16, 1)).eval()
     dc.to_onnx(model, torch.zeros(8, 4), "model.onnx")
     # onnxruntime.InferenceSession("model.onnx").run(None, {"x": x, "alpha": a})
+    ```
 """
 
 from __future__ import annotations
@@ -37,7 +41,14 @@ _QUIET_LOGGERS = ("torch.onnx", "torch.export", "torch._dynamo", "onnxscript")
 
 
 def require(*modules: str) -> None:
-    """Raise a one-line error naming the ``onnx`` extra when a module it installs is absent."""
+    """Raise a one-line error naming the `onnx` extra when a module it installs is absent.
+
+    Args:
+        *modules: The modules needed, by import name.
+
+    Raises:
+        ValueError: When one of them is not installed.
+    """
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         raise ValueError(f"ONNX export needs {', '.join(missing)}: {ONNX_EXTRA}")
@@ -60,8 +71,8 @@ def quiet_exporter() -> Iterator[None]:
 
 
 class _AlphaAsInput(nn.Module):
-    """``model(x, alpha=alpha)`` with the inputs as separate tensors (the exporter names
-    each); ``keys`` rebuilds a dict input."""
+    """`model(x, alpha=alpha)` with the inputs as separate tensors (the exporter names
+    each); `keys` rebuilds a dict input."""
 
     def __init__(self, model: nn.Module, keys: tuple[str, ...] | None) -> None:
         super().__init__()
@@ -75,7 +86,13 @@ class _AlphaAsInput(nn.Module):
 
 
 def rename_value(graph: Any, old: str, new: str) -> None:
-    """Rename the value ``old`` to ``new`` everywhere in ``graph`` and its subgraphs."""
+    """Rename the value `old` to `new` everywhere in `graph` and its subgraphs.
+
+    Args:
+        graph: An ONNX GraphProto, changed in place.
+        old: The value's name.
+        new: Its new name.
+    """
     for value in (*graph.input, *graph.output, *graph.value_info, *graph.initializer):
         if value.name == old:
             value.name = new
@@ -90,7 +107,7 @@ def rename_value(graph: Any, old: str, new: str) -> None:
 def _name_values(proto: Any, placeholders: list[str], names: list[str]) -> None:
     """Give the graph's inputs and outputs the user's names, first moving any internal value
     that already has one of them out of the way (the exporter names values after the
-    operations that make them, so an input called ``cat`` would clash)."""
+    operations that make them, so an input called `cat` would clash)."""
     graph = proto.graph
     taken = {v for node in graph.node for v in (*node.input, *node.output)}
     taken |= {v.name for v in (*graph.initializer, *graph.value_info)}
@@ -103,9 +120,22 @@ def _name_values(proto: Any, placeholders: list[str], names: list[str]) -> None:
 
 def export_program(module: nn.Module, args: tuple[Tensor, ...], names: list[str],
                    outputs: list[str], what: str) -> Any:
-    """``torch.onnx.export`` of ``module(*args)`` with a free batch size on every input;
-    returns the ONNX ModelProto with inputs ``names`` and outputs ``outputs``. Failures
-    become one ValueError naming ``what``."""
+    """`torch.onnx.export` of `module(*args)` with a free batch size on every input.
+
+    Args:
+        module: The module to export.
+        args: Example inputs, one tensor per input.
+        names: The file's input names, one per tensor of `args`.
+        outputs: The file's output names.
+        what: How error messages name the module, e.g. `"this DeepCTRL"`.
+
+    Returns:
+        The ONNX ModelProto with inputs `names` and outputs `outputs`.
+
+    Raises:
+        ValueError: When the `onnx` extra is missing, or the export fails (one error
+            naming `what` and the exporter's first cause).
+    """
     require("onnx", "onnxscript")
     batch = torch.export.Dim("batch", min=1)
     shapes: tuple[Any, ...] = tuple({0: batch} for _ in args)
@@ -138,18 +168,41 @@ def _root_cause(exc: BaseException) -> str:
 
 def to_onnx(model: nn.Module, example_inputs: Inputs, path: str | os.PathLike[str],
             *, check: bool = True, atol: float = 1e-4) -> Path:
-    """Write ``model`` as an ONNX file whose inputs are ``x`` (or the keys of a dict input)
-    and ``alpha`` (float32, one per row), and whose output is ``y``; returns the path.
+    """Write `model` as an ONNX file whose inputs are `x` (or the keys of a dict input)
+    and `alpha` (float32, one per row), and whose output is `y`.
 
-    ``example_inputs`` is a batch of at least two rows (a tensor, or a dict of tensors with
-    the same batch size) in the dtypes the model takes. With ``check`` (and onnxruntime
-    installed) the file is run on the example at alphas spread over [0, 1] and must give
-    the model's outputs to ``atol``. The model is exported in eval mode (its mode is
-    restored after).
+    The model is exported in eval mode (its mode is restored after). Needs the `onnx`
+    extra.
 
-    Example: ``dc.to_onnx(model, torch.zeros(8, 4), "model.onnx")``; with a dict input,
-    ``dc.to_onnx(model, {"num": nums, "cat": codes}, "model.onnx")`` gives the file inputs
-    ``num``, ``cat`` and ``alpha``.
+    Args:
+        model: A [DeepCTRL][deepctrl.core.model.DeepCTRL], or a module called as
+            `model(x, alpha=alpha)`.
+        example_inputs: A batch of at least two rows (a tensor, or a dict of tensors with
+            the same batch size) in the dtypes the model takes.
+        path: The file to write (atomically).
+        check: With onnxruntime installed, run the file on the example at alphas spread
+            over [0, 1]; it must give the model's outputs to `atol`.
+        atol: The largest difference `check` accepts (relative to the scale of large
+            outputs).
+
+    Returns:
+        The path written.
+
+    Raises:
+        ValueError: When `example_inputs` is neither a tensor nor a dict of tensors, has
+            fewer than two rows, or has a key named `alpha`; when the `onnx` extra is
+            missing, the export fails, or the check finds different outputs.
+
+    Examples:
+        ```python
+        dc.to_onnx(model, torch.zeros(8, 4), "model.onnx")
+        ```
+
+        With a dict input, the file's inputs are `num`, `cat` and `alpha`:
+
+        ```python
+        dc.to_onnx(model, {"num": nums, "cat": codes}, "model.onnx")
+        ```
     """
     keys: tuple[str, ...] | None
     if isinstance(example_inputs, Mapping):
@@ -187,8 +240,18 @@ def to_onnx(model: nn.Module, example_inputs: Inputs, path: str | os.PathLike[st
 
 
 def check_outputs(proto: Any, feed: dict[str, Any], expected: list[Any], atol: float) -> None:
-    """Run ``proto`` in onnxruntime on ``feed``; raise ValueError when an output differs from
-    ``expected`` by more than ``atol`` (relative to its scale for large values)."""
+    """Run `proto` in onnxruntime on `feed` and compare its outputs with `expected`.
+
+    Args:
+        proto: The ONNX ModelProto.
+        feed: Its inputs by name.
+        expected: The outputs it should give, in the graph's order.
+        atol: The largest difference accepted (relative to the scale for large values).
+
+    Raises:
+        ValueError: When an output's shape differs, or its values differ by more than
+            `atol` (exactly, for outputs that are not floats).
+    """
     import numpy as np
     import onnxruntime as ort
 

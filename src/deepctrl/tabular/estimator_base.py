@@ -1,5 +1,5 @@
 """What DeepCTRLRegressor and DeepCTRLClassifier share: input checks, a network sized from
-the data, training with :func:`deepctrl.fit`, and evaluation over the rule strength."""
+the data, training with `deepctrl.fit`, and evaluation over the rule strength."""
 
 from __future__ import annotations
 
@@ -47,12 +47,11 @@ from deepctrl.tabular.table_rules import Outputs, resolve
 
 SWEEP_ROWS = 16_384
 """Rows times alphas per block when evaluating several alphas (50,000 swept as fast and
-held about 50 MB more at its peak, ``benchmarks/sweep_memory.py``)."""
+held about 50 MB more at its peak, `benchmarks/sweep_memory.py`)."""
 
 
 class DeepCTRLEstimator(OnnxExport, BaseEstimator):
-    """Base class; use :class:`deepctrl.DeepCTRLRegressor` or
-    :class:`deepctrl.DeepCTRLClassifier`."""
+    """Base class; use `deepctrl.DeepCTRLRegressor` or `deepctrl.DeepCTRLClassifier`."""
 
     def __init__(self, rules: Any = None, alpha: float | str = "auto", *,
                  hidden_size: int | None = None, latent_size: int | None = None,
@@ -87,7 +86,11 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         raise NotImplementedError
 
     def rule_outputs(self) -> Outputs:
-        """The model's outputs by name, as rules on the target see them."""
+        """The model's outputs by name, as rules on the target see them.
+
+        Returns:
+            The outputs, by target name or class label.
+        """
         raise NotImplementedError
 
     def _combine(self, outputs: Tensor) -> Tensor:
@@ -97,11 +100,11 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     def _metrics(self, y_model: Tensor, y_true: Tensor,
                  weight: Tensor | None = None) -> dict[str, float]:
         """Error metrics of model outputs (float64) against targets, weighted by row if
-        given (:func:`deepctrl.core.metrics.score`)."""
+        given (`deepctrl.core.metrics.score`)."""
         raise NotImplementedError
 
     def _class_weights(self, y_metric: np.ndarray) -> np.ndarray | None:
-        """Per-row weights from ``class_weight`` (classifiers), or None."""
+        """Per-row weights from `class_weight` (classifiers), or None."""
         return None
 
     def _weigh_targets(self, y_train: np.ndarray, y_metric: np.ndarray,
@@ -156,7 +159,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
                              f"{self.validation_fraction!r}")
 
     def _frame(self, X: Any, reset: bool) -> pd.DataFrame:
-        """X as a DataFrame with its column names (:func:`frames.checked_frame`)."""
+        """X as a DataFrame with its column names (`frames.checked_frame`)."""
         return checked_frame(self, X, reset, None if reset else self.encoder_.names)
 
     def __sklearn_tags__(self) -> Any:
@@ -170,11 +173,20 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         return torch.from_numpy(self.encoder_.transform(self._frame(X, reset=False)))
 
     def resolve_alpha(self, alpha: float | str | None = None) -> float:
-        """The rule strength used for ``alpha``: a number as given; "auto" the alpha chosen on
-        the validation rows at fit to keep the rule (``selected_alpha_``); "min_error" the
-        one with the lowest validation error (``min_error_alpha_``); None the estimator's
-        own, ``alpha_`` (from its ``alpha``, or what :meth:`select_alpha` chose). 0 without
-        rules."""
+        """The rule strength used for `alpha`.
+
+        Args:
+            alpha: A number (used as given); `"auto"`, the alpha chosen on the validation
+                rows at fit to keep the rule (`selected_alpha_`); `"min_error"`, the one with
+                the lowest validation error (`min_error_alpha_`); None, the estimator's own
+                `alpha_` (from its `alpha`, or what `select_alpha` chose).
+
+        Returns:
+            The alpha; 0 without rules.
+
+        Raises:
+            ValueError: When `alpha` is neither a finite number nor one of the two names.
+        """
         check_is_fitted(self, "models_")
         if self.rule_ is None:
             return 0.0
@@ -195,11 +207,22 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         return order[n_val:], order[:n_val]
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DeepCTRLEstimator:
-        """Train on a table ``X`` (pandas, polars or pyarrow data frame, numpy array or
-        scipy.sparse matrix) and targets ``y``; returns self.
+        """Train on a table and choose alpha on its validation rows.
 
-        ``sample_weight`` weighs each row's task and rule loss in training and its error in
-        the validation metrics that choose alpha (integer weights act as repeated rows).
+        Args:
+            X: The table: a pandas, polars or pyarrow data frame, a numpy array or a
+                scipy.sparse matrix.
+            y: The targets, one row per row of X.
+            sample_weight: One weight >= 0 per row: it weighs the row's task and rule loss
+                in training and its error in the validation metrics that choose alpha
+                (integer weights act as repeated rows). None weighs every row alike.
+
+        Returns:
+            The estimator itself, fitted.
+
+        Raises:
+            ValueError: When a parameter is out of range, `y` is None or does not fit X,
+                the weights are not valid, or a rule names a column X does not have.
         """
         self._check_params()
         frame = self._frame(X, reset=True)
@@ -258,7 +281,11 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     def summary(self) -> str:
         """What the fit did, in a few lines: rows, inputs, imputed values, what each rule
         acts on, epochs, and the two alpha choices with their validation error and
-        verification."""
+        verification.
+
+        Returns:
+            The lines, joined by newlines.
+        """
         check_is_fitted(self, "models_")
         return "\n".join(summary_lines(self))
 
@@ -268,7 +295,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     def _select(self, table: dict[str, list[float]], min_verification: float | None = None,
                 min_error: bool = False) -> float:
         """The rule-keeping alpha (default), the lowest-error one, or the smallest alpha
-        reaching ``min_verification``."""
+        reaching `min_verification`."""
         if self.rule_ is None:
             return 0.0
         if min_verification is not None:
@@ -279,14 +306,14 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     # -- evaluation ----------------------------------------------------------------------
     def _forward_alphas(self, x: Inputs, alphas: Sequence[float]) -> Tensor:
-        """The networks' combined outputs (n_alphas, rows, out) on encoded rows ``x`` at every
+        """The networks' combined outputs (n_alphas, rows, out) on encoded rows `x` at every
         alpha: the forward of the sweeps."""
         return self._combine(torch.stack([m.forward_alphas(x, alphas) for m in self.models_]))
 
     def _evaluate(self, X: Tensor, alphas: Sequence[float],
                   rule: bool = True) -> tuple[Tensor, Tensor | None]:
         """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None:
-        :func:`~deepctrl.core.evaluation.predict_sweep` of the networks' combined forward,
+        `deepctrl.core.evaluation.predict_sweep` of the networks' combined forward,
         in blocks of max(64, SWEEP_ROWS // n_alphas) rows."""
         alphas = [float(a) for a in alphas]
         return evaluation.predict_sweep(nn.ModuleList(self.models_),
@@ -295,7 +322,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
                                         forward=self._forward_alphas)
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
-        """Combined outputs at ``alpha``: one value for every row, or one per row (an
+        """Combined outputs at `alpha`: one value for every row, or one per row (an
         array, list or Series of finite numbers)."""
         X_enc = self._encode(X)
         if isinstance(alpha, str) or alpha is None or np.ndim(alpha) == 0:
@@ -307,13 +334,21 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         return self._at_row_alphas(X_enc, torch.tensor(rows, dtype=torch.float32)).double().numpy()
 
     def combined_at(self, X: Tensor, alphas: Tensor) -> Tensor:
-        """The networks' combined outputs on encoded rows ``X``, row i at rule strength
-        ``alphas[i]`` (what the ONNX file computes too)."""
+        """The networks' combined outputs on encoded rows (what the ONNX file computes too).
+
+        Args:
+            X: Encoded rows, as `encoder_.transform` gives them.
+            alphas: One rule strength per row: row i runs at `alphas[i]`.
+
+        Returns:
+            The combined outputs, before the target scaling (regressors) or the
+                probabilities (classifiers).
+        """
         return self._combine(torch.stack([m(X, alpha=alphas) for m in self.models_]))
 
     @torch.no_grad()
     def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
-        """:meth:`combined_at` in blocks of rows."""
+        """`combined_at` in blocks of rows."""
         joined = JoinedRows(X.shape[0])
         for i in range(0, X.shape[0], SWEEP_ROWS):
             joined.add(self.combined_at(X[i:i + SWEEP_ROWS], alphas[i:i + SWEEP_ROWS]))
@@ -321,7 +356,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
                        weight: np.ndarray | None = None) -> dict[str, list[float]]:
-        """:meth:`sweep` on encoded rows, with targets for the metrics and row weights."""
+        """`sweep` on encoded rows, with targets for the metrics and row weights."""
         if self.rule_ is None:
             alphas = [float(a) for a in alphas]
             y, _ = self._evaluate(X, [0.0], rule=False)
@@ -344,10 +379,22 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     def sweep(self, X: Any, y: Any = None, alphas: Sequence[float] | None = None
               ) -> pd.DataFrame:
-        """One row per alpha: alpha, verification_ratio and the error metrics on (X, y)
-        (only the verification ratio when y is None).
+        """The verification ratio and the error metrics at every alpha.
 
         Without rules the verification ratio is NaN and every alpha gives the same model.
+
+        Args:
+            X: The rows.
+            y: Their targets, for the error metrics; None measures the verification ratio
+                only.
+            alphas: The rule strengths, numbers; None is 0, 0.1, ..., 1.
+
+        Returns:
+            One row per alpha: `alpha`, `verification_ratio` and the error metrics.
+
+        Raises:
+            ValueError: When `alphas` is empty or holds something other than finite
+                numbers, or `y` does not fit X.
         """
         X_enc = self._encode(X)
         alphas = list(np.round(np.linspace(0, 1, 11), 10)) if alphas is None else list(alphas)
@@ -362,7 +409,18 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         return pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas))
 
     def verification_ratio(self, X: Any, alpha: float | str | None = None) -> float:
-        """Fraction of the rows of X (that the rules can judge) on which the rules hold."""
+        """Fraction of the rows of X (that the rules can judge) on which the rules hold.
+
+        Args:
+            X: The rows.
+            alpha: The rule strength, as for `resolve_alpha`; None is `alpha_`.
+
+        Returns:
+            The verification ratio, between 0 and 1.
+
+        Raises:
+            ValueError: When the model has no rules.
+        """
         X_enc = self._encode(X)
         if self.rule_ is None:
             raise ValueError("this model has no rules, so it has no verification ratio")
@@ -373,11 +431,25 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     def alpha_for_verification(self, X: Any, min_verification: float,
                                alphas: Sequence[float] | None = None) -> tuple[float, float]:
         """The smallest alpha whose verification ratio on the rows of X reaches
-        ``min_verification``, and that ratio; no labels needed and the estimator is left as it
-        is. ``alphas`` defaults to :data:`LABEL_FREE_GRID` (0 to 1.5). Raises ValueError when
-        no alpha reaches the goal, naming the highest ratio reached.
+        `min_verification`; no labels needed and the estimator is left as it is.
 
-        Example: ``alpha, ratio = model.alpha_for_verification(X_new, 0.95)``.
+        Args:
+            X: The rows, without labels.
+            min_verification: The verification ratio to reach, in (0, 1].
+            alphas: The alphas to try; None is 0 to 1.5 by 0.05 (above 1 the rule path is
+                extrapolated).
+
+        Returns:
+            The alpha and its verification ratio.
+
+        Raises:
+            ValueError: When no alpha reaches the goal (the message names the highest ratio
+                reached), `min_verification` is out of range, or the model has no rules.
+
+        Examples:
+            ```python
+            alpha, ratio = model.alpha_for_verification(X_new, 0.95)
+            ```
         """
         goal = check_goal(min_verification)
         check_is_fitted(self, "models_")
@@ -389,16 +461,37 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     def select_alpha(self, X_val: Any, y_val: Any = None, min_verification: float | None = None,
                      alphas: Sequence[float] | None = None, objective: str = "auto") -> float:
-        """Choose the alpha that predictions use by default (``alpha_``) on a validation set
-        and return it: as at fit, the lowest-error alpha whose verification ratio on X_val
-        reaches 0.99 (``objective="auto"``) or the lowest error alone
-        (``objective="min_error"``); with ``min_verification``, the smallest alpha whose
-        verification ratio on X_val reaches it. The ``alpha`` parameter stays as you set it.
+        """Choose the alpha that predictions use by default (`alpha_`) on a validation set
+        and return it.
 
-        Without labels (``y_val=None``) ``min_verification`` is required and the grid
-        defaults to :data:`LABEL_FREE_GRID` (0 to 1.5); see :meth:`alpha_for_verification`.
+        As at fit, the lowest-error alpha whose verification ratio on X_val reaches 0.99
+        (`objective="auto"`) or the lowest error alone (`objective="min_error"`); with
+        `min_verification`, the smallest alpha whose verification ratio on X_val reaches
+        it. The `alpha` parameter stays as you set it. Without labels (`y_val=None`)
+        `min_verification` is required and the choice is that of `alpha_for_verification`.
 
-        Example: ``model.select_alpha(X_new, min_verification=0.95)`` on unlabelled rows.
+        Args:
+            X_val: The validation rows.
+            y_val: Their targets; None chooses by verification alone.
+            min_verification: The verification ratio to reach, in (0, 1]; None chooses by
+                `objective`.
+            alphas: The alphas to try; None is 0 to 1 by 0.05 (0 to 1.5 without labels).
+            objective: `"auto"` or `"min_error"`, as above.
+
+        Returns:
+            The chosen alpha, now `alpha_`.
+
+        Raises:
+            ValueError: When `objective` or `min_verification` is not valid, `y_val` is
+                None without `min_verification`, no alpha reaches `min_verification`, or
+                the model has no rules.
+
+        Examples:
+            On unlabelled rows:
+
+            ```python
+            model.select_alpha(X_new, min_verification=0.95)
+            ```
         """
         if min_verification is not None:
             min_verification = check_goal(min_verification)
@@ -421,10 +514,27 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the fitted model to one file: safetensors weights with the preprocessing,
-        rules and architecture as JSON; the write is atomic."""
+        rules and architecture as JSON; the write is atomic.
+
+        Args:
+            path: The file to write; its folder must exist.
+
+        Returns:
+            The path written.
+        """
         return model_file.save_estimator(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
-        """Read a model written by :meth:`save`; never unpickles."""
+        """Read a model written by `save`; never unpickles.
+
+        Args:
+            path: The model file.
+
+        Returns:
+            The fitted estimator.
+
+        Raises:
+            ValueError: When the file cannot be read or holds another kind of model.
+        """
         return model_file.load_estimator(path, cls)

@@ -2,26 +2,27 @@
 
 Numeric columns are standardized and categorical ones (text, category, bool) one-hot
 encoded inside the model; regression targets are standardized too. rho="auto" is the
-library's (:mod:`deepctrl.core.scale`): a perturbation rule is measured on the data's typical
+library's (`deepctrl.core.scale`): a perturbation rule is measured on the data's typical
 slope instead of the fresh network, which gives rho near 0.1 on standardized targets. It
 keeps alpha = 0 a plain network trained on the data and makes alpha = 1 follow the rule
 even where the training labels contradict it (rho = 1 left alpha = 1 at 78 % verification
 on such a table; see docs/results/tabular.md).
 
-The rule strength is chosen after training: ``alpha="auto"`` (the default) keeps the rule,
+The rule strength is chosen after training: `alpha="auto"` (the default) keeps the rule,
 using the lowest-error alpha among those whose verification ratio on the validation rows
-reaches 0.99 (:mod:`deepctrl.tabular.alpha_choice`); ``alpha="min_error"`` uses the lowest
-validation error alone, ``select_alpha`` picks one on your own validation set, and
-``predict(X, alpha=...)`` takes any value.
+reaches 0.99 (`deepctrl.tabular.alpha_choice`); `alpha="min_error"` uses the lowest
+validation error alone, `select_alpha` picks one on your own validation set, and
+`predict(X, alpha=...)` takes any value.
 
->>> import numpy as np, pandas as pd, deepctrl as dc
->>> rng = np.random.default_rng(0)
->>> X = pd.DataFrame({"price": rng.uniform(1, 10, 200), "size": rng.uniform(0, 1, 200)})
->>> y = 10 - X["price"] + X["size"] + rng.normal(0, 0.3, 200)
->>> est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")],
-...                            max_epochs=30, random_state=0).fit(X, y)
->>> est.verification_ratio(X, alpha=1.0) > 0.9
-True
+Examples:
+    >>> import numpy as np, pandas as pd, deepctrl as dc
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"price": rng.uniform(1, 10, 200), "size": rng.uniform(0, 1, 200)})
+    >>> y = 10 - X["price"] + X["size"] + rng.normal(0, 0.3, 200)
+    >>> est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")],
+    ...                            max_epochs=30, random_state=0).fit(X, y)
+    >>> est.verification_ratio(X, alpha=1.0) > 0.9
+    True
 """
 
 from __future__ import annotations
@@ -59,25 +60,61 @@ def _logit_bce(logit: Tensor, y: Tensor) -> Tensor:
 class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     """DeepCTRL for regression on a table (one or several numeric targets).
 
-    Parameters: ``rules`` (a rule or list of rules naming columns; see
-    :mod:`deepctrl.tabular.table_rules`), ``alpha`` (rule strength for ``predict``; "auto" = the
-    lowest-error alpha whose validation verification reaches 0.99, "min_error" = the lowest
-    validation error, or a number), ``loss`` ("mse" or "mae"), ``hidden_size`` and
-    ``latent_size`` (None: sized from the number of inputs), ``beta`` (alpha prior
-    Beta(beta, beta)), ``rho`` ("auto", "paper", "epoch" or a number; see
-    :class:`deepctrl.core.methods.DeepCTRLMethod`), ``batch_size`` ("auto": from the number of
-    rows), ``learning_rate``, ``max_epochs``, ``patience``
-    (early stopping on ``validation_fraction`` of the rows), ``n_seeds`` (networks trained
-    at once and averaged), ``random_state``, ``verbose`` (progress bar), ``device`` (where
-    training runs, e.g. "cuda"; the fitted networks are kept on the CPU).
+    The parameters are checked when `fit` runs, as in scikit-learn. `summary()` describes
+    the fit in a few lines.
 
-    Fitted attributes: ``encoder_`` (preprocessing), ``rule_`` (rules on the encoded
-    input), ``models_``, ``n_features_in_``, ``feature_names_in_`` (DataFrames),
-    ``output_names_``, ``target_mean_``, ``target_scale_``, ``n_epochs_``, ``rho_`` (per
-    network),
-    ``validation_sweep_``, ``selected_alpha_`` and ``min_error_alpha_`` (the two choices on the
-    validation rows), ``alpha_`` (the alpha ``predict`` uses by default: from ``alpha``, or
-    what ``select_alpha`` chose). ``summary()`` describes the fit in a few lines.
+    Args:
+        rules: A rule or a list of rules naming columns (see `deepctrl.tabular.table_rules`);
+            None trains a plain network, which every alpha leaves as it is.
+        alpha: The rule strength `predict` uses: `"auto"` the lowest-error alpha whose
+            verification ratio on the validation rows reaches 0.99, `"min_error"` the
+            lowest validation error, or a number.
+        loss: The training loss, `"mse"` or `"mae"`; it also chooses alpha.
+        hidden_size: The width of the hidden layers; None is 4 per encoded input, rounded
+            up to a power of two from 32 to 128 (32 from 10,000 training rows on).
+        latent_size: The width of each encoder's latent; None is a quarter of
+            `hidden_size`, at least 8.
+        beta: The alpha prior is Beta(beta, beta); 0.1 (the paper's) draws mostly near 0
+            and 1.
+        rho: `"auto"`, `"paper"`, `"epoch"` or a positive number; see
+            [DeepCTRLMethod][deepctrl.methods.DeepCTRLMethod].
+        batch_size: Rows per batch; `"auto"` chooses it from the number of training rows.
+        learning_rate: Adam's learning rate; `"auto"` is 1e-3 below 10,000 training rows,
+            else scaled with the batch.
+        max_epochs: The most epochs; `"auto"` is 500 below 10,000 training rows, else a
+            budget of about 2,000 optimizer steps.
+        patience: Validations without improvement before a network stops; `"auto"` is 20
+            below 10,000 training rows, else a third of `max_epochs`.
+        lr_schedule: `"constant"` or `"cosine"` (see [fit][deepctrl.engine.training.fit]);
+            `"auto"` is constant below 10,000 training rows, else cosine.
+        validation_fraction: The share of the rows held out for early stopping and the
+            choice of alpha, in [0, 1); with fewer than two rows on either side, nothing is
+            held out and alpha is chosen on the training rows.
+        n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
+            training rows, else 3.
+        random_state: Seeds the split, the networks and their training (an int, a
+            `numpy.random.RandomState` or None, as in scikit-learn).
+        verbose: Show a progress bar.
+        device: Where training runs, e.g. `"cuda"`; the fitted networks are kept on the
+            CPU.
+
+    Attributes:
+        encoder_: The preprocessing, from the table's columns to the network's inputs.
+        rule_: The rules on the encoded input (None without rules).
+        models_: The trained networks, on the CPU, in eval mode.
+        n_features_in_: The number of columns of X.
+        feature_names_in_: The column names (for data frames).
+        output_names_: The targets' names.
+        target_mean_: The targets' means, by which they are standardized.
+        target_scale_: The targets' standard deviations (1 for a constant target).
+        n_epochs_: The most epochs a network trained.
+        rho_: Each network's rho.
+        validation_sweep_: The metrics and verification ratio at every alpha on the
+            validation rows, 0 to 1 by 0.05.
+        selected_alpha_: The rule-keeping choice on the validation rows (`alpha="auto"`).
+        min_error_alpha_: The lowest-error choice on the validation rows.
+        alpha_: The alpha `predict` uses by default: from `alpha`, or what `select_alpha`
+            chose.
     """
 
     def __init__(self, rules: Any = None, alpha: float | str = "auto", *, loss: str = "mse",
@@ -106,7 +143,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
 
     @property
     def primary_metric(self) -> str:  # type: ignore[override]
-        """The error metric that chooses alpha: the training loss, mse or mae."""
+        """The error metric that chooses alpha: the training loss, `"mse"` or `"mae"`."""
         return self.loss
 
     def _check_params(self) -> None:
@@ -161,9 +198,20 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         return {name: float(score(name, raw, y_true, weight)) for name in ("mae", "mse")}
 
     def predict(self, X: Any, alpha: Any = None) -> np.ndarray:
-        """Predictions in the target's units at rule strength ``alpha`` (default ``alpha_``;
-        or an array with one alpha per row); shape (n,) for a 1-D target, else
-        (n, n_targets)."""
+        """Predictions in the target's units.
+
+        Args:
+            X: The rows, with the columns the model was fitted on.
+            alpha: The rule strength: a number, `"auto"`, `"min_error"`, an array with one
+                number per row, or None for `alpha_`.
+
+        Returns:
+            The predictions, shape (n,) for a 1-D target, else (n, n_targets).
+
+        Raises:
+            ValueError: When X does not have the columns of the fit, or `alpha` is not
+                valid.
+        """
         raw = self._raw(self._model_outputs(X, alpha))
         return raw[:, 0] if self.target_1d_ else raw
 
@@ -172,18 +220,67 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
 class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
     """DeepCTRL for classification on a table (two or more classes).
 
-    Same parameters as :class:`DeepCTRLRegressor` (without ``loss``: binary cross entropy,
-    or cross entropy over a softmax for several classes), and ``class_weight`` (None,
-    "balanced" or a dict label -> weight, as in scikit-learn: it multiplies the rows'
-    weights). A rule's ``output`` is the class whose probability it constrains, by label
-    (``output="late"``) or by index into ``classes_``; without one, a rule acts on the
-    probability of ``classes_[1]`` (of two classes) or ``classes_[0]`` (of more), which
-    ``summary()`` states.
-
-    Fitted attributes as for the regressor, with ``classes_`` and ``target_name_`` instead
-    of the target scaling and names. The network outputs the logit (two classes) or the
+    The parameters are those of [DeepCTRLRegressor][deepctrl.tabular.estimators.DeepCTRLRegressor]
+    without `loss` (binary cross entropy, or cross entropy over a softmax for several
+    classes), and `class_weight`. A rule's `output` is the class whose probability it
+    constrains, by label (`output="late"`) or by index into `classes_`; without one, a rule
+    acts on the probability of `classes_[1]` (of two classes) or `classes_[0]` (of more),
+    which `summary()` states. The network outputs the logit (two classes) or the
     log-probabilities (several classes), so rules judge strict changes even where a
     probability rounds to 0 or 1.
+
+    Args:
+        rules: A rule or a list of rules naming columns (see `deepctrl.tabular.table_rules`);
+            None trains a plain network, which every alpha leaves as it is.
+        alpha: The rule strength `predict` uses: `"auto"` the lowest-error alpha whose
+            verification ratio on the validation rows reaches 0.99, `"min_error"` the
+            lowest validation error, or a number.
+        class_weight: None, `"balanced"` or a dict label -> weight, as in scikit-learn: it
+            multiplies the rows' weights.
+        hidden_size: The width of the hidden layers; None is 4 per encoded input, rounded
+            up to a power of two from 32 to 128 (32 from 10,000 training rows on).
+        latent_size: The width of each encoder's latent; None is a quarter of
+            `hidden_size`, at least 8.
+        beta: The alpha prior is Beta(beta, beta); 0.1 (the paper's) draws mostly near 0
+            and 1.
+        rho: `"auto"`, `"paper"`, `"epoch"` or a positive number; see
+            [DeepCTRLMethod][deepctrl.methods.DeepCTRLMethod].
+        batch_size: Rows per batch; `"auto"` chooses it from the number of training rows.
+        learning_rate: Adam's learning rate; `"auto"` is 1e-3 below 10,000 training rows,
+            else scaled with the batch.
+        max_epochs: The most epochs; `"auto"` is 500 below 10,000 training rows, else a
+            budget of about 2,000 optimizer steps.
+        patience: Validations without improvement before a network stops; `"auto"` is 20
+            below 10,000 training rows, else a third of `max_epochs`.
+        lr_schedule: `"constant"` or `"cosine"` (see [fit][deepctrl.engine.training.fit]);
+            `"auto"` is constant below 10,000 training rows, else cosine.
+        validation_fraction: The share of the rows held out for early stopping and the
+            choice of alpha, in [0, 1); with fewer than two rows on either side, nothing is
+            held out and alpha is chosen on the training rows.
+        n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
+            training rows, else 3.
+        random_state: Seeds the split, the networks and their training (an int, a
+            `numpy.random.RandomState` or None, as in scikit-learn).
+        verbose: Show a progress bar.
+        device: Where training runs, e.g. `"cuda"`; the fitted networks are kept on the
+            CPU.
+
+    Attributes:
+        classes_: The class labels, sorted.
+        target_name_: The target's name.
+        encoder_: The preprocessing, from the table's columns to the network's inputs.
+        rule_: The rules on the encoded input (None without rules).
+        models_: The trained networks, on the CPU, in eval mode.
+        n_features_in_: The number of columns of X.
+        feature_names_in_: The column names (for data frames).
+        n_epochs_: The most epochs a network trained.
+        rho_: Each network's rho.
+        validation_sweep_: The metrics and verification ratio at every alpha on the
+            validation rows, 0 to 1 by 0.05.
+        selected_alpha_: The rule-keeping choice on the validation rows (`alpha="auto"`).
+        min_error_alpha_: The lowest-error choice on the validation rows.
+        alpha_: The alpha `predict` uses by default: from `alpha`, or what `select_alpha`
+            chose.
     """
 
     def __init__(self, rules: Any = None, alpha: float | str = "auto", *,
@@ -226,7 +323,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
 
     @property
     def primary_metric(self) -> str:  # type: ignore[override]
-        """The error metric that chooses alpha: bce, or cross_entropy for several classes."""
+        """The error metric that chooses alpha: `"bce"`, or `"cross_entropy"` for several
+        classes."""
         return "cross_entropy" if len(self.classes_) > 2 else "bce"
 
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -304,18 +402,51 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
                 "auc": float(auc)}
 
     def predict_proba(self, X: Any, alpha: Any = None) -> np.ndarray:
-        """Class probabilities (n, n_classes) at rule strength ``alpha`` (one value, or an
-        array with one per row)."""
+        """Class probabilities.
+
+        Args:
+            X: The rows, with the columns the model was fitted on.
+            alpha: The rule strength: a number, `"auto"`, `"min_error"`, an array with one
+                number per row, or None for `alpha_`.
+
+        Returns:
+            The probabilities, shape (n, n_classes), classes in the order of `classes_`.
+
+        Raises:
+            ValueError: When X does not have the columns of the fit, or `alpha` is not
+                valid.
+        """
         return self._proba(self._model_outputs(X, alpha))
 
     def predict(self, X: Any, alpha: Any = None) -> np.ndarray:
-        """The most probable class of each row at rule strength ``alpha`` (one value, or an
-        array with one per row)."""
+        """The most probable class of each row.
+
+        Args:
+            X: The rows, with the columns the model was fitted on.
+            alpha: The rule strength: a number, `"auto"`, `"min_error"`, an array with one
+                number per row, or None for `alpha_`.
+
+        Returns:
+            The class labels, shape (n,).
+
+        Raises:
+            ValueError: When X does not have the columns of the fit, or `alpha` is not
+                valid.
+        """
         proba = self.predict_proba(X, alpha)
         return self.classes_[proba.argmax(axis=1)]
 
 
 def load_any(path: str | os.PathLike[str]) -> DeepCTRLEstimator:
-    """A table model file (from ``deepctrl fit`` or an estimator's ``save``) as the estimator
-    class it names; never unpickles."""
+    """A table model file as the estimator class it names; never unpickles.
+
+    Args:
+        path: A file from `deepctrl fit` or an estimator's `save`.
+
+    Returns:
+        The fitted regressor or classifier.
+
+    Raises:
+        ValueError: When the file cannot be read or is not a table model.
+    """
     return load_estimator(path)

@@ -1,11 +1,13 @@
 """Tables where the truth about a rule is known: each segment's sales follow the rule
 "sales fall when the price rises", contradict it (they truly rise), or do not depend on the
-price at all. They measure how reliable the verdicts of :func:`deepctrl.rule_test` are.
+price at all. They measure how reliable the verdicts of
+[rule_test][deepctrl.tabular.rule_test.rule_test] are.
 
->>> from deepctrl.tabular.known_truth import known_truth_table
->>> table = known_truth_table({"a": "follows", "b": "contradicts"}, rows=100, seed=0)
->>> table.shape, sorted(table["segment"].unique())
-((200, 5), ['a', 'b'])
+Examples:
+    >>> from deepctrl.tabular.known_truth import known_truth_table
+    >>> table = known_truth_table({"a": "follows", "b": "contradicts"}, rows=100, seed=0)
+    >>> table.shape, sorted(table["segment"].unique())
+    ((200, 5), ['a', 'b'])
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ TRUTHS = ("follows", "contradicts", "none")
 """What a segment's data do with the rule: the price effect is negative, positive or zero."""
 SLOPE_SIGN = {"follows": -1.0, "contradicts": 1.0, "none": 0.0}
 RULE = ("price", "decreasing")
-"""The rule these tables test: the prediction falls when ``price`` rises."""
+"""The rule these tables test: the prediction falls when `price` rises."""
 
 
 def _segment(n: int, slope: float, noise: float, level: float,
@@ -34,12 +36,27 @@ def _segment(n: int, slope: float, noise: float, level: float,
 
 def known_truth_table(truths: Mapping[str, str], rows: int | Sequence[int] = 600,
                       effect: float = 1.0, noise: float = 1.0, seed: int = 0) -> pd.DataFrame:
-    """One table with a ``segment`` column: for every ``name: truth`` pair (truth one of
-    :data:`TRUTHS`) ``rows`` rows where sales change by ``effect`` per unit of price (price
+    """One table with a `segment` column and the columns price, quality, season and sales.
+
+    Every segment has its own rows where sales change by `effect` per unit of price (price
     uniform on [1, 5], so its standard deviation is 1.15), downwards for "follows", upwards
     for "contradicts" and not at all for "none". Two other features (quality, linear; season,
-    through a sine) carry 1.3 units of variance; ``noise`` is the standard deviation of the
-    unexplained part. Segments differ in their sales level, so pooling them mixes levels.
+    through a sine) carry 1.3 units of variance. Segments differ in their sales level, so
+    pooling them mixes levels.
+
+    Args:
+        truths: Segment name -> truth, one of [TRUTHS][deepctrl.tabular.known_truth.TRUTHS].
+        rows: The rows of every segment, or one number per segment.
+        effect: The change of sales per unit of price, >= 0.
+        noise: The standard deviation of the unexplained part, >= 0.
+        seed: Seeds the draws.
+
+    Returns:
+        The segments' rows, one after another.
+
+    Raises:
+        ValueError: When `rows` does not give one size per segment, a truth is unknown, or
+            `effect` or `noise` is negative.
     """
     sizes = [rows] * len(truths) if isinstance(rows, int) else list(rows)
     if len(sizes) != len(truths):

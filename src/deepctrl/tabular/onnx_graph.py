@@ -1,23 +1,23 @@
-"""A fitted table estimator as one ONNX graph: the table's columns and ``alpha`` in, the
+"""A fitted table estimator as one ONNX graph: the table's columns and `alpha` in, the
 predictions out, with the preprocessing, the networks' average and the target scaling
 inside, so a server needs onnxruntime and nothing of deepctrl.
 
-Inputs, one per column by name, each of shape ``(rows,)``:
+Inputs, one per column by name, each of shape `(rows,)`:
 
 * numeric columns: float32, NaN where missing;
-* categorical columns: strings, the value as ``str(value)`` (``"True"`` for a boolean),
+* categorical columns: strings, the value as `str(value)` (`"True"` for a boolean),
   the empty string where missing;
-* date columns: int64 nanoseconds since 1970-01-01 UTC (``datetime64[ns]`` viewed as
+* date columns: int64 nanoseconds since 1970-01-01 UTC (`datetime64[ns]` viewed as
   int64; NaT, the smallest int64, where missing);
-* ``alpha``: float32, the rule strength of each row.
+* `alpha`: float32, the rule strength of each row.
 
-Outputs: ``prediction`` (a regressor; one value per row for a 1-D target, else one column
-per target) or ``label`` and ``probabilities`` (a classifier, classes in ``classes_`` order).
-The file's metadata holds the estimator's ``default_alpha`` (``alpha_``) and
-``min_error_alpha``, as text.
+Outputs: `prediction` (a regressor; one value per row for a 1-D target, else one column
+per target) or `label` and `probabilities` (a classifier, classes in `classes_` order).
+The file's metadata holds the estimator's `default_alpha` (`alpha_`) and
+`min_error_alpha`, as text.
 
 The networks and their average are exported by PyTorch's ONNX exporter
-(:func:`deepctrl.io.onnx_export.export_program`); the preprocessing, written here with
+(`deepctrl.io.onnx_export.export_program`); the preprocessing, written here with
 ONNX operators, is joined in front of them and the label lookup behind.
 """
 
@@ -56,7 +56,7 @@ INTERNAL = ("_pre/", "_net/", "_post/")
 NS_PER_DAY = 86_400 * 10**9
 NAT = np.iinfo(np.int64).min
 FLOAT, DOUBLE = 1, 11
-"""ONNX element types (``onnx.TensorProto.FLOAT`` and ``DOUBLE``) for Cast nodes."""
+"""ONNX element types (`onnx.TensorProto.FLOAT` and `DOUBLE`) for Cast nodes."""
 LEAP_DAYS_BEFORE_1970 = 1969 // 4 - 1969 // 100 + 1969 // 400
 
 
@@ -67,7 +67,7 @@ def category_text(value: Any) -> str:
 
 
 def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[str, np.ndarray]:
-    """The inputs of the ONNX file for the rows of ``frame`` at rule strength ``alpha``
+    """The inputs of the ONNX file for the rows of `frame` at rule strength `alpha`
     (one number, or one per row)."""
     feed: dict[str, np.ndarray] = {}
     for c in encoder.columns:
@@ -106,7 +106,7 @@ class _Nodes:
         return name
 
     def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
-        """The output of a new ``op_type`` node on ``inputs``."""
+        """The output of a new `op_type` node on `inputs`."""
         out = self.fresh(op_type)
         self.nodes.append(self.helper.make_node(op_type, list(inputs), [out], **attrs))
         return out
@@ -126,7 +126,7 @@ def _standardized(g: _Nodes, days_or_value: str, missing: str, c: Column) -> str
 
 
 def _year_start(g: _Nodes, year: str) -> str:
-    """Days from 1970-01-01 to 1 January of ``year`` (double, whole numbers), by the
+    """Days from 1970-01-01 to 1 January of `year` (double, whole numbers), by the
     Gregorian leap-year count."""
     before = g.op("Sub", year, g.const(np.float64(1.0)))
 
@@ -142,7 +142,7 @@ def _year_start(g: _Nodes, year: str) -> str:
 
 
 def _phase(g: _Nodes, t: str, part: str) -> str:
-    """The fraction of the current year, week (from Monday) or day at ``t`` days since
+    """The fraction of the current year, week (from Monday) or day at `t` days since
     1970-01-01."""
     if part == "day":
         return g.op("Sub", t, g.op("Floor", t))
@@ -201,7 +201,7 @@ def _input_type(c: Column) -> int:
 
 class _Served(nn.Module):
     """The estimator's networks from the encoded table and a per-row alpha to what
-    ``predict`` (a regressor) or ``predict_proba`` (a classifier) returns."""
+    `predict` (a regressor) or `predict_proba` (a classifier) returns."""
 
     def __init__(self, est: DeepCTRLEstimator) -> None:
         super().__init__()
@@ -239,8 +239,8 @@ def _label_values(classes: np.ndarray) -> np.ndarray:
 
 def preprocessing_graph(encoder: TableEncoder, opsets: list[Any] | None = None,
                         ir_version: int = 10) -> Any:
-    """An ONNX ModelProto from the columns (inputs by name) to ``encoded``, the model input
-    that ``encoder.transform`` computes, float32 (rows, ``encoder.n_encoded``)."""
+    """An ONNX ModelProto from the columns (inputs by name) to `encoded`, the model input
+    that `encoder.transform` computes, float32 (rows, `encoder.n_encoded`)."""
     from onnx import TensorProto, helper
 
     g = _Nodes()
@@ -258,7 +258,7 @@ def preprocessing_graph(encoder: TableEncoder, opsets: list[Any] | None = None,
 
 
 def table_graph(est: DeepCTRLEstimator) -> Any:
-    """The fitted estimator ``est`` as one ONNX ModelProto (see the module docstring)."""
+    """The fitted estimator `est` as one ONNX ModelProto (see the module docstring)."""
     require("onnx", "onnxscript")
     from onnx import compose, helper
 
@@ -291,7 +291,7 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
 
 
 def _add_label(model: Any, classes: np.ndarray) -> None:
-    """Add the ``label`` output (the most probable class) in front of ``probabilities``."""
+    """Add the `label` output (the most probable class) in front of `probabilities`."""
     from onnx import TensorProto, helper, numpy_helper
 
     labels = _label_values(classes)
@@ -307,7 +307,7 @@ def _add_label(model: Any, classes: np.ndarray) -> None:
 
 def check_table_graph(est: DeepCTRLEstimator, proto: Any, frame: pd.DataFrame,
                       alpha: Any, atol: float = 1e-4) -> None:
-    """Raise ValueError unless onnxruntime's outputs for ``frame`` match the estimator's."""
+    """Raise ValueError unless onnxruntime's outputs for `frame` match the estimator's."""
     feed = onnx_feed(est.encoder_, frame, alpha)
     rows = feed["alpha"].astype(np.float64)
     if hasattr(est, "classes_"):
@@ -321,7 +321,7 @@ def check_table_graph(est: DeepCTRLEstimator, proto: Any, frame: pd.DataFrame,
 
 def write_onnx(est: DeepCTRLEstimator, path: str | os.PathLike[str],
                frame: pd.DataFrame | None) -> Path:
-    """Build the graph of ``est``, check it on the rows of ``frame`` (if given) at alphas
+    """Build the graph of `est`, check it on the rows of `frame` (if given) at alphas
     spread over [0, 1] one per row, and write it atomically."""
     proto = table_graph(est)
     if frame is not None and len(frame):
@@ -334,28 +334,54 @@ class OnnxExport:
     """ONNX export for the table estimators (mixed into their base class)."""
 
     def to_onnx(self, path: str | os.PathLike[str], X: Any = None) -> Path:
-        """Write the fitted model as one ONNX file and return its path: inputs are the
-        table's columns by name and ``alpha`` (float32, one per row), outputs
-        ``prediction`` (regressor) or ``label`` and ``probabilities`` (classifier); the
-        preprocessing, the networks' average and the target scaling are inside, so
-        onnxruntime alone serves it. Needs the ``onnx`` extra.
+        """Write the fitted model as one ONNX file: inputs are the table's columns by name
+        and `alpha` (float32, one per row), outputs `prediction` (regressor) or `label` and
+        `probabilities` (classifier); the preprocessing, the networks' average and the
+        target scaling are inside, so onnxruntime alone serves it. Needs the `onnx` extra.
+        Input types and `onnx_inputs` are described in the deployment guide.
 
-        With rows ``X``, the file is first run in onnxruntime on them (alphas from 0 to 1,
-        one per row) and must give this estimator's predictions to 1e-4. Input types and
-        :meth:`onnx_inputs` are described in the deployment guide.
+        Args:
+            path: The file to write (atomically).
+            X: Rows to check the file on: it is first run in onnxruntime on them (alphas
+                from 0 to 1, one per row) and must give this estimator's predictions to
+                1e-4. None skips the check.
 
-        Example: ``est.to_onnx("model.onnx", X_test[:100])``.
+        Returns:
+            The path written.
+
+        Raises:
+            ValueError: When the `onnx` extra is missing, a column's name clashes with an
+                input or output of the file, the export fails, or the check finds
+                different predictions.
+
+        Examples:
+            ```python
+            est.to_onnx("model.onnx", X_test[:100])
+            ```
         """
         est = cast("DeepCTRLEstimator", self)
         check_is_fitted(est, "models_")
         return write_onnx(est, path, None if X is None else est._frame(X, reset=False))
 
     def onnx_inputs(self, X: Any, alpha: Any = None) -> dict[str, np.ndarray]:
-        """The ONNX file's inputs for the rows of ``X`` at rule strength ``alpha`` (a number,
-        one per row, or None for ``alpha_``): float32 numbers, string categories, int64
-        nanosecond dates and ``alpha``.
+        """The ONNX file's inputs for the rows of `X`: float32 numbers, string categories,
+        int64 nanosecond dates and `alpha`.
 
-        Example: ``session.run(None, est.onnx_inputs(X, alpha=0.8))``.
+        Args:
+            X: The rows, with the columns the model was fitted on.
+            alpha: The rule strength: a number, `"auto"`, `"min_error"`, one number per
+                row, or None for `alpha_`.
+
+        Returns:
+            The inputs by name, one array of shape (rows,) each.
+
+        Raises:
+            ValueError: When X lacks a column the model needs or `alpha` is not valid.
+
+        Examples:
+            ```python
+            session.run(None, est.onnx_inputs(X, alpha=0.8))
+            ```
         """
         est = cast("DeepCTRLEstimator", self)
         check_is_fitted(est, "models_")

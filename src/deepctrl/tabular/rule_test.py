@@ -1,20 +1,22 @@
 """Is a candidate rule right for a segment of the data? (paper Sec. 4.2)
 
-For every value of a group column, and for all rows together, :func:`rule_test` trains the
-estimator you configured on k - 1 folds of the segment's rows (each fold with its own seed),
-sweeps alpha on the held-out fold and judges the rule from the k pairs of held-out error and
-verification curves (:mod:`deepctrl.tabular.rule_verdict`): "consistent", "contradicted" or
+For every value of a group column, and for all rows together,
+[rule_test][deepctrl.tabular.rule_test.rule_test] trains the estimator you configured on
+k - 1 folds of the segment's rows (each fold with its own seed), sweeps alpha on the
+held-out fold and judges the rule from the k pairs of held-out error and verification curves
+([rule_verdict][deepctrl.tabular.rule_verdict]): "consistent", "contradicted" or
 "inconclusive", with the reason in words.
 
->>> import deepctrl as dc
->>> from deepctrl.tabular.known_truth import known_truth_table
->>> table = known_truth_table({"a": "follows"}, rows=120, seed=0)
->>> est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], max_epochs=5,
-...                            n_seeds=1)
->>> result = dc.rule_test(est, table[["price", "quality", "season"]], table["sales"],
-...                       folds=3, progress=False)
->>> sorted(result.to_dict())
-['all', 'groups', 'rule', 'target']
+Examples:
+    >>> import deepctrl as dc
+    >>> from deepctrl.tabular.known_truth import known_truth_table
+    >>> table = known_truth_table({"a": "follows"}, rows=120, seed=0)
+    >>> est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], max_epochs=5,
+    ...                            n_seeds=1)
+    >>> result = dc.rule_test(est, table[["price", "quality", "season"]], table["sales"],
+    ...                       folds=3, progress=False)
+    >>> sorted(result.to_dict())
+    ['all', 'groups', 'rule', 'target']
 """
 
 from __future__ import annotations
@@ -37,13 +39,23 @@ from deepctrl.tabular.table_rules import describe, leaves_and_weights
 MIN_ROWS = 50
 """Default: segments with fewer rows are reported as inconclusive without training."""
 MAX_GROUPS = 100
-"""At most this many segments are trained; more give an error suggesting ``min_rows``."""
+"""At most this many segments are trained; more give an error suggesting `min_rows`."""
 ALL = "all"
 
 
 @dataclass
 class Segment:
-    """One segment's rows, curves (folds x alphas) and verdict."""
+    """One segment's rows, curves (folds x alphas) and verdict.
+
+    Attributes:
+        rows: The segment's number of rows.
+        verdict: `"consistent"`, `"contradicted"` or `"inconclusive"`.
+        reason: The verdict's reason, in words.
+        statistics: What [segment_statistics][deepctrl.tabular.rule_verdict.segment_statistics]
+            found (empty when the segment was not trained).
+        errors: The held-out error of every fold at every alpha, or None.
+        verification: The held-out verification ratio of every fold at every alpha, or None.
+    """
 
     rows: int
     verdict: str
@@ -53,7 +65,14 @@ class Segment:
     verification: np.ndarray | None = None
 
     def to_dict(self, alphas: Sequence[float]) -> dict[str, Any]:
-        """The segment as rule_test.json stores it (curves as fold means)."""
+        """The segment as rule_test.json stores it (curves as fold means).
+
+        Args:
+            alphas: The alphas of the curves.
+
+        Returns:
+            Rows, verdict, reason, statistics and (when trained) the mean curves.
+        """
         out: dict[str, Any] = {"rows": self.rows, "verdict": self.verdict,
                                "reason": self.reason, **self.statistics}
         if self.errors is not None and self.verification is not None:
@@ -65,7 +84,16 @@ class Segment:
 
 @dataclass
 class RuleTestResult:
-    """What :func:`rule_test` found: ``groups`` by group value (as text) and ``all``."""
+    """What [rule_test][deepctrl.tabular.rule_test.rule_test] found.
+
+    Attributes:
+        rule: The rules tested, in words.
+        target: The target's name (the names of several targets, joined).
+        metric: The held-out error metric of the curves.
+        alphas: The alphas of the curves.
+        groups: Each segment by group value (as text).
+        all: All rows together.
+    """
 
     rule: str
     target: str
@@ -75,14 +103,23 @@ class RuleTestResult:
     all: Segment
 
     def to_dict(self) -> dict[str, Any]:
-        """The contents of rule_test.json."""
+        """The contents of rule_test.json.
+
+        Returns:
+            The rule, the target and every segment's
+                [to_dict][deepctrl.tabular.rule_test.Segment.to_dict] with the metric.
+        """
         return {"rule": self.rule, "target": self.target,
                 "groups": {k: {"metric": self.metric, **v.to_dict(self.alphas)}
                            for k, v in self.groups.items()},
                 "all": {"metric": self.metric, **self.all.to_dict(self.alphas)}}
 
     def verdicts(self) -> dict[str, str]:
-        """Verdict per group value, and for ``"all"``."""
+        """The verdicts.
+
+        Returns:
+            The verdict of each group value, and of `"all"`.
+        """
         return {**{k: v.verdict for k, v in self.groups.items()}, ALL: self.all.verdict}
 
 
@@ -140,14 +177,37 @@ def _judge_segment(estimator: Any, X: pd.DataFrame, y: pd.Series, folds: int, se
 def rule_test(estimator: DeepCTRLEstimator, X: pd.DataFrame, y: Any, groups: Any = None, *,
               folds: int = 5, min_rows: int = MIN_ROWS, alphas: Sequence[float] | None = None,
               random_state: int = 0, progress: bool = True) -> RuleTestResult:
-    """Test the rules of an unfitted ``estimator`` on every segment of ``X, y`` that
-    ``groups`` (one label per row, e.g. a column) defines, and on all rows together.
+    """Test the rules of an unfitted `estimator` on every segment of `X, y` that
+    `groups` defines, and on all rows together.
 
-    Each segment is split into ``folds`` folds; a copy of the estimator (seed
-    ``random_state + fold``) trains on the others and is swept over ``alphas`` (0 to 1 by
-    0.05) on the held-out fold. Segments with fewer than ``min_rows`` rows are reported as
-    inconclusive without training. Returns a :class:`RuleTestResult`; see
-    :func:`write_rule_test` for the files.
+    Each segment is split into `folds` folds; a copy of the estimator (seed
+    `random_state + fold`) trains on the others and is swept over `alphas` on the held-out
+    fold. Segments with fewer than `min_rows` rows are reported as inconclusive without
+    training; see [write_rule_test][deepctrl.tabular.rule_test_report.write_rule_test] for
+    the files.
+
+    Args:
+        estimator: An unfitted [DeepCTRLRegressor][deepctrl.tabular.estimators.DeepCTRLRegressor]
+            or [DeepCTRLClassifier][deepctrl.tabular.estimators.DeepCTRLClassifier] with
+            the rules to test.
+        X: The table.
+        y: The targets, one row per row of X.
+        groups: One label per row (e.g. a column of the table); None tests all rows only.
+        folds: The number of folds, at least 2.
+        min_rows: The fewest rows a segment needs to be trained, at least `2 * folds`.
+        alphas: The alphas of the curves, rising from 0 to 1; None is 0 to 1 by 0.05.
+        random_state: The seed of the folds; fold k trains with seed `random_state + k`.
+        progress: Show a progress bar.
+
+    Returns:
+        Every segment's verdict, reason, statistics and curves.
+
+    Raises:
+        ValueError: When the estimator is not a table estimator or has no rules, `folds` or
+            `min_rows` is too small, `y` or `groups` does not have one value per row,
+            `groups` has missing values, `alphas` does not rise from 0 to 1, or more than
+            [MAX_GROUPS][deepctrl.tabular.rule_test.MAX_GROUPS] segments have `min_rows`
+            rows.
     """
     _check(estimator, folds, min_rows)
     X = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else pd.DataFrame(X)

@@ -1,5 +1,5 @@
 """The files of a rule test: rule_test.json, report.md and rule_test.png (see
-:func:`deepctrl.rule_test` for an example)."""
+`deepctrl.rule_test` for an example)."""
 
 from __future__ import annotations
 
@@ -95,7 +95,15 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
 
 
 def write_rule_test(result: RuleTestResult, out: str | os.PathLike[str]) -> list[Path]:
-    """Write rule_test.json, report.md and rule_test.png into the folder ``out``."""
+    """Write rule_test.json, report.md and rule_test.png into the folder `out`.
+
+    Args:
+        result: What [rule_test][deepctrl.tabular.rule_test.rule_test] found.
+        out: The folder; it is created if need be.
+
+    Returns:
+        The three files' paths.
+    """
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     return [write_json(folder / "rule_test.json", result.to_dict()),

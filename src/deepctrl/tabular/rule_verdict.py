@@ -1,27 +1,28 @@
 """From held-out error and verification curves over alpha to a verdict on a rule.
 
-Each fold of a segment gives two curves on its held-out rows: the error ``E[f, a]`` and the
-verification ratio ``V[f, a]`` at every alpha of the grid. The statistics compare alphas
+Each fold of a segment gives two curves on its held-out rows: the error `E[f, a]` and the
+verification ratio `V[f, a]` at every alpha of the grid. The statistics compare alphas
 within a fold (paired), so the differences between folds in difficulty cancel:
 
 - the best alpha minimises the mean error; its interval holds every alpha whose paired
   difference to the best is not above zero at 90 % confidence (t over the folds);
 - the enforcement cost is the error at alpha 1 minus the best error, with its t interval;
-- ``verification_alpha0`` is how often the data-only path (alpha 0) already obeys the rule;
+- `verification_alpha0` is how often the data-only path (alpha 0) already obeys the rule;
 - the cost of following the rule is measured at the smallest alpha whose mean verification
-  ratio reaches :data:`HOLDS` (alpha 1 if none does).
+  ratio reaches [HOLDS][deepctrl.tabular.rule_verdict.HOLDS] (alpha 1 if none does).
 
 DeepCTRL's rule path fits the data less well than its data path even when the rule is
 right, so the error at alpha 1 exceeds the best error on almost every segment; the verdict
 therefore weighs the data-only verification first. The thresholds come from the reliability
 study in the documentation ("Testing a candidate rule").
 
->>> import numpy as np
->>> E = np.array([[1.0, 0.9, 1.2], [1.1, 1.0, 1.3], [0.9, 0.8, 1.1]])
->>> V = np.array([[0.1, 0.6, 1.0], [0.2, 0.7, 1.0], [0.1, 0.5, 1.0]])
->>> s = segment_statistics(E, V, [0.0, 0.5, 1.0])
->>> s["best_alpha"], round(s["enforcement_cost"], 6), round(s["verification_alpha0"], 4)
-(0.5, 0.3, 0.1333)
+Examples:
+    >>> import numpy as np
+    >>> E = np.array([[1.0, 0.9, 1.2], [1.1, 1.0, 1.3], [0.9, 0.8, 1.1]])
+    >>> V = np.array([[0.1, 0.6, 1.0], [0.2, 0.7, 1.0], [0.1, 0.5, 1.0]])
+    >>> s = segment_statistics(E, V, [0.0, 0.5, 1.0])
+    >>> s["best_alpha"], round(s["enforcement_cost"], 6), round(s["verification_alpha0"], 4)
+    (0.5, 0.3, 0.1333)
 """
 
 from __future__ import annotations
@@ -42,17 +43,21 @@ HOLDS = 0.95
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Where the verdicts change: ``agree`` (lower bound of the data-only verification
-    above which the data agree with the rule), ``disagree`` (its upper bound below which
-    they disagree) and ``tolerance`` (a cost within this share of the best error counts as
-    no cost)."""
+    """Where the verdicts change.
+
+    Args:
+        agree: The lower bound of the data-only verification above which the data agree
+            with the rule.
+        disagree: Its upper bound below which they disagree.
+        tolerance: A cost within this share of the best error counts as no cost.
+    """
 
     agree: float = 0.70
     disagree: float = 0.20
     tolerance: float = 0.01
 
 def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean and CONFIDENCE interval of the mean of ``values`` (one per fold)."""
+    """Mean and CONFIDENCE interval of the mean of `values` (one per fold)."""
     mean = float(values.mean())
     if len(values) < 2:
         return mean, -math.inf, math.inf
@@ -63,8 +68,17 @@ def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
 
 def segment_statistics(errors: np.ndarray, verification: np.ndarray,
                        alphas: Sequence[float]) -> dict[str, Any]:
-    """Best alpha, costs and data-only verification, with intervals, from per-fold curves
-    ``errors`` and ``verification`` of shape (folds, len(alphas)); alphas end at 1."""
+    """Best alpha, costs and data-only verification, with intervals, from per-fold curves.
+
+    Args:
+        errors: The held-out error of every fold at every alpha, (folds, len(alphas)).
+        verification: The held-out verification ratio likewise.
+        alphas: The alphas, from 0 and ending at 1.
+
+    Returns:
+        The statistics by name: `best_alpha`, `verification_alpha0`, `enforcement_cost`,
+            `cost_rule_holds` and others, with `_interval` bounds.
+    """
     E, V, grid = np.asarray(errors, float), np.asarray(verification, float), list(alphas)
     mean_error = E.mean(axis=0)
     best = int(np.argmin(mean_error))
@@ -96,7 +110,17 @@ def segment_statistics(errors: np.ndarray, verification: np.ndarray,
 
 
 def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str]:
-    """The verdict on a segment from :func:`segment_statistics`, and its reason in words."""
+    """The verdict on a segment, and its reason in words.
+
+    Args:
+        s: What [segment_statistics][deepctrl.tabular.rule_verdict.segment_statistics]
+            returned.
+        limits: Where the verdicts change; None is the default
+            [Thresholds][deepctrl.tabular.rule_verdict.Thresholds].
+
+    Returns:
+        `"consistent"`, `"contradicted"` or `"inconclusive"`, and the reason.
+    """
     limits = limits or Thresholds()
     v0, (v0_lo, v0_hi) = s["verification_alpha0"], s["verification_alpha0_interval"]
     allowed = limits.tolerance * abs(s["error_best"])
@@ -126,5 +150,13 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
 
 
 def too_few_rows(rows: int, needed: int) -> tuple[str, str]:
-    """The verdict on a segment with fewer rows than a rule test needs."""
+    """The verdict on a segment with fewer rows than a rule test needs.
+
+    Args:
+        rows: The segment's rows.
+        needed: The rows a rule test needs.
+
+    Returns:
+        `"inconclusive"`, and the reason.
+    """
     return "inconclusive", f"{rows} row{'s' * (rows != 1)}: too few to judge ({needed} needed)"

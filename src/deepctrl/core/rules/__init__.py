@@ -1,7 +1,8 @@
 """Rules: what the model should respect, as per-sample losses and checks.
 
->>> import deepctrl as dc
->>> rule = dc.rules.Monotonic(0, "decreasing", perturbation=dc.rules.Relative(0.1))
+Examples:
+    >>> import deepctrl as dc
+    >>> rule = dc.rules.Monotonic(0, "decreasing", perturbation=dc.rules.Relative(0.1))
 """
 
 from typing import Any
@@ -14,7 +15,17 @@ from deepctrl.core.rules.perturbation import Additive, Perturbation, Relative, S
 
 
 def rule_from_config(cfg: dict[str, Any]) -> Rule:
-    """Rebuild a rule from ``rule.config()``."""
+    """Rebuild a rule from `rule.config()`.
+
+    Args:
+        cfg: The description, as [Rule.config][deepctrl.rules.Rule.config] returns it.
+
+    Returns:
+        The rule.
+
+    Raises:
+        ValueError: When the description's kind is unknown.
+    """
     kind = cfg.get("kind")
     if kind in ("monotonic", "threshold"):
         return feature_rule_from_config(cfg)

@@ -1,8 +1,8 @@
 """The rule interface: a rule looks at a batch and answers per sample.
 
-A rule may ask for a perturbed copy of the input (``perturb``); the trainer then runs
+A rule may ask for a perturbed copy of the input (`perturb`); the trainer then runs
 x and x_p through the model in one batched forward and hands both to the rule in a
-:class:`Context`.
+[Context][deepctrl.rules.Context].
 """
 
 from __future__ import annotations
@@ -22,9 +22,14 @@ from deepctrl.core.inputs import Inputs, batch_len, cat, device_of
 class Context:
     """What a rule sees: inputs, outputs and, for a perturbing rule, their perturbed twins.
 
-    ``x`` and ``x_p`` are one tensor or a dict of named inputs, as the model takes them.
-    For :class:`~deepctrl.core.rules.AllOf`, ``parts`` holds one context per member rule.
-    ``memo`` keeps what :func:`violation_of` computed on this batch.
+    Args:
+        x: The inputs: one tensor or a dict of named inputs, as the model takes them.
+        y_hat: The model's outputs on `x`.
+        x_p: The perturbed inputs, in the form of `x`; None for a rule that perturbs nothing.
+        y_hat_p: The model's outputs on `x_p`, or None.
+        parts: For [AllOf][deepctrl.rules.AllOf], one context per member rule.
+        memo: What `violation_of` computed on this batch, so that a rule's loss and its
+            signed constraint share one evaluation.
     """
 
     x: Inputs
@@ -38,45 +43,107 @@ class Context:
 class Rule(abc.ABC):
     """Base class of all rules.
 
-    Subclasses implement ``loss`` (differentiable, >= 0, shape (batch,)) and ``satisfied``
-    (bool, shape (batch,)); they may override ``perturb`` to request a perturbed input,
-    ``violation`` to give a signed constraint (used by the Lagrangian dual method) and
-    ``applicable`` when only some samples can be judged.
+    Subclasses implement `loss` (differentiable, >= 0, shape (batch,)) and `satisfied`
+    (bool, shape (batch,)); they may override `perturb` to request a perturbed input,
+    `violation` to give a signed constraint (used by the Lagrangian dual method) and
+    `applicable` when only some samples can be judged.
     """
 
     @abc.abstractmethod
-    def loss(self, ctx: Context) -> Tensor: ...
+    def loss(self, ctx: Context) -> Tensor:
+        """How much each sample breaks the rule.
+
+        Args:
+            ctx: The batch's inputs and outputs.
+
+        Returns:
+            The loss per sample, differentiable and >= 0, shape (batch,).
+        """
 
     @abc.abstractmethod
-    def satisfied(self, ctx: Context) -> Tensor: ...
+    def satisfied(self, ctx: Context) -> Tensor:
+        """Whether each sample follows the rule.
+
+        Args:
+            ctx: The batch's inputs and outputs.
+
+        Returns:
+            Bools, shape (batch,).
+        """
 
     def perturb(self, x: Inputs, generator: torch.Generator | None = None) -> Inputs | None:
-        """A perturbed copy of ``x``, or None when the rule needs no perturbation."""
+        """A perturbed copy of `x`, which the model also runs on.
+
+        Args:
+            x: The batch's inputs.
+            generator: The random generator of the draws; None uses the global one.
+
+        Returns:
+            The perturbed inputs, or None when the rule needs no perturbation (the
+                default).
+        """
         return None
 
     def violation(self, ctx: Context) -> Tensor:
-        """Signed constraint g with g <= 0 when satisfied; defaults to the loss."""
+        """The signed constraint g, with g <= 0 when satisfied.
+
+        Args:
+            ctx: The batch's inputs and outputs.
+
+        Returns:
+            g per sample, shape (batch,); the loss by default.
+        """
         return self.loss(ctx)
 
     def applicable(self, ctx: Context) -> Tensor:
-        """Samples the rule can judge (all by default)."""
+        """The samples the rule can judge; the verification ratio counts these only.
+
+        Args:
+            ctx: The batch's inputs and outputs.
+
+        Returns:
+            Bools, shape (batch,); all True by default.
+        """
         return torch.ones(batch_len(ctx.x), dtype=torch.bool, device=device_of(ctx.x))
 
     def leaves(self) -> list[Rule]:
-        """The single rules this rule is made of (itself, unless it combines others)."""
+        """The single rules this rule is made of.
+
+        Returns:
+            The leaves: the rule itself, unless it combines others.
+        """
         return [self]
 
     def leaf_weights(self) -> list[float]:
-        """The weight of each leaf in the rule loss."""
+        """The weight of each leaf in the rule loss.
+
+        Returns:
+            One weight per leaf, in the order of `leaves()`.
+        """
         return [1.0]
 
     def config(self) -> dict[str, Any]:
-        """A JSON description, for model files. Rules built from code cannot be saved."""
+        """A JSON description, for model files.
+
+        Returns:
+            The description, read back by
+                [rule_from_config][deepctrl.rules.rule_from_config].
+
+        Raises:
+            ValueError: For rules built from code (such as
+                [Penalty][deepctrl.rules.Penalty]), which cannot be saved.
+        """
         raise ValueError(f"{type(self).__name__} cannot be described in a model file")
 
 
 class SignedRule(Rule):
-    """A rule defined by a signed violation g: loss relu(g), satisfied g < 0 (or g <= 0)."""
+    """A rule defined by a signed violation g: loss relu(g), satisfied g < 0 (or g <= 0).
+
+    Subclasses implement `violation` only.
+
+    Attributes:
+        strict: True: satisfied where g < 0; False: where g <= 0.
+    """
 
     strict: bool = True
 
@@ -92,15 +159,23 @@ class SignedRule(Rule):
 
 
 def violation_of(rule: Rule, ctx: Context) -> Tensor:
-    """``rule.violation(ctx)``, computed once per context (and grad mode): a rule's loss and
+    """`rule.violation(ctx)`, computed once per context (and grad mode): a rule's loss and
     the signed constraint of the Lagrangian dual method share one evaluation and one backward.
 
-    >>> from deepctrl.core.rules import Penalty
-    >>> calls = []
-    >>> rule = Penalty(lambda x, y: calls.append(1) or y[:, 0] - x[:, 0])
-    >>> ctx = Context(x=torch.ones(2, 1), y_hat=torch.tensor([[3.0], [0.5]]))
-    >>> rule.loss(ctx).tolist(), violation_of(rule, ctx).tolist(), len(calls)
-    ([2.0, 0.0], [2.0, -0.5], 1)
+    Args:
+        rule: The rule.
+        ctx: The batch's context, whose `memo` keeps the result.
+
+    Returns:
+        The signed violation per sample.
+
+    Examples:
+        >>> from deepctrl.core.rules import Penalty
+        >>> calls = []
+        >>> rule = Penalty(lambda x, y: calls.append(1) or y[:, 0] - x[:, 0])
+        >>> ctx = Context(x=torch.ones(2, 1), y_hat=torch.tensor([[3.0], [0.5]]))
+        >>> rule.loss(ctx).tolist(), violation_of(rule, ctx).tolist(), len(calls)
+        ([2.0, 0.0], [2.0, -0.5], 1)
     """
     key = (id(rule), torch.is_grad_enabled())
     if key not in ctx.memo:
@@ -109,16 +184,33 @@ def violation_of(rule: Rule, ctx: Context) -> Tensor:
 
 
 def output_column(y: Tensor, index: int) -> Tensor:
-    """Column ``index`` of a (batch, ...) output, flattened per sample.
+    """Column `index` of a (batch, ...) output, flattened per sample.
 
-    >>> output_column(torch.arange(6.0).reshape(3, 2), 1)
-    tensor([1., 3., 5.])
+    Args:
+        y: The outputs, (batch, ...).
+        index: The column of the outputs flattened per sample, (batch, -1).
+
+    Returns:
+        One value per sample, shape (batch,).
+
+    Examples:
+        >>> output_column(torch.arange(6.0).reshape(3, 2), 1)
+        tensor([1., 3., 5.])
     """
     return y.reshape(y.shape[0], -1)[:, index]
 
 
 def perturb_all(rule: Rule, x: Inputs, generator: torch.Generator | None) -> list[Inputs | None]:
-    """One perturbed input (or None) per leaf rule, in ``rule.leaves()`` order."""
+    """One perturbed input (or None) per leaf rule, in `rule.leaves()` order.
+
+    Args:
+        rule: The rule.
+        x: The inputs.
+        generator: The random generator of the draws.
+
+    Returns:
+        The perturbed inputs.
+    """
     return [leaf.perturb(x, generator) for leaf in rule.leaves()]
 
 
@@ -129,9 +221,18 @@ def forward_all(
     dim: int = 0,
     out_dim: int | None = None,
 ) -> tuple[Tensor, list[Tensor | None]]:
-    """Run x and every perturbed x through ``forward`` in ONE call.
+    """Run x and every perturbed x through `forward` in ONE call.
 
-    Inputs are joined along ``dim`` and outputs split along ``out_dim`` (default ``dim``).
+    Args:
+        forward: The model's forward.
+        x: The inputs.
+        perturbed: One perturbed input (or None) per leaf rule.
+        dim: The axis along which the inputs are joined.
+        out_dim: The axis along which the outputs are split; None is `dim`.
+
+    Returns:
+        The outputs on x, and the outputs on each perturbed input (None where there is
+            none).
     """
     extra = [p for p in perturbed if p is not None]
     if not extra:
@@ -150,7 +251,18 @@ def make_context(
     perturbed: Sequence[Inputs | None],
     y_perturbed: Sequence[Tensor | None],
 ) -> Context:
-    """The context for ``rule`` (nested for rules with several leaves)."""
+    """The context for `rule` (nested for rules with several leaves).
+
+    Args:
+        rule: The rule.
+        x: The inputs.
+        y_hat: The outputs on `x`.
+        perturbed: One perturbed input (or None) per leaf rule.
+        y_perturbed: The outputs on each perturbed input (or None).
+
+    Returns:
+        The context.
+    """
     parts = tuple(
         Context(x, y_hat, xp, yp) for xp, yp in zip(perturbed, y_perturbed, strict=True)
     )

@@ -12,15 +12,24 @@ from deepctrl.core.rules.base import Context, Rule
 
 
 class AllOf(Rule):
-    """All of ``rules`` at once: loss sum_i w_i loss_i, satisfied when every rule is.
+    """All of `rules` at once: loss sum_i w_i loss_i, satisfied when every rule is.
 
     A sample counts for verification when at least one member rule can judge it.
-    Nested ``AllOf`` are flattened.
+    Nested `AllOf` are flattened.
 
-    >>> from deepctrl.core.rules import Penalty
-    >>> both = AllOf([Penalty(lambda x, y: y[:, 0]), Penalty(lambda x, y: -y[:, 0] - 1)])
-    >>> len(both.leaves())
-    2
+    Args:
+        rules: The member rules, at least one.
+        weights: The weight of each rule's loss, >= 0; None weighs every rule 1.
+
+    Raises:
+        ValueError: When `rules` is empty, or `weights` does not have one weight >= 0 per
+            rule.
+
+    Examples:
+        >>> from deepctrl.core.rules import Penalty
+        >>> both = AllOf([Penalty(lambda x, y: y[:, 0]), Penalty(lambda x, y: -y[:, 0] - 1)])
+        >>> len(both.leaves())
+        2
     """
 
     def __init__(self, rules: Sequence[Rule], weights: Sequence[float] | None = None) -> None:

@@ -26,7 +26,7 @@ def _check_direction(direction: str) -> str:
 
 Output = int | str | float | bool | None
 """A model output: its index, or (in estimators) a class label or a target column's name;
-None is the first output (in a binary classifier: the probability of ``classes_[1]``)."""
+None is the first output (in a binary classifier: the probability of `classes_[1]`)."""
 
 
 def _check_output(output: Any) -> Output:
@@ -42,13 +42,13 @@ def _check_output(output: Any) -> Output:
 class _FeatureRule(SignedRule):
     """Shared parts of rules that raise one feature by delta >= 0 and compare outputs.
 
-    ``input`` names the perturbed input when the model takes a dict of inputs. The feature
+    `input` names the perturbed input when the model takes a dict of inputs. The feature
     indexes the input's LAST axis: on a (batch, features) input it is a column, on a
     (batch, time, features) input that feature is raised at every time step.
 
-    ``perturbation=None`` is Relative(0.1) (the paper's) on tensors; estimators choose it
-    from the column instead (:func:`deepctrl.tabular.table_rules.default_perturbation`).
-    ``output`` is an index on tensors; estimators also take a class label or a target
+    `perturbation=None` is Relative(0.1) (the paper's) on tensors; estimators choose it
+    from the column instead (`deepctrl.tabular.table_rules.default_perturbation`).
+    `output` is an index on tensors; estimators also take a class label or a target
     column's name.
     """
 
@@ -62,12 +62,17 @@ class _FeatureRule(SignedRule):
 
     @property
     def perturbation(self) -> Perturbation:
-        """How far the feature is raised: the perturbation given, or Relative(0.1)."""
+        """How far the feature is raised: the perturbation given, or `Relative(0.1)`."""
         return self.given_perturbation if self.given_perturbation is not None else Relative(0.1)
 
     @property
     def output_index(self) -> int:
-        """The output as an index (None is 0); a name must be translated by an estimator."""
+        """The output as an index (None is 0).
+
+        Raises:
+            ValueError: When the output is a class label or a target name, which an
+                estimator must translate.
+        """
         if self.output is None:
             return 0
         if isinstance(self.output, int) and not isinstance(self.output, bool):
@@ -103,7 +108,7 @@ class _FeatureRule(SignedRule):
         return replace(x, self.input, t_p)
 
     def _crossing(self, ctx: Context, threshold: float) -> Tensor:
-        """Samples where the feature crosses ``threshold`` upward (at any time step)."""
+        """Samples where the feature crosses `threshold` upward (at any time step)."""
         if ctx.x_p is None:
             raise ValueError(f"{type(self).__name__} needs the perturbed input")
         t, t_p = self._values(ctx.x), self._values(ctx.x_p)
@@ -120,7 +125,15 @@ class _FeatureRule(SignedRule):
         return y - y_p if self.direction == "increasing" else y_p - y
 
     def with_feature(self: _F, feature: int, perturbation: Perturbation | None = None) -> _F:
-        """A copy on feature index ``feature`` (and optionally another perturbation)."""
+        """A copy on another feature.
+
+        Args:
+            feature: The feature's index.
+            perturbation: Another perturbation; None keeps this rule's.
+
+        Returns:
+            The copy.
+        """
         out = copy.copy(self)
         out.feature = int(feature)
         if perturbation is not None:
@@ -128,7 +141,18 @@ class _FeatureRule(SignedRule):
         return out
 
     def with_output(self: _F, output: int, direction: str) -> _F:
-        """A copy on output index ``output`` with ``direction``."""
+        """A copy on another output.
+
+        Args:
+            output: The output's index.
+            direction: `"increasing"` or `"decreasing"`.
+
+        Returns:
+            The copy.
+
+        Raises:
+            ValueError: When `direction` is neither.
+        """
         out = copy.copy(self)
         out.output, out.direction = int(output), _check_direction(direction)
         return out
@@ -142,18 +166,33 @@ class _FeatureRule(SignedRule):
 
 
 class Monotonic(_FeatureRule):
-    """Output ``output`` rises (``"increasing"``) or falls (``"decreasing"``) with ``feature``.
+    """Output `output` rises (`"increasing"`) or falls (`"decreasing"`) with `feature`.
 
-    The feature is raised by delta >= 0 drawn by ``perturbation`` (default Relative(0.1),
-    the paper's); loss relu(y_hat - y_hat_p) for increasing, relu(y_hat_p - y_hat) for
-    decreasing; satisfied only on a strict move in the right direction (as the paper counts).
-    With several inputs, ``input`` names the one holding the feature.
+    The feature is raised by delta >= 0 drawn by `perturbation`; loss relu(y_hat - y_hat_p)
+    for increasing, relu(y_hat_p - y_hat) for decreasing; satisfied only on a strict move in
+    the right direction (as the paper counts). The feature indexes the input's last axis: on
+    a (batch, time, features) input it is raised at every time step.
 
-    >>> rule = Monotonic(0, "decreasing")
-    >>> x = torch.tensor([[1.0], [1.0]]); y = torch.tensor([[2.0], [2.0]])
-    >>> ctx = Context(x, y, x * 1.05, torch.tensor([[1.5], [2.5]]))
-    >>> rule.loss(ctx).tolist(), rule.satisfied(ctx).tolist()
-    ([0.0, 0.5], [True, False])
+    Args:
+        feature: The feature's index on tensors; estimators also take a column name.
+        direction: `"increasing"` or `"decreasing"`.
+        output: The output's index (None is the first); estimators also take a class label
+            or a target column's name.
+        perturbation: How far the feature is raised; None is
+            [Relative(0.1)][deepctrl.rules.Relative] (the paper's) on tensors, while
+            estimators choose it from the column.
+        input: With a dict of inputs, the name of the one holding the feature.
+
+    Raises:
+        ValueError: When `direction` is neither `"increasing"` nor `"decreasing"`, or
+            `output` is not an index, a class label or a name.
+
+    Examples:
+        >>> rule = Monotonic(0, "decreasing")
+        >>> x = torch.tensor([[1.0], [1.0]]); y = torch.tensor([[2.0], [2.0]])
+        >>> ctx = Context(x, y, x * 1.05, torch.tensor([[1.5], [2.5]]))
+        >>> rule.loss(ctx).tolist(), rule.satisfied(ctx).tolist()
+        ([0.0, 0.5], [True, False])
     """
 
     def __init__(
@@ -171,18 +210,34 @@ class Monotonic(_FeatureRule):
 
 
 class Threshold(_FeatureRule):
-    """The Boolean rule of paper Sec. 3: output ``output`` is higher (``"increasing"``) or
-    lower (``"decreasing"``) once ``feature`` exceeds ``threshold``.
+    """The Boolean rule of paper Sec. 3: output `output` is higher (`"increasing"`) or
+    lower (`"decreasing"`) once `feature` exceeds `threshold`.
 
     Only pairs that cross the threshold (x_k < a < x_p,k) are judged; the loss is
-    relu(y_hat - y_hat_p) * I(x_k < a) * I(x_p,k > a) for ``"increasing"``. On inputs with
+    relu(y_hat - y_hat_p) * I(x_k < a) * I(x_p,k > a) for `"increasing"`. On inputs with
     a time axis a pair is judged when the feature crosses at any time step.
 
-    >>> rule = Threshold(0, 1.0, output=0, direction="increasing")
-    >>> x = torch.tensor([[0.95], [0.5]]); xp = torch.tensor([[1.02], [0.52]])
-    >>> ctx = Context(x, torch.tensor([[0.6], [0.6]]), xp, torch.tensor([[0.4], [0.1]]))
-    >>> [round(v, 4) for v in rule.loss(ctx).tolist()], rule.applicable(ctx).tolist()
-    ([0.2, 0.0], [True, False])
+    Args:
+        feature: The feature's index on tensors; estimators also take a column name.
+        threshold: The value a of the feature at which the output changes.
+        output: The output's index (None is the first); estimators also take a class label
+            or a target column's name.
+        direction: `"increasing"` (higher above the threshold) or `"decreasing"`.
+        perturbation: How far the feature is raised; None is
+            [Relative(0.1)][deepctrl.rules.Relative] on tensors, while estimators choose it
+            from the column.
+        input: With a dict of inputs, the name of the one holding the feature.
+
+    Raises:
+        ValueError: When `direction` is neither `"increasing"` nor `"decreasing"`, or
+            `output` is not an index, a class label or a name.
+
+    Examples:
+        >>> rule = Threshold(0, 1.0, output=0, direction="increasing")
+        >>> x = torch.tensor([[0.95], [0.5]]); xp = torch.tensor([[1.02], [0.52]])
+        >>> ctx = Context(x, torch.tensor([[0.6], [0.6]]), xp, torch.tensor([[0.4], [0.1]]))
+        >>> [round(v, 4) for v in rule.loss(ctx).tolist()], rule.applicable(ctx).tolist()
+        ([0.2, 0.0], [True, False])
     """
 
     def __init__(
@@ -211,6 +266,15 @@ class Threshold(_FeatureRule):
 
 
 def feature_rule_from_config(cfg: dict[str, Any]) -> Monotonic | Threshold:
+    """Rebuild a [Monotonic][deepctrl.rules.Monotonic] or
+    [Threshold][deepctrl.rules.Threshold] from its `config()`.
+
+    Args:
+        cfg: The description.
+
+    Returns:
+        The rule.
+    """
     pert = perturbation_from_config(cfg["perturbation"]) if cfg["perturbation"] else None
     name = cfg.get("input")
     if cfg["kind"] == "monotonic":

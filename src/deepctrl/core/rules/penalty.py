@@ -11,18 +11,24 @@ from deepctrl.core.rules.base import Context, SignedRule
 
 
 class Penalty(SignedRule):
-    """The rule r(x, y_hat) <= tau for a differentiable ``fn(x, y_hat) -> r`` of shape (batch,).
+    """The rule r(x, y_hat) <= tau for a differentiable `fn(x, y_hat) -> r` of shape (batch,).
 
-    ``x`` is what the model takes: one tensor, or the dict of its named inputs.
+    Loss relu(r - tau); satisfied when r <= tau, or r < tau with `strict=True` (the
+    pendulum's energy rule counts E(y_hat) < E(x) as satisfied, so it uses `strict=True`).
+    A penalty is code, so a model file cannot store it.
 
-    Loss relu(r - tau); satisfied when r <= tau, or r < tau with ``strict=True`` (the
-    pendulum's energy rule counts E(y_hat) < E(x) as satisfied, so it uses ``strict=True``).
+    Args:
+        fn: `fn(x, y_hat)`, one value r per sample; `x` is what the model takes (one
+            tensor, or the dict of its named inputs).
+        tau: The bound r must not exceed.
+        strict: Count r = tau as a violation.
 
-    >>> import torch
-    >>> rule = Penalty(lambda x, y: y[:, 0] - x[:, 0])
-    >>> ctx = Context(x=torch.tensor([[1.0], [1.0]]), y_hat=torch.tensor([[3.0], [0.5]]))
-    >>> rule.loss(ctx).tolist(), rule.satisfied(ctx).tolist()
-    ([2.0, 0.0], [False, True])
+    Examples:
+        >>> import torch
+        >>> rule = Penalty(lambda x, y: y[:, 0] - x[:, 0])
+        >>> ctx = Context(x=torch.tensor([[1.0], [1.0]]), y_hat=torch.tensor([[3.0], [0.5]]))
+        >>> rule.loss(ctx).tolist(), rule.satisfied(ctx).tolist()
+        ([2.0, 0.0], [False, True])
     """
 
     def __init__(

@@ -13,10 +13,24 @@ class Perturbation(abc.ABC):
     """Draws a non-negative shift delta for each value of the perturbed feature."""
 
     @abc.abstractmethod
-    def delta(self, values: Tensor, generator: torch.Generator | None = None) -> Tensor: ...
+    def delta(self, values: Tensor, generator: torch.Generator | None = None) -> Tensor:
+        """The shift of each value.
+
+        Args:
+            values: The feature's values.
+            generator: The random generator of the draws; None uses the global one.
+
+        Returns:
+            delta >= 0, in the shape, dtype and device of `values`.
+        """
 
     @abc.abstractmethod
-    def config(self) -> dict[str, Any]: ...
+    def config(self) -> dict[str, Any]:
+        """A JSON description, for model files.
+
+        Returns:
+            The description, with its `"kind"`.
+        """
 
 
 def _uniform(values: Tensor, generator: torch.Generator | None) -> Tensor:
@@ -26,9 +40,17 @@ def _uniform(values: Tensor, generator: torch.Generator | None) -> Tensor:
 class Relative(Perturbation):
     """delta = gamma |x| with gamma ~ U[0, u] (the paper's). Zero where x = 0.
 
-    >>> g = torch.Generator().manual_seed(0)
-    >>> bool((Relative(0.1).delta(torch.tensor([-2.0, 3.0]), g) <= torch.tensor([0.2, 0.3])).all())
-    True
+    Args:
+        u: The largest relative shift, > 0 (0.1: up to 10 % of the value).
+
+    Raises:
+        ValueError: When `u` is not positive.
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> bool((Relative(0.1).delta(torch.tensor([-2.0, 3.0]), g)
+        ...       <= torch.tensor([0.2, 0.3])).all())
+        True
     """
 
     def __init__(self, u: float = 0.1) -> None:
@@ -46,8 +68,16 @@ class Relative(Perturbation):
 class Additive(Perturbation):
     """delta ~ U[0, scale], independent of x: use it for features near zero.
 
-    >>> float(Additive(0.5).delta(torch.zeros(1000), torch.Generator().manual_seed(0)).max()) <= 0.5
-    True
+    Args:
+        scale: The largest shift, > 0, in the feature's units.
+
+    Raises:
+        ValueError: When `scale` is not positive.
+
+    Examples:
+        >>> float(Additive(0.5).delta(torch.zeros(1000),
+        ...                           torch.Generator().manual_seed(0)).max()) <= 0.5
+        True
     """
 
     def __init__(self, scale: float) -> None:
@@ -63,7 +93,16 @@ class Additive(Perturbation):
 
 
 class Standardized(Perturbation):
-    """Apply ``inner`` in raw units to a feature stored standardized as (raw - mean) / std."""
+    """Apply `inner` in raw units to a feature stored standardized as (raw - mean) / std.
+
+    Args:
+        inner: The perturbation in raw units.
+        mean: The feature's raw mean.
+        std: The feature's raw standard deviation, > 0.
+
+    Raises:
+        ValueError: When `std` is not positive.
+    """
 
     def __init__(self, inner: Perturbation, mean: float, std: float) -> None:
         if not std > 0:
@@ -79,6 +118,17 @@ class Standardized(Perturbation):
 
 
 def perturbation_from_config(cfg: dict[str, Any]) -> Perturbation:
+    """Rebuild a perturbation from its `config()`.
+
+    Args:
+        cfg: The description.
+
+    Returns:
+        The perturbation.
+
+    Raises:
+        ValueError: When the description's kind is unknown.
+    """
     kind = cfg.get("kind")
     if kind == "relative":
         return Relative(cfg["u"])
