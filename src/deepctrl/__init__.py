@@ -21,8 +21,8 @@ from deepctrl._version import __version__
 # public name -> module defining it; imported on first use, so that ``import deepctrl`` (and
 # the command line's argument errors) do not wait for PyTorch and scikit-learn to load
 _WHERE = {
-    "DeepCTRL": "deepctrl.core.model", "MLP": "deepctrl.core.model", "mlp": "deepctrl.core.model",
-    "Residual": "deepctrl.core.model",
+    "DeepCTRL": "deepctrl.core.model", "MLP": "deepctrl.core.layers", "mlp": "deepctrl.core.layers",
+    "Residual": "deepctrl.core.layers",
     "FitResult": "deepctrl.engine.training", "fit": "deepctrl.engine.training",
     "Callback": "deepctrl.engine.callbacks", "EpochEnd": "deepctrl.engine.callbacks",
     "fit_methods": "deepctrl.engine.training",
@@ -42,7 +42,8 @@ _SUBMODULES = ("methods", "priors", "rules")
 if TYPE_CHECKING:
     from deepctrl import methods, priors, rules
     from deepctrl.core.evaluation import predict_sweep, select_alpha, sweep, verification_ratio
-    from deepctrl.core.model import MLP, DeepCTRL, Residual, mlp
+    from deepctrl.core.layers import MLP, Residual, mlp
+    from deepctrl.core.model import DeepCTRL
     from deepctrl.core.objective import Objective, ObjectiveOutput
     from deepctrl.core.rules import Monotonic
     from deepctrl.engine.callbacks import Callback, EpochEnd

@@ -3,7 +3,7 @@ import torch
 from torch import nn
 
 import deepctrl as dc
-from deepctrl.core.model import Residual
+from deepctrl.core.layers import Residual
 from deepctrl.engine.ensemble import FlatAdam, Stack
 
 

@@ -4,8 +4,9 @@ from torch import nn
 from torch.nn.utils import parametrizations
 
 import deepctrl as dc
+from deepctrl.core.calls import predict
+from deepctrl.core.layers import Residual
 from deepctrl.core.merges import Merge
-from deepctrl.core.model import Residual, predict
 from deepctrl.engine.ensemble import Stack
 from deepctrl.engine.lowering import ExactSums, lower, twin_pairs
 

@@ -21,10 +21,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from deepctrl.core.calls import eval_mode, predict_alphas
 from deepctrl.core.data import as_inputs, as_target
 from deepctrl.core.inputs import Inputs, apply, batch_len, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
-from deepctrl.core.model import eval_mode, predict_alphas
 from deepctrl.core.rules.base import Rule, forward_all, make_context
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
@@ -33,7 +33,7 @@ Table = dict[str, list[float]]
 
 AlphaForward = Callable[[Inputs, Sequence[float]], Tensor]
 """Outputs (n_alphas, rows, ...) of a block of inputs at every alpha: how a sweep runs the
-model. The default is [predict_alphas][deepctrl.core.model.predict_alphas] of the model; an
+model. The default is [predict_alphas][deepctrl.core.calls.predict_alphas] of the model; an
 ensemble passes the average of its members'."""
 
 ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")

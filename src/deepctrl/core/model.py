@@ -9,101 +9,17 @@ Examples:
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import itertools
-from collections.abc import Iterator, Sequence
-from typing import Any, TypeGuard, TypeVar, overload
+from collections.abc import Sequence
+from typing import Any, overload
 
 import torch
 from torch import Tensor, nn
 
 from deepctrl.core.inputs import Inputs, batch_len, expand_seeds
+from deepctrl.core.layers import MLP, runs_as
 from deepctrl.core.merges import BUILT_INS, Merge, as_merge
 
 Alpha = float | Tensor
-ModuleT = TypeVar("ModuleT", bound=nn.Module)
-
-
-class MLP(nn.Sequential):
-    """Linear layers with ReLU between them (none after the last); `dims` says its shape.
-
-    Args:
-        *dims: The sizes of the input, the hidden layers and the output, at least two.
-        out_activation: `"sigmoid"` after the last layer, or None for none.
-
-    Raises:
-        ValueError: When there are fewer than two sizes, a size is not positive, or
-            `out_activation` is neither None nor `"sigmoid"`.
-    """
-
-    def __init__(self, *dims: int, out_activation: str | None = None) -> None:
-        if len(dims) < 2:
-            raise ValueError(f"mlp needs at least an input and an output size, got {dims}")
-        if any(int(d) <= 0 for d in dims):
-            raise ValueError(f"mlp sizes must be positive integers, got {dims}")
-        layers: list[nn.Module] = []
-        for i, (d_in, d_out) in enumerate(itertools.pairwise(dims)):
-            layers.append(nn.Linear(int(d_in), int(d_out)))
-            if i < len(dims) - 2:
-                layers.append(nn.ReLU())
-        if out_activation == "sigmoid":
-            layers.append(nn.Sigmoid())
-        elif out_activation is not None:
-            raise ValueError(f"out_activation must be None or 'sigmoid', got {out_activation!r}")
-        super().__init__(*layers)
-        self.dims = tuple(int(d) for d in dims)
-        self.out_activation = out_activation
-
-    def spec(self) -> dict[str, Any]:
-        """The MLP as JSON, for model files.
-
-        Returns:
-            Its `dims` and `out_activation`.
-        """
-        return {"dims": list(self.dims), "out_activation": self.out_activation}
-
-
-class Residual(nn.Module):
-    """`inner(x) + x`: a network that predicts the change of its input (`dc.DeepCTRL` has
-    `residual=True` for the same). Made of MLPs, stacked seeds run it as batched matrix
-    products.
-
-    Args:
-        inner: The network whose output is added to its input; its output has the input's
-            shape.
-
-    Examples:
-        >>> Residual(mlp(2, 2))(torch.zeros(1, 2)).shape
-        torch.Size([1, 2])
-    """
-
-    def __init__(self, inner: nn.Module) -> None:
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.inner(x) + x
-
-
-def mlp(*dims: int, out_activation: str | None = None) -> MLP:
-    """A plain ReLU MLP: `mlp(4, 64, 16)` is Linear(4,64)-ReLU-Linear(64,16).
-
-    Args:
-        *dims: The sizes of the input, the hidden layers and the output, at least two.
-        out_activation: `"sigmoid"` after the last layer, or None for none.
-
-    Returns:
-        The network, an [MLP][deepctrl.core.model.MLP].
-
-    Raises:
-        ValueError: As [MLP][deepctrl.core.model.MLP] raises.
-
-    Examples:
-        >>> mlp(4, 64, 16)[0]
-        Linear(in_features=4, out_features=64, bias=True)
-    """
-    return MLP(*dims, out_activation=out_activation)
 
 
 def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
@@ -115,29 +31,6 @@ def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
         raise ValueError(
             f"alpha must be a float or a tensor of shape (batch,), got {tuple(a.shape)}")
     return a
-
-
-def runs_as(module: nn.Module, cls: type[ModuleT], *methods: str) -> TypeGuard[ModuleT]:
-    """Whether `module` is a `cls` whose `forward` (and `methods`) are `cls`'s own:
-    a subclass that only adds attributes or changes `__init__` computes what `cls` does.
-
-    Args:
-        module: The module to look at.
-        cls: The class it should run as.
-        *methods: Names of further methods that must be `cls`'s own.
-
-    Returns:
-        True when `module` computes what a `cls` computes.
-
-    Examples:
-        >>> class Named(nn.Linear): pass
-        >>> class Doubled(nn.Linear):
-        ...     def forward(self, x): return 2 * super().forward(x)
-        >>> runs_as(Named(2, 2), nn.Linear), runs_as(Doubled(2, 2), nn.Linear)
-        (True, False)
-    """
-    return isinstance(module, cls) and all(
-        getattr(type(module), name) is getattr(cls, name) for name in ("forward", *methods))
 
 
 class DeepCTRL(nn.Module):
@@ -163,7 +56,8 @@ class DeepCTRL(nn.Module):
             merge that needs it (or given for `"input"`).
 
     Examples:
-        >>> m = DeepCTRL(mlp(2, 4), mlp(2, 4), mlp(8, 2), residual=True)
+        >>> import deepctrl as dc
+        >>> m = DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 2), residual=True)
         >>> m(torch.ones(5, 2), alpha=torch.full((5,), 0.3)).shape
         torch.Size([5, 2])
     """
@@ -299,7 +193,7 @@ class DeepCTRL(nn.Module):
         [from_spec][deepctrl.core.model.DeepCTRL.from_spec] builds the model again.
 
         Returns:
-            A JSON description when every part is an [MLP][deepctrl.core.model.MLP] and
+            A JSON description when every part is an [MLP][deepctrl.core.layers.MLP] and
                 the merge a built-in (named in `"merge"`), else None.
         """
         if BUILT_INS.get(self.merge.name) is not type(self.merge):
@@ -371,147 +265,3 @@ def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:
     return (first, nn.Sequential(*list(decision)[1:])) if runs_as(first, nn.Linear) else None
 
 
-def unwrap(model: nn.Module) -> nn.Module:
-    """The module inside DistributedDataParallel, DataParallel or torch.compile wrappers.
-
-    Args:
-        model: A module, wrapped or not (wrappers inside wrappers are unwrapped too).
-
-    Returns:
-        The innermost module; `model` itself when it is not wrapped.
-    """
-    while True:
-        inner = getattr(model, "module", None) or getattr(model, "_orig_mod", None)
-        if not isinstance(inner, nn.Module):
-            return model
-        model = inner
-
-
-def accepts_alpha(model: nn.Module) -> bool:
-    """Whether `model(x, alpha)` takes the rule strength: a
-    [DeepCTRL][deepctrl.core.model.DeepCTRL], or any module whose `forward` has a parameter
-    named `alpha`.
-
-    Args:
-        model: The module, possibly wrapped (see [unwrap][deepctrl.core.model.unwrap]).
-
-    Returns:
-        True when the model takes `alpha`.
-
-    Examples:
-        >>> accepts_alpha(DeepCTRL(mlp(2, 4), mlp(2, 4), mlp(8, 1))), accepts_alpha(mlp(2, 1))
-        (True, False)
-    """
-    inner = unwrap(model)
-    if isinstance(inner, DeepCTRL):
-        return True
-    try:
-        return "alpha" in inspect.signature(inner.forward).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def predict(model: nn.Module, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
-    """Call `model` at `alpha` if it takes one (see
-    [accepts_alpha][deepctrl.core.model.accepts_alpha]), else ignore it.
-
-    Args:
-        model: The model.
-        x: Its input.
-        alpha: The rule strength, a float or one per row.
-
-    Returns:
-        The model's output.
-    """
-    if accepts_alpha(model):
-        return model(x, alpha)
-    return model(x)
-
-
-def predict_alphas(model: nn.Module, x: Inputs, alphas: Sequence[float] | Tensor) -> Tensor:
-    """Outputs at every alpha; a model without alpha repeats its output.
-
-    Args:
-        model: The model ([DeepCTRL][deepctrl.core.model.DeepCTRL] runs its encoders once,
-            other models once per alpha).
-        x: Its input.
-        alphas: The rule strengths.
-
-    Returns:
-        The outputs, shape (n_alphas, batch, ...).
-    """
-    if isinstance(model, DeepCTRL):
-        return model.forward_alphas(x, alphas)
-    if accepts_alpha(model):
-        return torch.stack([model(x, float(a)) for a in alphas])
-    n = len(alphas)
-    y = model(x)
-    return y.unsqueeze(0).expand(n, *y.shape)
-
-
-@contextlib.contextmanager
-def in_mode(model: nn.Module, training: bool) -> Iterator[nn.Module]:
-    """Run a block with `model` in train or eval mode, then give every submodule back the
-    mode it had.
-
-    Args:
-        model: The module.
-        training: True for train mode, False for eval mode.
-
-    Yields:
-        The module, in that mode.
-    """
-    modes = [(m, m.training) for m in model.modules()]
-    model.train(training)
-    try:
-        yield model
-    finally:
-        for m, was_training in modes:
-            m.training = was_training
-
-
-def eval_mode(model: nn.Module) -> contextlib.AbstractContextManager[nn.Module]:
-    """Run a block with `model` in eval mode (Dropout off, BatchNorm on its running
-    statistics), then give every submodule back the mode it had.
-
-    Args:
-        model: The module.
-
-    Returns:
-        A context manager that gives the module, in eval mode.
-
-    Examples:
-        >>> m = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
-        >>> with eval_mode(m):
-        ...     m[1].training
-        False
-        >>> m[1].training
-        True
-    """
-    return in_mode(model, False)
-
-
-_DROPOUTS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
-             nn.FeatureAlphaDropout)
-
-
-def has_randomness(model: nn.Module) -> bool:
-    """Whether training-mode forwards of `model` draw random numbers (dropout, RReLU).
-
-    Args:
-        model: The module.
-
-    Returns:
-        True when a submodule draws random numbers in train mode.
-
-    Examples:
-        >>> (has_randomness(nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))),
-        ...  has_randomness(mlp(2, 1)))
-        (True, False)
-    """
-    for m in model.modules():
-        if (isinstance(m, _DROPOUTS) and m.p > 0) or isinstance(m, nn.RReLU):
-            return True
-        if isinstance(m, nn.RNNBase | nn.MultiheadAttention) and m.dropout > 0:
-            return True
-    return False

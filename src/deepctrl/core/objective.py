@@ -27,6 +27,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from deepctrl.core.calls import accepts_alpha, eval_mode
 from deepctrl.core.data import as_pair, as_weights
 from deepctrl.core.inputs import Inputs, apply, batch_len, device_of
 from deepctrl.core.log import info
@@ -34,7 +35,6 @@ from deepctrl.core.losses import block_sums, check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import DeepCTRLMethod, Method, Terms
 from deepctrl.core.metrics import PerSample, per_sample
-from deepctrl.core.model import accepts_alpha, eval_mode
 from deepctrl.core.rules.base import Rule, forward_all, perturb_all
 from deepctrl.core.scale import scales_of
 from deepctrl.core.seeding import derive_seed

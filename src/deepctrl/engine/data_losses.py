@@ -16,10 +16,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from deepctrl.core.calls import in_mode
 from deepctrl.core.inputs import Inputs, expand_seeds, rows, stack_inputs
 from deepctrl.core.losses import block_sums
 from deepctrl.core.metrics import PerSample
-from deepctrl.core.model import in_mode
 from deepctrl.core.rules.base import Rule
 from deepctrl.core.scale import Scales, scales_of
 from deepctrl.core.sources import blocks, is_loader

@@ -32,9 +32,9 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 from torch.optim.adam import adam
 
+from deepctrl.core.calls import accepts_alpha, has_randomness, in_mode, unwrap
 from deepctrl.core.inputs import Inputs, apply, batch_len, seed_of
 from deepctrl.core.log import info
-from deepctrl.core.model import accepts_alpha, has_randomness, in_mode, unwrap
 from deepctrl.core.seeding import derive_seed
 from deepctrl.engine.lowering import TWIN, ExactSums, lower, twin_pairs
 from deepctrl.engine.torch_private import HAS_FUSED_ADAM, fused_adam_

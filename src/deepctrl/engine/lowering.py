@@ -25,7 +25,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.model import DeepCTRL, Residual, runs_as
+from deepctrl.core.layers import Residual, runs_as
+from deepctrl.core.model import DeepCTRL
 
 Params = dict[str, Tensor]
 Lowered = Callable[[Params, Tensor, Tensor], Tensor]

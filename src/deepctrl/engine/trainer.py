@@ -29,13 +29,13 @@ import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
+from deepctrl.core.calls import in_mode
 from deepctrl.core.inputs import Inputs, expand_seeds, rows
 from deepctrl.core.log import info
 from deepctrl.core.losses import check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import Method, Terms
 from deepctrl.core.metrics import per_sample
-from deepctrl.core.model import in_mode
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
 from deepctrl.engine.callbacks import Callback, EpochEnd

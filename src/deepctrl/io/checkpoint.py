@@ -46,7 +46,7 @@ def save(model: nn.Module, path: str | os.PathLike[str],
          config: dict[str, Any] | None = None) -> Path:
     """Write the weights of `model` and `config` to `path`, atomically.
 
-    A [DeepCTRL][deepctrl.core.model.DeepCTRL] built from [mlp][deepctrl.core.model.mlp]
+    A [DeepCTRL][deepctrl.core.model.DeepCTRL] built from [mlp][deepctrl.core.layers.mlp]
     parts with a built-in merge also stores its architecture, so
     [load][deepctrl.io.checkpoint.load] can rebuild it without code.
 

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from deepctrl.core.model import DeepCTRL, mlp
+from deepctrl.core.layers import mlp
+from deepctrl.core.model import DeepCTRL
 
 
 def network_spec(n_in: int, n_out: int, head: str, hidden: int | None,
