@@ -38,3 +38,16 @@ def test_spawn_gives_independent_reproducible_streams():
 def test_beta_rejects_bad_parameters():
     with pytest.raises(ValueError, match="a > 0 and b > 0"):
         Beta(0.0, 1.0)
+
+
+def test_a_prior_pickles_and_copies_with_its_generator_state():
+    import copy
+    import pickle
+
+    prior = Beta(0.1, 0.1).spawn(3)
+    prior.sample(5)
+    clones = [pickle.loads(pickle.dumps(prior)), copy.deepcopy(prior)]
+    expected = prior.sample(4)  # the original goes on where it stood
+    for clone in clones:
+        assert clone.params() == prior.params()
+        assert torch.equal(clone.sample(4), expected)

@@ -9,6 +9,13 @@ from torch._dynamo.utils import counters
 
 import deepctrl as dc
 
+TORCH = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+# torch 2.3 and 2.4 cannot compile torch.func.grad_and_value with inductor ("Cannot access
+# storage of TensorWrapper"), 2.5 specialises the batch size marked dynamic: the step then
+# trains eagerly (the same numbers) and these tests, which count graphs, have nothing to count
+builds_graphs = pytest.mark.skipif(TORCH < (2, 6), reason="the compiled step falls back to "
+                                   "eager training on torch < 2.6")
+
 
 def _problem():
     g = torch.Generator().manual_seed(0)
@@ -24,6 +31,7 @@ def _fit(compile: bool, **kw):
                   train=train, val=val, seeds=[0, 1], batch_size=64, compile=compile, **kw)
 
 
+@builds_graphs
 def test_compiled_training_matches_eager_training_in_float64(caplog):
     # 150 rows in batches of 64 (two full batches and one of 22 rows per epoch); a large
     # learning rate and patience 1 stop one seed before the other
@@ -48,6 +56,7 @@ def _assert_same_training(eager, compiled, atol):
             torch.testing.assert_close(b.state_dict()[name], value, rtol=0, atol=atol)
 
 
+@builds_graphs
 def test_a_last_batch_of_one_row_gets_its_own_graph_and_trains_as_eager():
     # 129 rows in batches of 64: 64, 64 and 1; a size of one is specialised, so the batch of
     # one row needs a graph of its own, built the first time it comes
@@ -106,6 +115,7 @@ def test_a_compiled_method_stack_matches_eager_training_in_float64():
     assert compiled[-1].state["multipliers"].shape == (2, 2)
 
 
+@builds_graphs
 def test_compiled_fits_of_other_rules_and_losses_in_one_process_do_not_share_a_graph():
     # the compiled step checks guards on its inputs only, not on what it closes over (the
     # rule, the loss): each fit must get a graph of its own, or the second would silently

@@ -15,8 +15,11 @@ import pandas as pd
 import pytest
 
 import deepctrl as dc
+from deepctrl.io.onnx_export import EXPORTER_READY
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.onnx_graph import NAT, preprocessing_graph
+
+needs_exporter = pytest.mark.skipif(not EXPORTER_READY, reason="torch.onnx.export is too old")
 
 SMALL = {"max_epochs": 12, "hidden_size": 16, "n_seeds": 2}
 
@@ -115,6 +118,7 @@ def run_onnxruntime(folder: Path, jobs: list[tuple[Path, dict[str, np.ndarray]]]
             for i in range(len(jobs))]
 
 
+@needs_exporter
 def test_onnxruntime_alone_gives_the_estimators_predictions(fitted, tmp_path):
     models, paths = fitted
     X = new_rows()
@@ -143,6 +147,7 @@ def test_onnxruntime_alone_gives_the_estimators_predictions(fitted, tmp_path):
                                   - models["regressor"].predict(X, alpha=1.0), 6))) > 1
 
 
+@needs_exporter
 def test_the_inputs_are_typed_by_column_kind(fitted):
     models, paths = fitted
     est = models["binary"]
@@ -191,6 +196,7 @@ def test_preprocessing_follows_the_calendar_at_its_edges():
     assert got[10, 1:8].tolist() == [0.0] * 6 + [1.0]  # missing: no cycles, indicator 1
 
 
+@needs_exporter
 def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
     frame = pd.DataFrame({"alpha": np.arange(30.0), "x": np.linspace(0, 1, 30)})
     est = dc.DeepCTRLRegressor(max_epochs=1, hidden_size=8, n_seeds=1,
@@ -208,6 +214,7 @@ def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
     assert not (tmp_path / "c.onnx").exists()
 
 
+@needs_exporter
 def test_a_model_without_rules_ignores_alpha_in_the_file(tmp_path):
     X = messy_table(120, seed=3)
     est = dc.DeepCTRLRegressor(max_epochs=2, hidden_size=8, n_seeds=1,

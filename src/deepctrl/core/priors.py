@@ -92,6 +92,18 @@ class Prior(abc.ABC):
         out.generator = torch.Generator().manual_seed(int(seed))
         return out
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the generator as its state: torch.Generator itself pickles (and deep-copies) only
+        # from torch 2.4 on, and priors travel to worker processes and through deepcopy
+        state = self.__dict__.copy()
+        state["generator"] = self.generator.get_state()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.generator = torch.Generator()
+        self.generator.set_state(state["generator"])
+
     def state_dict(self) -> dict[str, Any]:
         """The parameters and the generator's state, for saving.
 

@@ -61,10 +61,18 @@ def mark_dynamic(t: Tensor, dim: int) -> None:
 
 
 def compile_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions ``torch.compile`` raises when it cannot trace or build a graph."""
+    """The exceptions ``torch.compile`` raises when it cannot trace or build a graph (torch
+    2.5 raises ``ConstraintViolationError``, a RuntimeError, when a size marked dynamic gets
+    specialised)."""
     exc = getattr(getattr(torch, "_dynamo", None), "exc", None)
-    error = getattr(exc, "TorchDynamoException", None)
-    return (error,) if isinstance(error, type) else ()
+    errors = [getattr(exc, "TorchDynamoException", None)]
+    try:
+        from torch.fx.experimental import symbolic_shapes
+    except ImportError:
+        pass
+    else:
+        errors.append(getattr(symbolic_shapes, "ConstraintViolationError", None))
+    return tuple(e for e in errors if isinstance(e, type))
 
 
 @contextlib.contextmanager

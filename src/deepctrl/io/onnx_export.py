@@ -40,6 +40,14 @@ ONNX_EXTRA = 'pip install "deepctrl[onnx]"'
 _QUIET_LOGGERS = ("torch.onnx", "torch.export", "torch._dynamo", "onnxscript")
 
 
+EXPORTER_READY: bool = {"dynamo", "dynamic_shapes", "optimize"} <= set(
+    inspect.signature(torch.onnx.export).parameters)
+"""Whether this PyTorch's ``torch.onnx.export`` is the torch.export-based exporter this module
+calls (keywords ``dynamic_shapes`` and ``optimize``): torch 2.3 and 2.4 lack it; torch 2.5
+takes ``dynamic_shapes`` but not ``optimize`` and writes files with a fixed batch size or an
+opset too old for the table graphs."""
+
+
 def require(*modules: str) -> None:
     """Raise a one-line error naming the `onnx` extra when a module it installs is absent.
 
@@ -52,6 +60,14 @@ def require(*modules: str) -> None:
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         raise ValueError(f"ONNX export needs {', '.join(missing)}: {ONNX_EXTRA}")
+
+
+def require_exporter() -> None:
+    """Raise a one-line error when this PyTorch's exporter is older than the one called here."""
+    if not EXPORTER_READY:
+        raise ValueError(f"ONNX export needs a newer PyTorch than {torch.__version__} (one "
+                         "whose torch.onnx.export takes dynamo=True, dynamic_shapes and "
+                         "optimize): pip install -U torch")
 
 
 @contextlib.contextmanager
@@ -137,6 +153,7 @@ def export_program(module: nn.Module, args: tuple[Tensor, ...], names: list[str]
             naming `what` and the exporter's first cause).
     """
     require("onnx", "onnxscript")
+    require_exporter()
     batch = torch.export.Dim("batch", min=1)
     shapes: tuple[Any, ...] = tuple({0: batch} for _ in args)
     params = inspect.signature(module.forward).parameters.values()
