@@ -57,35 +57,58 @@ def exact_comparison(first: dict, second: dict) -> dict[str, object]:
     first few paths that differ."""
     a, b = leaves(first), leaves(second)
     differing = sorted(k for k in a.keys() | b.keys() if a.get(k, "missing") != b.get(k, "missing"))
-    numeric = [abs(a[k] - b[k]) for k in differing  # type: ignore[operator]
-               if isinstance(a.get(k), int | float) and isinstance(b.get(k), int | float)]
-    return {"values": len(a), "differing": len(differing), "identical": not differing,
-            "max_abs_difference": max(numeric, default=0.0), "first_differing": differing[:5]}
+    numeric = [
+        abs(a[k] - b[k])
+        for k in differing  # type: ignore[operator]
+        if isinstance(a.get(k), int | float) and isinstance(b.get(k), int | float)
+    ]
+    return {
+        "values": len(a),
+        "differing": len(differing),
+        "identical": not differing,
+        "max_abs_difference": max(numeric, default=0.0),
+        "first_differing": differing[:5],
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("first", type=Path)
     parser.add_argument("second", type=Path)
-    parser.add_argument("--exact", action="store_true",
-                        help="compare every value (any experiment), timings left out")
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="compare every value (any experiment), timings left out",
+    )
     args = parser.parse_args()
     first, second = (json.loads(p.read_text()) for p in (args.first, args.second))
     if args.exact:
-        print(json.dumps({"benchmark": "compare_results", **exact_comparison(first, second)},
-                         indent=1))
+        print(
+            json.dumps(
+                {"benchmark": "compare_results", **exact_comparison(first, second)}, indent=1
+            )
+        )
         return
     diffs, in_std = mae_differences(first, second)
-    claims = {str(p): [{k: c[k] for k in ("claim", "value", "bound", "holds")}
-                       for c in run["claims"]]
-              for p, run in ((args.first, first), (args.second, second))}
-    print(json.dumps({"benchmark": "compare_results",
-                      "mean_test_mae_abs_difference": {
-                          "median": round(float(np.median(diffs)), 6),
-                          "max": round(float(diffs.max()), 6),
-                          "max_in_seed_std_of_first": round(float(in_std.max()), 3)},
-                      "wall_seconds": [first["wall_seconds"], second["wall_seconds"]],
-                      "claims": claims}, indent=1))
+    claims = {
+        str(p): [{k: c[k] for k in ("claim", "value", "bound", "holds")} for c in run["claims"]]
+        for p, run in ((args.first, first), (args.second, second))
+    }
+    print(
+        json.dumps(
+            {
+                "benchmark": "compare_results",
+                "mean_test_mae_abs_difference": {
+                    "median": round(float(np.median(diffs)), 6),
+                    "max": round(float(diffs.max()), 6),
+                    "max_in_seed_std_of_first": round(float(in_std.max()), 3),
+                },
+                "wall_seconds": [first["wall_seconds"], second["wall_seconds"]],
+                "claims": claims,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -56,16 +56,27 @@ def per_step(seeds: int, train: tuple[torch.Tensor, torch.Tensor]) -> dict[str, 
             dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), **kw)
     finally:
         sys.setprofile(None)
-    return {"operator_calls_per_step": operators.calls / STEPS,
-            "python_calls_per_step": python_calls / STEPS}
+    return {
+        "operator_calls_per_step": operators.calls / STEPS,
+        "python_calls_per_step": python_calls / STEPS,
+    }
 
 
 def main() -> None:
     torch.set_num_threads(1)
     data = pendulum.load("paper")
-    train = (data.train[0][:64 * STEPS], data.train[1][:64 * STEPS])
-    print(json.dumps({"benchmark": "count_work", "steps": STEPS, "batch_size": 64,
-                      "seeds": {str(s): per_step(s, train) for s in (1, 10)}}, indent=2))
+    train = (data.train[0][: 64 * STEPS], data.train[1][: 64 * STEPS])
+    print(
+        json.dumps(
+            {
+                "benchmark": "count_work",
+                "steps": STEPS,
+                "batch_size": 64,
+                "seeds": {str(s): per_step(s, train) for s in (1, 10)},
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ import digits_cnn
 import pendulum_recurrent
 
 
-def seconds_per_epoch(model, rule, train, epochs: int, seeds: int, path: str | None,
-                      task_loss: str = "mae") -> float:
+def seconds_per_epoch(
+    model, rule, train, epochs: int, seeds: int, path: str | None, task_loss: str = "mae"
+) -> float:
     """Median-free single timing of ``epochs`` epochs (after a one-epoch warm-up run)."""
     choose = Stack._choose
     if path is not None:
@@ -56,30 +57,66 @@ def main() -> None:
     data = pendulum.load("paper")
     windows = pendulum_recurrent.windows(*data.train, k=8)
     digits = digits_cnn.load_digits()
-    images = (torch.tensor(digits.images, dtype=torch.float32)[:, None] / 16.0,
-              torch.tensor(digits.target))
+    images = (
+        torch.tensor(digits.images, dtype=torch.float32)[:, None] / 16.0,
+        torch.tensor(digits.target),
+    )
     cases = {
         "pendulum MLP (lowered)": (deepctrl_net, energy_rule(), data.train, None, "mae"),
-        "pendulum MLP forced through vmap": (deepctrl_net, energy_rule(), data.train, "vmap",
-                                             "mae"),
-        "pendulum MLP forced through loop": (deepctrl_net, energy_rule(), data.train, "loop",
-                                             "mae"),
-        "pendulum GRU, 8 states (loop)": (lambda: pendulum_recurrent.network(32),
-                                          pendulum_recurrent.energy_rule(), windows, None, "mae"),
-        "digits CNN (vmap)": (digits_cnn.network, digits_cnn.ShiftInvariant(), images, None,
-                              "cross_entropy"),
-        "digits CNN forced through loop": (digits_cnn.network, digits_cnn.ShiftInvariant(),
-                                           images, "loop", "cross_entropy"),
+        "pendulum MLP forced through vmap": (
+            deepctrl_net,
+            energy_rule(),
+            data.train,
+            "vmap",
+            "mae",
+        ),
+        "pendulum MLP forced through loop": (
+            deepctrl_net,
+            energy_rule(),
+            data.train,
+            "loop",
+            "mae",
+        ),
+        "pendulum GRU, 8 states (loop)": (
+            lambda: pendulum_recurrent.network(32),
+            pendulum_recurrent.energy_rule(),
+            windows,
+            None,
+            "mae",
+        ),
+        "digits CNN (vmap)": (
+            digits_cnn.network,
+            digits_cnn.ShiftInvariant(),
+            images,
+            None,
+            "cross_entropy",
+        ),
+        "digits CNN forced through loop": (
+            digits_cnn.network,
+            digits_cnn.ShiftInvariant(),
+            images,
+            "loop",
+            "cross_entropy",
+        ),
     }
-    out: dict = {"benchmark": "encoder_paths_epoch_seconds", "threads": args.threads,
-                 "epochs": args.epochs, "batch_size": 64, "runs": {}}
+    out: dict = {
+        "benchmark": "encoder_paths_epoch_seconds",
+        "threads": args.threads,
+        "epochs": args.epochs,
+        "batch_size": 64,
+        "runs": {},
+    }
     for name, (make, rule, train, path, loss) in cases.items():
         if args.only and not any(word in name for word in args.only):
             continue
         one = seconds_per_epoch(make(), rule, train, args.epochs, 1, path, loss)
         ten = seconds_per_epoch(make(), rule, train, args.epochs, 10, path, loss)
-        out["runs"][name] = {"rows": int(train[1].shape[0]), "1_seed": round(one, 3),
-                             "10_seeds": round(ten, 3), "10_seeds_over_1": round(ten / one, 2)}
+        out["runs"][name] = {
+            "rows": int(train[1].shape[0]),
+            "1_seed": round(one, 3),
+            "10_seeds": round(ten, 3),
+            "10_seeds_over_1": round(ten / one, 2),
+        }
     print(json.dumps(out, indent=2))
 
 

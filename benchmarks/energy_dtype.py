@@ -36,13 +36,18 @@ def rise_compensated(x: Tensor, y: Tensor) -> Tensor:
     """E(y) - E(x) in the inputs' dtype, as a sum of differences."""
     tx1, wx1, tx2, wx2 = x.unbind(-1)
     ty1, wy1, ty2, wy2 = y.unbind(-1)
-    potential = (-(C.m1 + C.m2) * C.l1 * C.g * cos_difference(ty1, tx1)
-                 - C.m2 * C.l2 * C.g * cos_difference(ty2, tx2))
+    potential = -(C.m1 + C.m2) * C.l1 * C.g * cos_difference(
+        ty1, tx1
+    ) - C.m2 * C.l2 * C.g * cos_difference(ty2, tx2)
     a1, b1, a2, b2 = C.l1 * wy1, C.l1 * wx1, C.l2 * wy2, C.l2 * wx2
-    cross = (((a1 - b1) * a2 + b1 * (a2 - b2)) * torch.cos(ty1 - ty2)
-             + b1 * b2 * cos_difference(ty1 - ty2, tx1 - tx2))
-    kinetic = (0.5 * (C.m1 + C.m2) * (a1 - b1) * (a1 + b1) + 0.5 * C.m2 * (a2 - b2) * (a2 + b2)
-               + C.m2 * cross)
+    cross = ((a1 - b1) * a2 + b1 * (a2 - b2)) * torch.cos(ty1 - ty2) + b1 * b2 * cos_difference(
+        ty1 - ty2, tx1 - tx2
+    )
+    kinetic = (
+        0.5 * (C.m1 + C.m2) * (a1 - b1) * (a1 + b1)
+        + 0.5 * C.m2 * (a2 - b2) * (a2 + b2)
+        + C.m2 * cross
+    )
     return potential + kinetic
 
 
@@ -51,8 +56,10 @@ def rise_float32(x: Tensor, y: Tensor) -> Tensor:
 
 
 WAYS: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
-    "float64": pendulum.energy_increase, "float32": rise_float32,
-    "float32_compensated": rise_compensated}
+    "float64": pendulum.energy_increase,
+    "float32": rise_float32,
+    "float32_compensated": rise_compensated,
+}
 
 
 def changed(x: Tensor, y: Tensor) -> dict[str, int]:
@@ -78,21 +85,37 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     data = pendulum.load("paper")
     x, y = data.test
-    model = dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=data.train,
-                   max_epochs=3, input_noise=0.01).model
+    model = dc.fit(
+        deepctrl_net(),
+        energy_rule(),
+        dc.methods.DeepCTRL(rho=1.0),
+        train=data.train,
+        max_epochs=3,
+        input_noise=0.01,
+    ).model
     predicted = {}
     with torch.no_grad():
         for i in range(11):
             for name, n in changed(x, model(x, i / 10)).items():
                 predicted[name] = predicted.get(name, 0) + n
     batch_x, batch_y = data.train[0][:640], data.train[1][:640]
-    print(json.dumps({
-        "benchmark": "energy_dtype", "threads": args.threads,
-        "test_true_pairs": {"rows": len(x), "verdicts_changed": changed(x, y)},
-        "test_predictions_alpha_0_to_1": {"rows": 11 * len(x), "verdicts_changed": predicted},
-        "forward_backward_us_640_rows": {name: round(microseconds(f, batch_x, batch_y), 1)
-                                         for name, f in WAYS.items()},
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "benchmark": "energy_dtype",
+                "threads": args.threads,
+                "test_true_pairs": {"rows": len(x), "verdicts_changed": changed(x, y)},
+                "test_predictions_alpha_0_to_1": {
+                    "rows": 11 * len(x),
+                    "verdicts_changed": predicted,
+                },
+                "forward_backward_us_640_rows": {
+                    name: round(microseconds(f, batch_x, batch_y), 1) for name, f in WAYS.items()
+                },
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

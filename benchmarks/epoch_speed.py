@@ -65,12 +65,22 @@ def time_authors_style(X, y, epochs: int, seed: int) -> float:
     return (time.perf_counter() - start) / epochs
 
 
-def fit_seconds(train, epochs: int, n_seeds: int, compile: bool = False,
-                clock: EpochClock | None = None) -> float:
+def fit_seconds(
+    train, epochs: int, n_seeds: int, compile: bool = False, clock: EpochClock | None = None
+) -> float:
     start = time.perf_counter()
-    dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=train,
-           max_epochs=epochs, seeds=list(range(n_seeds)), input_noise=0.01, batch_size=64,
-           compile=compile, callbacks=[clock] if clock is not None else [])
+    dc.fit(
+        deepctrl_net(),
+        energy_rule(),
+        dc.methods.DeepCTRL(rho=1.0),
+        train=train,
+        max_epochs=epochs,
+        seeds=list(range(n_seeds)),
+        input_noise=0.01,
+        batch_size=64,
+        compile=compile,
+        callbacks=[clock] if clock is not None else [],
+    )
     return time.perf_counter() - start
 
 
@@ -115,9 +125,18 @@ def _share_epochs(seeds: list[int], epochs: int) -> list[float]:
     """Seconds of each epoch of one worker's compiled fit, every epoch started together."""
     train = pendulum.load("paper").train
     clock = EpochClock(wait=_barrier.wait)
-    dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=train,
-           max_epochs=1 + epochs, seeds=seeds, input_noise=0.01, batch_size=64,
-           compile=True, callbacks=[clock])
+    dc.fit(
+        deepctrl_net(),
+        energy_rule(),
+        dc.methods.DeepCTRL(rho=1.0),
+        train=train,
+        max_epochs=1 + epochs,
+        seeds=seeds,
+        input_noise=0.01,
+        batch_size=64,
+        compile=True,
+        callbacks=[clock],
+    )
     return clock.seconds
 
 
@@ -126,8 +145,9 @@ def time_compiled_workers(epochs: int, n_seeds: int, workers: int) -> float:
     single-threaded processes (an epoch: the slowest share's), compilation excluded."""
     ctx = torch.multiprocessing.get_context("spawn")
     parts = seed_parts(tuple(range(n_seeds)), workers)
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_join,
-                             initargs=(ctx.Barrier(workers),)) as pool:
+    with ProcessPoolExecutor(
+        workers, mp_context=ctx, initializer=_join, initargs=(ctx.Barrier(workers),)
+    ) as pool:
         shares = list(pool.map(_share_epochs, [list(p) for p in parts], [epochs] * workers))
     return float(np.median(np.max(np.array(shares)[:, 1:], axis=0)))
 
@@ -135,16 +155,19 @@ def time_compiled_workers(epochs: int, n_seeds: int, workers: int) -> float:
 def one_round(data, args, r: int) -> dict[str, float]:
     """Seconds per epoch of every variant, timed one after the other."""
     X, y = data.train
-    out = {"authors_style_1_seed": time_authors_style(X, y, args.epochs, r),
-           "fit_1_seed": time_fit(data.train, args.epochs, 1),
-           "fit_10_seeds": time_fit(data.train, args.epochs, 10)}
+    out = {
+        "authors_style_1_seed": time_authors_style(X, y, args.epochs, r),
+        "fit_1_seed": time_fit(data.train, args.epochs, 1),
+        "fit_10_seeds": time_fit(data.train, args.epochs, 10),
+    }
     if args.compile:
         for n in (1, 10):
             name = f"fit_{n}_seed{'s' * (n > 1)}_compiled"
             out[name], out[f"{name}_first_epoch"] = time_compiled(data.train, args.epochs, n)
         if args.workers > 1:
             out[f"fit_10_seeds_compiled_{args.workers}_workers"] = time_compiled_workers(
-                args.epochs, 10, args.workers)
+                args.epochs, 10, args.workers
+            )
     return out
 
 
@@ -162,8 +185,12 @@ def main() -> None:
     time_fit((X[:64], y[:64]), 1, 1)  # warm-up: imports and first-call costs
     rounds = [one_round(data, args, r) for r in range(args.repeats)]
     median = {k: float(np.median([r[k] for r in rounds])) for k in rounds[0]}
-    out: dict[str, Any] = {"benchmark": "pendulum_epoch_seconds", "threads": args.threads,
-                           "epochs": args.epochs, "repeats": args.repeats}
+    out: dict[str, Any] = {
+        "benchmark": "pendulum_epoch_seconds",
+        "threads": args.threads,
+        "epochs": args.epochs,
+        "repeats": args.repeats,
+    }
     out.update({k: round(v, 1 if k.endswith("first_epoch") else 3) for k, v in median.items()})
     authors = median["authors_style_1_seed"]
     for k, v in median.items():

@@ -32,9 +32,18 @@ def seconds_per_epoch(seeds: int, epochs: int, exact: bool) -> float:
     X, y = data()
     model = dc.DeepCTRL(dc.mlp(3, 32, 16), dc.mlp(3, 32, 16), dc.mlp(32, 32, 1))
     start = time.perf_counter()
-    dc.fit(model, dc.rules.Monotonic(0, "decreasing"), dc.methods.DeepCTRL(),
-           train=(X[:1500], y[:1500]), val=(X[1500:1750], y[1500:1750]), batch_size=32,
-           max_epochs=epochs, patience=epochs, seeds=list(range(seeds)), exact_sums=exact)
+    dc.fit(
+        model,
+        dc.rules.Monotonic(0, "decreasing"),
+        dc.methods.DeepCTRL(),
+        train=(X[:1500], y[:1500]),
+        val=(X[1500:1750], y[1500:1750]),
+        batch_size=32,
+        max_epochs=epochs,
+        patience=epochs,
+        seeds=list(range(seeds)),
+        exact_sums=exact,
+    )
     return (time.perf_counter() - start) / epochs
 
 
@@ -52,10 +61,12 @@ def main(argv: list[str] | None = None) -> int:
             for name, exact in (("float32", False), ("float64", True)):
                 times[name].append(seconds_per_epoch(seeds, args.epochs, exact))
         median = {k: statistics.median(v) for k, v in times.items()}
-        out[f"{seeds} seeds"] = {"float32_sums_s": median["float32"],
-                                 "exact_sums_s": median["float64"],
-                                 "ratio": median["float64"] / median["float32"],
-                                 "rounds": times}
+        out[f"{seeds} seeds"] = {
+            "float32_sums_s": median["float32"],
+            "exact_sums_s": median["float64"],
+            "ratio": median["float64"] / median["float32"],
+            "rounds": times,
+        }
     print(json.dumps(out, indent=1))
     return 0
 

@@ -40,21 +40,38 @@ def step_gflops(n_seeds: int, epochs: int = 2, compile: bool = False) -> dict[st
     weights = sum(m.weight.numel() for m in net.modules() if isinstance(m, torch.nn.Linear))
     dc.fit(net, energy_rule(), train=(X[:64], y[:64]), max_epochs=1)  # warm-up
     clock = EpochClock()
-    dc.fit(net, energy_rule(), dc.methods.DeepCTRL(rho=1.0), train=(X, y),
-           max_epochs=epochs + compile, seeds=list(range(n_seeds)), input_noise=0.01,
-           batch_size=64, compile=compile, callbacks=[clock])
+    dc.fit(
+        net,
+        energy_rule(),
+        dc.methods.DeepCTRL(rho=1.0),
+        train=(X, y),
+        max_epochs=epochs + compile,
+        seeds=list(range(n_seeds)),
+        input_noise=0.01,
+        batch_size=64,
+        compile=compile,
+        callbacks=[clock],
+    )
     seconds = clock.seconds
     per_epoch = float(np.median(seconds[1:] if compile else seconds))
     flops = 6 * weights * len(X) * n_seeds
-    return {"seeds": n_seeds, "seconds_per_epoch": round(per_epoch, 3),
-            "gflops": round(flops / per_epoch / 1e9, 2)}
+    return {
+        "seeds": n_seeds,
+        "seconds_per_epoch": round(per_epoch, 3),
+        "gflops": round(flops / per_epoch / 1e9, 2),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 10, 40],
-                        help="stack sizes to time (40: a method stack of the reproduction)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[1, 10, 40],
+        help="stack sizes to time (40: a method stack of the reproduction)",
+    )
     parser.add_argument("--compile", action="store_true", help="time dc.fit(compile=True)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -62,9 +79,18 @@ def main() -> None:
     steps = [step_gflops(s, compile=args.compile) for s in args.seeds]
     for s in steps:
         s["fraction_of_matmul"] = round(s["gflops"] / peak, 4)
-    print(json.dumps({"benchmark": "training_step_gflops", "threads": args.threads,
-                      "compiled": args.compile, "matmul_2048_gflops": round(peak, 1),
-                      "training": steps}, indent=2))
+    print(
+        json.dumps(
+            {
+                "benchmark": "training_step_gflops",
+                "threads": args.threads,
+                "compiled": args.compile,
+                "matmul_2048_gflops": round(peak, 1),
+                "training": steps,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

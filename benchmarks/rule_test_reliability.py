@@ -45,16 +45,27 @@ def _one(task: tuple[float, float, int, str, int]) -> dict[str, Any]:
     torch.set_num_threads(1)
     effect, noise, rows, truth, replicate = task
     seed = 1000 * replicate + 10 * ROWS.index(rows) + TRUTHS.index(truth)
-    table = known_truth_table({"s": truth}, rows=rows, effect=effect, noise=noise,
-                              seed=seed + 7919 * NOISES.index(noise) + 104729 * EFFECTS.index(
-                                  effect))
+    table = known_truth_table(
+        {"s": truth},
+        rows=rows,
+        effect=effect,
+        noise=noise,
+        seed=seed + 7919 * NOISES.index(noise) + 104729 * EFFECTS.index(effect),
+    )
     est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(*RULE)], n_seeds=1)
     start = time.perf_counter()
-    result = dc.rule_test(est, table[FEATURES], table["sales"], random_state=replicate,
-                          progress=False)
-    return {"effect": effect, "noise": noise, "rows": rows, "truth": truth,
-            "replicate": replicate, "seconds": round(time.perf_counter() - start, 2),
-            "statistics": result.all.statistics}
+    result = dc.rule_test(
+        est, table[FEATURES], table["sales"], random_state=replicate, progress=False
+    )
+    return {
+        "effect": effect,
+        "noise": noise,
+        "rows": rows,
+        "truth": truth,
+        "replicate": replicate,
+        "seconds": round(time.perf_counter() - start, 2),
+        "statistics": result.all.statistics,
+    }
 
 
 def run(replicates: int, workers: int, out: Path) -> None:
@@ -63,15 +74,20 @@ def run(replicates: int, workers: int, out: Path) -> None:
         for line in out.read_text().splitlines():
             r = json.loads(line)
             done.add((r["effect"], r["noise"], r["rows"], r["truth"], r["replicate"]))
-    tasks = [t for t in itertools.product(EFFECTS, NOISES, ROWS, TRUTHS, range(replicates))
-             if t not in done]
+    tasks = [
+        t
+        for t in itertools.product(EFFECTS, NOISES, ROWS, TRUTHS, range(replicates))
+        if t not in done
+    ]
     out.parent.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(workers) as pool, out.open("a") as f:
         for i, record in enumerate(pool.map(_one, tasks), 1):
             f.write(json.dumps(record) + "\n")
             f.flush()
-            print(f"{i}/{len(tasks)} {record['truth']} rows {record['rows']} "
-                  f"{record['seconds']} s", flush=True)
+            print(
+                f"{i}/{len(tasks)} {record['truth']} rows {record['rows']} {record['seconds']} s",
+                flush=True,
+            )
 
 
 def _confusion(records: list[dict[str, Any]], limits: Any) -> dict[str, dict[str, int]]:
@@ -94,23 +110,37 @@ def table(path: Path, holdout: int) -> None:
     for key in sorted({(r["effect"], r["noise"], r["rows"]) for r in records}):
         subset = [r for r in records if (r["effect"], r["noise"], r["rows"]) == key]
         by_condition[f"effect {key[0]}, noise {key[1]}, rows {key[2]}"] = _confusion(
-            subset, default)
+            subset, default
+        )
     grid = {}
-    for agree, disagree, tol in itertools.product((0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4),
-                                                  (0.005, 0.01, 0.02, 0.05)):
+    for agree, disagree, tol in itertools.product(
+        (0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4), (0.005, 0.01, 0.02, 0.05)
+    ):
         limits = Thresholds(agree, disagree, tol)
-        grid[f"agree {agree}, disagree {disagree}, tolerance {tol}"] = _confusion(records,
-                                                                                 limits)
-    print(json.dumps({"segments": len(records),
-                      "seconds_per_segment": {str(n): round(sum(
-                          r["seconds"] for r in records if r["rows"] == n) / max(1, sum(
-                              r["rows"] == n for r in records)), 1) for n in ROWS},
-                      "default": {"thresholds": vars(default),
-                                  "overall": _confusion(records, default),
-                                  "by_condition": by_condition},
-                      "held_out": {"segments": len(later),
-                                   "overall": _confusion(later, default)},
-                      "alternatives": grid}, indent=1))
+        grid[f"agree {agree}, disagree {disagree}, tolerance {tol}"] = _confusion(records, limits)
+    print(
+        json.dumps(
+            {
+                "segments": len(records),
+                "seconds_per_segment": {
+                    str(n): round(
+                        sum(r["seconds"] for r in records if r["rows"] == n)
+                        / max(1, sum(r["rows"] == n for r in records)),
+                        1,
+                    )
+                    for n in ROWS
+                },
+                "default": {
+                    "thresholds": vars(default),
+                    "overall": _confusion(records, default),
+                    "by_condition": by_condition,
+                },
+                "held_out": {"segments": len(later), "overall": _confusion(later, default)},
+                "alternatives": grid,
+            },
+            indent=1,
+        )
+    )
 
 
 def main() -> None:
@@ -122,9 +152,13 @@ def main() -> None:
     r.add_argument("--out", type=Path, default=Path("docs/results/rule_test/segments.jsonl"))
     t = sub.add_parser("table")
     t.add_argument("path", type=Path)
-    t.add_argument("--holdout", type=int, default=4,
-                   help="replicates from this one on are held out: judged only with the "
-                        "default thresholds, after those were chosen on the others")
+    t.add_argument(
+        "--holdout",
+        type=int,
+        default=4,
+        help="replicates from this one on are held out: judged only with the "
+        "default thresholds, after those were chosen on the others",
+    )
     args = parser.parse_args()
     if args.command == "run":
         run(args.replicates, args.workers, args.out)

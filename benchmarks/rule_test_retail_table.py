@@ -34,8 +34,7 @@ NAMES = ["r<-0.3", "-0.3..-0.2", "-0.2..-0.1", "-0.1..0.2", "0.2..0.3", "r>0.3"]
 def retail_frame(items: int = 400) -> pd.DataFrame:
     sm = synthetic_market(seed=0, n_items=items)
     table = build_table(sm.market)
-    rows = np.flatnonzero(table.split_mask("train")
-                          & (table.row_week >= table.val_start - WEEKS))
+    rows = np.flatnonzero(table.split_mask("train") & (table.row_week >= table.val_start - WEEKS))
     item = table.row_id[rows]
     r = table.correlation[item]
     keep = np.isfinite(r)
@@ -54,9 +53,11 @@ def main() -> None:
     args = parser.parse_args()
     frame = retail_frame(args.items)
     frame.drop(columns="elastic").to_csv(args.out, index=False, float_format="%.6g")
-    print(frame.groupby("band", observed=True).agg(rows=("sales", "size"),
-                                                   truly_falls=("elastic",
-                                                                lambda s: (s == "falls").mean())))
+    print(
+        frame.groupby("band", observed=True).agg(
+            rows=("sales", "size"), truly_falls=("elastic", lambda s: (s == "falls").mean())
+        )
+    )
 
 
 if __name__ == "__main__":

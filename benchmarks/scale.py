@@ -30,21 +30,32 @@ def one_size(rows: int, epochs: int) -> dict[str, float]:
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(0)
     X = torch.randn(rows, 20, generator=g)
-    y = (X[:, :5].sum(1, keepdim=True) - X[:, :1] * 2 + 0.1 * torch.randn(rows, 1, generator=g))
+    y = X[:, :5].sum(1, keepdim=True) - X[:, :1] * 2 + 0.1 * torch.randn(rows, 1, generator=g)
     data_mb = (X.numel() + y.numel()) * 4 / 2**20
     model = dc.DeepCTRL(dc.mlp(20, 64, 16), dc.mlp(20, 64, 16), dc.mlp(32, 64, 1))
     rule = dc.rules.Monotonic(0, "decreasing")
     dc.fit(model, rule, train=(X[:512], y[:512]), max_epochs=1, batch_size=256)  # warm-up
     before = peak_mb()
     start = time.perf_counter()
-    dc.fit(model, rule, dc.methods.DeepCTRL(rho=1.0), train=(X, y), max_epochs=epochs,
-           batch_size=256, task_loss="mse")
+    dc.fit(
+        model,
+        rule,
+        dc.methods.DeepCTRL(rho=1.0),
+        train=(X, y),
+        max_epochs=epochs,
+        batch_size=256,
+        task_loss="mse",
+    )
     seconds = (time.perf_counter() - start) / epochs
-    return {"rows": rows, "seconds_per_epoch": round(seconds, 3),
-            "rows_per_second": round(rows / seconds),
-            "data_mb": round(data_mb, 1), "peak_rss_mb": round(peak_mb(), 1),
-            "rss_before_training_mb": round(before, 1),
-            "training_extra_mb": round(peak_mb() - before, 1)}
+    return {
+        "rows": rows,
+        "seconds_per_epoch": round(seconds, 3),
+        "rows_per_second": round(rows / seconds),
+        "data_mb": round(data_mb, 1),
+        "peak_rss_mb": round(peak_mb(), 1),
+        "rss_before_training_mb": round(before, 1),
+        "training_extra_mb": round(peak_mb() - before, 1),
+    }
 
 
 def main() -> None:
@@ -58,11 +69,19 @@ def main() -> None:
         return
     results = []
     for rows in args.rows:
-        out = subprocess.run([sys.executable, __file__, "--child", str(rows), "--epochs",
-                              str(args.epochs)], check=True, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(rows), "--epochs", str(args.epochs)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(json.dumps({"benchmark": "tabular_scale", "features": 20, "batch_size": 256,
-                      "sizes": results}, indent=2))
+    print(
+        json.dumps(
+            {"benchmark": "tabular_scale", "features": 20, "batch_size": 256, "sizes": results},
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

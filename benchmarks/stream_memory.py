@@ -57,8 +57,9 @@ def peak_mb() -> float:
 def one_size(rows: int, epochs: int) -> dict:
     torch.set_num_threads(1)
     data = Generated(rows)
-    train = DataLoader(data, sampler=BatchSampler(range(rows), 1024, drop_last=False),
-                       batch_size=None)
+    train = DataLoader(
+        data, sampler=BatchSampler(range(rows), 1024, drop_last=False), batch_size=None
+    )
     model = dc.DeepCTRL(dc.mlp(FEATURES, 32, 16), dc.mlp(FEATURES, 32, 16), dc.mlp(32, 32, 1))
     rule = dc.rules.Monotonic(0, "decreasing", perturbation=dc.rules.Additive(0.1))
     before = peak_mb()
@@ -67,17 +68,27 @@ def one_size(rows: int, epochs: int) -> dict:
     fit_seconds = time.perf_counter() - start
     after_fit = peak_mb()
     start = time.perf_counter()
-    table = dc.sweep(result.model, rule, DataLoader(
-        data, sampler=BatchSampler(range(rows), 4096, drop_last=False), batch_size=None),
-        metrics=("mae", "mse"))
-    return {"rows": rows, "tensor_data_mb": round(rows * (FEATURES + 1) * 4 / 2**20, 1),
-            "peak_mb_before_fit": round(before, 1), "peak_mb_after_fit": round(after_fit, 1),
-            "peak_mb_after_sweep": round(peak_mb(), 1),
-            "fit_seconds": round(fit_seconds, 1), "epochs": epochs,
-            "sweep_seconds": round(time.perf_counter() - start, 1),
-            "train_loss": round(result.history[0]["train_loss"][-1], 4),
-            "verification_ratio_alpha_0_and_1": [round(table["verification_ratio"][0], 3),
-                                                 round(table["verification_ratio"][-1], 3)]}
+    table = dc.sweep(
+        result.model,
+        rule,
+        DataLoader(data, sampler=BatchSampler(range(rows), 4096, drop_last=False), batch_size=None),
+        metrics=("mae", "mse"),
+    )
+    return {
+        "rows": rows,
+        "tensor_data_mb": round(rows * (FEATURES + 1) * 4 / 2**20, 1),
+        "peak_mb_before_fit": round(before, 1),
+        "peak_mb_after_fit": round(after_fit, 1),
+        "peak_mb_after_sweep": round(peak_mb(), 1),
+        "fit_seconds": round(fit_seconds, 1),
+        "epochs": epochs,
+        "sweep_seconds": round(time.perf_counter() - start, 1),
+        "train_loss": round(result.history[0]["train_loss"][-1], 4),
+        "verification_ratio_alpha_0_and_1": [
+            round(table["verification_ratio"][0], 3),
+            round(table["verification_ratio"][-1], 3),
+        ],
+    }
 
 
 def main() -> None:
@@ -91,11 +102,14 @@ def main() -> None:
         return
     runs = []
     for rows in args.rows:
-        done = subprocess.run([sys.executable, __file__, "--child", str(rows), "--epochs",
-                               str(args.epochs)], capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", str(rows), "--epochs", str(args.epochs)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    print(json.dumps({"benchmark": "stream_memory", "batch_size": 1024, "runs": runs},
-                     indent=2))
+    print(json.dumps({"benchmark": "stream_memory", "batch_size": 1024, "runs": runs}, indent=2))
 
 
 if __name__ == "__main__":

@@ -36,11 +36,14 @@ from table_speed import rss_mb, table
 def estimator_sweep() -> tuple[Callable[[], object], float]:
     """The estimator's sweep at fit: 21 alphas over 200,000 encoded rows of the table."""
     X, y = table(200_000, 0)
-    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x0", "increasing")], random_state=0,
-                               max_epochs=1).fit(X[:20_000], y[:20_000])
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("x0", "increasing")], random_state=0, max_epochs=1
+    ).fit(X[:20_000], y[:20_000])
     encoded = est._encode(X)
-    return (lambda: est._sweep_encoded(encoded, y.to_numpy()[:, None], ALPHA_GRID),
-            encoded.numel() * 4 / 2**20)
+    return (
+        lambda: est._sweep_encoded(encoded, y.to_numpy()[:, None], ALPHA_GRID),
+        encoded.numel() * 4 / 2**20,
+    )
 
 
 def core_sweep() -> tuple[Callable[[], object], float]:
@@ -73,11 +76,23 @@ def main() -> int:
         run()
         seconds = time.perf_counter() - start
         time.sleep(0.1)
-        sweeps.append({"peak_mb": round(peak[0] - base), "after_mb": round(rss_mb() - base),
-                       "seconds": round(seconds, 2)})
-    print(json.dumps({"sweep": "core predict_sweep" if core else "estimator",
-                      "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX"),
-                      "input_mb": round(input_mb, 1), "sweeps": sweeps}))
+        sweeps.append(
+            {
+                "peak_mb": round(peak[0] - base),
+                "after_mb": round(rss_mb() - base),
+                "seconds": round(seconds, 2),
+            }
+        )
+    print(
+        json.dumps(
+            {
+                "sweep": "core predict_sweep" if core else "estimator",
+                "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX"),
+                "input_mb": round(input_mb, 1),
+                "sweeps": sweeps,
+            }
+        )
+    )
     return 0
 
 

@@ -58,16 +58,26 @@ def main() -> None:
     table = dc.sweep(model, rule, X, y, alphas, ("mae",))
     check = separate_forwards(model, rule, X, y, alphas)
     max_diff = max(abs(m - c[0]) for m, c in zip(table["mae"], check, strict=True))
-    print(json.dumps({
-        "benchmark": "alpha_sweep_seconds", "alphas": len(alphas), "samples": len(X),
-        "threads": torch.get_num_threads(), "sweep_101": round(sweep, 4),
-        "single_alpha": round(single, 4), "separate_101_forwards": round(separate, 4),
-        "sweep_over_single": round(sweep / single, 2),
-        "separate_over_sweep": round(separate / sweep, 2),
-        "outputs_only_101": round(outputs, 4), "outputs_only_single": round(outputs_single, 4),
-        "outputs_only_over_single": round(outputs / outputs_single, 2),
-        "max_mae_difference": max_diff,
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "benchmark": "alpha_sweep_seconds",
+                "alphas": len(alphas),
+                "samples": len(X),
+                "threads": torch.get_num_threads(),
+                "sweep_101": round(sweep, 4),
+                "single_alpha": round(single, 4),
+                "separate_101_forwards": round(separate, 4),
+                "sweep_over_single": round(sweep / single, 2),
+                "separate_over_sweep": round(separate / sweep, 2),
+                "outputs_only_101": round(outputs, 4),
+                "outputs_only_single": round(outputs_single, 4),
+                "outputs_only_over_single": round(outputs / outputs_single, 2),
+                "max_mae_difference": max_diff,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -45,17 +45,36 @@ def table(rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
     X["region"] = rng.choice([f"r{i}" for i in range(12)], rows)
     X["channel"] = rng.choice(["web", "store", "phone", "partner", "other"], rows)
     region = X["region"].str[1:].astype(int).to_numpy() / 11.0
-    channel = X["channel"].map({"web": 0.5, "store": 0.0, "phone": -0.3, "partner": 0.2,
-                                "other": -0.1}).to_numpy()
+    channel = (
+        X["channel"]
+        .map({"web": 0.5, "store": 0.0, "phone": -0.3, "partner": 0.2, "other": -0.1})
+        .to_numpy()
+    )
     x = X[[f"x{i}" for i in range(20)]].to_numpy(np.float64)
-    y = (2.0 * x[:, 0] + 0.5 * np.tanh(2 * x[:, 0]) + np.sin(x[:, 1]) * x[:, 2]
-         + 0.8 * x[:, 3] ** 2 - 0.6 * x[:, 4] + 0.4 * x[:, 5] * x[:, 6] + region + channel
-         + 0.3 * np.abs(x[:, 7]) + rng.normal(0, 0.5, rows))
+    y = (
+        2.0 * x[:, 0]
+        + 0.5 * np.tanh(2 * x[:, 0])
+        + np.sin(x[:, 1]) * x[:, 2]
+        + 0.8 * x[:, 3] ** 2
+        - 0.6 * x[:, 4]
+        + 0.4 * x[:, 5] * x[:, 6]
+        + region
+        + channel
+        + 0.3 * np.abs(x[:, 7])
+        + rng.normal(0, 0.5, rows)
+    )
     return X, pd.Series(y, name="y")
 
 
-FORMER = {"n_seeds": 5, "hidden_size": 128, "batch_size": 256, "learning_rate": 1e-3,
-          "max_epochs": 500, "patience": 20, "lr_schedule": "constant"}
+FORMER = {
+    "n_seeds": 5,
+    "hidden_size": 128,
+    "batch_size": 256,
+    "learning_rate": 1e-3,
+    "max_epochs": 500,
+    "patience": 20,
+    "lr_schedule": "constant",
+}
 """The estimators' defaults before the current recipe (on this table: width 128, batch 256)."""
 
 
@@ -100,22 +119,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=40_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-lightgbm", action="store_true")
-    parser.add_argument("--rounds", type=int, default=1,
-                        help="fit both models this many times, alternately, and report each "
-                             "round's ratio and their median (the machine's load moves both)")
-    parser.add_argument("--warm-up", action="store_true",
-                        help="fit 20,000 other rows for one epoch first, so that the memory "
-                             "measured is the fit's, not PyTorch's first use of its kernels")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="fit both models this many times, alternately, and report each "
+        "round's ratio and their median (the machine's load moves both)",
+    )
+    parser.add_argument(
+        "--warm-up",
+        action="store_true",
+        help="fit 20,000 other rows for one epoch first, so that the memory "
+        "measured is the fit's, not PyTorch's first use of its kernels",
+    )
     parser.add_argument("--former", action="store_true", help="fit with the former defaults")
-    parser.add_argument("--param", action="append", default=[], metavar="NAME=INT",
-                        help="an estimator parameter on top of the recipe, e.g. "
-                             "hidden_size=64 or max_epochs=36 (repeatable)")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="an estimator parameter on top of the recipe, e.g. "
+        "hidden_size=64 or max_epochs=36 (repeatable)",
+    )
     args = parser.parse_args(argv)
     X, y = table(args.rows, args.seed)
     n_train = int(0.8 * len(X))
     X_tr, X_te, y_tr, y_te = X[:n_train], X[n_train:], y[:n_train], y[n_train:]
-    out: dict[str, Any] = {"rows": args.rows, "train_rows": n_train,
-                           "data_mb": X.memory_usage(deep=True).sum() / 2**20}
+    out: dict[str, Any] = {
+        "rows": args.rows,
+        "train_rows": n_train,
+        "data_mb": X.memory_usage(deep=True).sum() / 2**20,
+    }
     if not args.skip_lightgbm:
         import lightgbm
 
@@ -125,18 +159,23 @@ def main(argv: list[str] | None = None) -> int:
         constraints = [1] + [0] * (X.shape[1] - 1)
 
         def fit_lightgbm() -> Any:
-            return lightgbm.LGBMRegressor(monotone_constraints=constraints, verbose=-1,
-                                          random_state=args.seed).fit(cats[:n_train], y_tr)
+            return lightgbm.LGBMRegressor(
+                monotone_constraints=constraints, verbose=-1, random_state=args.seed
+            ).fit(cats[:n_train], y_tr)
 
         lgbm, wall, cpu = timed(fit_lightgbm)
-        out["lightgbm"] = {"fit_seconds": wall, "cpu_seconds": cpu,
-                           "test_r2": float(r2_score(y_te, lgbm.predict(cats[n_train:])))}
+        out["lightgbm"] = {
+            "fit_seconds": wall,
+            "cpu_seconds": cpu,
+            "test_r2": float(r2_score(y_te, lgbm.predict(cats[n_train:]))),
+        }
     params = dict(FORMER) if args.former else {}
     params.update({k: int(v) for k, v in (p.split("=", 1) for p in args.param)})
     if args.warm_up:
         warm_start = rss_mb()
-        dc.DeepCTRLRegressor(rules=[dc.Monotonic("x0", "increasing")], max_epochs=1,
-                             random_state=0).fit(*table(20_000, args.seed + 1))
+        dc.DeepCTRLRegressor(
+            rules=[dc.Monotonic("x0", "increasing")], max_epochs=1, random_state=0
+        ).fit(*table(20_000, args.seed + 1))
         out["warm_up_adds_mb"] = rss_mb() - warm_start
     out["rss_before_deepctrl_mb"] = rss_mb()
     out["recipe"] = "former" if args.former else "default"
@@ -145,26 +184,31 @@ def main(argv: list[str] | None = None) -> int:
     regressor, monotonic = dc.DeepCTRLRegressor, dc.Monotonic
 
     def fit_deepctrl() -> Any:
-        return regressor(rules=[monotonic("x0", "increasing")], random_state=args.seed,
-                         **params).fit(X_tr, y_tr)
+        return regressor(
+            rules=[monotonic("x0", "increasing")], random_state=args.seed, **params
+        ).fit(X_tr, y_tr)
 
     with PeakMemory() as fit_memory:
         est, wall, cpu = timed(fit_deepctrl)
     out["fit_peak_rss_mb"] = fit_memory.peak
     out["fit_adds_mb"] = fit_memory.peak - out["rss_before_deepctrl_mb"]
     out["train_data_mb"] = X_tr.memory_usage(deep=True).sum() / 2**20
-    out["deepctrl"] = {"fit_seconds": wall, "cpu_seconds": cpu,
-                       "test_r2": float(r2_score(y_te, est.predict(X_te))),
-                       "alpha": est.alpha_, "epochs": est.n_epochs_,
-                       "verification": est.verification_ratio(X_te),
-                       "network": est.network_, "batch_size": est.batch_size_}
+    out["deepctrl"] = {
+        "fit_seconds": wall,
+        "cpu_seconds": cpu,
+        "test_r2": float(r2_score(y_te, est.predict(X_te))),
+        "alpha": est.alpha_,
+        "epochs": est.n_epochs_,
+        "verification": est.verification_ratio(X_te),
+        "network": est.network_,
+        "batch_size": est.batch_size_,
+    }
     if "lightgbm" in out:
         out["ratio"] = wall / out["lightgbm"]["fit_seconds"]
         rounds = [(out["lightgbm"]["fit_seconds"], wall)]
         for _ in range(args.rounds - 1):  # both again, one after the other
             rounds.append((timed(fit_lightgbm)[1], timed(fit_deepctrl)[1]))
-        out["rounds"] = [{"lightgbm_s": lg, "deepctrl_s": d, "ratio": d / lg}
-                         for lg, d in rounds]
+        out["rounds"] = [{"lightgbm_s": lg, "deepctrl_s": d, "ratio": d / lg} for lg, d in rounds]
         out["median_ratio"] = float(np.median([d / lg for lg, d in rounds]))
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out, indent=1))

@@ -37,33 +37,46 @@ from table_speed import table, timed
 
 def _friedman(rows: int, seed: int, params: dict[str, int]) -> tuple[Any, ...]:
     X, y = make_friedman1(rows, n_features=12, noise=1.0, random_state=seed)
-    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("f3", "increasing")], random_state=seed,
-                               **params)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("f3", "increasing")], random_state=seed, **params
+    )
     return est, pd.DataFrame(X, columns=[f"f{i}" for i in range(12)]), pd.Series(y), "r2"
 
 
 def _classes(rows: int, seed: int, params: dict[str, int], three: bool) -> tuple[Any, ...]:
     X, y = table(rows, seed)
     if three:
-        labels = np.where(y < y.quantile(1 / 3), "low",
-                          np.where(y < y.quantile(2 / 3), "mid", "high"))
+        labels = np.where(
+            y < y.quantile(1 / 3), "low", np.where(y < y.quantile(2 / 3), "mid", "high")
+        )
         rule = dc.Monotonic("x0", "increasing", output="high")
-        return (dc.DeepCTRLClassifier(rules=[rule], random_state=seed, **params), X,
-                pd.Series(labels), "accuracy")
-    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("x0", "increasing")], random_state=seed,
-                                **params)
+        return (
+            dc.DeepCTRLClassifier(rules=[rule], random_state=seed, **params),
+            X,
+            pd.Series(labels),
+            "accuracy",
+        )
+    est = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("x0", "increasing")], random_state=seed, **params
+    )
     return est, X, (y > y.median()).astype(int), "auc"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", required=True,
-                        choices=["friedman", "median-classes", "three-classes"])
+    parser.add_argument(
+        "--table", required=True, choices=["friedman", "median-classes", "three-classes"]
+    )
     parser.add_argument("--rows", type=int, default=40_000)
     parser.add_argument("--test-rows", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--param", action="append", default=[], metavar="NAME=INT",
-                        help="an estimator parameter on top of the recipe (repeatable)")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=INT",
+        help="an estimator parameter on top of the recipe (repeatable)",
+    )
     args = parser.parse_args(argv)
     params = {k: int(v) for k, v in (p.split("=", 1) for p in args.param)}
     total = args.rows + args.test_rows
@@ -74,11 +87,26 @@ def main(argv: list[str] | None = None) -> int:
     n = args.rows
     est, seconds, _ = timed(lambda: est.fit(X[:n], y[:n]))
     X_te, y_te = X[n:], y[n:]
-    score = (r2_score(y_te, est.predict(X_te)) if metric == "r2" else
-             roc_auc_score(y_te, est.predict_proba(X_te)[:, 1]) if metric == "auc" else
-             accuracy_score(y_te, est.predict(X_te)))
-    print(json.dumps({"table": args.table, "rows": n, "seed": args.seed, "params": params,
-                      "fit_seconds": seconds, metric: float(score), "alpha": est.alpha_}))
+    score = (
+        r2_score(y_te, est.predict(X_te))
+        if metric == "r2"
+        else roc_auc_score(y_te, est.predict_proba(X_te)[:, 1])
+        if metric == "auc"
+        else accuracy_score(y_te, est.predict(X_te))
+    )
+    print(
+        json.dumps(
+            {
+                "table": args.table,
+                "rows": n,
+                "seed": args.seed,
+                "params": params,
+                "fit_seconds": seconds,
+                metric: float(score),
+                "alpha": est.alpha_,
+            }
+        )
+    )
     return 0
 
 

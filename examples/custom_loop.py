@@ -40,8 +40,12 @@ def sales(n: int, seed: int) -> TensorDataset:
 
 def main(quick: bool, amp: bool) -> dict:
     torch.manual_seed(0)
-    train = DataLoader(sales(4000 if not quick else 800, 0), batch_size=64, shuffle=True,
-                       generator=torch.Generator().manual_seed(0))
+    train = DataLoader(
+        sales(4000 if not quick else 800, 0),
+        batch_size=64,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(0),
+    )
     val, test = (DataLoader(sales(1000, s), batch_size=500) for s in (1, 2))
     model = dc.DeepCTRL(dc.mlp(3, 32, 16), dc.mlp(3, 32, 16), dc.mlp(32, 32, 1))
     rule = dc.rules.Monotonic(0, "decreasing", perturbation=dc.rules.Additive(0.1))
@@ -70,10 +74,15 @@ def main(quick: bool, amp: bool) -> dict:
     model.load_state_dict(best_state)
 
     alphas = [round(0.1 * i, 1) for i in range(11)]
-    chosen = dc.select_alpha(dc.sweep(model, rule, val, alphas=alphas, metrics=("mse",)),
-                             min_verification=0.95)
-    return {"rho": objective.rho, "best_val_mse": best, "chosen_alpha": chosen,
-            "test": dc.sweep(model, rule, test, alphas=alphas, metrics=("mse",))}
+    chosen = dc.select_alpha(
+        dc.sweep(model, rule, val, alphas=alphas, metrics=("mse",)), min_verification=0.95
+    )
+    return {
+        "rho": objective.rho,
+        "best_val_mse": best,
+        "chosen_alpha": chosen,
+        "test": dc.sweep(model, rule, test, alphas=alphas, metrics=("mse",)),
+    }
 
 
 if __name__ == "__main__":

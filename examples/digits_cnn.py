@@ -34,8 +34,14 @@ class ShiftInvariant(dc.rules.Rule):
     def perturb(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
         n = x.shape[0]
         padded = F.pad(x, (1, 1, 1, 1))
-        shifted = torch.stack([padded[..., 2:, 1:-1], padded[..., :-2, 1:-1],
-                               padded[..., 1:-1, 2:], padded[..., 1:-1, :-2]])
+        shifted = torch.stack(
+            [
+                padded[..., 2:, 1:-1],
+                padded[..., :-2, 1:-1],
+                padded[..., 1:-1, 2:],
+                padded[..., 1:-1, :-2],
+            ]
+        )
         way = torch.randint(0, 4, (n,), generator=generator, device=x.device)
         return shifted[way, torch.arange(n, device=x.device)]
 
@@ -48,9 +54,15 @@ class ShiftInvariant(dc.rules.Rule):
 
 
 def cnn(width: int = 32) -> nn.Module:
-    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(),
-                         nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Flatten(), nn.Linear(16 * 4 * 4, width))
+    return nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(8, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(16 * 4 * 4, width),
+    )
 
 
 def network() -> dc.DeepCTRL:
@@ -74,33 +86,49 @@ def main(quick: bool) -> dict:
     X = torch.tensor(digits.images, dtype=torch.float32)[:, None] / 16.0
     y = torch.tensor(digits.target)
     idx = torch.arange(len(y)).numpy()
-    train_idx, test_idx = train_test_split(idx, test_size=0.2, stratify=digits.target,
-                                           random_state=0)
-    train_idx, val_idx = train_test_split(train_idx, test_size=0.25,
-                                          stratify=digits.target[train_idx], random_state=0)
-    train_idx = train_idx[:s["train_rows"]]
+    train_idx, test_idx = train_test_split(
+        idx, test_size=0.2, stratify=digits.target, random_state=0
+    )
+    train_idx, val_idx = train_test_split(
+        train_idx, test_size=0.25, stratify=digits.target[train_idx], random_state=0
+    )
+    train_idx = train_idx[: s["train_rows"]]
     rule, alphas = ShiftInvariant(), [round(0.1 * i, 1) for i in range(11)]
     X_test, y_test = X[test_idx], y[test_idx]
     X_shifted = rule.perturb(X_test, torch.Generator().manual_seed(1))
-    out = {"settings": s, "alphas": alphas, "rows": {"train": len(train_idx),
-                                                     "val": len(val_idx), "test": len(test_idx)}}
-    for name, method in (("DeepCTRL", dc.methods.DeepCTRL()), ("TaskOnly",
-                                                               dc.methods.TaskOnly())):
+    out = {
+        "settings": s,
+        "alphas": alphas,
+        "rows": {"train": len(train_idx), "val": len(val_idx), "test": len(test_idx)},
+    }
+    for name, method in (("DeepCTRL", dc.methods.DeepCTRL()), ("TaskOnly", dc.methods.TaskOnly())):
         start = time.perf_counter()
-        result = dc.fit(network(), rule, method, train=(X[train_idx], y[train_idx]),
-                        val=(X[val_idx], y[val_idx]), task_loss="cross_entropy",
-                        batch_size=32, max_epochs=s["max_epochs"], patience=s["patience"],
-                        seeds=s["seeds"], progress=not quick, desc=name)
+        result = dc.fit(
+            network(),
+            rule,
+            method,
+            train=(X[train_idx], y[train_idx]),
+            val=(X[val_idx], y[val_idx]),
+            task_loss="cross_entropy",
+            batch_size=32,
+            max_epochs=s["max_epochs"],
+            patience=s["patience"],
+            seeds=s["seeds"],
+            progress=not quick,
+            desc=name,
+        )
         grid = alphas if name == "DeepCTRL" else [0.0]  # TaskOnly trains at alpha 0 only
         clean = [dc.sweep(m, rule, X_test, y_test, grid, ("accuracy",)) for m in result.models]
-        moved = [dc.sweep(m, None, X_shifted, y_test, grid, ("accuracy",))
-                 for m in result.models]
+        moved = [dc.sweep(m, None, X_shifted, y_test, grid, ("accuracy",)) for m in result.models]
 
-        out[name] = {"accuracy": mean(clean, "accuracy"),
-                     "accuracy_shifted": mean(moved, "accuracy"),
-                     "verification_ratio": mean(clean, "verification_ratio"),
-                     "epochs": result.epochs, "path": result.path,
-                     "seconds": round(time.perf_counter() - start, 1)}
+        out[name] = {
+            "accuracy": mean(clean, "accuracy"),
+            "accuracy_shifted": mean(moved, "accuracy"),
+            "verification_ratio": mean(clean, "verification_ratio"),
+            "epochs": result.epochs,
+            "path": result.path,
+            "seconds": round(time.perf_counter() - start, 1),
+        }
     return out
 
 

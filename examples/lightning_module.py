@@ -25,8 +25,9 @@ import deepctrl as dc
 class DeepCTRLModule(L.LightningModule):
     """Any DeepCTRL model trained with the DeepCTRL objective under Lightning."""
 
-    def __init__(self, model: dc.DeepCTRL, rule: dc.rules.Rule, task_loss: str = "bce",
-                 lr: float = 1e-3) -> None:
+    def __init__(
+        self, model: dc.DeepCTRL, rule: dc.rules.Rule, task_loss: str = "bce", lr: float = 1e-3
+    ) -> None:
         super().__init__()
         self.model, self.lr = model, lr
         self.objective = dc.Objective(model, rule, dc.methods.DeepCTRL(), task_loss=task_loss)
@@ -38,8 +39,16 @@ class DeepCTRLModule(L.LightningModule):
 
     def training_step(self, batch, batch_idx):
         out = self.objective(*batch)
-        self.log_dict({"task": out.task, "rule": out.rule, "alpha": out.alpha,
-                       "verification": out.verification_ratio}, on_step=False, on_epoch=True)
+        self.log_dict(
+            {
+                "task": out.task,
+                "rule": out.rule,
+                "alpha": out.alpha,
+                "verification": out.verification_ratio,
+            },
+            on_step=False,
+            on_epoch=True,
+        )
         self.last = out
         return out.loss
 
@@ -78,18 +87,27 @@ def main(quick: bool) -> dict:
     logging.getLogger("lightning.pytorch").setLevel(logging.WARNING)
     train = DataLoader(records(400 if quick else 3000, 0), batch_size=32, shuffle=True)
     val, test = (DataLoader(records(1000, s), batch_size=1000) for s in (1, 2))
-    model = dc.DeepCTRL(dc.mlp(3, 32, 16), dc.mlp(3, 32, 16),
-                        dc.mlp(32, 16, 1, out_activation="sigmoid"))
+    model = dc.DeepCTRL(
+        dc.mlp(3, 32, 16), dc.mlp(3, 32, 16), dc.mlp(32, 16, 1, out_activation="sigmoid")
+    )
     rule = dc.rules.Monotonic(0, "increasing", perturbation=dc.rules.Additive(0.2))
     module = DeepCTRLModule(model, rule)
-    trainer = L.Trainer(max_epochs=2 if quick else 30, accelerator="cpu", logger=False,
-                        enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False,
-                        callbacks=[L.pytorch.callbacks.EarlyStopping("val_bce", patience=5)])
+    trainer = L.Trainer(
+        max_epochs=2 if quick else 30,
+        accelerator="cpu",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[L.pytorch.callbacks.EarlyStopping("val_bce", patience=5)],
+    )
     trainer.fit(module, train, val)
     alphas = [round(0.1 * i, 1) for i in range(11)]
-    return {"rho": module.objective.rho, "epochs": trainer.current_epoch,
-            "test": dc.sweep(model, rule, test, alphas=alphas, metrics=("bce", "auc"))}
+    return {
+        "rho": module.objective.rho,
+        "epochs": trainer.current_epoch,
+        "test": dc.sweep(model, rule, test, alphas=alphas, metrics=("bce", "auc")),
+    }
 
 
 if __name__ == "__main__":

@@ -19,19 +19,19 @@ import deepctrl as dc
 data = load_diabetes(as_frame=True)
 X, y = data.data, data.target.rename("progression")
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
-X_train, X_val, y_train, y_val = train_test_split(X_train, y_train, test_size=0.2,
-                                                  random_state=0)
+X_train, X_val, y_train, y_val = train_test_split(X_train, y_train, test_size=0.2, random_state=0)
 
 # %% The rule. The bmi column is centred on 0, so a relative perturbation (10 % of the
 # value) would barely move it: raise BMI by up to a tenth of its standard deviation
 # instead, in the column's own units.
-rule = dc.Monotonic("bmi", "increasing",
-                    perturbation=dc.rules.Additive(0.1 * X_train["bmi"].std()))
+rule = dc.Monotonic("bmi", "increasing", perturbation=dc.rules.Additive(0.1 * X_train["bmi"].std()))
 
 # %% Train once. Preprocessing, early stopping and the network size are automatic.
 model = dc.DeepCTRLRegressor(rules=[rule], random_state=0).fit(X_train, y_train)
-print(f"trained for {model.n_epochs_} epochs; alpha chosen on its validation split: "
-      f"{model.selected_alpha_:g}")
+print(
+    f"trained for {model.n_epochs_} epochs; alpha chosen on its validation split: "
+    f"{model.selected_alpha_:g}"
+)
 
 # %% Sweep the rule strength on held-out data: error and how often the rule holds.
 print(model.sweep(X_test, y_test, alphas=[0.0, 0.25, 0.5, 0.75, 1.0]).round(3))
@@ -43,8 +43,10 @@ print(model.sweep(X_test, y_test, alphas=[0.0, 0.25, 0.5, 0.75, 1.0]).round(3))
 # ``select_alpha`` sets ``model.alpha_``.
 alpha = model.select_alpha(X_val, y_val)
 test_mse = float(np.mean((model.predict(X_test) - y_test) ** 2))
-print(f"alpha {alpha:g}: test MSE {test_mse:.0f}, rule holds for "
-      f"{model.verification_ratio(X_test):.1%} of the test patients")
+print(
+    f"alpha {alpha:g}: test MSE {test_mse:.0f}, rule holds for "
+    f"{model.verification_ratio(X_test):.1%} of the test patients"
+)
 
 # %% Side by side: gradient boosting with a monotonic constraint, and ridge regression.
 boosting = HistGradientBoostingRegressor(monotonic_cst={"bmi": 1}, random_state=0)

@@ -28,12 +28,26 @@ def single_and_ddp(tmp_path: Path, free_port: int) -> Callable[..., tuple[Path, 
 
     def run(worker: Path, *args: str, suffix: str = ".safetensors") -> tuple[Path, Path]:
         single, multi = tmp_path / f"single{suffix}", tmp_path / f"ddp{suffix}"
-        subprocess.run([sys.executable, str(worker), str(single), *args], check=True,
-                       timeout=300)
-        ddp = subprocess.run([sys.executable, "-m", "torch.distributed.run",
-                              "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-                              "--master_port", str(free_port), str(worker), str(multi), *args],
-                             timeout=300, capture_output=True, text=True)
+        subprocess.run([sys.executable, str(worker), str(single), *args], check=True, timeout=300)
+        ddp = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nproc_per_node",
+                "2",
+                "--master_addr",
+                "127.0.0.1",
+                "--master_port",
+                str(free_port),
+                str(worker),
+                str(multi),
+                *args,
+            ],
+            timeout=300,
+            capture_output=True,
+            text=True,
+        )
         assert ddp.returncode == 0, ddp.stderr[-3000:]
         return single, multi
 

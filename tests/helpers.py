@@ -18,7 +18,8 @@ def small_net(hidden: int | None = None, dtype: torch.dtype = torch.float32) -> 
     return dc.DeepCTRL(dc.mlp(3, *widths, 8), dc.mlp(3, *widths, 8), decision).to(dtype)
 
 
-def loss_estimate(n: int, rule: float = 1.0, task: float = 1.0
-                  ) -> Callable[[bool], tuple[torch.Tensor, torch.Tensor]]:
+def loss_estimate(
+    n: int, rule: float = 1.0, task: float = 1.0
+) -> Callable[[bool], tuple[torch.Tensor, torch.Tensor]]:
     """An ``estimate(reference)`` for ``n`` seeds that answers fixed initial losses."""
     return lambda reference: (torch.full((n,), rule), torch.full((n,), task))

@@ -23,9 +23,13 @@ def test_the_deployment_guide_runs(tmp_path, monkeypatch):
     est, session, request = namespace["est"], namespace["session"], namespace["request"]
     assert namespace["probabilities"].shape == (5, 2)  # the last call scored orders[:5]
     # the server's request, as the estimator sees it (missing values as NaN, '' and NaT)
-    frame = pd.DataFrame({"dist_km": [12.5, 48.0, np.nan], "carrier": ["north", "east", ""],
-                          "day": pd.to_datetime(["2025-03-01T09:30", "2025-06-15", None],
-                                                format="ISO8601")})
+    frame = pd.DataFrame(
+        {
+            "dist_km": [12.5, 48.0, np.nan],
+            "carrier": ["north", "east", ""],
+            "day": pd.to_datetime(["2025-03-01T09:30", "2025-06-15", None], format="ISO8601"),
+        }
+    )
     label, proba = session.run(None, request)
     want = est.predict_proba(frame, alpha=request["alpha"].astype(float))
     assert np.abs(proba - want).max() < 1e-4

@@ -12,8 +12,12 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def run(name: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, str(EXAMPLES / name), "--quick", *args],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), "--quick", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 

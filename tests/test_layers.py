@@ -46,8 +46,9 @@ brings it when it is missing."""
 def modules_of(root: Path) -> dict[str, Path]:
     """Module name -> file, for every ``.py`` file under ``root`` (a ``deepctrl`` folder)."""
     return {
-        ".".join(("deepctrl", *p.relative_to(root).with_suffix("").parts))
-        .removesuffix(".__init__"): p
+        ".".join(("deepctrl", *p.relative_to(root).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        ): p
         for p in sorted(root.rglob("*.py"))
     }
 
@@ -84,7 +85,7 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> list[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parent = package[:len(package) - node.level + 1]
+                parent = package[: len(package) - node.level + 1]
                 base = ".".join([*parent, *([base] if base else [])])
             if node.module:
                 out.append(base)
@@ -101,15 +102,17 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> list[str]:
 
 def graph_of(known: dict[str, Path]) -> dict[str, set[str]]:
     """Module -> the package's modules it imports."""
-    return {m: {i for i in imports(m, p, known) if i in known and i != m}
-            for m, p in known.items()}
+    return {m: {i for i in imports(m, p, known) if i in known and i != m} for m, p in known.items()}
 
 
 def layer_violations(graph: dict[str, set[str]]) -> list[str]:
     """One line per import that points the wrong way."""
-    return [f"{m} ({layer(m)}) imports {t} ({layer(t)})"
-            for m in sorted(graph) for t in sorted(graph[m])
-            if layer(t) != "version" and layer(t) not in ALLOWED[layer(m)]]
+    return [
+        f"{m} ({layer(m)}) imports {t} ({layer(t)})"
+        for m in sorted(graph)
+        for t in sorted(graph[m])
+        if layer(t) != "version" and layer(t) not in ALLOWED[layer(m)]
+    ]
 
 
 def top_level_imports(path: Path) -> set[str]:
@@ -147,7 +150,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
         state[module] = 1
         for target in sorted(graph[module]):
             if state.get(target) == 1:
-                return [*path[path.index(target):], target]
+                return [*path[path.index(target) :], target]
             if target not in state:
                 found = visit(target, [*path, target])
                 if found:
@@ -196,45 +199,49 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 
 def test_the_checker_reports_a_wrong_tree(tmp_path):
     """On a tree that breaks every rule, the checker names each offending import."""
-    root = write_tree(tmp_path, {
-        "__init__.py": ("from deepctrl.core import losses\n"
-                        "_WHERE = {'run': 'deepctrl.paper.runs'}\n"),
-        "_version.py": "__version__ = '0'\n",
-        "core/__init__.py": "",
-        "core/losses.py": (
-            "import torch\n"
-            "from deepctrl._version import __version__\n"
-            "from deepctrl.core import model\n"
-            "def table():\n"
-            "    import pandas as pd\n"
-            "    return pd\n"
-        ),
-        "core/model.py": "def fit():\n    from deepctrl.engine import trainer\n",
-        "core/typed.py": (
-            "from typing import TYPE_CHECKING\n"
-            "if TYPE_CHECKING:\n"
-            "    import sklearn\n"
-            "    from deepctrl.tabular import estimators\n"
-        ),
-        "core/rules/__init__.py": "from ..metrics import mae\nfrom . import base\n",
-        "core/rules/base.py": "from ...io import checkpoint\n",
-        "core/metrics.py": "from scipy import stats\n",
-        "engine/__init__.py": "",
-        "engine/trainer.py": "from deepctrl.core.model import fit\n",
-        "io/__init__.py": "",
-        "io/checkpoint.py": "from deepctrl.core import losses\n",
-        "io/figures.py": (
-            "import matplotlib\n"
-            "def draw():\n"
-            "    import matplotlib.pyplot as plt\n"
-            "    return plt\n"
-        ),
-        "io/reports.py": "def draw():\n    import matplotlib.pyplot as plt\n    return plt\n",
-        "paper/__init__.py": "",
-        "paper/runs.py": "import deepctrl as dc\n",
-        "tabular/__init__.py": "",
-        "tabular/estimators.py": "import pandas\nfrom deepctrl.engine import trainer\n",
-    })
+    root = write_tree(
+        tmp_path,
+        {
+            "__init__.py": (
+                "from deepctrl.core import losses\n_WHERE = {'run': 'deepctrl.paper.runs'}\n"
+            ),
+            "_version.py": "__version__ = '0'\n",
+            "core/__init__.py": "",
+            "core/losses.py": (
+                "import torch\n"
+                "from deepctrl._version import __version__\n"
+                "from deepctrl.core import model\n"
+                "def table():\n"
+                "    import pandas as pd\n"
+                "    return pd\n"
+            ),
+            "core/model.py": "def fit():\n    from deepctrl.engine import trainer\n",
+            "core/typed.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n"
+                "    import sklearn\n"
+                "    from deepctrl.tabular import estimators\n"
+            ),
+            "core/rules/__init__.py": "from ..metrics import mae\nfrom . import base\n",
+            "core/rules/base.py": "from ...io import checkpoint\n",
+            "core/metrics.py": "from scipy import stats\n",
+            "engine/__init__.py": "",
+            "engine/trainer.py": "from deepctrl.core.model import fit\n",
+            "io/__init__.py": "",
+            "io/checkpoint.py": "from deepctrl.core import losses\n",
+            "io/figures.py": (
+                "import matplotlib\n"
+                "def draw():\n"
+                "    import matplotlib.pyplot as plt\n"
+                "    return plt\n"
+            ),
+            "io/reports.py": "def draw():\n    import matplotlib.pyplot as plt\n    return plt\n",
+            "paper/__init__.py": "",
+            "paper/runs.py": "import deepctrl as dc\n",
+            "tabular/__init__.py": "",
+            "tabular/estimators.py": "import pandas\nfrom deepctrl.engine import trainer\n",
+        },
+    )
     known = modules_of(root)
     graph = graph_of(known)
     assert graph["deepctrl"] == {"deepctrl.core", "deepctrl.core.losses", "deepctrl.paper.runs"}
@@ -253,8 +260,11 @@ def test_the_checker_reports_a_wrong_tree(tmp_path):
         "deepctrl.io.figures": ["matplotlib"],
         "deepctrl.io.reports": ["matplotlib"],
     }
-    assert find_cycle(graph) == ["deepctrl.core.model", "deepctrl.engine.trainer",
-                                 "deepctrl.core.model"]
+    assert find_cycle(graph) == [
+        "deepctrl.core.model",
+        "deepctrl.engine.trainer",
+        "deepctrl.core.model",
+    ]
     graph["deepctrl.core.model"] = set()
     assert find_cycle(graph) == ["deepctrl", "deepctrl.paper.runs", "deepctrl"]
     graph["deepctrl"].remove("deepctrl.paper.runs")
@@ -273,8 +283,7 @@ def test_the_core_api_loads_without_table_libraries():
         "         torch.randn(5, 1))\n"
         f"print([n for n in {TABLE_LIBRARIES!r} if n in sys.modules])\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 

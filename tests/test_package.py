@@ -21,10 +21,16 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
     typo = tmp_path / "typo.csv"  # missing values are imputed, text in a number column is not
     typo.write_text("x,size\n1,2\nabc,4\n3,5\n")
     model = tmp_path / "table.deepctrl"  # only the header matters to the checks below
-    dc.save(torch.nn.Linear(1, 1), model, {
-        "estimator": "DeepCTRLRegressor", "estimator_format": 1,
-        "preprocessing": {"columns": [{"name": "x"}, {"name": "size"}]},
-        "fitted": {"output_names_": ["y"]}})
+    dc.save(
+        torch.nn.Linear(1, 1),
+        model,
+        {
+            "estimator": "DeepCTRLRegressor",
+            "estimator_format": 1,
+            "preprocessing": {"columns": [{"name": "x"}, {"name": "size"}]},
+            "fitted": {"output_names_": ["y"]},
+        },
+    )
     bad_inputs = [
         ["fit", str(tmp_path / "nowhere.csv"), "--target", "y", "--out", str(tmp_path / "m")],
         ["fit", str(table), "--target", "z", "--out", str(tmp_path / "m")],
@@ -34,15 +40,16 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
         ["predict", str(model), str(table), "--out", str(tmp_path / "p")],
         ["predict", str(model), str(typo), "--out", str(tmp_path / "p")],
     ]
-    code = ("import json, sys\n"
-            "import deepctrl, deepctrl.cli.main\n"
-            "heavy = lambda: [m for m in ('torch', 'sklearn', 'scipy') if m in sys.modules]\n"
-            f"codes = [deepctrl.cli.main.main(args) for args in {bad_inputs!r}]\n"
-            "before = heavy()\n"
-            "deepctrl.DeepCTRL\n"
-            "print(json.dumps([codes, before, heavy()]))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import json, sys\n"
+        "import deepctrl, deepctrl.cli.main\n"
+        "heavy = lambda: [m for m in ('torch', 'sklearn', 'scipy') if m in sys.modules]\n"
+        f"codes = [deepctrl.cli.main.main(args) for args in {bad_inputs!r}]\n"
+        "before = heavy()\n"
+        "deepctrl.DeepCTRL\n"
+        "print(json.dumps([codes, before, heavy()]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     codes, before, after = json.loads(done.stdout)
     assert codes == [2] * len(bad_inputs), done.stderr
     errors = done.stderr.splitlines()
@@ -64,15 +71,18 @@ def test_every_public_name_resolves():
 
 def test_a_command_whose_extra_is_missing_says_what_to_install(tmp_path):
     """Without pandas (the base install), `deepctrl fit` names the extra in one line."""
-    code = ("import sys\n"
-            "sys.modules['pandas'] = None\n"
-            "from deepctrl.cli.main import main\n"
-            f"raise SystemExit(main(['fit', 'x.csv', '--target', 'y', '--out', "
-            f"{str(tmp_path / 'm')!r}]))")
+    code = (
+        "import sys\n"
+        "sys.modules['pandas'] = None\n"
+        "from deepctrl.cli.main import main\n"
+        f"raise SystemExit(main(['fit', 'x.csv', '--target', 'y', '--out', "
+        f"{str(tmp_path / 'm')!r}]))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 2
-    assert done.stderr.splitlines() == ["deepctrl: error: 'deepctrl fit' needs pandas: "
-                                        "pip install 'deepctrl[tabular]'"]
+    assert done.stderr.splitlines() == [
+        "deepctrl: error: 'deepctrl fit' needs pandas: pip install 'deepctrl[tabular]'"
+    ]
 
 
 def test_reproduce_checks_its_extra_before_training(tmp_path, monkeypatch, capsys):
@@ -81,9 +91,13 @@ def test_reproduce_checks_its_extra_before_training(tmp_path, monkeypatch, capsy
     from deepctrl.cli.main import main
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
     assert main(["reproduce", "pendulum", "--quick", "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        "deepctrl: error: 'deepctrl reproduce' needs matplotlib: pip install 'deepctrl[paper]'"]
+        "deepctrl: error: 'deepctrl reproduce' needs matplotlib: pip install 'deepctrl[paper]'"
+    ]
     assert not (tmp_path / "r").exists()

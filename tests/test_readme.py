@@ -10,7 +10,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def python_block(after: str) -> str:
     text = README.read_text()
-    section = text[text.index(after):]
+    section = text[text.index(after) :]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 

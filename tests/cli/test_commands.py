@@ -19,8 +19,13 @@ from deepctrl.cli.main import main
 
 def write_table(folder: Path, n: int = 120, seed: int = 0) -> Path:
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({"price": rng.uniform(1, 10, n).round(3), "size": rng.uniform(0, 1, n),
-                          "color": rng.choice(["red", "blue"], n)})
+    frame = pd.DataFrame(
+        {
+            "price": rng.uniform(1, 10, n).round(3),
+            "size": rng.uniform(0, 1, n),
+            "color": rng.choice(["red", "blue"], n),
+        }
+    )
     frame["sales"] = 10 - frame["price"] + 2 * frame["size"] + rng.normal(0, 0.2, n)
     frame["sold_out"] = np.where(frame["sales"] > 6, "yes", "no")
     path = folder / "data.csv"
@@ -33,8 +38,21 @@ def fitted(tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("cli")
     data = write_table(folder)
     model = folder / "model.deepctrl"
-    code = main(["fit", str(data), "--target", "sales", "--monotonic", "price=decreasing",
-                 "--max-epochs", "5", "--no-progress", "--out", str(model)])
+    code = main(
+        [
+            "fit",
+            str(data),
+            "--target",
+            "sales",
+            "--monotonic",
+            "price=decreasing",
+            "--max-epochs",
+            "5",
+            "--no-progress",
+            "--out",
+            str(model),
+        ]
+    )
     assert code == 0 and model.is_file()
     return data, model
 
@@ -47,9 +65,25 @@ def run(args: list[str], capsys) -> tuple[int, str, str]:
 
 def test_fit_prints_a_summary(tmp_path, capsys):
     data = write_table(tmp_path)
-    code, out, _ = run(["fit", str(data), "--target", "sold_out", "--no-progress",
-                        "--monotonic", "price=decreasing", "--max-epochs", "3", "--seed", "1",
-                        "--drop-missing", "--out", str(tmp_path / "m")], capsys)
+    code, out, _ = run(
+        [
+            "fit",
+            str(data),
+            "--target",
+            "sold_out",
+            "--no-progress",
+            "--monotonic",
+            "price=decreasing",
+            "--max-epochs",
+            "3",
+            "--seed",
+            "1",
+            "--drop-missing",
+            "--out",
+            str(tmp_path / "m"),
+        ],
+        capsys,
+    )
     assert code == 0
     assert "trained DeepCTRLClassifier on 96 rows (validated on 24)" in out
     assert "rules: monotonic(price, decreasing)" in out and "epochs: 3" in out
@@ -65,8 +99,7 @@ def test_sweep_table_and_json(fitted, capsys):
     assert code == 0 and [r["alpha"] for r in rows] == [0.0, 0.5, 1.0]
     assert all({"alpha", "verification_ratio", "mae", "mse"} <= set(r) for r in rows)
     code, out, _ = run(["sweep", str(model), str(data), "--alphas", "0,1"], capsys)
-    assert code == 0 and out.split("\n")[0].split() == ["alpha", "verification_ratio", "mae",
-                                                          "mse"]
+    assert code == 0 and out.split("\n")[0].split() == ["alpha", "verification_ratio", "mae", "mse"]
 
 
 def test_predict_keeps_row_order_and_auto_uses_the_stored_alpha(fitted, tmp_path, capsys):
@@ -74,37 +107,51 @@ def test_predict_keeps_row_order_and_auto_uses_the_stored_alpha(fitted, tmp_path
     frame = pd.read_csv(data).iloc[::-1].drop(columns=["sales"])
     frame.to_csv(tmp_path / "new.csv", index=False)
     out = tmp_path / "pred.csv"
-    code, text, _ = run(["predict", str(model), str(tmp_path / "new.csv"), "--out", str(out)],
-                        capsys)
+    code, text, _ = run(
+        ["predict", str(model), str(tmp_path / "new.csv"), "--out", str(out)], capsys
+    )
     assert code == 0 and f"wrote {len(frame)} predictions" in text
     from deepctrl.tabular.model_file import load_estimator
 
     est = load_estimator(model)
     expected = est.predict(frame[["price", "size", "color", "sold_out"]], est.selected_alpha_)
     np.testing.assert_allclose(pd.read_csv(out)["sales"], expected, rtol=1e-6)
-    code, _, _ = run(["predict", str(model), str(tmp_path / "new.csv"), "--alpha", "1",
-                      "--out", str(out)], capsys)
-    np.testing.assert_allclose(pd.read_csv(out)["sales"],
-                               est.predict(frame[est.encoder_.names], 1.0), rtol=1e-6)
+    code, _, _ = run(
+        ["predict", str(model), str(tmp_path / "new.csv"), "--alpha", "1", "--out", str(out)],
+        capsys,
+    )
+    np.testing.assert_allclose(
+        pd.read_csv(out)["sales"], est.predict(frame[est.encoder_.names], 1.0), rtol=1e-6
+    )
 
 
 def bad_files(folder: Path, data: Path) -> dict[str, Path]:
     frame = pd.read_csv(data)
-    files = {"empty": folder / "empty.csv", "header": folder / "header.csv",
-             "nan": folder / "nan.csv", "text": folder / "text.csv",
-             "binary": folder / "binary.csv", "lacking": folder / "lacking.csv",
-             "rules": folder / "rules.toml", "pickle": folder / "model.pkl",
-             "foreign": folder / "foreign.safetensors", "corrupt": folder / "corrupt.deepctrl"}
+    files = {
+        "empty": folder / "empty.csv",
+        "header": folder / "header.csv",
+        "nan": folder / "nan.csv",
+        "text": folder / "text.csv",
+        "binary": folder / "binary.csv",
+        "lacking": folder / "lacking.csv",
+        "rules": folder / "rules.toml",
+        "pickle": folder / "model.pkl",
+        "foreign": folder / "foreign.safetensors",
+        "corrupt": folder / "corrupt.deepctrl",
+    }
     files["empty"].write_text("")
     files["header"].write_text(",".join(frame.columns) + "\n")
-    frame.assign(price=frame["price"].where(frame.index % 50 != 3)).to_csv(files["nan"],
-                                                                          index=False)
+    frame.assign(price=frame["price"].where(frame.index % 50 != 3)).to_csv(
+        files["nan"], index=False
+    )
     frame.astype({"price": object}).assign(
-        price=lambda f: f["price"].where(f.index != 5, "abc")).to_csv(files["text"], index=False)
+        price=lambda f: f["price"].where(f.index != 5, "abc")
+    ).to_csv(files["text"], index=False)
     files["binary"].write_bytes(bytes(range(256)) * 4)
     frame.drop(columns=["size"]).to_csv(files["lacking"], index=False)
-    files["rules"].write_text('[[rule]]\nkind = "monotonic"\ncolumn = "price"\n'
-                              'direction = "sideways"\n')
+    files["rules"].write_text(
+        '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "sideways"\n'
+    )
     files["pickle"].write_bytes(pickle.dumps({"weights": [1, 2, 3]}))
     header = json.dumps({"__metadata__": {"format": "other"}}).encode()
     files["foreign"].write_bytes(struct.pack("<Q", len(header)) + header)
@@ -115,26 +162,36 @@ def bad_files(folder: Path, data: Path) -> dict[str, Path]:
 def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[list[str], str]]:
     fit = ["fit", str(data), "--target", "sales", "--no-progress", "--out", str(out)]
     return [
-        (["fit", "nowhere.csv", "--target", "sales", "--out", str(out)],
-         "data file nowhere.csv does not exist"),
+        (
+            ["fit", "nowhere.csv", "--target", "sales", "--out", str(out)],
+            "data file nowhere.csv does not exist",
+        ),
         (["fit", str(f["empty"]), "--target", "sales", "--out", str(out)], "is empty"),
         (["fit", str(f["header"]), "--target", "sales", "--out", str(out)], "has no data rows"),
-        (["fit", str(f["binary"]), "--target", "sales", "--out", str(out)],
-         "is not a (UTF-8 text|valid) CSV file"),
+        (
+            ["fit", str(f["binary"]), "--target", "sales", "--out", str(out)],
+            "is not a (UTF-8 text|valid) CSV file",
+        ),
         ([*fit[:3], "sale", *fit[4:]], "has no target column 'sale'"),
         ([*fit, "--monotonic", "prize=decreasing"], "unknown column 'prize'"),
         ([*fit, "--monotonic", "price=up"], "direction must be 'increasing' or 'decreasing'"),
         ([*fit, "--rules", str(f["rules"])], "rules.toml line 4: direction must be"),
         ([*fit, "--rules", "missing.toml"], "rules file missing.toml does not exist"),
-        ([*fit, "--monotonic", "price=decreasing", "--monotonic", "price=increasing"],
-         "monotonic\\(price, decreasing\\) \\(--monotonic price=decreasing\\) and "
-         "monotonic\\(price, increasing\\) \\(--monotonic price=increasing\\) contradict "
-         "each other: sales cannot both rise and fall with 'price'"),
+        (
+            [*fit, "--monotonic", "price=decreasing", "--monotonic", "price=increasing"],
+            "monotonic\\(price, decreasing\\) \\(--monotonic price=decreasing\\) and "
+            "monotonic\\(price, increasing\\) \\(--monotonic price=increasing\\) contradict "
+            "each other: sales cannot both rise and fall with 'price'",
+        ),
         ([*fit, "--rule-class", "yes"], "--rule-class names the class of the --monotonic rules"),
-        ([*fit, "--monotonic", "price=decreasing", "--rule-class", "yes"],
-         "--rule-class is for classification"),
-        (["fit", str(f["text"]), *fit[2:]],
-         "column 'price' has text in 1 of 120 rows \\(line 7: 'abc'\\)"),
+        (
+            [*fit, "--monotonic", "price=decreasing", "--rule-class", "yes"],
+            "--rule-class is for classification",
+        ),
+        (
+            ["fit", str(f["text"]), *fit[2:]],
+            "column 'price' has text in 1 of 120 rows \\(line 7: 'abc'\\)",
+        ),
         ([*fit, "--val-fraction", "1.5"], "--val-fraction must be a number between 0 and 1"),
         ([*fit, "--device", "cuda"], "device 'cuda' is not available: this PyTorch sees no CUDA"),
         ([*fit, "--device", "tpu"], "unknown device 'tpu'"),
@@ -143,18 +200,30 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         (["sweep", str(f["foreign"]), str(data)], "not a deepctrl model file"),
         (["sweep", str(f["corrupt"]), str(data)], "not a deepctrl model file"),
         (["sweep", str(model), str(data), "--alphas", "0:1:x"], "--alphas must be"),
-        (["predict", str(model), str(f["lacking"]), "--out", str(out)],
-         "lacks column\\(s\\) the model needs: size"),
-        (["predict", str(model), str(data), "--alpha", "strong", "--out", str(out)],
-         "--alpha must be a finite number, 'auto' or 'min_error', got 'strong'"),
-        (["predict", str(model), str(data), "--alpha", "-0.5", "--out", str(out)],
-         "--alpha must be >= 0 \\(0 follows the data, 1 the rule\\), got -0.5"),
-        (["predict", str(model), str(data), "--min-verification", "1.5", "--out", str(out)],
-         "--min-verification must be a number greater than 0 and at most 1, got '1.5'"),
-        (["predict", str(model), str(data), "--min-verification", "most", "--out", str(out)],
-         "--min-verification must be a number greater than 0 and at most 1, got 'most'"),
-        (["sweep", str(model), str(data), "--min-verification", "0"],
-         "--min-verification must be a number greater than 0 and at most 1, got '0'"),
+        (
+            ["predict", str(model), str(f["lacking"]), "--out", str(out)],
+            "lacks column\\(s\\) the model needs: size",
+        ),
+        (
+            ["predict", str(model), str(data), "--alpha", "strong", "--out", str(out)],
+            "--alpha must be a finite number, 'auto' or 'min_error', got 'strong'",
+        ),
+        (
+            ["predict", str(model), str(data), "--alpha", "-0.5", "--out", str(out)],
+            "--alpha must be >= 0 \\(0 follows the data, 1 the rule\\), got -0.5",
+        ),
+        (
+            ["predict", str(model), str(data), "--min-verification", "1.5", "--out", str(out)],
+            "--min-verification must be a number greater than 0 and at most 1, got '1.5'",
+        ),
+        (
+            ["predict", str(model), str(data), "--min-verification", "most", "--out", str(out)],
+            "--min-verification must be a number greater than 0 and at most 1, got 'most'",
+        ),
+        (
+            ["sweep", str(model), str(data), "--min-verification", "0"],
+            "--min-verification must be a number greater than 0 and at most 1, got '0'",
+        ),
     ]
 
 
@@ -173,9 +242,21 @@ def test_every_bad_input_gives_one_line_and_exit_code_2(fitted, tmp_path, capsys
 def test_drop_missing_drops_rows_and_says_how_many(fitted, tmp_path, capsys):
     data, _ = fitted
     files = bad_files(tmp_path, data)
-    code, _, err = run(["fit", str(files["text"]), "--target", "sales", "--drop-missing",
-                        "--max-epochs", "1", "--no-progress", "--out", str(tmp_path / "m")],
-                       capsys)
+    code, _, err = run(
+        [
+            "fit",
+            str(files["text"]),
+            "--target",
+            "sales",
+            "--drop-missing",
+            "--max-epochs",
+            "1",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "m"),
+        ],
+        capsys,
+    )
     assert code == 0 and "dropped 1 of 120 rows" in err
 
 
@@ -183,8 +264,9 @@ def test_missing_values_are_scored_and_imputed_with_the_training_mean(fitted, tm
     data, model = fitted
     files = bad_files(tmp_path, data)  # "nan": price missing on 3 of 120 rows
     out = tmp_path / "pred.csv"
-    code, _, _ = run(["predict", str(model), str(files["nan"]), "--alpha", "0.5",
-                      "--out", str(out)], capsys)
+    code, _, _ = run(
+        ["predict", str(model), str(files["nan"]), "--alpha", "0.5", "--out", str(out)], capsys
+    )
     pred = pd.read_csv(out)["sales"].to_numpy()
     assert code == 0 and len(pred) == 120 and np.isfinite(pred).all()
     # the model had no missing prices in training: a missing price takes the training mean
@@ -192,12 +274,35 @@ def test_missing_values_are_scored_and_imputed_with_the_training_mean(fitted, tm
     missing = frame["price"].isna().to_numpy()
     filled = frame.assign(price=frame["price"].fillna(pd.read_csv(data)["price"].mean()))
     filled.to_csv(tmp_path / "filled.csv", index=False)
-    run(["predict", str(model), str(tmp_path / "filled.csv"), "--alpha", "0.5",
-         "--out", str(tmp_path / "f.csv")], capsys)
-    np.testing.assert_allclose(pred[missing], pd.read_csv(tmp_path / "f.csv")["sales"][missing],
-                               rtol=1e-5)
-    code, text, _ = run(["fit", str(files["nan"]), "--target", "sales", "--max-epochs", "1",
-                         "--no-progress", "--out", str(tmp_path / "m")], capsys)
+    run(
+        [
+            "predict",
+            str(model),
+            str(tmp_path / "filled.csv"),
+            "--alpha",
+            "0.5",
+            "--out",
+            str(tmp_path / "f.csv"),
+        ],
+        capsys,
+    )
+    np.testing.assert_allclose(
+        pred[missing], pd.read_csv(tmp_path / "f.csv")["sales"][missing], rtol=1e-5
+    )
+    code, text, _ = run(
+        [
+            "fit",
+            str(files["nan"]),
+            "--target",
+            "sales",
+            "--max-epochs",
+            "1",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "m"),
+        ],
+        capsys,
+    )
     assert code == 0 and "missing values: price 3 (with the training mean" in text
 
 
@@ -216,8 +321,7 @@ def test_a_pickle_is_refused_without_being_unpickled(fitted, tmp_path, capsys):
     marker = tmp_path / "unpickled"
     evil = tmp_path / "evil.deepctrl"
     evil.write_bytes(pickle.dumps(Payload(marker)))
-    code, _, err = run(["predict", str(evil), str(data), "--out", str(tmp_path / "p.csv")],
-                       capsys)
+    code, _, err = run(["predict", str(evil), str(data), "--out", str(tmp_path / "p.csv")], capsys)
     assert code == 2 and "looks like a pickle" in err and not marker.exists()
 
 
@@ -236,8 +340,7 @@ def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
     data, model = fitted
     parquet = tmp_path / "data.parquet"
     pd.read_csv(data).drop(columns="sales").to_parquet(parquet)
-    code, out, err = run(["sweep", str(model), str(parquet), "--alphas", "0,1", "--json"],
-                         capsys)
+    code, out, err = run(["sweep", str(model), str(parquet), "--alphas", "0,1", "--json"], capsys)
     rows = json.loads(out)
     assert code == 0 and "only verification ratios are shown" in err
     assert [sorted(r) for r in rows] == [["alpha", "verification_ratio"]] * 2
@@ -245,11 +348,24 @@ def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
 
 # -- alpha chosen without labels: --min-verification ------------------------------------------
 
+
 def fit_model(folder: Path, name: str, *rules: str) -> Path:
     """A quick model on write_table's rows (sales fall with the price) with ``rules``."""
     model = folder / name
-    code = main(["fit", str(folder / "data.csv"), "--target", "sales", *rules,
-                 "--max-epochs", "5", "--no-progress", "--out", str(model)])
+    code = main(
+        [
+            "fit",
+            str(folder / "data.csv"),
+            "--target",
+            "sales",
+            *rules,
+            "--max-epochs",
+            "5",
+            "--no-progress",
+            "--out",
+            str(model),
+        ]
+    )
     assert code == 0 and model.is_file()
     return model
 
@@ -277,19 +393,20 @@ def grid_ratios(model: Path, data: Path) -> tuple[list[float], list[float]]:
 
 
 def test_predict_chooses_the_smallest_alpha_reaching_the_goal_without_labels(
-        against, tmp_path, capsys):
+    against, tmp_path, capsys
+):
     model, unlabelled = against
     grid, ratios = grid_ratios(model, unlabelled)
     out = tmp_path / "pred.csv"
-    code, text, err = run(["predict", str(model), str(unlabelled), "--min-verification", "0.9",
-                           "--out", str(out)], capsys)
+    code, text, err = run(
+        ["predict", str(model), str(unlabelled), "--min-verification", "0.9", "--out", str(out)],
+        capsys,
+    )
     assert code == 0, err
     i = next(i for i, r in enumerate(ratios) if r >= 0.9)
     assert i > 0 and all(r < 0.9 for r in ratios[:i])  # alpha 0 falls short of the goal
-    chosen = f"chosen alpha {grid[i]:g}: verification ratio {ratios[i]:.3f} on 120 rows " \
-             "(goal 0.9)"
-    assert text.splitlines() == [chosen,
-                                 f"wrote 120 predictions at alpha {grid[i]:g} to {out}"]
+    chosen = f"chosen alpha {grid[i]:g}: verification ratio {ratios[i]:.3f} on 120 rows (goal 0.9)"
+    assert text.splitlines() == [chosen, f"wrote 120 predictions at alpha {grid[i]:g} to {out}"]
     from deepctrl.tabular.estimators import load_any
 
     est = load_any(model)
@@ -297,8 +414,18 @@ def test_predict_chooses_the_smallest_alpha_reaching_the_goal_without_labels(
     np.testing.assert_allclose(pd.read_csv(out)["sales"], est.predict(X, grid[i]), rtol=1e-6)
     # the target column, when present, is ignored: the same alpha and predictions
     labelled = unlabelled.parent / "data.csv"
-    code, text, _ = run(["predict", str(model), str(labelled), "--min-verification", "0.9",
-                         "--out", str(tmp_path / "again.csv")], capsys)
+    code, text, _ = run(
+        [
+            "predict",
+            str(model),
+            str(labelled),
+            "--min-verification",
+            "0.9",
+            "--out",
+            str(tmp_path / "again.csv"),
+        ],
+        capsys,
+    )
     assert code == 0 and text.splitlines()[0] == chosen
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "again.csv"), pd.read_csv(out))
 
@@ -310,38 +437,63 @@ def test_predict_refuses_a_goal_no_alpha_reaches_and_writes_nothing(tmp_path, ca
     model = fit_model(tmp_path, "never.deepctrl", "--rules", str(rules))
     capsys.readouterr()
     out = tmp_path / "pred.csv"
-    code, text, err = run(["predict", str(model), str(tmp_path / "data.csv"),
-                           "--min-verification", "0.5", "--out", str(out)], capsys)
+    code, text, err = run(
+        [
+            "predict",
+            str(model),
+            str(tmp_path / "data.csv"),
+            "--min-verification",
+            "0.5",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert code == 2 and text == "" and not out.exists()
-    assert err == ("deepctrl: error: no alpha in 0..1.5 reaches verification ratio 0.5 on these "
-                   "rows (highest 0.000 at alpha 0)\n")
+    assert err == (
+        "deepctrl: error: no alpha in 0..1.5 reaches verification ratio 0.5 on these "
+        "rows (highest 0.000 at alpha 0)\n"
+    )
 
 
 def test_alpha_and_min_verification_exclude_each_other(fitted, tmp_path, capsys):
     data, model = fitted
     out = tmp_path / "pred.csv"
     with pytest.raises(SystemExit) as stop:
-        main(["predict", str(model), str(data), "--alpha", "0.5", "--min-verification", "0.9",
-              "--out", str(out)])
+        main(
+            [
+                "predict",
+                str(model),
+                str(data),
+                "--alpha",
+                "0.5",
+                "--min-verification",
+                "0.9",
+                "--out",
+                str(out),
+            ]
+        )
     err = capsys.readouterr().err
     assert stop.value.code == 2 and len(err.splitlines()) == 1
-    assert err.startswith("deepctrl predict: error: argument --min-verification: not allowed "
-                          "with argument --alpha")
+    assert err.startswith(
+        "deepctrl predict: error: argument --min-verification: not allowed with argument --alpha"
+    )
     from deepctrl.cli.commands import predict_command
 
     message = "--alpha, --alpha-column and --min-verification exclude each other"
     with pytest.raises(ValueError, match=message):
         predict_command(str(model), str(data), str(out), alpha="0.5", min_verification="0.9")
     with pytest.raises(ValueError, match=message):
-        predict_command(str(model), str(data), str(out), alpha_column="price",
-                        min_verification="0.9")
+        predict_command(
+            str(model), str(data), str(out), alpha_column="price", min_verification="0.9"
+        )
     assert not out.exists()
 
 
-def sweep_json(model: Path, data: Path, alphas: str, capsys, *extra: str
-               ) -> tuple[list[dict], str]:
-    code, out, err = run(["sweep", str(model), str(data), "--alphas", alphas, "--json",
-                          *extra], capsys)
+def sweep_json(model: Path, data: Path, alphas: str, capsys, *extra: str) -> tuple[list[dict], str]:
+    code, out, err = run(
+        ["sweep", str(model), str(data), "--alphas", alphas, "--json", *extra], capsys
+    )
     assert code == 0, err
     return json.loads(out), err  # stdout is exactly the JSON rows
 
@@ -353,10 +505,12 @@ def test_sweep_compares_the_label_free_alpha_with_the_lowest_error(against, caps
     best = min(rows, key=lambda r: r["mse"])
     free = min((r for r in rows if r["verification_ratio"] >= 0.95), key=lambda r: r["alpha"])
     assert free["alpha"] > 0 and rows[0]["verification_ratio"] < 0.95
-    lines = [f"lowest mse: alpha {best['alpha']:g} (mse {best['mse']:.4g}, verification "
-             f"{best['verification_ratio']:.3f})",
-             f"label-free (smallest alpha with verification >= 0.95): alpha {free['alpha']:g} "
-             f"(mse {free['mse']:.4g}, verification {free['verification_ratio']:.3f})"]
+    lines = [
+        f"lowest mse: alpha {best['alpha']:g} (mse {best['mse']:.4g}, verification "
+        f"{best['verification_ratio']:.3f})",
+        f"label-free (smallest alpha with verification >= 0.95): alpha {free['alpha']:g} "
+        f"(mse {free['mse']:.4g}, verification {free['verification_ratio']:.3f})",
+    ]
     assert err.splitlines() == lines  # --json: the comparison goes to stderr
     code, out, err = run(["sweep", str(model), str(data), "--alphas", "0:1.5:0.1"], capsys)
     assert code == 0 and err == "" and out.splitlines()[-2:] == lines
@@ -367,12 +521,15 @@ def test_sweep_without_target_shows_only_the_label_free_line(against, capsys):
     model, unlabelled = against
     rows, _ = sweep_json(model, unlabelled, "0:1:0.25", capsys)
     reached = [r for r in rows if r["verification_ratio"] >= 0.5]
-    code, out, err = run(["sweep", str(model), str(unlabelled), "--alphas", "0:1:0.25",
-                          "--min-verification", "0.5"], capsys)
+    code, out, err = run(
+        ["sweep", str(model), str(unlabelled), "--alphas", "0:1:0.25", "--min-verification", "0.5"],
+        capsys,
+    )
     assert code == 0 and "only verification ratios are shown" in err
     assert out.splitlines()[-1] == (
         f"label-free (smallest alpha with verification >= 0.5): alpha {reached[0]['alpha']:g} "
-        f"(verification {reached[0]['verification_ratio']:.3f})")
+        f"(verification {reached[0]['verification_ratio']:.3f})"
+    )
     assert "lowest" not in out
     # a goal the grid does not reach names the highest ratio and its alpha
     short = [r for r in rows if r["alpha"] <= 0.5]
@@ -381,14 +538,16 @@ def test_sweep_without_target_shows_only_the_label_free_line(against, capsys):
     _, err = sweep_json(model, unlabelled, "0:0.5:0.25", capsys, "--min-verification", "0.99")
     assert err.splitlines()[-1] == (
         f"label-free: no alpha in the grid reaches verification 0.99 (highest "
-        f"{top['verification_ratio']:.3f} at alpha {top['alpha']:g})")
+        f"{top['verification_ratio']:.3f} at alpha {top['alpha']:g})"
+    )
 
 
 def test_sweep_of_a_model_without_rules_skips_the_comparison(tmp_path, capsys):
     write_table(tmp_path)
     model = fit_model(tmp_path, "plain.deepctrl")
     capsys.readouterr()
-    code, out, err = run(["sweep", str(model), str(tmp_path / "data.csv"), "--alphas", "0,1"],
-                         capsys)
+    code, out, err = run(
+        ["sweep", str(model), str(tmp_path / "data.csv"), "--alphas", "0,1"], capsys
+    )
     assert code == 0 and err == "" and len(out.splitlines()) == 3
     assert "label-free" not in out and "lowest" not in out

@@ -13,8 +13,7 @@ from deepctrl.core.rules import Additive, AllOf, Monotonic, Relative, Threshold
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.table_rules import Expression, Outputs, resolve
 
-TABLE = pd.DataFrame({"price": [2.5, 4.0, 6.0], "temp": [-5.0, 0.0, 5.0],
-                      "color": ["a", "b", "a"]})
+TABLE = pd.DataFrame({"price": [2.5, 4.0, 6.0], "temp": [-5.0, 0.0, 5.0], "color": ["a", "b", "a"]})
 ENCODER = TableEncoder.fit(TABLE)
 REGRESSION = Outputs.regression(["sales"])
 BINARY = Outputs.classification(["no", "yes"])
@@ -58,8 +57,11 @@ def test_every_rule_kind():
 
 
 def test_default_perturbation_depends_on_the_column():
-    rule = resolve(build_rules([monotonic_spec("price=increasing"),
-                                monotonic_spec("temp=increasing")]), ENCODER, REGRESSION)
+    rule = resolve(
+        build_rules([monotonic_spec("price=increasing"), monotonic_spec("temp=increasing")]),
+        ENCODER,
+        REGRESSION,
+    )
     price, temp = (leaf.perturbation.inner for leaf in rule.leaves())
     assert isinstance(price, Relative) and price.u == 0.1
     # temp crosses zero: additive, 0.1 standard deviation
@@ -81,7 +83,8 @@ def test_weights_make_one_weighted_rule():
 
 
 def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
-    first, second = resolved("""
+    first, second = resolved(
+        """
         [[rule]]
         kind = "monotonic"
         column = "price"
@@ -92,62 +95,108 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
         column = "temp"
         direction = "increasing"
         output = "yes"
-        """, BINARY).leaves()
+        """,
+        BINARY,
+    ).leaves()
     assert (first.output, first.direction) == (0, "decreasing")
     assert (second.output, second.direction) == (0, "increasing")
-    multi = resolved("""
+    multi = resolved(
+        """
         [[rule]]
         kind = "threshold"
         column = "price"
         threshold = 3
         output = 2
-        """, Outputs.classification([0, 1, 2]))
+        """,
+        Outputs.classification([0, 1, 2]),
+    )
     assert multi.output == 2
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "up"\n',
-     "r.toml line 4: direction must be 'increasing' or 'decreasing', got 'up'"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "prize"\ndirection = "increasing"\n',
-     "rule monotonic\\(prize, increasing\\) \\(r.toml line 1\\): unknown column 'prize'; the "
-     "table has: price, temp, color"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "color"\ndirection = "increasing"\n',
-     "\\(r.toml line 1\\) needs a numeric or date column, but 'color' is categorical"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "sales"\ndirection = "increasing"\n',
-     "\\(r.toml line 1\\): unknown column 'sales'"),
-    ('[[rule]]\nkind = "monotonic"\n\ncolumn = "price"\n',
-     "r.toml line 1: the monotonic rule needs 'direction'"),
-    ('[[rule]]\nkind = "monotone"\n', "r.toml line 2: kind must be one of monotonic, threshold, "
-                                      "penalty, got 'monotone'"),
-    ('[[rule]]\nkind = "penalty"\nexpression = "sales <= 1"\nscale = 2\n',
-     "r.toml line 4: unknown key 'scale' for a penalty rule"),
-    ('[[rule]]\nkind = "penalty"\nexpression = "sales <= os.system(1)"\n',
-     "r.toml line 3: penalty expression .* is not allowed"),
-    ('[[rule]]\nkind = "penalty"\nexpression = "sales <= wind"\n',
-     "penalty\\(sales <= wind\\) \\(r.toml line 1\\): unknown name 'wind'"),
-    ('[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = "high"\n',
-     "r.toml line 4: threshold must be a number, got 'high'"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
-     'relative = -1\n', "r.toml line 5: Relative perturbation needs u > 0"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\noutput = "x"\n',
-     "\\(r.toml line 1\\): output 'x' is not a target of this model \\(targets: sales\\)"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\noutput = 1.5\n',
-     "r.toml line 5: output must be a class label or target name"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
-     '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "decreasing"\n',
-     "rules monotonic\\(price, increasing\\) \\(r.toml line 1\\) and monotonic\\(price, "
-     "decreasing\\) \\(r.toml line 5\\) contradict each other: sales cannot both rise and "
-     "fall with 'price'"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
-     '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n',
-     "say the same of 'price' and sales: give it once"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
-     'weight = -2\n', "r.toml line 5: weight must be >= 0"),
-    ('[[rule]]\nkind = "monotonic"\ncolumn = = "price"\n',
-     "r.toml line 3: not valid TOML: Invalid value"),
-    ('[rules]\nkind = "monotonic"\n', "r.toml line 1: unknown entry 'rules'"),
-    ('# nothing here\n', "r.toml: no rules"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "up"\n',
+            "r.toml line 4: direction must be 'increasing' or 'decreasing', got 'up'",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "prize"\ndirection = "increasing"\n',
+            "rule monotonic\\(prize, increasing\\) \\(r.toml line 1\\): unknown column "
+            "'prize'; the table has: price, temp, color",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "color"\ndirection = "increasing"\n',
+            "\\(r.toml line 1\\) needs a numeric or date column, but 'color' is categorical",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "sales"\ndirection = "increasing"\n',
+            "\\(r.toml line 1\\): unknown column 'sales'",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\n\ncolumn = "price"\n',
+            "r.toml line 1: the monotonic rule needs 'direction'",
+        ),
+        (
+            '[[rule]]\nkind = "monotone"\n',
+            "r.toml line 2: kind must be one of monotonic, threshold, penalty, got 'monotone'",
+        ),
+        (
+            '[[rule]]\nkind = "penalty"\nexpression = "sales <= 1"\nscale = 2\n',
+            "r.toml line 4: unknown key 'scale' for a penalty rule",
+        ),
+        (
+            '[[rule]]\nkind = "penalty"\nexpression = "sales <= os.system(1)"\n',
+            "r.toml line 3: penalty expression .* is not allowed",
+        ),
+        (
+            '[[rule]]\nkind = "penalty"\nexpression = "sales <= wind"\n',
+            "penalty\\(sales <= wind\\) \\(r.toml line 1\\): unknown name 'wind'",
+        ),
+        (
+            '[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = "high"\n',
+            "r.toml line 4: threshold must be a number, got 'high'",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+            "relative = -1\n",
+            "r.toml line 5: Relative perturbation needs u > 0",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+            'output = "x"\n',
+            "\\(r.toml line 1\\): output 'x' is not a target of this model \\(targets: sales\\)",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+            "output = 1.5\n",
+            "r.toml line 5: output must be a class label or target name",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "decreasing"\n',
+            "rules monotonic\\(price, increasing\\) \\(r.toml line 1\\) and monotonic\\(price, "
+            "decreasing\\) \\(r.toml line 5\\) contradict each other: sales cannot both rise and "
+            "fall with 'price'",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n',
+            "say the same of 'price' and sales: give it once",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+            "weight = -2\n",
+            "r.toml line 5: weight must be >= 0",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = = "price"\n',
+            "r.toml line 3: not valid TOML: Invalid value",
+        ),
+        ('[rules]\nkind = "monotonic"\n', "r.toml line 1: unknown entry 'rules'"),
+        ("# nothing here\n", "r.toml: no rules"),
+    ],
+)
 def test_mistakes_name_the_line(text, message):
     with pytest.raises(ValueError, match=message):
         resolved(text)

@@ -35,16 +35,19 @@ def main(path: str) -> None:
     wrapped = DistributedDataParallel(model) if world > 1 else model
     rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] - x[:, 0])
     saved = {}
-    for name, method in (("deepctrl", dc.methods.DeepCTRL(rho="paper")),
-                         ("ldf", dc.methods.LagrangianDual(0.5))):
+    for name, method in (
+        ("deepctrl", dc.methods.DeepCTRL(rho="paper")),
+        ("ldf", dc.methods.LagrangianDual(0.5)),
+    ):
         objective = dc.Objective(wrapped, rule, method, seed=3).calibrate((X[part], y[part]))
         for step in range(2):  # the second step uses the multipliers of the first
             model.zero_grad()
             out = objective(X[part], y[part])
             out.loss.backward()
             objective.after_step(out)
-            saved[f"{name}.grad{step}"] = torch.cat([p.grad.reshape(-1)
-                                                     for p in model.parameters()])
+            saved[f"{name}.grad{step}"] = torch.cat(
+                [p.grad.reshape(-1) for p in model.parameters()]
+            )
             saved[f"{name}.alpha{step}"] = torch.tensor([out.alpha])
         if name == "deepctrl":
             saved["rho"] = torch.tensor([objective.rho])

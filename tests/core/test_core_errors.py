@@ -38,8 +38,11 @@ def test_unavailable_device():
 
 def test_target_and_output_shapes_that_do_not_match():
     X, y = data(outputs=2)
-    with pytest.raises(ValueError, match=r"target has 2 values per row \(shape \(8, 2\)\) but "
-                                         r"the model outputs 1") as e:
+    with pytest.raises(
+        ValueError,
+        match=r"target has 2 values per row \(shape \(8, 2\)\) but "
+        r"the model outputs 1",
+    ) as e:
         dc.fit(net(), RULE, train=(X, y), task_loss="mse", max_epochs=1)
     one_line(e)
     loader = DataLoader(TensorDataset(X, y), batch_size=16)
@@ -52,8 +55,11 @@ def test_target_and_output_shapes_that_do_not_match():
 def test_probability_loss_on_outputs_outside_zero_one_says_what_to_change():
     X, y = data()
     labels = (y > 0).float()
-    with pytest.raises(ValueError, match=r"needs probabilities in \[0, 1\].*out_activation="
-                                         r"'sigmoid'") as e:
+    with pytest.raises(
+        ValueError,
+        match=r"needs probabilities in \[0, 1\].*out_activation="
+        r"'sigmoid'",
+    ) as e:
         dc.fit(net(), RULE, train=(X * 50, labels), task_loss="bce", max_epochs=1)
     one_line(e)
     with pytest.raises(ValueError, match=r"targets in \[0, 1\]"):
@@ -65,13 +71,16 @@ def test_probability_loss_on_outputs_outside_zero_one_says_what_to_change():
 def test_class_labels_out_of_range():
     X, _ = data()
     labels = torch.arange(64) % 5
-    with pytest.raises(ValueError, match=r"labels must be in 0\.\.2 for 3 model outputs, got "
-                                         r"0\.\.4"):
-        dc.fit(net(outputs=3), RULE, train=(X, labels), task_loss="cross_entropy",
-               max_epochs=1)
+    with pytest.raises(
+        ValueError,
+        match=r"labels must be in 0\.\.2 for 3 model outputs, got "
+        r"0\.\.4",
+    ):
+        dc.fit(net(outputs=3), RULE, train=(X, labels), task_loss="cross_entropy", max_epochs=1)
     with pytest.raises(ValueError, match="one integer class label per row"):
-        dc.fit(net(outputs=3), RULE, train=(X, labels.float()), task_loss="cross_entropy",
-               max_epochs=1)
+        dc.fit(
+            net(outputs=3), RULE, train=(X, labels.float()), task_loss="cross_entropy", max_epochs=1
+        )
 
 
 def test_rule_feature_that_does_not_exist():

@@ -51,8 +51,8 @@ def test_blocks_of_rows_join_to_the_whole_from_tensors_and_from_a_loader():
     # rows first, the number of rows unknown: the same rows in the same order
     known, unknown = JoinedRows(40), JoinedRows(None)
     for start in range(0, 40, 16):
-        known.add(X[start:start + 16])
-        unknown.add(X[start:start + 16])
+        known.add(X[start : start + 16])
+        unknown.add(X[start : start + 16])
     assert torch.equal(known.result(), X) and torch.equal(unknown.result(), X)
 
 
@@ -63,8 +63,10 @@ def test_each_rule_leaf_draws_its_own_stream_whatever_the_blocks():
 
     model, X, y = model_and_data()
     X = X.abs() + 0.1  # relative perturbations of positive values
-    leaves = [Monotonic(0, "increasing", perturbation=dc.rules.Relative(0.3)),
-              Monotonic(1, "decreasing", perturbation=dc.rules.Relative(0.3))]
+    leaves = [
+        Monotonic(0, "increasing", perturbation=dc.rules.Relative(0.3)),
+        Monotonic(1, "decreasing", perturbation=dc.rules.Relative(0.3)),
+    ]
     rule = dc.rules.AllOf(leaves)
     alphas = [0.0, 1.0]
     _, whole = predict_sweep(model, rule, X, alphas, block_rows=40)
@@ -103,19 +105,28 @@ def test_a_sweep_runs_the_forward_it_is_given_on_tensors_and_on_a_loader():
         both = [(model(z, a) + other(z, a)).detach() / 2 for z in (X, x_p)]
         assert float(ok[i].mean()) == pytest.approx(float((both[1] > both[0]).float().mean()))
     table = dc.sweep(pair, rule, X, y, alphas, metrics=("mae",), forward=mean)
-    streamed = dc.sweep(pair, rule, DataLoader(TensorDataset(X, y), batch_size=16), None,
-                        alphas, metrics=("mae",), forward=mean)
+    streamed = dc.sweep(
+        pair,
+        rule,
+        DataLoader(TensorDataset(X, y), batch_size=16),
+        None,
+        alphas,
+        metrics=("mae",),
+        forward=mean,
+    )
     assert streamed["verification_ratio"] == pytest.approx(table["verification_ratio"])
     assert streamed["mae"] == pytest.approx(table["mae"], rel=1e-6)
     assert table["mae"] != dc.sweep(model, rule, X, y, alphas, metrics=("mae",))["mae"]
     assert dc.verification_ratio(pair, rule, X, 0.5, forward=mean) == pytest.approx(
-        table["verification_ratio"][1])
+        table["verification_ratio"][1]
+    )
 
 
 def test_verification_ratio_counts_only_samples_the_rule_can_judge():
     model, X, _ = model_and_data()
-    rule = dc.rules.Threshold(0, 0.5, output=0, direction="increasing",
-                              perturbation=dc.rules.Additive(1.0))
+    rule = dc.rules.Threshold(
+        0, 0.5, output=0, direction="increasing", perturbation=dc.rules.Additive(1.0)
+    )
     y_hat, ok = dc.predict_sweep(model, rule, X, [0.5])
     x_p = rule.perturb(X, torch.Generator().manual_seed(derive_seed(0, "eval")))
     crossing = (X[:, 0] < 0.5) & (x_p[:, 0] > 0.5)
@@ -128,14 +139,19 @@ def test_verification_ratio_counts_only_samples_the_rule_can_judge():
 def test_a_model_without_alpha_repeats_its_values():
     torch.manual_seed(0)
     X = torch.randn(30, 2)
-    table = dc.sweep(dc.mlp(2, 1), Penalty(lambda x, y: y[:, 0]), X, X[:, :1],
-                     [0.0, 0.5, 1.0], metrics=("mae",))
+    table = dc.sweep(
+        dc.mlp(2, 1), Penalty(lambda x, y: y[:, 0]), X, X[:, :1], [0.0, 0.5, 1.0], metrics=("mae",)
+    )
     assert len(set(table["mae"])) == 1 and len(set(table["verification_ratio"])) == 1
 
 
 def test_select_alpha():
-    table = {"alpha": [0.0, 0.5, 1.0], "mae": [3.0, 1.0, 2.0], "accuracy": [0.6, 0.7, 0.9],
-             "verification_ratio": [0.2, 0.91, 0.99]}
+    table = {
+        "alpha": [0.0, 0.5, 1.0],
+        "mae": [3.0, 1.0, 2.0],
+        "accuracy": [0.6, 0.7, 0.9],
+        "verification_ratio": [0.2, 0.91, 0.99],
+    }
     assert dc.select_alpha(table, min_verification=0.9) == 0.5
     assert dc.select_alpha(table) == 0.5
     assert dc.select_alpha(table, metric="accuracy") == 1.0
@@ -150,8 +166,9 @@ def test_classification_metrics_match_references():
     assert float(auc(p, y)) == pytest.approx(roc_auc_score(y.numpy(), p.numpy()), abs=1e-6)
     bce = torch.nn.functional.binary_cross_entropy(p.clamp(1e-6, 1 - 1e-6), y)
     assert float(score("bce", p.clamp(1e-6, 1 - 1e-6), y)) == pytest.approx(float(bce), rel=1e-5)
-    assert float(score("accuracy", p, y)) == pytest.approx(float(((p > 0.5) == (y > 0.5))
-                                                                 .float().mean()))
+    assert float(score("accuracy", p, y)) == pytest.approx(
+        float(((p > 0.5) == (y > 0.5)).float().mean())
+    )
     assert math.isnan(float(auc(p, torch.ones_like(y))))
     logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 3.0]])
     assert float(score("accuracy", logits, torch.tensor([0, 1]))) == 0.5

@@ -17,8 +17,7 @@ from deepctrl.core.merges import (
 
 Z_R = torch.tensor([[1.0, 2.0], [-1.0, 0.5]])
 Z_D = torch.tensor([[3.0, 4.0], [2.0, -2.0]])
-CLASSES = {"deepctrl": DeepCTRLMerge, "add": AddMerge, "concat": ConcatMerge,
-           "input": InputMerge}
+CLASSES = {"deepctrl": DeepCTRLMerge, "add": AddMerge, "concat": ConcatMerge, "input": InputMerge}
 
 
 class Gated(Merge):
@@ -32,21 +31,28 @@ class Gated(Merge):
 
 def test_each_merge_latent_against_hand_computed_values():
     a = torch.tensor(0.25)
-    assert DeepCTRLMerge().latent(Z_R, Z_D, a).tolist() == [[0.25, 0.5, 2.25, 3.0],
-                                                            [-0.25, 0.125, 1.5, -1.5]]
+    assert DeepCTRLMerge().latent(Z_R, Z_D, a).tolist() == [
+        [0.25, 0.5, 2.25, 3.0],
+        [-0.25, 0.125, 1.5, -1.5],
+    ]
     assert AddMerge().latent(Z_R, Z_D, a).tolist() == [[2.5, 3.5], [1.25, -1.375]]
-    assert ConcatMerge().latent(Z_R, Z_D, a).tolist() == [[1.0, 2.0, 3.0, 4.0],
-                                                          [-1.0, 0.5, 2.0, -2.0]]
+    assert ConcatMerge().latent(Z_R, Z_D, a).tolist() == [
+        [1.0, 2.0, 3.0, 4.0],
+        [-1.0, 0.5, 2.0, -2.0],
+    ]
     assert InputMerge().latent(Z_R, Z_D, a).tolist() == Z_D.tolist()
     assert InputMerge().encoder_input(Z_R, a).tolist() == [[1.0, 2.0, 0.25], [-1.0, 0.5, 0.25]]
     per_row = torch.tensor([[0.0], [1.0]])  # one alpha per row
-    assert DeepCTRLMerge().latent(Z_R, Z_D, per_row).tolist() == [[0.0, 0.0, 3.0, 4.0],
-                                                                   [-1.0, 0.5, 0.0, -0.0]]
+    assert DeepCTRLMerge().latent(Z_R, Z_D, per_row).tolist() == [
+        [0.0, 0.0, 3.0, 4.0],
+        [-1.0, 0.5, 0.0, -0.0],
+    ]
     assert AddMerge().latent(Z_R, Z_D, per_row).tolist() == [[3.0, 4.0], [-1.0, 0.5]]
-    assert InputMerge().encoder_input(Z_R, per_row).tolist() == [[1.0, 2.0, 0.0],
-                                                                 [-1.0, 0.5, 1.0]]
-    assert Gated().latent(Z_R, Z_D, per_row).tolist() == [[0.0, 0.0, 3.0, 4.0, 0.0],
-                                                           [-1.0, 0.5, 0.0, -0.0, 1.0]]
+    assert InputMerge().encoder_input(Z_R, per_row).tolist() == [[1.0, 2.0, 0.0], [-1.0, 0.5, 1.0]]
+    assert Gated().latent(Z_R, Z_D, per_row).tolist() == [
+        [0.0, 0.0, 3.0, 4.0, 0.0],
+        [-1.0, 0.5, 0.0, -0.0, 1.0],
+    ]
 
 
 def test_decision_width_names_and_flags():
@@ -71,8 +77,7 @@ def test_first_layer_is_the_layer_on_the_latent_at_every_alpha(merge):
     fast = merge.first_layer(layer, z_r, z_d, alphas)
     assert fast.shape == (4, 2, 3)
     for i, a in enumerate(alphas):
-        torch.testing.assert_close(fast[i], layer(merge.latent(z_r, z_d, a)), rtol=0,
-                                   atol=1e-12)
+        torch.testing.assert_close(fast[i], layer(merge.latent(z_r, z_d, a)), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("merge", [ConcatMerge(), InputMerge(), Gated()])
@@ -85,10 +90,12 @@ def _model(merge, seed=0):
     torch.manual_seed(seed)
     width = as_merge(merge).decision_width(6)
     if not as_merge(merge).uses_rule_encoder:
-        return dc.DeepCTRL(dc.mlp(4, 8, 6), None, dc.mlp(width, 3), shared=dc.mlp(3, 3),
-                           merge=merge)
-    return dc.DeepCTRL(dc.mlp(3, 8, 6), dc.mlp(3, 8, 6), dc.mlp(width, 5, 3), merge=merge,
-                       residual=True)
+        return dc.DeepCTRL(
+            dc.mlp(4, 8, 6), None, dc.mlp(width, 3), shared=dc.mlp(3, 3), merge=merge
+        )
+    return dc.DeepCTRL(
+        dc.mlp(3, 8, 6), dc.mlp(3, 8, 6), dc.mlp(width, 5, 3), merge=merge, residual=True
+    )
 
 
 @pytest.mark.parametrize("name", list(CLASSES))
@@ -114,10 +121,14 @@ def test_spec_names_the_merge_and_rebuilds_it(name):
 
 
 def test_a_spec_written_before_merges_were_objects_still_loads():
-    spec = {"merge": "add", "residual": False, "shared": None,
-            "data_encoder": {"dims": [2, 4], "out_activation": None},
-            "rule_encoder": {"dims": [2, 4], "out_activation": None},
-            "decision": {"dims": [4, 1], "out_activation": "sigmoid"}}
+    spec = {
+        "merge": "add",
+        "residual": False,
+        "shared": None,
+        "data_encoder": {"dims": [2, 4], "out_activation": None},
+        "rule_encoder": {"dims": [2, 4], "out_activation": None},
+        "decision": {"dims": [4, 1], "out_activation": "sigmoid"},
+    }
     model = dc.DeepCTRL.from_spec(spec)
     assert isinstance(model.merge, AddMerge) and model.spec() == spec
 
@@ -131,11 +142,14 @@ def test_custom_merges_have_no_spec_and_bad_names_are_refused():
         Merge()
 
 
-
 def test_the_documented_custom_merge_runs(capsys):
     page = (Path(__file__).resolve().parents[2] / "docs" / "core-api.md").read_text()
-    block = re.search(r"```python\n(import torch\nimport deepctrl as dc\nfrom deepctrl.core."
-                      r"merges import Merge\n.*?)```", page, re.S).group(1)
+    block = re.search(
+        r"```python\n(import torch\nimport deepctrl as dc\nfrom deepctrl.core."
+        r"merges import Merge\n.*?)```",
+        page,
+        re.S,
+    ).group(1)
     namespace: dict = {}
     exec(compile(block, "core-api.md", "exec"), namespace)
     assert capsys.readouterr().out.strip() == "torch.Size([4, 1])"

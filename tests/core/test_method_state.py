@@ -39,12 +39,14 @@ def test_each_seed_draws_from_its_own_generator_after_a_round_trip():
 
 
 def test_a_stack_state_has_one_part_per_member_and_slices_them_together():
-    stack = MethodStack([dc.methods.LagrangianDual(1.0), dc.methods.DeepCTRL(rho=2.0)],
-                        seeds_each=2)
+    stack = MethodStack(
+        [dc.methods.LagrangianDual(1.0), dc.methods.DeepCTRL(rho=2.0)], seeds_each=2
+    )
     state = stack.init_state([0, 1, 0, 1], 2, loss_estimate(4, task=2.0))
     assert [len(p) for p in state.parts] == [2, 2] and len(state) == 4
-    t = Terms(torch.zeros(4), torch.zeros(4), torch.tensor([[1.0, -1.0], [2.0, 0.5]] * 2),
-              torch.zeros(4))
+    t = Terms(
+        torch.zeros(4), torch.zeros(4), torch.tensor([[1.0, -1.0], [2.0, 0.5]] * 2), torch.zeros(4)
+    )
     stack.after_step(t, state)
     live = state.select([False, True, True, False])
     assert live.parts[0]["multipliers"].tolist() == [[2.0, 0.5]]
@@ -79,8 +81,14 @@ def test_a_seed_that_stops_early_keeps_the_state_it_stopped_with():
     X = torch.randn(96, 2, generator=g)
     y = X[:, :1] + 0.3 * torch.randn(96, 1, generator=g)
     rule = dc.rules.Penalty(lambda x, out: out[:, 0] - x[:, 0])  # holds for about half the rows
-    kw = dict(train=(X[:64], y[:64]), val=(X[64:], y[64:]), batch_size=16, max_epochs=60,
-              patience=2, lr=0.01)
+    kw = dict(
+        train=(X[:64], y[:64]),
+        val=(X[64:], y[64:]),
+        batch_size=16,
+        max_epochs=60,
+        patience=2,
+        lr=0.01,
+    )
 
     def net():
         return dc.DeepCTRL(dc.mlp(2, 8), dc.mlp(2, 8), dc.mlp(16, 1))
@@ -91,5 +99,6 @@ def test_a_seed_that_stops_early_keeps_the_state_it_stopped_with():
     for i, seed in enumerate([0, 1, 2]):
         alone = dc.fit(net(), rule, dc.methods.LagrangianDual(0.5), seeds=[seed], **kw)
         assert alone.epochs == [together.epochs[i]]
-        torch.testing.assert_close(together.state["multipliers"][i],
-                                   alone.state["multipliers"][0], rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(
+            together.state["multipliers"][i], alone.state["multipliers"][0], rtol=1e-5, atol=1e-6
+        )

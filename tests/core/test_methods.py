@@ -16,8 +16,11 @@ X = torch.tensor([[1.0], [2.0], [3.0]])
 
 def fixed_model() -> dc.DeepCTRL:
     """y = x at alpha 0 and y = 2x at alpha 1."""
-    data, rule, decision = (nn.Linear(1, 1, bias=False), nn.Linear(1, 1, bias=False),
-                            nn.Linear(2, 1, bias=False))
+    data, rule, decision = (
+        nn.Linear(1, 1, bias=False),
+        nn.Linear(1, 1, bias=False),
+        nn.Linear(2, 1, bias=False),
+    )
     with torch.no_grad():
         data.weight.fill_(1.0)
         rule.weight.fill_(2.0)
@@ -26,8 +29,9 @@ def fixed_model() -> dc.DeepCTRL:
 
 
 def rho_of(rule, y, rho):
-    result = dc.fit(fixed_model(), rule, dc.methods.DeepCTRL(rho=rho), train=(X, y),
-                    max_epochs=0, reinit=False)
+    result = dc.fit(
+        fixed_model(), rule, dc.methods.DeepCTRL(rho=rho), train=(X, y), max_epochs=0, reinit=False
+    )
     return result.state["rho"]
 
 
@@ -70,21 +74,36 @@ def test_auto_rho_measures_perturbation_rules_on_the_data_slope():
 def test_lagrangian_multiplier_after_one_batch(offset, expected):
     # at alpha 0 the model outputs x, so g = x - offset; lam = max(0, 0 + 0.5 * mean(g)).
     rule = Penalty(lambda x, y: y[:, 0] - offset)
-    result = dc.fit(fixed_model(), rule, dc.methods.LagrangianDual(dual_lr=0.5),
-                    train=(X, torch.ones(3, 1)), batch_size=3, max_epochs=1, reinit=False)
+    result = dc.fit(
+        fixed_model(),
+        rule,
+        dc.methods.LagrangianDual(dual_lr=0.5),
+        train=(X, torch.ones(3, 1)),
+        batch_size=3,
+        max_epochs=1,
+        reinit=False,
+    )
     assert result.state["multipliers"].tolist() == [[pytest.approx(expected)]]
 
 
 def test_objectives_by_hand():
-    t = Terms(task=torch.tensor([2.0]), rule=torch.tensor([4.0]),
-              violations=torch.tensor([[1.0, -3.0]]), alpha=torch.tensor([0.25]))
+    t = Terms(
+        task=torch.tensor([2.0]),
+        rule=torch.tensor([4.0]),
+        violations=torch.tensor([[1.0, -3.0]]),
+        alpha=torch.tensor([0.25]),
+    )
     deep = dc.methods.DeepCTRL(rho=0.5)
     state = deep.init_state([0], 2, loss_estimate(1))
     assert deep.objective(t, state).item() == pytest.approx(0.25 * 4 + 0.5 * 0.75 * 2)
-    for method, value in ((dc.methods.TaskAndRule(0.1), 2.4), (dc.methods.RuleOnly(), 4.0),
-                          (dc.methods.TaskOnly(), 2.0)):
-        assert method.objective(t, method.init_state([0], 2, loss_estimate(1))).item() == \
-            pytest.approx(value)
+    for method, value in (
+        (dc.methods.TaskAndRule(0.1), 2.4),
+        (dc.methods.RuleOnly(), 4.0),
+        (dc.methods.TaskOnly(), 2.0),
+    ):
+        assert method.objective(
+            t, method.init_state([0], 2, loss_estimate(1))
+        ).item() == pytest.approx(value)
     ldf = dc.methods.LagrangianDual(dual_lr=2.0)
     state = ldf.init_state([0], 2, loss_estimate(1))
     state["multipliers"] = torch.tensor([[0.5, 1.0]])
@@ -112,22 +131,32 @@ def test_method_arguments_are_checked():
 
 class _Squared(dc.methods.Method):
     def objective(self, t: Terms, state: dc.methods.SeedState) -> torch.Tensor:
-        return t.task ** 2
+        return t.task**2
 
 
 def test_a_method_stack_weighs_every_seed_as_its_member_does():
-    members = [dc.methods.TaskOnly(), dc.methods.TaskAndRule(0.5), dc.methods.LagrangianDual(1.0),
-               dc.methods.DeepCTRL(rho=2.0), dc.methods.RuleOnly()]
+    members = [
+        dc.methods.TaskOnly(),
+        dc.methods.TaskAndRule(0.5),
+        dc.methods.LagrangianDual(1.0),
+        dc.methods.DeepCTRL(rho=2.0),
+        dc.methods.RuleOnly(),
+    ]
     stack = MethodStack(members, seeds_each=2)
     state = stack.init_state(list(range(10)), 2, loss_estimate(10))
     state.parts[2]["multipliers"] = torch.tensor([[0.5, 1.0], [2.0, 0.0]])
     g = torch.Generator().manual_seed(0)
-    t = Terms(torch.rand(10, generator=g), torch.rand(10, generator=g),
-              torch.randn(10, 2, generator=g), torch.rand(10, generator=g))
+    t = Terms(
+        torch.rand(10, generator=g),
+        torch.rand(10, generator=g),
+        torch.randn(10, 2, generator=g),
+        torch.rand(10, generator=g),
+    )
     c = stack.coefficients(t.alpha, state)
     a = t.alpha.tolist()
-    assert c.task.tolist() == pytest.approx([1, 1, 1, 1, 1, 1, 2 * (1 - a[6]), 2 * (1 - a[7]),
-                                             0, 0])
+    assert c.task.tolist() == pytest.approx(
+        [1, 1, 1, 1, 1, 1, 2 * (1 - a[6]), 2 * (1 - a[7]), 0, 0]
+    )
     assert c.rule.tolist() == pytest.approx([0, 0, 0.5, 0.5, 0, 0, a[6], a[7], 1, 1])
     assert c.violations.tolist() == [[0, 0]] * 4 + [[0.5, 1.0], [2.0, 0.0]] + [[0, 0]] * 4
     torch.testing.assert_close(c.combine(t), stack.objective(t, state), rtol=0, atol=1e-7)
@@ -137,8 +166,7 @@ def test_a_method_stack_weighs_every_seed_as_its_member_does():
     small = Terms(*(v[keep] for v in t))
     c = stack.coefficients(small.alpha, state)
     assert c.violations.tolist() == [[0, 0]] * 3 + [[2.0, 0.0]] + [[0, 0]] * 3
-    torch.testing.assert_close(c.combine(small), stack.objective(small, state), rtol=0,
-                               atol=1e-7)
+    torch.testing.assert_close(c.combine(small), stack.objective(small, state), rtol=0, atol=1e-7)
 
 
 def test_methods_that_are_not_linear_have_no_coefficients():
@@ -151,8 +179,9 @@ def test_methods_that_are_not_linear_have_no_coefficients():
 
 def test_the_documented_custom_linear_method_runs(capsys):
     doc = (Path(__file__).resolve().parents[2] / "docs" / "core-api.md").read_text()
-    block = re.search(r"```python\n(import torch\nimport deepctrl as dc\n\n\nclass WarmRule.*?)```",
-                      doc, re.S).group(1)
+    block = re.search(
+        r"```python\n(import torch\nimport deepctrl as dc\n\n\nclass WarmRule.*?)```", doc, re.S
+    ).group(1)
     namespace: dict = {}
     exec(compile(block, "core-api.md", "exec"), namespace)
     assert capsys.readouterr().out.strip() == "tensor([5.])"

@@ -17,13 +17,13 @@ def test_weighted_errors_by_hand():
     assert float(score("rmse", y_hat, y, w)) == math.sqrt(7 / 4)
     p, labels = torch.tensor([[0.8], [0.4]]), torch.tensor([[1.0], [0.0]])
     bce = (-math.log(0.8) - 3 * math.log(0.6)) / 4
-    assert float(score("bce", p, labels, torch.tensor([1.0, 3.0]))) == pytest.approx(bce,
-                                                                                 rel=1e-6)
+    assert float(score("bce", p, labels, torch.tensor([1.0, 3.0]))) == pytest.approx(bce, rel=1e-6)
     logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 3.0]])
     first, second = math.log(math.exp(2) + 2) - 2, math.log(2 + math.exp(3))
     w = torch.tensor([1.0, 2.0])
     assert float(score("cross_entropy", logits, torch.tensor([0, 1]), w)) == pytest.approx(
-        (first + 2 * second) / 3, rel=1e-6)
+        (first + 2 * second) / 3, rel=1e-6
+    )
     assert float(score("accuracy", logits, torch.tensor([0, 1]), torch.tensor([1.0, 3.0]))) == 0.25
     assert float(score("accuracy", p, labels, torch.tensor([1.0, 3.0]))) == 1.0
 
@@ -45,8 +45,9 @@ def test_integer_weights_are_repeated_rows():
     w = torch.arange(60) % 4
     repeated = p.repeat_interleave(w, dim=0), y.repeat_interleave(w, dim=0)
     for name in ("mae", "mse", "rmse", "bce", "accuracy", "auc"):
-        assert float(score(name, p, y, w)) == pytest.approx(float(score(name, *repeated)),
-                                                            rel=1e-12), name
+        assert float(score(name, p, y, w)) == pytest.approx(
+            float(score(name, *repeated)), rel=1e-12
+        ), name
 
 
 def test_weighted_auc_matches_scikit_learn_and_unit_weights_change_nothing():

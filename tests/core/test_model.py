@@ -10,8 +10,9 @@ def small(merge="deepctrl", residual=False):
     if merge == "input":
         return dc.DeepCTRL(dc.mlp(4, 8, 6), None, dc.mlp(6, 3), merge="input")
     width = as_merge(merge).decision_width(6)
-    return dc.DeepCTRL(dc.mlp(3, 8, 6), dc.mlp(3, 8, 6), dc.mlp(width, 3), merge=merge,
-                       residual=residual)
+    return dc.DeepCTRL(
+        dc.mlp(3, 8, 6), dc.mlp(3, 8, 6), dc.mlp(width, 3), merge=merge, residual=residual
+    )
 
 
 @pytest.mark.parametrize("merge", ["deepctrl", "add", "concat", "input"])
@@ -43,7 +44,7 @@ def test_per_sample_alpha_equals_scalar_alpha(merge):
     model, x = small(merge), torch.randn(6, 3)
     assert torch.allclose(model(x, torch.full((6,), 0.37)), model(x, 0.37), atol=1e-6)
     mixed = torch.tensor([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    rows = torch.stack([model(x[i:i + 1], float(a))[0] for i, a in enumerate(mixed)])
+    rows = torch.stack([model(x[i : i + 1], float(a))[0] for i, a in enumerate(mixed)])
     assert torch.allclose(model(x, mixed), rows, atol=1e-6)
 
 
@@ -83,8 +84,9 @@ def test_mlp_layers_and_parameter_count():
 
 
 def test_spec_round_trip_rebuilds_same_architecture():
-    model = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), dc.mlp(16, 4), shared=dc.mlp(4, 4),
-                        residual=True)
+    model = dc.DeepCTRL(
+        dc.mlp(4, 8), dc.mlp(4, 8), dc.mlp(16, 4), shared=dc.mlp(4, 4), residual=True
+    )
     rebuilt = dc.DeepCTRL.from_spec(model.spec())
     rebuilt.load_state_dict(model.state_dict())
     x = torch.randn(3, 4)

@@ -39,14 +39,30 @@ def first_step_of_fit(model, rule, method, train, seed, monkeypatch):
 
     monkeypatch.setattr(FlatAdam, "step", spy)
     n = train[1].shape[0]
-    result = dc.fit(copy.deepcopy(model), rule, method, train=train, batch_size=n, max_epochs=1,
-                    shuffle=False, reinit=False, seeds=[seed])
+    result = dc.fit(
+        copy.deepcopy(model),
+        rule,
+        method,
+        train=train,
+        batch_size=n,
+        max_epochs=1,
+        shuffle=False,
+        reinit=False,
+        seeds=[seed],
+    )
     return result, grads
 
 
-@pytest.mark.parametrize("method", [dc.methods.DeepCTRL(), dc.methods.DeepCTRL(rho="paper"),
-                                    dc.methods.LagrangianDual(0.5), dc.methods.TaskAndRule(0.1)],
-                         ids=["deepctrl-auto", "deepctrl-paper", "ldf", "task-and-rule"])
+@pytest.mark.parametrize(
+    "method",
+    [
+        dc.methods.DeepCTRL(),
+        dc.methods.DeepCTRL(rho="paper"),
+        dc.methods.LagrangianDual(0.5),
+        dc.methods.TaskAndRule(0.1),
+    ],
+    ids=["deepctrl-auto", "deepctrl-paper", "ldf", "task-and-rule"],
+)
 def test_objective_and_fit_give_the_same_first_step_in_float64(method, monkeypatch):
     model, (X, y) = net(torch.float64), data(dtype=torch.float64)
     result, grads = first_step_of_fit(model, RULE, method, (X, y), 5, monkeypatch)
@@ -69,7 +85,7 @@ def test_plain_loop_learns_and_reports_per_sample_satisfaction():
     losses = []
     for _ in range(30):
         for i in range(0, 512, 64):
-            out = objective(X[i:i + 64], y[i:i + 64])
+            out = objective(X[i : i + 64], y[i : i + 64])
             out.loss.backward()
             opt.step()
             opt.zero_grad()
@@ -189,10 +205,12 @@ def test_clear_errors():
         dc.Objective(net(), None)
     with pytest.raises(ValueError, match=r"target has 2 values per row .* outputs 1"):
         dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), task_loss="mse")(
-            X, torch.zeros(16, 2))
+            X, torch.zeros(16, 2)
+        )
     with pytest.raises(ValueError, match="sigmoid"):
         dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), task_loss="bce")(
-            X * 100, (y > 0).float())
+            X * 100, (y > 0).float()
+        )
 
 
 def test_no_rule_nan_ratio():
@@ -212,18 +230,21 @@ def test_batch_weights_give_the_weighted_sum_over_the_batch_size():
     out = objective(x, y, alpha=0.25, weight=w)
     with torch.no_grad():
         y_hat = model(x, 0.25)[:, 0].tolist()
-    task = sum(wi * (yh - yi) ** 2 for wi, yh, yi in zip(w.tolist(), y_hat, y[:, 0].tolist(),
-                                                              strict=True))
+    task = sum(
+        wi * (yh - yi) ** 2 for wi, yh, yi in zip(w.tolist(), y_hat, y[:, 0].tolist(), strict=True)
+    )
     gap = [max(0.0, yh - xi + 0.1) for yh, xi in zip(y_hat, x[:, 0].tolist(), strict=True)]
     rule_loss = sum(wi * g for wi, g in zip(w.tolist(), gap, strict=True))
     assert rule_loss > 0
     assert float(out.task) == pytest.approx(task / 4, rel=1e-6)
     assert float(out.rule) == pytest.approx(rule_loss / 4, rel=1e-6)
-    assert float(out.loss.detach()) == pytest.approx(0.25 * rule_loss / 4 + 2.0 * 0.75 * task / 4,
-                                            rel=1e-6)
+    assert float(out.loss.detach()) == pytest.approx(
+        0.25 * rule_loss / 4 + 2.0 * 0.75 * task / 4, rel=1e-6
+    )
     dual = dc.Objective(model, rule, dc.methods.LagrangianDual(), task_loss="mse")
-    signed = sum(wi * (yh - xi + 0.1)
-                 for wi, yh, xi in zip(w.tolist(), y_hat, x[:, 0].tolist(), strict=True))
+    signed = sum(
+        wi * (yh - xi + 0.1) for wi, yh, xi in zip(w.tolist(), y_hat, x[:, 0].tolist(), strict=True)
+    )
     violations = dual(x, y, alpha=0.25, weight=w).terms.violations.detach()
     assert float(violations[0, 0]) == pytest.approx(signed / 4, rel=1e-6)
     zero = objective(x, y, alpha=0.25, weight=torch.zeros(4))  # allowed in a batch

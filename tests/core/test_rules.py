@@ -99,12 +99,16 @@ def test_allof_weights_losses_and_needs_every_rule():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.floats(0.2, 5.0), min_size=1, max_size=8),
-       st.lists(st.booleans(), min_size=8, max_size=8), st.floats(0.01, 0.5))
+@given(
+    st.lists(st.floats(0.2, 5.0), min_size=1, max_size=8),
+    st.lists(st.booleans(), min_size=8, max_size=8),
+    st.floats(0.01, 0.5),
+)
 def test_relative_moves_only_its_feature_by_at_most_u_abs_x(mags, signs, u):
     x = torch.tensor([[m if s else -m, 3.0] for m, s in zip(mags, signs, strict=False)])
     x_p = Monotonic(0, "decreasing", perturbation=Relative(u)).perturb(
-        x, torch.Generator().manual_seed(1))
+        x, torch.Generator().manual_seed(1)
+    )
     delta = x_p[:, 0] - x[:, 0]
     assert (delta >= 0).all()
     assert (delta <= u * x[:, 0].abs() * (1 + 1e-6)).all()
@@ -136,12 +140,16 @@ class Increasing(torch.nn.Module):
         self.w = torch.nn.Parameter(torch.tensor([0.7, -1.3]))
 
     def forward(self, x):
-        return (self.sign * torch.tanh(0.3 * x[:, :1]) + x[:, 1:2] * self.w[1] + self.w[0])
+        return self.sign * torch.tanh(0.3 * x[:, :1]) + x[:, 1:2] * self.w[1] + self.w[0]
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.floats(0.1, 3.0), st.booleans(), st.floats(-3, 3)),
-                min_size=1, max_size=30), st.integers(0, 10_000))
+@given(
+    st.lists(
+        st.tuples(st.floats(0.1, 3.0), st.booleans(), st.floats(-3, 3)), min_size=1, max_size=30
+    ),
+    st.integers(0, 10_000),
+)
 def test_monotone_model_verifies_fully_and_reversed_model_never(rows, seed):
     x = torch.tensor([[m if s else -m, z] for m, s, z in rows])
     rule = Monotonic(0, "increasing", perturbation=Relative(0.1))
@@ -152,9 +160,19 @@ def test_monotone_model_verifies_fully_and_reversed_model_never(rows, seed):
 
 
 def test_rules_round_trip_through_their_config():
-    rule = AllOf([Monotonic(2, "decreasing", perturbation=Additive(0.2)),
-                  Threshold(1, 0.5, output=0, direction="increasing",
-                            perturbation=Standardized(Relative(0.1), 3.0, 2.0))], [1.0, 0.5])
+    rule = AllOf(
+        [
+            Monotonic(2, "decreasing", perturbation=Additive(0.2)),
+            Threshold(
+                1,
+                0.5,
+                output=0,
+                direction="increasing",
+                perturbation=Standardized(Relative(0.1), 3.0, 2.0),
+            ),
+        ],
+        [1.0, 0.5],
+    )
     again = rule_from_config(rule.config())
     assert again.config() == rule.config()
     with pytest.raises(ValueError, match="cannot be described"):

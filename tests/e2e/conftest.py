@@ -21,10 +21,17 @@ def cli() -> Run:
     if exe is None:
         pytest.fail("the deepctrl command is not installed (pip install -e .)")
 
-    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 900) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd,
-                              env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
-                              timeout=timeout, check=False)
+    def run(
+        *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 900
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [exe, *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
+            timeout=timeout,
+            check=False,
+        )
 
     return run

@@ -21,9 +21,15 @@ def messy_csv(folder: Path, n: int = 300) -> Path:
     carrier = rng.choice(["north", "south", "east"], n)
     day = pd.date_range("2024-01-01", periods=n, freq="D")
     late = dist / 60 + 0.15 * stops + rng.normal(0, 0.2, n) > 0.6
-    frame = pd.DataFrame({"dist_km": dist, "stops": stops, "carrier": carrier,
-                          "day": day.strftime("%Y-%m-%d"),
-                          "status": np.where(late, "late", "ontime")})
+    frame = pd.DataFrame(
+        {
+            "dist_km": dist,
+            "stops": stops,
+            "carrier": carrier,
+            "day": day.strftime("%Y-%m-%d"),
+            "status": np.where(late, "late", "ontime"),
+        }
+    )
     frame.loc[::13, "dist_km"] = np.nan
     frame.loc[5::17, "carrier"] = ""
     path = folder / "deliveries.csv"
@@ -44,10 +50,27 @@ def fitted(cli, tmp_path_factory):
     frame.insert(0, "order_id", [f"o{i:05d}" for i in range(len(frame))])
     data, model = folder / "with_ids.csv", folder / "m.deepctrl"
     frame.to_csv(data, index=False)
-    done = cli("fit", str(data), "--target", "status", "--id-column", "order_id",
-               "--monotonic", "dist_km=increasing", "--monotonic", "stops=increasing",
-               "--rule-class", "late", "--max-epochs", "10", "--seed", "3", "--no-progress",
-               "--out", str(model))
+    done = cli(
+        "fit",
+        str(data),
+        "--target",
+        "status",
+        "--id-column",
+        "order_id",
+        "--monotonic",
+        "dist_km=increasing",
+        "--monotonic",
+        "stops=increasing",
+        "--rule-class",
+        "late",
+        "--max-epochs",
+        "10",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--out",
+        str(model),
+    )
     assert done.returncode == 0, done.stderr
     return frame, model, done.stdout
 
@@ -58,8 +81,10 @@ def test_fit_on_a_messy_table_says_what_it_did(fitted):
     assert "carrier 18 (as a category of its own)" in out
     # the ISO text dates are days since 2024-01-01 and a weekday cycle: 3 inputs, not 300
     assert "dates: day from 2024-01-01T00:00:00 (3 inputs: days, week cycle)" in out
-    assert "rules: monotonic(dist_km, increasing, on 'late'): P('late'), " \
-           "monotonic(stops, increasing, on 'late'): P('late')" in out
+    assert (
+        "rules: monotonic(dist_km, increasing, on 'late'): P('late'), "
+        "monotonic(stops, increasing, on 'late'): P('late')" in out
+    )
     assert "default alpha: alpha " in out and "lowest validation error: alpha " in out
     est = dc.DeepCTRLClassifier.load(model)
     assert est.encoder_.n_encoded == 2 + 1 + 4 + 3  # dist (+ indicator), stops, carrier, day
@@ -67,14 +92,29 @@ def test_fit_on_a_messy_table_says_what_it_did(fitted):
 
 def test_the_command_line_and_python_build_the_same_model(cli, messy, tmp_path):
     model, pred = tmp_path / "m.deepctrl", tmp_path / "p.csv"
-    done = cli("fit", str(messy), "--target", "status", "--monotonic", "stops=increasing",
-               "--rule-class", "late", "--max-epochs", "15", "--seed", "3", "--no-progress",
-               "--out", str(model))
+    done = cli(
+        "fit",
+        str(messy),
+        "--target",
+        "status",
+        "--monotonic",
+        "stops=increasing",
+        "--rule-class",
+        "late",
+        "--max-epochs",
+        "15",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--out",
+        str(model),
+    )
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(messy)
     X, y = frame.drop(columns="status"), frame["status"]
-    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("stops", "increasing", output="late")],
-                                max_epochs=15, random_state=3).fit(X, y)
+    est = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("stops", "increasing", output="late")], max_epochs=15, random_state=3
+    ).fit(X, y)
     # the count column gets the same additive perturbation on both paths
     cli_rule = dc.DeepCTRLClassifier.load(model).rule_
     assert cli_rule.perturbation.config() == est.rule_.perturbation.config()
@@ -85,21 +125,27 @@ def test_the_command_line_and_python_build_the_same_model(cli, messy, tmp_path):
     assert done.returncode == 0, done.stderr
     written = pd.read_csv(pred)
     assert len(written) == len(X)  # rows with missing values are scored too
-    np.testing.assert_allclose(written["proba_late"], est.predict_proba(X, alpha=0.7)[:, 0],
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        written["proba_late"], est.predict_proba(X, alpha=0.7)[:, 0], rtol=1e-5
+    )
 
 
 def test_predict_alpha_limits(cli, messy, fitted, tmp_path):
     _, model, _ = fitted
-    done = cli("predict", str(model), str(messy), "--alpha", "-0.1", "--out",
-               str(tmp_path / "p.csv"))
+    done = cli(
+        "predict", str(model), str(messy), "--alpha", "-0.1", "--out", str(tmp_path / "p.csv")
+    )
     assert done.returncode == 2 and done.stderr.strip() == (
-        "deepctrl: error: --alpha must be >= 0 (0 follows the data, 1 the rule), got -0.1")
-    done = cli("predict", str(model), str(messy), "--alpha", "1.3", "--out",
-               str(tmp_path / "p.csv"))
+        "deepctrl: error: --alpha must be >= 0 (0 follows the data, 1 the rule), got -0.1"
+    )
+    done = cli(
+        "predict", str(model), str(messy), "--alpha", "1.3", "--out", str(tmp_path / "p.csv")
+    )
     assert done.returncode == 0
-    assert done.stderr.strip() == ("note: alpha 1.3 is above 1: the rule's direction is "
-                                   "extrapolated beyond training (alphas were drawn from 0 to 1)")
+    assert done.stderr.strip() == (
+        "note: alpha 1.3 is above 1: the rule's direction is "
+        "extrapolated beyond training (alphas were drawn from 0 to 1)"
+    )
 
 
 def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path):
@@ -107,11 +153,20 @@ def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path
     est = dc.DeepCTRLClassifier.load(model)
     assert "order_id" not in est.encoder_.names  # never a feature
     new = frame.drop(columns="status").iloc[::-1]  # another order
-    new["strength"] = np.tile([0.0, 0.5, 1.0], len(new))[:len(new)]
+    new["strength"] = np.tile([0.0, 0.5, 1.0], len(new))[: len(new)]
     new.to_csv(tmp_path / "new.csv", index=False)
     pred = tmp_path / "p.csv"
-    done = cli("predict", str(model), str(tmp_path / "new.csv"), "--id-column", "order_id",
-               "--alpha-column", "strength", "--out", str(pred))
+    done = cli(
+        "predict",
+        str(model),
+        str(tmp_path / "new.csv"),
+        "--id-column",
+        "order_id",
+        "--alpha-column",
+        "strength",
+        "--out",
+        str(pred),
+    )
     assert done.returncode == 0, done.stderr
     assert "at per-row alpha (column 'strength', 0 to 1)" in done.stdout
     written = pd.read_csv(pred)
@@ -122,11 +177,19 @@ def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path
     for args, message in [
         (["--alpha", "0.5", "--alpha-column", "strength"], "not allowed with argument"),
         (["--alpha-column", "nope"], "has no alpha column 'nope'"),
-        (["--id-column", "stops", "--alpha", "0.5"], "id column 'stops' is one of the "
-                                                     "model's input columns"),
+        (
+            ["--id-column", "stops", "--alpha", "0.5"],
+            "id column 'stops' is one of the model's input columns",
+        ),
     ]:
-        done = cli("predict", str(model), str(tmp_path / "new.csv"), *args, "--out",
-                   str(tmp_path / "q.csv"))
+        done = cli(
+            "predict",
+            str(model),
+            str(tmp_path / "new.csv"),
+            *args,
+            "--out",
+            str(tmp_path / "q.csv"),
+        )
         assert done.returncode == 2 and message in done.stderr, done.stderr
 
 
@@ -140,8 +203,10 @@ def test_export_writes_an_onnx_file_that_predicts_as_the_model(cli, fitted, tmp_
     done = cli("export", str(model), "--out", str(onnx_file), "--check", str(rows))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[1] == "inputs: dist_km (float32), stops (float32), carrier (string), " \
-                       "day (int64 ns), alpha (float32, one per row)"
+    assert (
+        lines[1] == "inputs: dist_km (float32), stops (float32), carrier (string), "
+        "day (int64 ns), alpha (float32, one per row)"
+    )
     assert lines[2].startswith("outputs: label, probabilities; default alpha ")
     assert lines[3].startswith("checked: on the 80 rows of ")
     est = dc.DeepCTRLClassifier.load(model)

@@ -13,8 +13,13 @@ from deepctrl.tabular.known_truth import known_truth_table
 @pytest.fixture(scope="module")
 def known(tmp_path_factory):
     folder = tmp_path_factory.mktemp("rule-test")
-    table = known_truth_table({"north": "follows", "south": "contradicts", "lone": "follows"},
-                              rows=[300, 300, 1], effect=1.0, noise=0.5, seed=5)
+    table = known_truth_table(
+        {"north": "follows", "south": "contradicts", "lone": "follows"},
+        rows=[300, 300, 1],
+        effect=1.0,
+        noise=0.5,
+        seed=5,
+    )
     data = folder / "shops.csv"
     table.round(4).to_csv(data, index=False)
     return folder, data
@@ -23,20 +28,46 @@ def known(tmp_path_factory):
 def test_verdicts_and_files_on_a_known_truth_table(cli, known):
     folder, data = known
     out = folder / "out"
-    done = cli("test-rule", str(data), "--target", "sales", "--group", "segment",
-               "--monotonic", "price=decreasing", "--seeds", "3", "--max-epochs", "60",
-               "--no-progress", "--out", str(out))
+    done = cli(
+        "test-rule",
+        str(data),
+        "--target",
+        "sales",
+        "--group",
+        "segment",
+        "--monotonic",
+        "price=decreasing",
+        "--seeds",
+        "3",
+        "--max-epochs",
+        "60",
+        "--no-progress",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads((out / "rule_test.json").read_text())
     assert result["rule"] == "monotonic(price, decreasing)" and result["target"] == "sales"
     groups = result["groups"]
     assert groups["north"]["verdict"] == "consistent"
     assert groups["south"]["verdict"] == "contradicted"
-    assert groups["lone"] == {"rows": 1, "verdict": "inconclusive", "metric": "mse",
-                              "reason": "1 row: too few to judge (50 needed)"}
+    assert groups["lone"] == {
+        "rows": 1,
+        "verdict": "inconclusive",
+        "metric": "mse",
+        "reason": "1 row: too few to judge (50 needed)",
+    }
     assert result["all"]["rows"] == 601
-    for key in ("best_alpha", "best_alpha_interval", "verification_alpha0", "error_alpha0",
-                "error_best", "error_alpha1", "enforcement_cost", "enforcement_cost_interval"):
+    for key in (
+        "best_alpha",
+        "best_alpha_interval",
+        "verification_alpha0",
+        "error_alpha0",
+        "error_best",
+        "error_alpha1",
+        "enforcement_cost",
+        "enforcement_cost_interval",
+    ):
         assert key in groups["south"] and key in result["all"]
     assert groups["south"]["enforcement_cost"] > groups["north"]["enforcement_cost"]
     assert (out / "report.md").read_text().startswith("# Rule test: monotonic(price")
@@ -45,19 +76,25 @@ def test_verdicts_and_files_on_a_known_truth_table(cli, known):
     assert f"wrote {out / 'rule_test.json'}" in done.stdout
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--group", "region", "--monotonic", "price=decreasing"],
-     "has no group column 'region' (columns: segment, price"),
-    (["--group", "segment", "--monotonic", "cost=decreasing"], "cost"),
-    (["--group", "segment"], "give the rule to test"),
-    (["--group", "sales", "--monotonic", "price=decreasing"], "cannot be the target"),
-    (["--group", "segment", "--monotonic", "price=decreasing", "--seeds", "1"],
-     "--seeds must be an integer between 2 and 101, got '1'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--group", "region", "--monotonic", "price=decreasing"],
+            "has no group column 'region' (columns: segment, price",
+        ),
+        (["--group", "segment", "--monotonic", "cost=decreasing"], "cost"),
+        (["--group", "segment"], "give the rule to test"),
+        (["--group", "sales", "--monotonic", "price=decreasing"], "cannot be the target"),
+        (
+            ["--group", "segment", "--monotonic", "price=decreasing", "--seeds", "1"],
+            "--seeds must be an integer between 2 and 101, got '1'",
+        ),
+    ],
+)
 def test_bad_input_is_one_line(cli, known, args, message):
     folder, data = known
-    done = cli("test-rule", str(data), "--target", "sales", *args, "--out",
-               str(folder / "bad"))
+    done = cli("test-rule", str(data), "--target", "sales", *args, "--out", str(folder / "bad"))
     assert done.returncode == 2
     assert done.stderr.startswith("deepctrl: error: ") and message in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr

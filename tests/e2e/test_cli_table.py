@@ -28,8 +28,19 @@ def fitted(cli, tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("e2e")
     data = write_table(folder)
     model = folder / "model.deepctrl"
-    done = cli("fit", str(data), "--target", "sales", "--monotonic", "price=decreasing",
-               "--max-epochs", "3", "--no-progress", "--out", str(model))
+    done = cli(
+        "fit",
+        str(data),
+        "--target",
+        "sales",
+        "--monotonic",
+        "price=decreasing",
+        "--max-epochs",
+        "3",
+        "--no-progress",
+        "--out",
+        str(model),
+    )
     assert done.returncode == 0, done.stderr
     assert "default alpha: alpha " in done.stdout and "verification " in done.stdout
     return data, model
@@ -55,8 +66,9 @@ def test_fit_sweep_predict(cli, fitted, tmp_path):
     shuffled = pd.read_csv(data).sample(frac=1.0, random_state=0).drop(columns="sales")
     shuffled.to_csv(tmp_path / "new.csv", index=False)
     out = tmp_path / "pred.csv"
-    done = cli("predict", str(model), str(tmp_path / "new.csv"), "--alpha", "0.5",
-               "--out", str(out))
+    done = cli(
+        "predict", str(model), str(tmp_path / "new.csv"), "--alpha", "0.5", "--out", str(out)
+    )
     assert done.returncode == 0, done.stderr
     pred = pd.read_csv(out)
     assert list(pred.columns) == ["sales"] and len(pred) == len(shuffled)
@@ -107,12 +119,25 @@ def test_sigkill_during_fit_leaves_no_partial_model(tmp_path, existing):
         target.write_bytes(b"previous model")
     log = tmp_path / "stderr.txt"
     with log.open("w") as err:
-        proc = subprocess.Popen([shutil.which("deepctrl"), "fit", str(data), "--target", "y",
-                                 "--monotonic", "x=increasing", "--max-epochs", "1000",
-                                 "--out", str(target)],
-                                stdout=subprocess.DEVNULL, stderr=err,
-                                env={**os.environ, "OMP_NUM_THREADS": "1"},
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                shutil.which("deepctrl"),
+                "fit",
+                str(data),
+                "--target",
+                "y",
+                "--monotonic",
+                "x=increasing",
+                "--max-epochs",
+                "1000",
+                "--out",
+                str(target),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 240
     while "DeepCTRLRegressor" not in log.read_text() and time.monotonic() < deadline:
         assert proc.poll() is None, log.read_text()
@@ -140,16 +165,29 @@ def test_alpha_chosen_without_labels_through_the_installed_command(cli, fitted, 
     ratios = [est.verification_ratio(X, alpha=a) for a in LABEL_FREE_GRID]
     i = next(i for i, r in enumerate(ratios) if r >= 0.9)
     out = tmp_path / "pred.csv"
-    done = cli("predict", str(model), str(unlabelled), "--min-verification", "0.9",
-               "--out", str(out))
+    done = cli(
+        "predict", str(model), str(unlabelled), "--min-verification", "0.9", "--out", str(out)
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == (f"chosen alpha {LABEL_FREE_GRID[i]:g}: verification "
-                                           f"ratio {ratios[i]:.3f} on 120 rows (goal 0.9)")
-    np.testing.assert_allclose(pd.read_csv(out)["sales"],
-                               est.predict(X, LABEL_FREE_GRID[i]), rtol=1e-6)
+    assert done.stdout.splitlines()[0] == (
+        f"chosen alpha {LABEL_FREE_GRID[i]:g}: verification "
+        f"ratio {ratios[i]:.3f} on 120 rows (goal 0.9)"
+    )
+    np.testing.assert_allclose(
+        pd.read_csv(out)["sales"], est.predict(X, LABEL_FREE_GRID[i]), rtol=1e-6
+    )
     # --alpha and --min-verification exclude each other
-    done = cli("predict", str(model), str(unlabelled), "--alpha", "1", "--min-verification",
-               "0.9", "--out", str(tmp_path / "both.csv"))
+    done = cli(
+        "predict",
+        str(model),
+        str(unlabelled),
+        "--alpha",
+        "1",
+        "--min-verification",
+        "0.9",
+        "--out",
+        str(tmp_path / "both.csv"),
+    )
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
     assert "not allowed with argument" in done.stderr and not (tmp_path / "both.csv").exists()
     # sweep: JSON rows on stdout, the two comparison lines on stderr
@@ -158,18 +196,33 @@ def test_alpha_chosen_without_labels_through_the_installed_command(cli, fitted, 
     assert done.returncode == 0 and [r["alpha"] for r in rows] == [0, 0.5, 1.0]
     lines = done.stderr.splitlines()
     assert len(lines) == 2 and lines[0].startswith("lowest mse: alpha ")
-    assert lines[1].startswith("label-free (smallest alpha with verification >= 0.95): ") \
-        or lines[1].startswith("label-free: no alpha in the grid reaches verification 0.95")
+    assert lines[1].startswith("label-free (smallest alpha with verification >= 0.95): ") or lines[
+        1
+    ].startswith("label-free: no alpha in the grid reaches verification 0.95")
     # a goal no alpha reaches: one line, exit code 2, no file
     rules = tmp_path / "rules.toml"
     rules.write_text('[[rule]]\nkind = "penalty"\nexpression = "sales <= -1000"\n')
     never = tmp_path / "never.deepctrl"
-    done = cli("fit", str(data), "--target", "sales", "--rules", str(rules), "--max-epochs", "3",
-               "--no-progress", "--out", str(never))
+    done = cli(
+        "fit",
+        str(data),
+        "--target",
+        "sales",
+        "--rules",
+        str(rules),
+        "--max-epochs",
+        "3",
+        "--no-progress",
+        "--out",
+        str(never),
+    )
     assert done.returncode == 0, done.stderr
     refused = tmp_path / "refused.csv"
-    done = cli("predict", str(never), str(unlabelled), "--min-verification", "0.5",
-               "--out", str(refused))
+    done = cli(
+        "predict", str(never), str(unlabelled), "--min-verification", "0.5", "--out", str(refused)
+    )
     assert done.returncode == 2 and done.stdout == "" and not refused.exists()
-    assert done.stderr == ("deepctrl: error: no alpha in 0..1.5 reaches verification ratio 0.5 "
-                           "on these rows (highest 0.000 at alpha 0)\n")
+    assert done.stderr == (
+        "deepctrl: error: no alpha in 0..1.5 reaches verification ratio 0.5 "
+        "on these rows (highest 0.000 at alpha 0)\n"
+    )

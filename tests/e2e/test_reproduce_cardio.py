@@ -21,8 +21,18 @@ def csv_file(tmp_path_factory):
 @pytest.mark.slow
 def test_reproduce_cardio_on_a_csv_file(cli, csv_file, tmp_path):
     out = tmp_path / "cardio"
-    done = cli("reproduce", "cardio", "--csv", str(csv_file), "--quick", "--seeds", "1",
-               "--out", str(out), "--no-progress")
+    done = cli(
+        "reproduce",
+        "cardio",
+        "--csv",
+        str(csv_file),
+        "--quick",
+        "--seeds",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["data"] == {"source": "csv", "csv": str(csv_file)}
@@ -36,8 +46,18 @@ def test_reproduce_cardio_on_a_csv_file(cli, csv_file, tmp_path):
 @pytest.mark.slow
 def test_reproduce_cardio_perturbation_on_a_csv_file(cli, csv_file, tmp_path):
     out = tmp_path / "pert"
-    done = cli("reproduce", "cardio-perturbation", "--csv", str(csv_file), "--quick",
-               "--seeds", "1", "--out", str(out), "--no-progress")
+    done = cli(
+        "reproduce",
+        "cardio-perturbation",
+        "--csv",
+        str(csv_file),
+        "--quick",
+        "--seeds",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["perturbations"] == [0.01, 0.05, 0.1, 0.2, 0.5]
@@ -48,9 +68,20 @@ def test_bad_csv_gives_one_line_error(cli, tmp_path):
     frame = synthetic_cohort(50, seed=0)
     frame.loc[[3, 7], "cholesterol"] = 4
     path = write_cardio_csv(frame, tmp_path / "cardio_train.csv")
-    done = cli("reproduce", "cardio", "--csv", str(path), "--quick", "--seeds", "1",
-               "--out", str(tmp_path / "out"), "--no-progress")
+    done = cli(
+        "reproduce",
+        "cardio",
+        "--csv",
+        str(path),
+        "--quick",
+        "--seeds",
+        "1",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+    )
     assert done.returncode == 2
-    assert done.stderr.strip() == (f"deepctrl: error: {path}: column 'cholesterol' has 2 rows "
-                                   "outside {1, 2, 3}")
+    assert done.stderr.strip() == (
+        f"deepctrl: error: {path}: column 'cholesterol' has 2 rows outside {{1, 2, 3}}"
+    )
     assert not (tmp_path / "out" / "results.json").exists()

@@ -4,8 +4,16 @@ import json
 
 import pytest
 
-METHODS = ["DeepCTRL", "TaskOnly", "RuleOnly", "TaskAndRule(0.01)", "TaskAndRule(0.1)",
-           "TaskAndRule(1.0)", "LDF-MAE", "LDF-Ratio"]
+METHODS = [
+    "DeepCTRL",
+    "TaskOnly",
+    "RuleOnly",
+    "TaskAndRule(0.01)",
+    "TaskAndRule(0.1)",
+    "TaskAndRule(1.0)",
+    "LDF-MAE",
+    "LDF-Ratio",
+]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -16,8 +24,18 @@ def run_cli(cli, tmp_path, *args):
 @pytest.mark.slow
 def test_quick_pendulum_writes_results_report_and_figures(cli, tmp_path):
     out = tmp_path / "out"
-    proc = run_cli(cli, tmp_path, "reproduce", "pendulum", "--quick", "--seeds", "1",
-                   "--out", str(out), "--no-progress")
+    proc = run_cli(
+        cli,
+        tmp_path,
+        "reproduce",
+        "pendulum",
+        "--quick",
+        "--seeds",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["experiment"] == "pendulum" and results["preset"] == "paper"
@@ -45,12 +63,24 @@ def test_quick_pendulum_writes_results_report_and_figures(cli, tmp_path):
 @pytest.mark.slow
 def test_quick_ablations_write_every_study(cli, tmp_path):
     out = tmp_path / "abl"
-    proc = run_cli(cli, tmp_path, "reproduce", "pendulum-ablations", "--quick", "--seeds", "1",
-                   "--out", str(out), "--no-progress")
+    proc = run_cli(
+        cli,
+        tmp_path,
+        "reproduce",
+        "pendulum-ablations",
+        "--quick",
+        "--seeds",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     assert proc.returncode == 0, proc.stderr
-    expected = {"prior": ["Beta(0.1)", "Beta(0.5)", "Beta(1.0)"],
-                "merge": ["deepctrl", "add", "concat", "input"],
-                "rho": ["rho=auto", "rho=1", "rho=epoch"]}
+    expected = {
+        "prior": ["Beta(0.1)", "Beta(0.5)", "Beta(1.0)"],
+        "merge": ["deepctrl", "add", "concat", "input"],
+        "rho": ["rho=auto", "rho=1", "rho=epoch"],
+    }
     for study, names in expected.items():
         results = json.loads((out / study / "results.json").read_text())
         assert list(results["methods"]) == names and results["quick"] is True
@@ -62,7 +92,8 @@ def test_quick_ablations_write_every_study(cli, tmp_path):
 
 
 def test_bad_preset_is_one_line_error(cli, tmp_path):
-    proc = run_cli(cli, tmp_path, "reproduce", "pendulum", "--preset", "hourly", "--out",
-                   str(tmp_path / "x"))
+    proc = run_cli(
+        cli, tmp_path, "reproduce", "pendulum", "--preset", "hourly", "--out", str(tmp_path / "x")
+    )
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
     assert "argument --preset: invalid choice: 'hourly'" in proc.stderr

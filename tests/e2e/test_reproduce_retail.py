@@ -13,14 +13,16 @@ def test_missing_m5_folder_is_one_clean_line(tmp_path, capsys):
     code = main(["reproduce", "retail", "--m5-dir", str(tmp_path / "m5"), "--quick"])
     assert code == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        f"deepctrl: error: M5 folder {tmp_path / 'm5'} does not exist"]
+        f"deepctrl: error: M5 folder {tmp_path / 'm5'} does not exist"
+    ]
 
 
 def test_m5_folder_without_prices(tmp_path, capsys):
     folder = write_m5(synthetic_market(seed=0, n_items=3).market, tmp_path / "m5")
     (folder / "sell_prices.csv").unlink()
-    code = main(["reproduce", "retail", "--m5-dir", str(folder), "--quick",
-                 "--out", str(tmp_path / "out")])
+    code = main(
+        ["reproduce", "retail", "--m5-dir", str(folder), "--quick", "--out", str(tmp_path / "out")]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "lacks sell_prices.csv" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
@@ -40,8 +42,19 @@ def test_quick_offline_run(cli, tmp_path):
 @pytest.mark.slow
 def test_quick_run_on_m5_files(cli, tmp_path):
     folder = write_m5(synthetic_market(seed=1, n_items=80).market, tmp_path / "m5")
-    done = cli("reproduce", "retail", "--m5-dir", str(folder), "--quick", "--seeds", "1",
-               "--no-progress", "--out", "out", cwd=tmp_path)
+    done = cli(
+        "reproduce",
+        "retail",
+        "--m5-dir",
+        str(folder),
+        "--quick",
+        "--seeds",
+        "1",
+        "--no-progress",
+        "--out",
+        "out",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["data"]["source"] == "m5" and results["seeds"] == [0]

@@ -21,13 +21,26 @@ def main(out: str, compile: bool) -> None:
     y = X[:, :1] - 0.5 * X[:, 1:2] + 0.05 * torch.randn(300, 1, generator=g)
     model = dc.DeepCTRL(dc.mlp(3, 16, 8), dc.mlp(3, 16, 8), dc.mlp(16, 8, 1))
     rule = dc.rules.Monotonic(0, "increasing")
-    result = dc.fit(model, rule, dc.methods.DeepCTRL(rho="paper"), train=(X[:240], y[:240]),
-                    val=(X[240:], y[240:]), batch_size=32, max_epochs=6, patience=2,
-                    input_noise=0.01, seeds=[0, 1], compile=compile)
+    result = dc.fit(
+        model,
+        rule,
+        dc.methods.DeepCTRL(rho="paper"),
+        train=(X[:240], y[:240]),
+        val=(X[240:], y[240:]),
+        batch_size=32,
+        max_epochs=6,
+        patience=2,
+        input_noise=0.01,
+        seeds=[0, 1],
+        compile=compile,
+    )
     if int(os.environ.get("RANK", "0")) == 0:
         world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
-        dc.save(result.models[1], out, {"epochs": result.epochs, "world_size": world,
-                                        "rho": result.state["rho"].tolist()})
+        dc.save(
+            result.models[1],
+            out,
+            {"epochs": result.epochs, "world_size": world, "rho": result.state["rho"].tolist()},
+        )
 
 
 if __name__ == "__main__":

@@ -22,8 +22,9 @@ def oscillator(n: int, seed: int, dt: float = 0.1, damping: float = 0.005):
     r = 0.5 + 0.5 * torch.rand(n, generator=g, dtype=torch.float64)
     phase = 2 * torch.pi * torch.rand(n, generator=g, dtype=torch.float64)
     x = torch.stack([r * torch.cos(phase), r * torch.sin(phase)], dim=1)
-    step = torch.linalg.matrix_exp(torch.tensor([[0.0, 1.0], [-1.0, -2 * damping]],
-                                                dtype=torch.float64) * dt)
+    step = torch.linalg.matrix_exp(
+        torch.tensor([[0.0, 1.0], [-1.0, -2 * damping]], dtype=torch.float64) * dt
+    )
     return x.float(), (x @ step.T).float()
 
 
@@ -42,18 +43,32 @@ class Residual(nn.Module):
 
 def mean_table(models, rule, X, y, metric):
     tables = [dc.sweep(m, rule, X, y, ALPHAS, metrics=(metric,)) for m in models]
-    return (np.mean([t[metric] for t in tables], axis=0),
-            np.mean([t["verification_ratio"] for t in tables], axis=0))
+    return (
+        np.mean([t[metric] for t in tables], axis=0),
+        np.mean([t["verification_ratio"] for t in tables], axis=0),
+    )
 
 
 def test_energy_rule_true_for_the_data():
     train, val, test = oscillator(300, 0), oscillator(300, 1), oscillator(2000, 2)
     rule = dc.rules.Penalty(lambda x, y: energy(y) - energy(x), strict=True)
-    kw = dict(train=train, val=val, max_epochs=400, patience=10, val_every=5, batch_size=32,
-              input_noise=0.01, seeds=SEEDS)
+    kw = dict(
+        train=train,
+        val=val,
+        max_epochs=400,
+        patience=10,
+        val_every=5,
+        batch_size=32,
+        input_noise=0.01,
+        seeds=SEEDS,
+    )
     task = dc.fit(Residual(), rule, dc.methods.TaskOnly(), **kw)
-    deep = dc.fit(dc.DeepCTRL(dc.mlp(2, 32, 16), dc.mlp(2, 32, 16), dc.mlp(32, 32, 2),
-                              residual=True), rule, dc.methods.DeepCTRL(), **kw)
+    deep = dc.fit(
+        dc.DeepCTRL(dc.mlp(2, 32, 16), dc.mlp(2, 32, 16), dc.mlp(32, 32, 2), residual=True),
+        rule,
+        dc.methods.DeepCTRL(),
+        **kw,
+    )
     task_mae, task_vr = mean_table(task.models, rule, *test, "mae")
     mae, vr = mean_table(deep.models, rule, *test, "mae")
     print("TaskOnly", task_mae[0], task_vr[0], "DeepCTRL", mae.round(5), vr.round(3))
@@ -93,19 +108,40 @@ def test_contradicted_perturbation_rule_keeps_both_ends(direction):
     def net():
         return dc.DeepCTRL(dc.mlp(3, 32, 16), dc.mlp(3, 32, 16), dc.mlp(32, 32, 1))
 
-    kw = dict(train=train, val=val, task_loss="mae", batch_size=32, max_epochs=300,
-              patience=10, seeds=SEEDS)
-    runs = {name: dc.fit(net(), rule, method, **kw) for name, method in
-            [("TaskOnly", dc.methods.TaskOnly()), ("RuleOnly", dc.methods.RuleOnly()),
-             ("DeepCTRL", dc.methods.DeepCTRL())]}
+    kw = dict(
+        train=train,
+        val=val,
+        task_loss="mae",
+        batch_size=32,
+        max_epochs=300,
+        patience=10,
+        seeds=SEEDS,
+    )
+    runs = {
+        name: dc.fit(net(), rule, method, **kw)
+        for name, method in [
+            ("TaskOnly", dc.methods.TaskOnly()),
+            ("RuleOnly", dc.methods.RuleOnly()),
+            ("DeepCTRL", dc.methods.DeepCTRL()),
+        ]
+    }
     (task_mae, task_vr) = mean_table(runs["TaskOnly"].models, rule, *test, "mae")
     (_, rule_vr) = mean_table(runs["RuleOnly"].models, rule, *test, "mae")
     mae, vr = mean_table(runs["DeepCTRL"].models, rule, *test, "mae")
     deep = runs["DeepCTRL"].models
     rise_0, fall_0 = output_moves(deep, test[0], 0.0)
     rise_1, fall_1 = output_moves(deep, test[0], 1.0)
-    print(direction, runs["DeepCTRL"].state["rho"], mae.round(3), vr.round(3),
-          task_mae[0], task_vr[0], rule_vr[-1], (rise_0, fall_0), (rise_1, fall_1))
+    print(
+        direction,
+        runs["DeepCTRL"].state["rho"],
+        mae.round(3),
+        vr.round(3),
+        task_mae[0],
+        task_vr[0],
+        rule_vr[-1],
+        (rise_0, fall_0),
+        (rise_1, fall_1),
+    )
     assert task_vr[0] < 0.05 and vr[0] < 0.05
     assert mae[0] <= 1.15 * task_mae[0]
     # measured: 0.95 at alpha 1 (RuleOnly 1.0); docs/rho.md shows the trade-off with alpha 0

@@ -36,10 +36,20 @@ class Recorder(dc.Callback):
 def test_every_epoch_end_matches_the_fits_history():
     X, y = data()
     recorder = Recorder()
-    result = dc.fit(small(), dc.rules.Monotonic(0, "increasing"), train=(X[:64], y[:64]),
-                    val=(X[64:], y[64:]), max_epochs=6, patience=50, val_every=2,
-                    seeds=[3, 5], lr=1e-2, lr_schedule="cosine", batch_size=16,
-                    callbacks=[recorder])
+    result = dc.fit(
+        small(),
+        dc.rules.Monotonic(0, "increasing"),
+        train=(X[:64], y[:64]),
+        val=(X[64:], y[64:]),
+        max_epochs=6,
+        patience=50,
+        val_every=2,
+        seeds=[3, 5],
+        lr=1e-2,
+        lr_schedule="cosine",
+        batch_size=16,
+        callbacks=[recorder],
+    )
     assert recorder.events == [(kind, e) for e in range(1, 7) for kind in ("start", "end")]
     for end in recorder.ends:
         assert end.seeds == [3, 5] and end.train_seconds > 0
@@ -61,9 +71,16 @@ def test_a_callback_stops_training_and_the_best_weights_stay():
         seen.append(end.epoch)
         return end.epoch == 3
 
-    result = dc.fit(small(), dc.rules.Monotonic(0, "increasing"), train=(X[:64], y[:64]),
-                    val=(X[64:], y[64:]), max_epochs=20, patience=50, seeds=[0, 1],
-                    callbacks=[stop_at_three])
+    result = dc.fit(
+        small(),
+        dc.rules.Monotonic(0, "increasing"),
+        train=(X[:64], y[:64]),
+        val=(X[64:], y[64:]),
+        max_epochs=20,
+        patience=50,
+        seeds=[0, 1],
+        callbacks=[stop_at_three],
+    )
     assert seen == [1, 2, 3] and result.epochs == [3, 3]
     for h, best in zip(result.history, result.val_loss, strict=True):
         assert best == min(h["val_loss"])
@@ -73,16 +90,30 @@ def test_a_stopped_seed_leaves_the_list_and_bad_callbacks_are_refused():
     X, y = data()
     ends: list[dc.EpochEnd] = []
     # patience 1 with a learning rate this large: some seed stops before the last epoch
-    result = dc.fit(small(), dc.rules.Monotonic(0, "increasing"), train=(X[:64], y[:64]),
-                    val=(X[64:], y[64:]), max_epochs=15, patience=1, lr=0.05,
-                    seeds=[0, 1, 2, 3], callbacks=[ends.append])
+    result = dc.fit(
+        small(),
+        dc.rules.Monotonic(0, "increasing"),
+        train=(X[:64], y[:64]),
+        val=(X[64:], y[64:]),
+        max_epochs=15,
+        patience=1,
+        lr=0.05,
+        seeds=[0, 1, 2, 3],
+        callbacks=[ends.append],
+    )
     for end in ends:
-        assert end.seeds == [s for s, e in zip([0, 1, 2, 3], result.epochs, strict=True)
-                             if e >= end.epoch]
+        assert end.seeds == [
+            s for s, e in zip([0, 1, 2, 3], result.epochs, strict=True) if e >= end.epoch
+        ]
     assert min(result.epochs) < 15 and len(ends[-1].seeds) < 4  # one seed did stop
     with pytest.raises(ValueError, match="a callback is a deepctrl.Callback or a function"):
-        dc.fit(small(), dc.rules.Monotonic(0, "increasing"), train=(X, y), max_epochs=1,
-               callbacks=["log"])
+        dc.fit(
+            small(),
+            dc.rules.Monotonic(0, "increasing"),
+            train=(X, y),
+            max_epochs=1,
+            callbacks=["log"],
+        )
 
 
 def test_the_documented_callback_example_runs(capsys):
@@ -90,7 +121,7 @@ def test_the_documented_callback_example_runs(capsys):
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "core-api.md").read_text()
-    section = page[page.index("### Callbacks"):]
+    section = page[page.index("### Callbacks") :]
     block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     namespace: dict = {}
     exec(compile(block, "core-api.md", "exec"), namespace)

@@ -13,8 +13,9 @@ TORCH = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 # torch 2.3 and 2.4 cannot compile torch.func.grad_and_value with inductor ("Cannot access
 # storage of TensorWrapper"), 2.5 specialises the batch size marked dynamic: the step then
 # trains eagerly (the same numbers) and these tests, which count graphs, have nothing to count
-builds_graphs = pytest.mark.skipif(TORCH < (2, 6), reason="the compiled step falls back to "
-                                   "eager training on torch < 2.6")
+builds_graphs = pytest.mark.skipif(
+    TORCH < (2, 6), reason="the compiled step falls back to eager training on torch < 2.6"
+)
 
 
 def _problem():
@@ -27,8 +28,17 @@ def _problem():
 def _fit(compile: bool, **kw):
     train, val = _problem()
     net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
-    return dc.fit(net, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(rho=1.0),
-                  train=train, val=val, seeds=[0, 1], batch_size=64, compile=compile, **kw)
+    return dc.fit(
+        net,
+        dc.rules.Monotonic(0, "increasing"),
+        dc.methods.DeepCTRL(rho=1.0),
+        train=train,
+        val=val,
+        seeds=[0, 1],
+        batch_size=64,
+        compile=compile,
+        **kw,
+    )
 
 
 @builds_graphs
@@ -65,8 +75,16 @@ def test_a_last_batch_of_one_row_gets_its_own_graph_and_trains_as_eager():
 
     def run(compile: bool):
         net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
-        return dc.fit(net, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(rho=1.0),
-                      train=train, val=val, seeds=[0, 1], max_epochs=3, compile=compile)
+        return dc.fit(
+            net,
+            dc.rules.Monotonic(0, "increasing"),
+            dc.methods.DeepCTRL(rho=1.0),
+            train=train,
+            val=val,
+            seeds=[0, 1],
+            max_epochs=3,
+            compile=compile,
+        )
 
     counters.clear()
     compiled = run(True)
@@ -79,10 +97,20 @@ def test_a_compiled_run_repeats_bit_for_bit():
     runs = []
     for _ in range(2):
         net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
-        runs.append(dc.fit(net, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(),
-                           train=(train[0].float(), train[1].float()),
-                           val=(val[0].float(), val[1].float()), seeds=[0, 1, 2],
-                           max_epochs=6, patience=1, lr=0.05, compile=True))
+        runs.append(
+            dc.fit(
+                net,
+                dc.rules.Monotonic(0, "increasing"),
+                dc.methods.DeepCTRL(),
+                train=(train[0].float(), train[1].float()),
+                val=(val[0].float(), val[1].float()),
+                seeds=[0, 1, 2],
+                max_epochs=6,
+                patience=1,
+                lr=0.05,
+                compile=True,
+            )
+        )
     first, second = runs
     assert first.epochs == second.epochs and len(set(first.epochs)) > 1  # the stack shrank
     for a, b in zip(first.models, second.models, strict=True):
@@ -94,15 +122,31 @@ def test_a_compiled_method_stack_matches_eager_training_in_float64():
     # every built-in method in one stack, and a rule of two leaves (the dual multipliers
     # see one signed violation each)
     train, val = _problem()
-    rule = dc.rules.AllOf([dc.rules.Monotonic(0, "increasing"),
-                           dc.rules.Penalty(lambda x, y: y[:, 0] - 3.0)])
-    methods = [dc.methods.DeepCTRL(rho="auto"), dc.methods.TaskOnly(), dc.methods.RuleOnly(),
-               dc.methods.TaskAndRule(0.5), dc.methods.LagrangianDual(0.5)]
+    rule = dc.rules.AllOf(
+        [dc.rules.Monotonic(0, "increasing"), dc.rules.Penalty(lambda x, y: y[:, 0] - 3.0)]
+    )
+    methods = [
+        dc.methods.DeepCTRL(rho="auto"),
+        dc.methods.TaskOnly(),
+        dc.methods.RuleOnly(),
+        dc.methods.TaskAndRule(0.5),
+        dc.methods.LagrangianDual(0.5),
+    ]
 
     def run(compile: bool):
         net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
-        return dc.fit_methods(net, rule, methods, train=train, val=val, seeds=[0, 1],
-                              max_epochs=4, patience=1, lr=0.02, compile=compile)
+        return dc.fit_methods(
+            net,
+            rule,
+            methods,
+            train=train,
+            val=val,
+            seeds=[0, 1],
+            max_epochs=4,
+            patience=1,
+            lr=0.02,
+            compile=compile,
+        )
 
     eager, compiled = run(False), run(True)
     for a, b in zip(eager, compiled, strict=True):
@@ -126,8 +170,17 @@ def test_compiled_fits_of_other_rules_and_losses_in_one_process_do_not_share_a_g
 
     def run(rule, loss, compile):
         net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
-        return dc.fit(net, rule, dc.methods.DeepCTRL(rho=1.0), train=train, val=val,
-                      seeds=[0, 1], max_epochs=2, task_loss=loss, compile=compile)
+        return dc.fit(
+            net,
+            rule,
+            dc.methods.DeepCTRL(rho=1.0),
+            train=train,
+            val=val,
+            seeds=[0, 1],
+            max_epochs=2,
+            task_loss=loss,
+            compile=compile,
+        )
 
     counters.clear()
     compiled = [run(rule, loss, True) for rule, loss in cases]
@@ -141,7 +194,7 @@ def test_methods_that_are_not_linear_train_eagerly_with_a_note(caplog):
         uses_rule = False
 
         def objective(self, t, state):
-            return t.task ** 2
+            return t.task**2
 
     train, _ = _problem()
     net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
@@ -156,8 +209,9 @@ def test_rules_that_cannot_be_traced_train_eagerly_with_a_note(caplog):
     train, _ = _problem()
     net = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1)).double()
     with caplog.at_level(logging.INFO, logger="deepctrl"):
-        result = dc.fit(net, rule, dc.methods.DeepCTRL(rho=1.0), train=train, max_epochs=2,
-                        compile=True)
+        result = dc.fit(
+            net, rule, dc.methods.DeepCTRL(rho=1.0), train=train, max_epochs=2, compile=True
+        )
     assert "could not be compiled" in caplog.text and result.epochs == [2]
 
 
@@ -172,8 +226,9 @@ def test_models_that_are_not_mlps_train_eagerly_with_a_note(caplog):
 
     train, _ = _problem()
     with caplog.at_level(logging.INFO, logger="deepctrl"):
-        result = dc.fit(Custom().double(), None, dc.methods.TaskOnly(), train=train,
-                        max_epochs=1, compile=True)
+        result = dc.fit(
+            Custom().double(), None, dc.methods.TaskOnly(), train=train, max_epochs=1, compile=True
+        )
     assert "only MLP-made models" in caplog.text and result.epochs == [1]
 
 

@@ -29,10 +29,17 @@ def test_a_dataset_trains_exactly_like_the_same_tensors():
     """Same order, batches, alpha draws and perturbations: bitwise the same models."""
     X, y = data()
     kw = dict(max_epochs=3, batch_size=32, shuffle=False, seeds=[0, 1], patience=2)
-    a = dc.fit(net(), RULE, dc.methods.DeepCTRL(), train=(X[:240], y[:240]),
-               val=(X[240:], y[240:]), **kw)
-    b = dc.fit(net(), RULE, dc.methods.DeepCTRL(), train=TensorDataset(X[:240], y[:240]),
-               val=TensorDataset(X[240:], y[240:]), **kw)
+    a = dc.fit(
+        net(), RULE, dc.methods.DeepCTRL(), train=(X[:240], y[:240]), val=(X[240:], y[240:]), **kw
+    )
+    b = dc.fit(
+        net(),
+        RULE,
+        dc.methods.DeepCTRL(),
+        train=TensorDataset(X[:240], y[:240]),
+        val=TensorDataset(X[240:], y[240:]),
+        **kw,
+    )
     assert torch.equal(a.state["rho"], b.state["rho"])
     for s in range(2):
         assert torch.equal(weights(a.models[s]), weights(b.models[s]))
@@ -51,10 +58,17 @@ def test_shuffled_dataset_a_seed_in_a_group_matches_it_alone():
 def test_a_dataloader_is_shared_by_the_seeds_and_equals_unshuffled_tensors():
     X, y = data()
     loader = DataLoader(TensorDataset(X, y), batch_size=50)
-    a = dc.fit(net(), RULE, dc.methods.DeepCTRL(rho=1.0), train=loader, max_epochs=2,
-               seeds=[0, 1])
-    b = dc.fit(net(), RULE, dc.methods.DeepCTRL(rho=1.0), train=(X, y), batch_size=50,
-               shuffle=False, max_epochs=2, seeds=[0, 1])
+    a = dc.fit(net(), RULE, dc.methods.DeepCTRL(rho=1.0), train=loader, max_epochs=2, seeds=[0, 1])
+    b = dc.fit(
+        net(),
+        RULE,
+        dc.methods.DeepCTRL(rho=1.0),
+        train=(X, y),
+        batch_size=50,
+        shuffle=False,
+        max_epochs=2,
+        seeds=[0, 1],
+    )
     assert torch.equal(weights(a.models[1]), weights(b.models[1]))
 
 
@@ -81,15 +95,25 @@ class Generated(Dataset):
 
 def test_generated_data_are_read_a_batch_at_a_time():
     dataset = Generated(5000)
-    sampler = torch.utils.data.BatchSampler(torch.utils.data.RandomSampler(
-        dataset, generator=torch.Generator().manual_seed(0)), batch_size=100, drop_last=False)
+    sampler = torch.utils.data.BatchSampler(
+        torch.utils.data.RandomSampler(dataset, generator=torch.Generator().manual_seed(0)),
+        batch_size=100,
+        drop_last=False,
+    )
     loader = DataLoader(dataset, sampler=sampler, batch_size=None)
     result = dc.fit(net(), RULE, dc.methods.DeepCTRL(), train=loader, max_epochs=2)
     assert dataset.largest == 100
     assert result.history[0]["train_loss"][1] < result.history[0]["train_loss"][0]
-    table = dc.sweep(result.model, RULE, DataLoader(dataset, sampler=torch.utils.data.
-                                                    BatchSampler(range(5000), 1000, False),
-                                                    batch_size=None), alphas=[0.0, 1.0])
+    table = dc.sweep(
+        result.model,
+        RULE,
+        DataLoader(
+            dataset,
+            sampler=torch.utils.data.BatchSampler(range(5000), 1000, False),
+            batch_size=None,
+        ),
+        alphas=[0.0, 1.0],
+    )
     assert table["verification_ratio"][1] >= 0.95
     assert dataset.largest == 1000
 
@@ -103,15 +127,21 @@ class Stream(IterableDataset):
 
 
 def test_an_iterable_dataset_without_length_trains():
-    result = dc.fit(net(), RULE, dc.methods.DeepCTRL(), train=Stream(), batch_size=40,
-                    max_epochs=2, seeds=[0, 1])
+    result = dc.fit(
+        net(),
+        RULE,
+        dc.methods.DeepCTRL(),
+        train=Stream(),
+        batch_size=40,
+        max_epochs=2,
+        seeds=[0, 1],
+    )
     assert all(len(h["train_loss"]) == 2 for h in result.history)
 
 
 def same_table(a, b):
     assert a.keys() == b.keys() and a["alpha"] == b["alpha"]
-    return all(x == pytest.approx(y, rel=1e-6) for k in a for x, y in zip(a[k], b[k],
-                                                                          strict=True))
+    return all(x == pytest.approx(y, rel=1e-6) for k in a for x, y in zip(a[k], b[k], strict=True))
 
 
 def test_sweep_and_verification_ratio_read_loaders_like_tensors():
@@ -121,20 +151,28 @@ def test_sweep_and_verification_ratio_read_loaders_like_tensors():
     loader = DataLoader(TensorDataset(X, y), batch_size=64)
     metrics = ("mae", "mse", "rmse")
     table = dc.sweep(model, RULE, X, y, alphas=[0.0, 0.5, 1.0], metrics=metrics)
-    assert same_table(dc.sweep(model, RULE, loader, alphas=[0.0, 0.5, 1.0], metrics=metrics),
-                      table)
-    assert same_table(dc.sweep(model, RULE, TensorDataset(X, y), alphas=[0.0, 0.5, 1.0],
-                               metrics=metrics), table)
+    assert same_table(dc.sweep(model, RULE, loader, alphas=[0.0, 0.5, 1.0], metrics=metrics), table)
+    assert same_table(
+        dc.sweep(model, RULE, TensorDataset(X, y), alphas=[0.0, 0.5, 1.0], metrics=metrics), table
+    )
     ratio = dc.verification_ratio(model, RULE, X, alpha=0.5)
     assert dc.verification_ratio(model, RULE, loader, alpha=0.5) == pytest.approx(ratio)
     assert ratio == table["verification_ratio"][1]
     labels = (y > 0).float()
-    classifier = dc.fit(net(), RULE, dc.methods.DeepCTRL(rho=1.0), train=(X, labels),
-                        max_epochs=1).model
+    classifier = dc.fit(
+        net(), RULE, dc.methods.DeepCTRL(rho=1.0), train=(X, labels), max_epochs=1
+    ).model
     metrics = ("accuracy", "auc", "mae")
-    assert same_table(dc.sweep(classifier, RULE, DataLoader(TensorDataset(X, labels), 50),
-                               alphas=[0.0, 1.0], metrics=metrics),
-                      dc.sweep(classifier, RULE, X, labels, alphas=[0.0, 1.0], metrics=metrics))
+    assert same_table(
+        dc.sweep(
+            classifier,
+            RULE,
+            DataLoader(TensorDataset(X, labels), 50),
+            alphas=[0.0, 1.0],
+            metrics=metrics,
+        ),
+        dc.sweep(classifier, RULE, X, labels, alphas=[0.0, 1.0], metrics=metrics),
+    )
     with pytest.raises(ValueError, match="pass y=None"):
         dc.sweep(model, RULE, loader, y)
     with pytest.raises(ValueError, match="sweep needs y"):
@@ -159,9 +197,11 @@ class ImageAndTable(nn.Module):
 
 def two_inputs(n=160):
     g = torch.Generator().manual_seed(0)
-    x = {"image": torch.randn(n, 1, 8, 8, generator=g),
-         "token": torch.randint(0, 7, (n,), generator=g),
-         "table": torch.randn(n, 2, generator=g)}
+    x = {
+        "image": torch.randn(n, 1, 8, 8, generator=g),
+        "token": torch.randint(0, 7, (n,), generator=g),
+        "table": torch.randn(n, 2, generator=g),
+    }
     return x, x["table"][:, :1] + x["image"].mean((1, 2, 3))[:, None]
 
 
@@ -169,8 +209,17 @@ def test_several_inputs_integer_ids_keep_their_dtype():
     x, y = two_inputs()
     rule = dc.rules.Monotonic(0, "increasing", input="table")
     model = dc.DeepCTRL(ImageAndTable(8), ImageAndTable(8), dc.mlp(16, 1))
-    result = dc.fit(model, rule, dc.methods.DeepCTRL(), train=(x, y), val=(x, y),
-                    max_epochs=2, batch_size=32, input_noise=0.01, seeds=[0, 1])
+    result = dc.fit(
+        model,
+        rule,
+        dc.methods.DeepCTRL(),
+        train=(x, y),
+        val=(x, y),
+        max_epochs=2,
+        batch_size=32,
+        input_noise=0.01,
+        seeds=[0, 1],
+    )
     trained = result.model  # training itself shows the ids stayed integers: nn.Embedding
     trained.data_encoder.seen.clear()  # raises on float indices
     table = dc.sweep(trained, rule, x, y, alphas=[0.0, 1.0])
@@ -193,8 +242,7 @@ class pairs_dataset(IterableDataset):  # noqa: N801 (reads like a function at th
 def test_perturbation_names_its_input_and_moves_the_last_axis_everywhere():
     g = torch.Generator().manual_seed(0)
     x = {"seq": torch.rand(4, 5, 3, generator=g) + 1.0, "ids": torch.zeros(4, 2).long()}
-    rule = dc.rules.Monotonic(2, "increasing", input="seq",
-                              perturbation=dc.rules.Relative(0.5))
+    rule = dc.rules.Monotonic(2, "increasing", input="seq", perturbation=dc.rules.Relative(0.5))
     x_p = rule.perturb(x, torch.Generator().manual_seed(1))
     moved = x_p["seq"] - x["seq"]
     assert x_p["ids"] is x["ids"]
@@ -202,7 +250,8 @@ def test_perturbation_names_its_input_and_moves_the_last_axis_everywhere():
     assert bool((moved[..., 2] > 0).all())  # every time step of feature 2
     assert bool((moved[..., 2] <= 0.5 * x["seq"][..., 2]).all())
     one = dc.rules.Monotonic(-1, "increasing", perturbation=dc.rules.Relative(0.5)).perturb(
-        x["seq"], torch.Generator().manual_seed(1))
+        x["seq"], torch.Generator().manual_seed(1)
+    )
     assert torch.equal(one, x_p["seq"])  # index -1 is the same feature, same draws
 
 
@@ -235,5 +284,6 @@ def test_rule_input_errors_name_the_problem():
 def test_a_dataset_of_bad_items_gets_a_clear_error():
     bad = [torch.zeros(3) for _ in range(8)]
     with pytest.raises(ValueError, match=r"must yield \(x, y\) pairs"):
-        dc.fit(net(), None, dc.methods.TaskOnly(), train=DataLoader(bad, batch_size=4),
-               max_epochs=1)
+        dc.fit(
+            net(), None, dc.methods.TaskOnly(), train=DataLoader(bad, batch_size=4), max_epochs=1
+        )

@@ -78,20 +78,55 @@ def tokens(n=192):
 RULE = dc.rules.Monotonic(0, "increasing")
 ENCODERS = {  # name: (encoder factory, data, rule, path, tolerance)
     "GRU": (lambda: LastStep(nn.GRU(3, 8, batch_first=True), 8), sequences, RULE, "loop", 0),
-    "LSTM": (lambda: LastStep(nn.LSTM(3, 8, num_layers=2, batch_first=True), 8), sequences, RULE,
-             "loop", 0),
-    "Conv2d": (lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(),
-                                     nn.Linear(64, 8)), images, RULE, "vmap", 1e-3),
-    "TransformerEncoderLayer": (lambda: MeanPool(nn.TransformerEncoderLayer(
-        3, 1, 8, dropout=0.0, batch_first=True), 3, 8), sequences, RULE, "vmap", 1e-3),
-    "TransformerEncoderLayer+dropout": (lambda: MeanPool(nn.TransformerEncoderLayer(
-        3, 1, 8, dropout=0.1, batch_first=True), 3, 8), sequences, RULE, "loop", 0),
-    "BatchNorm1d": (lambda: nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.ReLU()), rows,
-                    RULE, "vmap", 1e-3),
-    "Dropout": (lambda: nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Dropout(0.3)), rows, RULE,
-                "loop", 0),
-    "Embedding": (lambda: TokensAndNumbers(8), tokens,
-                  dc.rules.Monotonic(0, "increasing", input="num"), "vmap", 1e-3),
+    "LSTM": (
+        lambda: LastStep(nn.LSTM(3, 8, num_layers=2, batch_first=True), 8),
+        sequences,
+        RULE,
+        "loop",
+        0,
+    ),
+    "Conv2d": (
+        lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(64, 8)),
+        images,
+        RULE,
+        "vmap",
+        1e-3,
+    ),
+    "TransformerEncoderLayer": (
+        lambda: MeanPool(nn.TransformerEncoderLayer(3, 1, 8, dropout=0.0, batch_first=True), 3, 8),
+        sequences,
+        RULE,
+        "vmap",
+        1e-3,
+    ),
+    "TransformerEncoderLayer+dropout": (
+        lambda: MeanPool(nn.TransformerEncoderLayer(3, 1, 8, dropout=0.1, batch_first=True), 3, 8),
+        sequences,
+        RULE,
+        "loop",
+        0,
+    ),
+    "BatchNorm1d": (
+        lambda: nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.ReLU()),
+        rows,
+        RULE,
+        "vmap",
+        1e-3,
+    ),
+    "Dropout": (
+        lambda: nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Dropout(0.3)),
+        rows,
+        RULE,
+        "loop",
+        0,
+    ),
+    "Embedding": (
+        lambda: TokensAndNumbers(8),
+        tokens,
+        dc.rules.Monotonic(0, "increasing", input="num"),
+        "vmap",
+        1e-3,
+    ),
 }
 
 
@@ -129,8 +164,14 @@ def test_a_seed_in_a_group_ends_where_it_ends_alone(name):
 def test_recurrent_encoders_fall_back_with_one_line(caplog):
     X, y = sequences(64)
     with caplog.at_level(logging.INFO, logger="deepctrl"):
-        result = dc.fit(deepctrl(ENCODERS["GRU"][0]), RULE, dc.methods.DeepCTRL(rho=1.0),
-                        train=(X, y), max_epochs=1, seeds=[0, 1])
+        result = dc.fit(
+            deepctrl(ENCODERS["GRU"][0]),
+            RULE,
+            dc.methods.DeepCTRL(rho=1.0),
+            train=(X, y),
+            max_epochs=1,
+            seeds=[0, 1],
+        )
     lines = [r.getMessage() for r in caplog.records]
     assert result.path == "loop" and len(lines) == 1
     assert "vmap cannot run" in lines[0] and "one after another" in lines[0]
@@ -144,12 +185,20 @@ def test_training_in_train_mode_everything_else_in_eval_mode():
     X, y = rows(256)
 
     def encoder():
-        return nn.Sequential(nn.Linear(3, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.5),
-                             nn.Linear(16, 8))
+        return nn.Sequential(
+            nn.Linear(3, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 8)
+        )
 
     rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] - x[:, 0])
-    result = dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho="paper"), train=(X, y),
-                    val=(X[:64], y[:64]), max_epochs=4, seeds=[0, 1])
+    result = dc.fit(
+        deepctrl(encoder),
+        rule,
+        dc.methods.DeepCTRL(rho="paper"),
+        train=(X, y),
+        val=(X[:64], y[:64]),
+        max_epochs=4,
+        seeds=[0, 1],
+    )
     model = result.model
     assert not any(m.training for m in model.modules())
     # validation ran in eval mode: it equals an eval-mode sweep of the restored weights
@@ -174,8 +223,17 @@ def test_rho_is_measured_in_eval_mode():
         return nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.9))
 
     rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0])
-    rhos = [dc.fit(deepctrl(encoder), rule, dc.methods.DeepCTRL(rho="paper"), train=(X, y),
-                   max_epochs=0, seeds=[s]).state["rho"] for s in (0, 0)]
+    rhos = [
+        dc.fit(
+            deepctrl(encoder),
+            rule,
+            dc.methods.DeepCTRL(rho="paper"),
+            train=(X, y),
+            max_epochs=0,
+            seeds=[s],
+        ).state["rho"]
+        for s in (0, 0)
+    ]
     assert torch.equal(rhos[0], rhos[1])
     model = init_models(deepctrl(encoder), [0])[0]
     objective = dc.Objective(model, rule, dc.methods.DeepCTRL(rho="paper"))
@@ -189,8 +247,14 @@ def test_batchnorm_running_statistics_train_per_seed():
     def encoder():
         return nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8))
 
-    result = dc.fit(deepctrl(encoder), RULE, dc.methods.DeepCTRL(rho=1.0), train=(X, y),
-                    max_epochs=2, seeds=[0, 1])
+    result = dc.fit(
+        deepctrl(encoder),
+        RULE,
+        dc.methods.DeepCTRL(rho=1.0),
+        train=(X, y),
+        max_epochs=2,
+        seeds=[0, 1],
+    )
     stats = [m.data_encoder[1].running_mean for m in result.models]
     assert not torch.equal(stats[0], torch.zeros(8))
     assert not torch.equal(stats[0], stats[1])

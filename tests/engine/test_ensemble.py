@@ -39,24 +39,32 @@ class Conv(nn.Module):
 
 
 ARCHITECTURES = {
-    "twin encoders": lambda: dc.DeepCTRL(dc.mlp(4, 8, 6), dc.mlp(4, 8, 6), dc.mlp(12, 5, 3),
-                                         shared=dc.mlp(3, 4), residual=True),
+    "twin encoders": lambda: dc.DeepCTRL(
+        dc.mlp(4, 8, 6), dc.mlp(4, 8, 6), dc.mlp(12, 5, 3), shared=dc.mlp(3, 4), residual=True
+    ),
     "different encoders": lambda: dc.DeepCTRL(dc.mlp(3, 8, 6), dc.mlp(3, 5, 6), dc.mlp(12, 3)),
     "add": lambda: dc.DeepCTRL(dc.mlp(3, 6), dc.mlp(3, 6), dc.mlp(6, 3), merge="add"),
     "concat": lambda: dc.DeepCTRL(dc.mlp(3, 6), dc.mlp(3, 6), dc.mlp(12, 3), merge="concat"),
-    "input": lambda: dc.DeepCTRL(dc.mlp(4, 6), None, dc.mlp(6, 3, out_activation="sigmoid"),
-                                 merge="input"),
-    "residual sequential": lambda: Residual(nn.Sequential(dc.mlp(3, 7), nn.Tanh(),
-                                                                   nn.Linear(7, 3, bias=False))),
-    "classifier head": lambda: dc.DeepCTRL(dc.mlp(3, 8, 6), dc.mlp(3, 8, 6),
-                                           nn.Sequential(dc.mlp(12, 5, 3), nn.LogSoftmax(-1))),
+    "input": lambda: dc.DeepCTRL(
+        dc.mlp(4, 6), None, dc.mlp(6, 3, out_activation="sigmoid"), merge="input"
+    ),
+    "residual sequential": lambda: Residual(
+        nn.Sequential(dc.mlp(3, 7), nn.Tanh(), nn.Linear(7, 3, bias=False))
+    ),
+    "classifier head": lambda: dc.DeepCTRL(
+        dc.mlp(3, 8, 6), dc.mlp(3, 8, 6), nn.Sequential(dc.mlp(12, 5, 3), nn.LogSoftmax(-1))
+    ),
     "softmax over axis 1 (vmap)": lambda: nn.Sequential(dc.mlp(3, 4), nn.Softmax(dim=1)),
     "custom module (vmap)": Custom,
     "convolution (vmap)": Conv,
     "GRU (loop)": LastStep,
 }
-PATHS = {"custom module (vmap)": "vmap", "convolution (vmap)": "vmap", "GRU (loop)": "loop",
-         "softmax over axis 1 (vmap)": "vmap"}  # axis 1 of (seeds, rows, ...) is the rows
+PATHS = {
+    "custom module (vmap)": "vmap",
+    "convolution (vmap)": "vmap",
+    "GRU (loop)": "loop",
+    "softmax over axis 1 (vmap)": "vmap",
+}  # axis 1 of (seeds, rows, ...) is the rows
 
 
 @pytest.mark.parametrize("name", sorted(ARCHITECTURES))

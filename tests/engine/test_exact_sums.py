@@ -13,8 +13,10 @@ def _net() -> dc.DeepCTRL:
 
 
 def _stacked(model: nn.Module, dtype: torch.dtype) -> dict[str, torch.Tensor]:
-    return {k: v.detach().to(dtype).unsqueeze(0).requires_grad_(True)
-            for k, v in model.named_parameters()}
+    return {
+        k: v.detach().to(dtype).unsqueeze(0).requires_grad_(True)
+        for k, v in model.named_parameters()
+    }
 
 
 def _grads(exact: ExactSums | None, dtype: torch.dtype, x: torch.Tensor) -> dict:
@@ -65,8 +67,10 @@ def test_exact_linear_passes_a_float64_gradient_check():
     f = lower(model, exact=ExactSums())
     names = [k for k, _ in model.named_parameters()]
     x = torch.randn(2, 5, 3, dtype=torch.float64, generator=g, requires_grad=True)
-    weights = [torch.randn(2, *p.shape, dtype=torch.float64, generator=g, requires_grad=True)
-               for p in model.parameters()]
+    weights = [
+        torch.randn(2, *p.shape, dtype=torch.float64, generator=g, requires_grad=True)
+        for p in model.parameters()
+    ]
 
     def run(x, *w):
         return f(dict(zip(names, w, strict=True)), x, torch.zeros(2, dtype=torch.float64))
@@ -75,12 +79,17 @@ def test_exact_linear_passes_a_float64_gradient_check():
 
 
 def test_exact_sums_refuse_a_model_off_the_matrix_product_path():
-    model = dc.DeepCTRL(nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4)), dc.mlp(3, 4),
-                        dc.mlp(8, 1))
+    model = dc.DeepCTRL(nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4)), dc.mlp(3, 4), dc.mlp(8, 1))
     X = torch.randn(32, 3)
     with pytest.raises(ValueError, match="exact_sums=True needs an MLP-made model"):
-        dc.fit(model, dc.rules.Monotonic(0, "increasing"), train=(X, X[:, :1]), max_epochs=1,
-               seeds=[0, 1], exact_sums=True)
+        dc.fit(
+            model,
+            dc.rules.Monotonic(0, "increasing"),
+            train=(X, X[:, :1]),
+            max_epochs=1,
+            seeds=[0, 1],
+            exact_sums=True,
+        )
 
 
 def test_exact_sums_train_to_float_rounding_of_the_default():
@@ -88,7 +97,18 @@ def test_exact_sums_train_to_float_rounding_of_the_default():
     X = torch.randn(200, 3, generator=g)
     y = X[:, :1] - X[:, 1:2]
     rule = dc.rules.Monotonic(0, "increasing")
-    runs = [dc.fit(_net(), rule, dc.methods.DeepCTRL(rho=1.0), train=(X, y), max_epochs=2,
-                   batch_size=32, seeds=[0], exact_sums=exact) for exact in (False, True)]
+    runs = [
+        dc.fit(
+            _net(),
+            rule,
+            dc.methods.DeepCTRL(rho=1.0),
+            train=(X, y),
+            max_epochs=2,
+            batch_size=32,
+            seeds=[0],
+            exact_sums=exact,
+        )
+        for exact in (False, True)
+    ]
     for k, v in runs[0].model.state_dict().items():
         torch.testing.assert_close(runs[1].model.state_dict()[k], v, rtol=0, atol=1e-3)

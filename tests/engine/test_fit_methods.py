@@ -21,8 +21,13 @@ def _net():
 
 
 def _methods():
-    return [dc.methods.DeepCTRL(rho="auto"), dc.methods.TaskOnly(), dc.methods.RuleOnly(),
-            dc.methods.TaskAndRule(0.5), dc.methods.LagrangianDual(0.5)]
+    return [
+        dc.methods.DeepCTRL(rho="auto"),
+        dc.methods.TaskOnly(),
+        dc.methods.RuleOnly(),
+        dc.methods.TaskAndRule(0.5),
+        dc.methods.LagrangianDual(0.5),
+    ]
 
 
 def test_each_method_trains_as_it_does_alone():
@@ -41,24 +46,33 @@ def test_each_method_trains_as_it_does_alone():
         assert sorted(joint.state.tensors) == sorted(alone.state.tensors)
         for key, value in alone.state.tensors.items():
             torch.testing.assert_close(joint.state[key], value)
-        assert [p.generator.get_state().tolist() for p in joint.state.priors] == \
-            [p.generator.get_state().tolist() for p in alone.state.priors]
+        assert [p.generator.get_state().tolist() for p in joint.state.priors] == [
+            p.generator.get_state().tolist() for p in alone.state.priors
+        ]
 
 
 def test_stack_splits_terms_by_member_and_keeps_each_members_seeds():
     lam = dc.methods.LagrangianDual(2.0)
     stack = MethodStack([dc.methods.TaskAndRule(0.5), lam], seeds_each=2)
     state = stack.init_state([0, 1, 0, 1], 1, loss_estimate(4))
-    t = Terms(task=torch.tensor([1.0, 2.0, 3.0, 4.0]), rule=torch.tensor([10.0, 20.0, 0.0, 0.0]),
-              violations=torch.tensor([[0.0], [0.0], [0.5], [-1.0]]), alpha=torch.zeros(4))
+    t = Terms(
+        task=torch.tensor([1.0, 2.0, 3.0, 4.0]),
+        rule=torch.tensor([10.0, 20.0, 0.0, 0.0]),
+        violations=torch.tensor([[0.0], [0.0], [0.5], [-1.0]]),
+        alpha=torch.zeros(4),
+    )
     # TaskAndRule(0.5): task + 0.5 rule; LagrangianDual with zero multipliers: task
     assert stack.objective(t, state).tolist() == [6.0, 12.0, 3.0, 4.0]
     stack.after_step(t, state)
     assert state.parts[1]["multipliers"].flatten().tolist() == [1.0, 0.0]  # max(0, 0 + 2 g)
     live = state.select([True, False, False, True])
     assert [len(p) for p in live.parts] == [1, 1]
-    t2 = Terms(task=torch.tensor([1.0, 1.0]), rule=torch.tensor([2.0, 0.0]),
-               violations=torch.tensor([[0.0], [1.0]]), alpha=torch.zeros(2))
+    t2 = Terms(
+        task=torch.tensor([1.0, 1.0]),
+        rule=torch.tensor([2.0, 0.0]),
+        violations=torch.tensor([[0.0], [1.0]]),
+        alpha=torch.zeros(2),
+    )
     assert stack.objective(t2, live).tolist() == [2.0, 1.0]  # second member: 1 + 0 * 1
     stack.after_step(t2, live)  # only the member's remaining seed (its second) moves
     assert live.parts[1]["multipliers"].flatten().tolist() == [2.0]
@@ -82,8 +96,11 @@ def test_stack_hands_each_member_its_own_loss_estimates():
             return super().init_state(seeds, n_rules, estimate)
 
     stack = MethodStack([Spy(), Spy()], seeds_each=2)
-    stack.init_state([0, 1, 0, 1], 1, lambda reference: (torch.tensor([1.0, 2.0, 3.0, 4.0]),
-                                                          torch.tensor([5.0, 6.0, 7.0, 8.0])))
+    stack.init_state(
+        [0, 1, 0, 1],
+        1,
+        lambda reference: (torch.tensor([1.0, 2.0, 3.0, 4.0]), torch.tensor([5.0, 6.0, 7.0, 8.0])),
+    )
     assert seen == [[[1.0, 2.0], [5.0, 6.0]], [[3.0, 4.0], [7.0, 8.0]]]
 
 
@@ -95,8 +112,8 @@ def test_bad_input():
     with pytest.raises(ValueError, match="unknown options"):
         dc.fit_methods(_net(), rule, [dc.methods.TaskOnly()], train=train, epochs=3)
     with pytest.raises(ValueError, match="needs a rule"):
-        dc.fit_methods(_net(), None, [dc.methods.TaskOnly(), dc.methods.RuleOnly()],
-                       train=train)
+        dc.fit_methods(_net(), None, [dc.methods.TaskOnly(), dc.methods.RuleOnly()], train=train)
     with pytest.raises(ValueError, match="need 4 seeds, got 3"):
         MethodStack([dc.methods.TaskOnly()] * 2, seeds_each=2).init_state(
-            [0, 1, 2], 1, loss_estimate(3))
+            [0, 1, 2], 1, loss_estimate(3)
+        )

@@ -49,14 +49,16 @@ class Gated(Merge):
 
 
 def _subclassed(dtype: torch.dtype = torch.float32) -> nn.Module:
-    return Tagged(nn.Sequential(Named(3, 8), Shifted(), Named(8, 4)),
-                  nn.Sequential(Named(3, 8), Shifted(), Named(8, 4)),
-                  Residual(nn.Sequential(Named(9, 9), nn.Tanh())), merge=Gated()).to(dtype)
+    return Tagged(
+        nn.Sequential(Named(3, 8), Shifted(), Named(8, 4)),
+        nn.Sequential(Named(3, 8), Shifted(), Named(8, 4)),
+        Residual(nn.Sequential(Named(9, 9), nn.Tanh())),
+        merge=Gated(),
+    ).to(dtype)
 
 
 def _classifier() -> nn.Module:
-    return dc.DeepCTRL(dc.mlp(3, 6), dc.mlp(3, 6), nn.Sequential(Named(12, 4),
-                                                                 LastSoftmax(dim=-1)))
+    return dc.DeepCTRL(dc.mlp(3, 6), dc.mlp(3, 6), nn.Sequential(Named(12, 4), LastSoftmax(dim=-1)))
 
 
 def _plain() -> nn.Module:
@@ -96,8 +98,12 @@ def test_subclasses_keeping_their_parents_forward_lower_and_match_eager(dtype, t
 
 
 def test_subclasses_overriding_forward_are_not_lowered_and_keep_their_forward():
-    for module in (Doubled(3, 2), _doubled(), _remixed(),
-                   nn.Sequential(dc.mlp(3, 4), LastSoftmax(dim=1))):
+    for module in (
+        Doubled(3, 2),
+        _doubled(),
+        _remixed(),
+        nn.Sequential(dc.mlp(3, 4), LastSoftmax(dim=1)),
+    ):
         assert lower(module) is None
     for make in (_doubled, _remixed):
         stack, diff = _stacked_against_eager(make, torch.float32)
@@ -113,8 +119,7 @@ def test_a_parametrized_linear_is_not_lowered():
 
 def test_twin_encoders_need_the_same_architecture():
     assert len(twin_pairs(_subclassed())) == 4
-    mixed = dc.DeepCTRL(nn.Sequential(Named(3, 4)), nn.Sequential(nn.Linear(3, 4)),
-                        dc.mlp(8, 1))
+    mixed = dc.DeepCTRL(nn.Sequential(Named(3, 4)), nn.Sequential(nn.Linear(3, 4)), dc.mlp(8, 1))
     assert lower(mixed) is not None and twin_pairs(mixed) == []
     one_encoder = dc.DeepCTRL(dc.mlp(4, 4), None, dc.mlp(4, 1), merge="input")
     assert lower(one_encoder) is not None and twin_pairs(one_encoder) == []
@@ -138,8 +143,16 @@ def _fit(model: nn.Module, eager: bool, monkeypatch: pytest.MonkeyPatch) -> dc.F
         monkeypatch.setattr(Stack, "_choose", lambda self, x, alpha: "loop")
     X = torch.randn(96, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] - x[:, 0])
-    result = dc.fit(model, rule, dc.methods.DeepCTRL(rho=1.0), train=(X, X.sum(1, True)),
-                    max_epochs=3, seeds=[0, 1], batch_size=32, reinit=False)
+    result = dc.fit(
+        model,
+        rule,
+        dc.methods.DeepCTRL(rho=1.0),
+        train=(X, X.sum(1, True)),
+        max_epochs=3,
+        seeds=[0, 1],
+        batch_size=32,
+        reinit=False,
+    )
     monkeypatch.undo()
     return result
 
@@ -159,5 +172,6 @@ def test_a_custom_merge_trains_eagerly_and_lowered_alike(monkeypatch):
     x = torch.randn(5, 3, dtype=torch.float64)
     model = lowered.models[0]
     assert not torch.allclose(model(x, 0.0), model(x, 1.0))
-    torch.testing.assert_close(model.forward_alphas(x, [0.0, 0.5, 1.0])[1], model(x, 0.5),
-                               rtol=0, atol=1e-12)
+    torch.testing.assert_close(
+        model.forward_alphas(x, [0.0, 0.5, 1.0])[1], model(x, 0.5), rtol=0, atol=1e-12
+    )

@@ -79,8 +79,15 @@ def test_validation_loss_with_integer_weights_is_the_loss_on_the_repeated_rows()
     Xv, yv, wv = problem(30, seed=1)
 
     def val_loss(val):
-        result = dc.fit(net(), MONOTONIC, dc.methods.DeepCTRL(rho=1.0), train=(X, y), val=val,
-                        max_epochs=2, seeds=[0, 1])
+        result = dc.fit(
+            net(),
+            MONOTONIC,
+            dc.methods.DeepCTRL(rho=1.0),
+            train=(X, y),
+            val=val,
+            max_epochs=2,
+            seeds=[0, 1],
+        )
         return [h["val_loss"] for h in result.history]
 
     weighted = val_loss((Xv, yv, wv))
@@ -104,8 +111,17 @@ def test_full_batch_steps_with_integer_weights_are_steps_on_the_repeated_rows(na
     X, y, w = problem(dtype=torch.float64)
 
     def train(data):
-        return dc.fit(net(torch.float64), rule, method, train=data, batch_size=1000,
-                      shuffle=False, max_epochs=3, lr=0.01, seeds=[0, 1])
+        return dc.fit(
+            net(torch.float64),
+            rule,
+            method,
+            train=data,
+            batch_size=1000,
+            shuffle=False,
+            max_epochs=3,
+            lr=0.01,
+            seeds=[0, 1],
+        )
 
     weighted, plain = train((X, y, w)), train(repeated(X, y, w))
     for a, b in zip(weighted.models, plain.models, strict=True):
@@ -115,12 +131,14 @@ def test_full_batch_steps_with_integer_weights_are_steps_on_the_repeated_rows(na
         # the history sums the epoch's loss in float32
         assert ha["train_loss"] == pytest.approx(hb["train_loss"], rel=1e-6)
     if name == "dual":
-        torch.testing.assert_close(weighted.state["multipliers"], plain.state["multipliers"],
-                                   rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(
+            weighted.state["multipliers"], plain.state["multipliers"], rtol=1e-10, atol=1e-12
+        )
 
 
-@pytest.mark.parametrize("method", [dc.methods.DeepCTRL(), dc.methods.LagrangianDual(0.5)],
-                         ids=["deepctrl", "dual"])
+@pytest.mark.parametrize(
+    "method", [dc.methods.DeepCTRL(), dc.methods.LagrangianDual(0.5)], ids=["deepctrl", "dual"]
+)
 def test_all_ones_weights_train_as_no_weights_to_float_rounding(method):
     X, y, _ = problem(80, dtype=torch.float64)
     Xv, yv, _ = problem(20, seed=1, dtype=torch.float64)
@@ -128,8 +146,17 @@ def test_all_ones_weights_train_as_no_weights_to_float_rounding(method):
     rule = dc.rules.Monotonic(0, "increasing")  # random perturbations: the same draws
 
     def train(tr, va):
-        return dc.fit(net(torch.float64), rule, method, train=tr, val=va, batch_size=16,
-                      max_epochs=3, input_noise=0.01, seeds=[0, 1])
+        return dc.fit(
+            net(torch.float64),
+            rule,
+            method,
+            train=tr,
+            val=va,
+            batch_size=16,
+            max_epochs=3,
+            input_noise=0.01,
+            seeds=[0, 1],
+        )
 
     plain, weighted = train((X, y), (Xv, yv)), train((X, y, ones), (Xv, yv, ones_v))
     for a, b in zip(plain.models, weighted.models, strict=True):
@@ -139,16 +166,24 @@ def test_all_ones_weights_train_as_no_weights_to_float_rounding(method):
         assert hb["val_loss"] == pytest.approx(ha["val_loss"], rel=1e-6)
         assert hb["train_loss"] == pytest.approx(ha["train_loss"], rel=1e-6)
     if isinstance(method, dc.methods.DeepCTRL):
-        assert float(weighted.state["rho"][0]) == pytest.approx(float(plain.state["rho"][0]),
-                                                              rel=1e-6)
+        assert float(weighted.state["rho"][0]) == pytest.approx(
+            float(plain.state["rho"][0]), rel=1e-6
+        )
 
 
 def test_weights_none_is_the_pair():
     X, y, _ = problem()
 
     def train(data):
-        return dc.fit(net(), MONOTONIC, dc.methods.DeepCTRL(), train=data, val=data,
-                      batch_size=16, max_epochs=2)
+        return dc.fit(
+            net(),
+            MONOTONIC,
+            dc.methods.DeepCTRL(),
+            train=data,
+            val=data,
+            batch_size=16,
+            max_epochs=2,
+        )
 
     a, b = train((X, y)), train((X, y, None))
     assert_same_weights(a, b)
@@ -165,8 +200,16 @@ def test_rows_of_weight_zero_have_no_influence():
     yv2[zero_v] = -50.0
 
     def train(method, y, yv):
-        return dc.fit(net(), dc.rules.Monotonic(0, "increasing"), method, train=(X, y, w),
-                      val=(Xv, yv, wv), batch_size=16, max_epochs=3, seeds=[0, 1])
+        return dc.fit(
+            net(),
+            dc.rules.Monotonic(0, "increasing"),
+            method,
+            train=(X, y, w),
+            val=(Xv, yv, wv),
+            batch_size=16,
+            max_epochs=3,
+            seeds=[0, 1],
+        )
 
     for method in (dc.methods.DeepCTRL(), dc.methods.LagrangianDual(0.5)):
         a, b = train(method, y, yv), train(method, y2, yv2)
@@ -176,15 +219,19 @@ def test_rows_of_weight_zero_have_no_influence():
         assert a.history == b.history
 
 
-@pytest.mark.parametrize(("weights", "message"), [
-    (lambda w: w - 2.0, "train weights must be >= 0, got .* negative"),
-    (lambda w: torch.where(w > 1, float("nan"), w), "train weights must be finite"),
-    (lambda w: torch.where(w > 1, float("inf"), w), "train weights must be finite"),
-    (lambda w: w[:-1], "train weights: 59 weights for 60 rows"),
-    (lambda w: 0 * w, "train weights are all zero"),
-    (lambda w: w[:, None], r"train weights must be 1-D .* shape \(60, 1\)"),
-    (lambda w: ["a"] * len(w), "train weights must be numeric"),
-], ids=["negative", "nan", "inf", "length", "all-zero", "2-d", "strings"])
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (lambda w: w - 2.0, "train weights must be >= 0, got .* negative"),
+        (lambda w: torch.where(w > 1, float("nan"), w), "train weights must be finite"),
+        (lambda w: torch.where(w > 1, float("inf"), w), "train weights must be finite"),
+        (lambda w: w[:-1], "train weights: 59 weights for 60 rows"),
+        (lambda w: 0 * w, "train weights are all zero"),
+        (lambda w: w[:, None], r"train weights must be 1-D .* shape \(60, 1\)"),
+        (lambda w: ["a"] * len(w), "train weights must be numeric"),
+    ],
+    ids=["negative", "nan", "inf", "length", "all-zero", "2-d", "strings"],
+)
 def test_bad_weights_are_refused_with_a_clear_message(weights, message):
     X, y, w = problem()
     with pytest.raises(ValueError, match=message):
@@ -204,11 +251,11 @@ def test_bad_validation_weights_and_weighted_datasets_are_refused():
 def test_fit_methods_takes_weights_like_fit():
     X, y, w = problem()
     methods = [dc.methods.DeepCTRL(rho="paper"), dc.methods.TaskOnly()]
-    together = dc.fit_methods(net(), MONOTONIC, methods, train=(X, y, w), val=(X, y, w),
-                              max_epochs=2)
+    together = dc.fit_methods(
+        net(), MONOTONIC, methods, train=(X, y, w), val=(X, y, w), max_epochs=2
+    )
     for method, result in zip(methods, together, strict=True):
-        alone = dc.fit(net(), MONOTONIC, method, train=(X, y, w), val=(X, y, w),
-                       max_epochs=2)
+        alone = dc.fit(net(), MONOTONIC, method, train=(X, y, w), val=(X, y, w), max_epochs=2)
         assert_same_weights(alone, result, atol=1e-6)
 
 
@@ -217,9 +264,16 @@ def test_the_compiled_step_takes_the_weights():
     X, y, w = problem(150, dtype=torch.float64)
 
     def train(compile):
-        return dc.fit(net(torch.float64), MONOTONIC, dc.methods.LagrangianDual(0.5),
-                      train=(X, y, w), batch_size=64, max_epochs=3, seeds=[0, 1],
-                      compile=compile)
+        return dc.fit(
+            net(torch.float64),
+            MONOTONIC,
+            dc.methods.LagrangianDual(0.5),
+            train=(X, y, w),
+            batch_size=64,
+            max_epochs=3,
+            seeds=[0, 1],
+            compile=compile,
+        )
 
     eager, compiled = train(False), train(True)
     for a, b in zip(eager.models, compiled.models, strict=True):
@@ -243,15 +297,29 @@ def _ddp_worker(out: str) -> None:
     torch.set_num_threads(1)
     X, y, w = problem(90)
     Xv, yv, wv = problem(30, seed=1)
-    result = dc.fit(net(), MONOTONIC, dc.methods.DeepCTRL(rho="auto"), train=(X, y, w),
-                    val=(Xv, yv, wv), batch_size=32, max_epochs=3, seeds=[0, 1],
-                    exact_sums=True)
+    result = dc.fit(
+        net(),
+        MONOTONIC,
+        dc.methods.DeepCTRL(rho="auto"),
+        train=(X, y, w),
+        val=(Xv, yv, wv),
+        batch_size=32,
+        max_epochs=3,
+        seeds=[0, 1],
+        exact_sums=True,
+    )
     if int(os.environ.get("RANK", "0")) == 0:
         world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
-        Path(out).write_text(json.dumps({
-            "world_size": world, "rho": result.state["rho"].tolist(),
-            "val_loss": [h["val_loss"] for h in result.history],
-            "weights": {k: v.tolist() for k, v in result.model.state_dict().items()}}))
+        Path(out).write_text(
+            json.dumps(
+                {
+                    "world_size": world,
+                    "rho": result.state["rho"].tolist(),
+                    "val_loss": [h["val_loss"] for h in result.history],
+                    "weights": {k: v.tolist() for k, v in result.model.state_dict().items()},
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ def _adam_inputs() -> tuple[list[torch.Tensor], ...]:
 
 
 TORCH = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
-OPTIONS = dict(lr=0.1, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8, amsgrad=False,
-               maximize=False)
+OPTIONS = dict(
+    lr=0.1, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False
+)
 
 
 def test_fused_adam_takes_the_first_adam_step():

@@ -27,8 +27,9 @@ def weights(model):
 
 
 def test_same_seed_gives_identical_weights_and_other_seeds_differ():
-    kw = dict(train=make_data(), val=make_data(64, 1), max_epochs=3, batch_size=32,
-              input_noise=0.01)
+    kw = dict(
+        train=make_data(), val=make_data(64, 1), max_epochs=3, batch_size=32, input_noise=0.01
+    )
     a = dc.fit(net(), RULE, dc.methods.DeepCTRL(), seeds=[5], **kw)
     b = dc.fit(net(), RULE, dc.methods.DeepCTRL(), seeds=[5], **kw)
     c = dc.fit(net(), RULE, dc.methods.DeepCTRL(), seeds=[6], **kw)
@@ -38,8 +39,14 @@ def test_same_seed_gives_identical_weights_and_other_seeds_differ():
 
 @pytest.mark.parametrize("method", [dc.methods.DeepCTRL(), dc.methods.LagrangianDual(0.1)])
 def test_seed_trained_in_a_group_matches_seed_trained_alone(method):
-    kw = dict(train=make_data(), val=make_data(64, 1), max_epochs=4, batch_size=32,
-              input_noise=0.01, patience=1)
+    kw = dict(
+        train=make_data(),
+        val=make_data(64, 1),
+        max_epochs=4,
+        batch_size=32,
+        input_noise=0.01,
+        patience=1,
+    )
     group = dc.fit(net(), RULE, method, seeds=list(range(10)), **kw)
     for s in (0, 7):
         alone = dc.fit(net(), RULE, method, seeds=[s], **kw)
@@ -50,8 +57,18 @@ def test_seed_trained_in_a_group_matches_seed_trained_alone(method):
 def test_early_stopping_stops_and_restores_the_best_epoch():
     X, y = make_data()
     Xv, yv = X[:64], -y[:64]  # validation labels contradict training: val loss soon rises
-    result = dc.fit(net(), None, dc.methods.TaskOnly(), train=(X, y), val=(Xv, yv),
-                    max_epochs=200, patience=3, val_every=2, batch_size=32, seeds=[0, 1])
+    result = dc.fit(
+        net(),
+        None,
+        dc.methods.TaskOnly(),
+        train=(X, y),
+        val=(Xv, yv),
+        max_epochs=200,
+        patience=3,
+        val_every=2,
+        batch_size=32,
+        seeds=[0, 1],
+    )
     for s in range(2):
         history = result.history[s]
         best = min(history["val_loss"])
@@ -63,8 +80,15 @@ def test_early_stopping_stops_and_restores_the_best_epoch():
 
 def test_rule_only_validates_at_alpha_one():
     X, y = make_data()
-    result = dc.fit(net(), RULE, dc.methods.RuleOnly(), train=(X, y), val=(X[:64], y[:64]),
-                    max_epochs=3, batch_size=64)
+    result = dc.fit(
+        net(),
+        RULE,
+        dc.methods.RuleOnly(),
+        train=(X, y),
+        val=(X[:64], y[:64]),
+        max_epochs=3,
+        batch_size=64,
+    )
     table = dc.sweep(result.model, RULE, X[:64], y[:64], alphas=[0.0, 1.0], metrics=("mae",))
     assert result.val_loss[0] == pytest.approx(table["mae"][1], rel=1e-5)
     assert result.val_loss[0] != pytest.approx(table["mae"][0], rel=1e-3)
@@ -90,8 +114,16 @@ def test_plain_module_trains_without_alpha():
     torch.manual_seed(3)
     model = dc.mlp(3, 8, 1).double()
     rule = Monotonic(0, "increasing", perturbation=Shift(0.5))
-    result = dc.fit(copy.deepcopy(model), rule, dc.methods.TaskAndRule(0.1), train=(X, y),
-                    max_epochs=3, batch_size=64, shuffle=False, reinit=False)
+    result = dc.fit(
+        copy.deepcopy(model),
+        rule,
+        dc.methods.TaskAndRule(0.1),
+        train=(X, y),
+        max_epochs=3,
+        batch_size=64,
+        shuffle=False,
+        reinit=False,
+    )
 
     reference = copy.deepcopy(model)
     params = list(reference.parameters())
@@ -144,14 +176,21 @@ def test_energy_penalty_trains_and_reports_history():
     rule = Penalty(lambda x, yh: (yh**2).sum(1) - (x[:, :1] ** 2).sum(1), tau=-0.2)
     torch.manual_seed(0)
     model = net()
-    result = dc.fit(copy.deepcopy(model), rule, dc.methods.DeepCTRL(), train=(X, y),
-                    val=(Xv, yv), max_epochs=4, seeds=[0, 1], reinit=False)
+    result = dc.fit(
+        copy.deepcopy(model),
+        rule,
+        dc.methods.DeepCTRL(),
+        train=(X, y),
+        val=(Xv, yv),
+        max_epochs=4,
+        seeds=[0, 1],
+        reinit=False,
+    )
     with torch.no_grad():
         rule_0 = torch.relu(model(X, 1.0)[:, 0] ** 2 - X[:, 0] ** 2 + 0.2).mean()
         task_0 = (model(X, 0.0) - y).abs().mean()
     assert float(rule_0) > 0.01
-    assert result.state["rho"].tolist() == pytest.approx(
-        [float(rule_0 / task_0)] * 2, rel=1e-5)
+    assert result.state["rho"].tolist() == pytest.approx([float(rule_0 / task_0)] * 2, rel=1e-5)
     for s in range(2):
         history = result.history[s]
         assert history["val_epoch"] == [1, 2, 3, 4] and len(history["train_loss"]) == 4
@@ -179,8 +218,15 @@ def test_a_cosine_schedule_sets_every_epochs_learning_rate(monkeypatch):
     monkeypatch.setattr(FlatAdam, "set_lr", record)
     X = torch.randn(64, 3, generator=torch.Generator().manual_seed(0))
     model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
-    dc.fit(model, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(rho=1.0),
-           train=(X, X[:, :1]), max_epochs=5, lr=0.1, lr_schedule="cosine")
+    dc.fit(
+        model,
+        dc.rules.Monotonic(0, "increasing"),
+        dc.methods.DeepCTRL(rho=1.0),
+        train=(X, X[:, :1]),
+        max_epochs=5,
+        lr=0.1,
+        lr_schedule="cosine",
+    )
     # half a cosine from 0.1 to 0.1 / 50 over five epochs
     expected = [0.1 * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * e / 4))) for e in range(5)]
     assert seen == pytest.approx(expected, rel=1e-12)

@@ -30,8 +30,10 @@ def test_workers_train_each_share_as_it_trains_in_process():
     kw = dict(train=train, val=val, max_epochs=8, patience=2, batch_size=16)
     side = dc.fit(_net(), rule, dc.methods.DeepCTRL(), seeds=[0, 1, 2], workers=2, **kw)
     assert side.seeds == [0, 1, 2] and len(side.models) == 3
-    shares = [dc.fit(_net(), rule, dc.methods.DeepCTRL(), seeds=part, **kw)
-              for part in seed_parts([0, 1, 2], 2)]
+    shares = [
+        dc.fit(_net(), rule, dc.methods.DeepCTRL(), seeds=part, **kw)
+        for part in seed_parts([0, 1, 2], 2)
+    ]
     assert [len(s.seeds) for s in shares] == [2, 1]
     joined = dc.FitResult.join(shares)
     assert side.epochs == joined.epochs and side.best_epochs == joined.best_epochs
@@ -42,9 +44,16 @@ def test_workers_train_each_share_as_it_trains_in_process():
 
 def test_fit_methods_in_workers_gives_one_result_per_method():
     train, val = _data()
-    results = dc.fit_methods(_net(), dc.rules.Monotonic(0, "increasing"),
-                             [dc.methods.TaskOnly(), dc.methods.LagrangianDual(0.5)],
-                             train=train, val=val, seeds=[3, 4], workers=2, max_epochs=3)
+    results = dc.fit_methods(
+        _net(),
+        dc.rules.Monotonic(0, "increasing"),
+        [dc.methods.TaskOnly(), dc.methods.LagrangianDual(0.5)],
+        train=train,
+        val=val,
+        seeds=[3, 4],
+        workers=2,
+        max_epochs=3,
+    )
     assert [r.method.name for r in results] == ["TaskOnly", "LagrangianDual(0.5)"]
     assert all(r.seeds == [3, 4] for r in results)
     assert results[1].state["multipliers"].shape == (2, 1)
@@ -56,8 +65,15 @@ def test_what_cannot_go_to_a_worker_is_refused_in_one_line():
     with pytest.raises(ValueError, match="must be picklable"):
         dc.fit(_net(), lam, train=train, seeds=[0, 1], workers=2, max_epochs=1)
     with pytest.raises(ValueError, match="callbacks need workers=1"):
-        dc.fit(_net(), dc.rules.Monotonic(0, "increasing"), train=train, seeds=[0, 1],
-               workers=2, max_epochs=1, callbacks=[print])
+        dc.fit(
+            _net(),
+            dc.rules.Monotonic(0, "increasing"),
+            train=train,
+            seeds=[0, 1],
+            workers=2,
+            max_epochs=1,
+            callbacks=[print],
+        )
     with pytest.raises(ValueError, match="workers must be >= 1"):
         dc.fit(_net(), dc.rules.Monotonic(0, "increasing"), train=train, workers=0)
 

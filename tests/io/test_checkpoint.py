@@ -58,8 +58,8 @@ def test_foreign_corrupt_and_incompatible_files_are_refused(tmp_path):
     with pytest.raises(ValueError, match="corrupt"):
         dc.load(tmp_path / "cut.safetensors", model())
     (n,) = struct.unpack("<Q", data[:8])
-    header = data[8:8 + n].replace(b'"format_version":"1"', b'"format_version":"9"')
-    (tmp_path / "future.safetensors").write_bytes(data[:8] + header + data[8 + n:])
+    header = data[8 : 8 + n].replace(b'"format_version":"1"', b'"format_version":"9"')
+    (tmp_path / "future.safetensors").write_bytes(data[:8] + header + data[8 + n :])
     with pytest.raises(ValueError, match="reads format 1"):
         dc.load(tmp_path / "future.safetensors", model())
     with pytest.raises(ValueError, match="does not exist"):
@@ -72,11 +72,14 @@ def test_wrong_architecture_and_missing_architecture(tmp_path):
     with pytest.raises(ValueError, match="does not fit this model"):
         dc.load(path, other)
     plain = dc.save(torch.nn.Linear(2, 1), tmp_path / "plain.safetensors")
-    with pytest.raises(ValueError, match=r"stores no architecture \(only models made of dc.mlp "
-                                         r"parts with a built-in merge do\): build the same "
-                                         r"model in code and pass it, "
-                                         r"dc.load\(.*plain.safetensors', "
-                                         r"model=YourModel\(...\)\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"stores no architecture \(only models made of dc.mlp "
+        r"parts with a built-in merge do\): build the same "
+        r"model in code and pass it, "
+        r"dc.load\(.*plain.safetensors', "
+        r"model=YourModel\(...\)\)",
+    ):
         dc.load(plain)
 
 
@@ -85,8 +88,11 @@ def test_a_table_model_file_points_to_its_estimator(tmp_path):
 
     X = np.random.default_rng(0).normal(size=(40, 2))
     path = dc.DeepCTRLRegressor(max_epochs=1).fit(X, X[:, 0]).save(tmp_path / "t.deepctrl")
-    with pytest.raises(ValueError, match=r"is a table model \(DeepCTRLRegressor\): read it "
-                                         r"with dc.DeepCTRLRegressor.load\("):
+    with pytest.raises(
+        ValueError,
+        match=r"is a table model \(DeepCTRLRegressor\): read it "
+        r"with dc.DeepCTRLRegressor.load\(",
+    ):
         dc.load(path)
 
 

@@ -22,8 +22,13 @@ FAST = {"max_epochs": 30, "batch_size": 32, "n_seeds": 1, "random_state": 0}
 
 def demand_table(n: int = 256, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
     rng = np.random.default_rng(seed)
-    X = pd.DataFrame({"price": rng.uniform(1, 10, n), "size": rng.uniform(0, 1, n),
-                      "color": rng.choice(["red", "blue"], n)})
+    X = pd.DataFrame(
+        {
+            "price": rng.uniform(1, 10, n),
+            "size": rng.uniform(0, 1, n),
+            "color": rng.choice(["red", "blue"], n),
+        }
+    )
     y = 10 - X["price"] + 2 * X["size"] + (X["color"] == "red") + rng.normal(0, 0.2, n)
     return X, y.rename("demand")
 
@@ -62,10 +67,12 @@ def test_predict_takes_alpha_and_auto_uses_the_selected_alpha(regressor):
     np.testing.assert_array_equal(est.predict(X, alpha="auto"), at_selected)
     assert est.predict(X, alpha=0.0).shape == (len(X),)
     assert not np.allclose(est.predict(X, alpha=0.0), est.predict(X, alpha=1.0))
-    np.testing.assert_array_equal(est.predict(X, alpha="min_error"),
-                                  est.predict(X, alpha=est.min_error_alpha_))
-    with pytest.raises(ValueError, match="alpha must be a finite number, 'auto' or 'min_error', "
-                                         "got 'high'"):
+    np.testing.assert_array_equal(
+        est.predict(X, alpha="min_error"), est.predict(X, alpha=est.min_error_alpha_)
+    )
+    with pytest.raises(
+        ValueError, match="alpha must be a finite number, 'auto' or 'min_error', got 'high'"
+    ):
         est.predict(X, alpha="high")
 
 
@@ -76,7 +83,7 @@ def test_sweep_matches_predict_and_the_rule_holds_at_alpha_one(regressor):
     for alpha, mae, mse in zip(table["alpha"], table["mae"], table["mse"], strict=True):
         err = est.predict(X, alpha=alpha) - y.to_numpy()
         assert mae == pytest.approx(np.abs(err).mean(), rel=1e-6)
-        assert mse == pytest.approx((err ** 2).mean(), rel=1e-6)
+        assert mse == pytest.approx((err**2).mean(), rel=1e-6)
     assert table["verification_ratio"].iloc[-1] >= 0.95
     assert est.verification_ratio(X, alpha=1.0) == table["verification_ratio"].iloc[-1]
     assert table["mae"].iloc[0] < 0.6  # the data path fits (noise 0.2, range ~11)
@@ -84,8 +91,10 @@ def test_sweep_matches_predict_and_the_rule_holds_at_alpha_one(regressor):
 
 def test_the_sweep_is_the_core_sweep_of_the_averaged_networks():
     X, y = demand_table()
-    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "increasing")],  # against the data
-                               **{**FAST, "max_epochs": 5, "n_seeds": 3}).fit(X, y)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("price", "increasing")],  # against the data
+        **{**FAST, "max_epochs": 5, "n_seeds": 3},
+    ).fit(X, y)
     nets = torch.nn.ModuleList(est.models_)
 
     def mean(x, alphas):
@@ -95,13 +104,12 @@ def test_the_sweep_is_the_core_sweep_of_the_averaged_networks():
     X_enc = torch.from_numpy(est.encoder_.transform(X))
     scale, shift = est.target_scale_[0], est.target_mean_[0]
     scaled = (y.to_numpy() - shift) / scale
-    core = dc.sweep(nets, est.rule_, X_enc, scaled, alphas, metrics=("mae", "mse"),
-                    forward=mean)
+    core = dc.sweep(nets, est.rule_, X_enc, scaled, alphas, metrics=("mae", "mse"), forward=mean)
     table = est.sweep(X, y, alphas)
     assert table["verification_ratio"].tolist() == core["verification_ratio"]
     assert len(set(core["verification_ratio"])) > 2
     np.testing.assert_allclose(table["mae"], np.multiply(core["mae"], scale), rtol=1e-5)
-    np.testing.assert_allclose(table["mse"], np.multiply(core["mse"], scale ** 2), rtol=1e-5)
+    np.testing.assert_allclose(table["mse"], np.multiply(core["mse"], scale**2), rtol=1e-5)
     one = dc.sweep(nets[0], est.rule_, X_enc, scaled, alphas, metrics=("mae",))
     assert not np.allclose(one["mae"], core["mae"], rtol=1e-3)
 
@@ -110,17 +118,25 @@ def test_the_classifier_sweep_is_the_core_sweep_of_its_probability_average():
     rng = np.random.default_rng(1)
     X = pd.DataFrame({"dose": rng.uniform(0, 10, 300), "age": rng.uniform(20, 80, 300)})
     labels = np.digitize(X["dose"] + rng.normal(0, 1, 300), [3.5, 6.5])
-    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("dose", "increasing", output=0)],
-                                **{**FAST, "max_epochs": 5, "n_seeds": 3}).fit(X, labels)
+    est = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("dose", "increasing", output=0)],
+        **{**FAST, "max_epochs": 5, "n_seeds": 3},
+    ).fit(X, labels)
 
     def mean(x, alphas):  # the mean probability, as log-probabilities
         logp = torch.stack([net.forward_alphas(x, alphas) for net in est.models_])
         return torch.logsumexp(logp, dim=0) - np.log(len(est.models_))
 
     alphas = [0.0, 0.5, 1.0]
-    core = dc.sweep(torch.nn.ModuleList(est.models_), est.rule_,
-                    torch.from_numpy(est.encoder_.transform(X)), torch.from_numpy(labels),
-                    alphas, metrics=("cross_entropy", "accuracy"), forward=mean)
+    core = dc.sweep(
+        torch.nn.ModuleList(est.models_),
+        est.rule_,
+        torch.from_numpy(est.encoder_.transform(X)),
+        torch.from_numpy(labels),
+        alphas,
+        metrics=("cross_entropy", "accuracy"),
+        forward=mean,
+    )
     table = est.sweep(X, labels, alphas)
     assert table["verification_ratio"].tolist() == core["verification_ratio"]
     assert min(core["verification_ratio"]) < 1.0
@@ -181,8 +197,9 @@ def test_errors_are_one_clear_line(regressor):
 def test_without_rules_alpha_has_no_effect():
     X, y = demand_table(64)
     est = dc.DeepCTRLRegressor(max_epochs=3, random_state=0).fit(X.to_numpy()[:, :2], y)
-    np.testing.assert_array_equal(est.predict(X.to_numpy()[:, :2], alpha=0.0),
-                                  est.predict(X.to_numpy()[:, :2], alpha=1.0))
+    np.testing.assert_array_equal(
+        est.predict(X.to_numpy()[:, :2], alpha=0.0), est.predict(X.to_numpy()[:, :2], alpha=1.0)
+    )
     assert np.isnan(est.sweep(X.to_numpy()[:, :2], y)["verification_ratio"]).all()
     with pytest.raises(ValueError, match="has no rules"):
         est.verification_ratio(X.to_numpy()[:, :2])
@@ -191,19 +208,26 @@ def test_without_rules_alpha_has_no_effect():
 def test_multiclass_rule_on_one_class_probability(tmp_path):
     rng = np.random.default_rng(1)
     X = pd.DataFrame({"dose": rng.uniform(0, 10, 300), "age": rng.uniform(20, 80, 300)})
-    labels = np.array(["low", "mid", "high"])[np.digitize(X["dose"] + rng.normal(0, 1, 300),
-                                                          [3.5, 6.5])]
+    labels = np.array(["low", "mid", "high"])[
+        np.digitize(X["dose"] + rng.normal(0, 1, 300), [3.5, 6.5])
+    ]
     # classes_ are sorted: high, low, mid -> output 0 is P(high)
-    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("dose", "increasing", output=0)],
-                                **{**FAST, "n_seeds": 2})
+    est = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("dose", "increasing", output=0)], **{**FAST, "n_seeds": 2}
+    )
     est.fit(X, labels)
     assert len(est.models_) == 2
     assert list(est.classes_) == ["high", "low", "mid"] and est.network_["head"] == "log_softmax"
     proba = est.predict_proba(X, alpha=0.5)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
     table = est.sweep(X, labels, alphas=[0.0, 1.0])
-    assert list(table.columns) == ["alpha", "verification_ratio", "cross_entropy", "accuracy",
-                                   "auc"]
+    assert list(table.columns) == [
+        "alpha",
+        "verification_ratio",
+        "cross_entropy",
+        "accuracy",
+        "auc",
+    ]
     assert table["accuracy"].iloc[0] > 0.7 and table["verification_ratio"].iloc[1] >= 0.95
     back = dc.DeepCTRLClassifier.load(est.save(tmp_path / "m.deepctrl"))
     np.testing.assert_array_equal(back.predict(X, alpha=0.3), est.predict(X, alpha=0.3))
@@ -227,24 +251,29 @@ def test_binary_classifier_rule_and_named_penalty():
 def test_multi_output_regression_with_a_rule_on_the_second_output():
     rng = np.random.default_rng(3)
     X = pd.DataFrame({"x": rng.uniform(1, 5, 256), "z": rng.normal(0, 1, 256)})
-    Y = pd.DataFrame({"a": X["z"] * 2 + rng.normal(0, 0.1, 256),
-                      "b": 3 * X["x"] + rng.normal(0, 0.1, 256)})
+    Y = pd.DataFrame(
+        {"a": X["z"] * 2 + rng.normal(0, 0.1, 256), "b": 3 * X["x"] + rng.normal(0, 0.1, 256)}
+    )
     est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing", output=1)], **FAST)
     est.fit(X, Y)
     assert est.output_names_ == ["a", "b"] and est.predict(X).shape == (256, 2)
     assert est.verification_ratio(X, alpha=1.0) >= 0.95
     by_name = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing", output="b")], **FAST)
     np.testing.assert_array_equal(by_name.fit(X, Y).predict(X), est.predict(X))
-    with pytest.raises(ValueError, match=r"output 2 is not a target of this model \(targets: "
-                                         r"a, b\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"output 2 is not a target of this model \(targets: "
+        r"a, b\)",
+    ):
         dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing", output=2)]).fit(X, Y)
 
 
 @pytest.mark.filterwarnings("ignore:rho:RuntimeWarning")  # the rule holds at the initial weights
 def test_penalty_on_named_outputs_in_raw_units():
     X, y = demand_table()
-    est = dc.DeepCTRLRegressor(rules=[dc.rules.Penalty(lambda cols, out: out["demand"] - 8.0)],
-                               **FAST).fit(X, y)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.rules.Penalty(lambda cols, out: out["demand"] - 8.0)], **FAST
+    ).fit(X, y)
     table = est.sweep(X, y, alphas=[0.0, 1.0])
     assert table["verification_ratio"].iloc[0] < 0.9 <= table["verification_ratio"].iloc[1]
     assert (est.predict(X, alpha=1.0) <= 8.2).mean() > 0.95
@@ -262,8 +291,9 @@ def test_binary_ensemble_averages_probabilities_without_rounding():
 
 def test_grid_search_clones_and_scores():
     X, y = demand_table(96)
-    search = GridSearchCV(dc.DeepCTRLRegressor(max_epochs=2, n_seeds=1, random_state=0),
-                          {"alpha": [0.0, 1.0]}, cv=2)
+    search = GridSearchCV(
+        dc.DeepCTRLRegressor(max_epochs=2, n_seeds=1, random_state=0), {"alpha": [0.0, 1.0]}, cv=2
+    )
     search.fit(X, y)
     assert search.best_params_["alpha"] in (0.0, 1.0) and len(search.cv_results_["params"]) == 2
 
@@ -278,8 +308,9 @@ def test_model_files_that_are_not_ours_or_incompatible_are_refused(regressor, tm
     plain = dc.save(est.models_[0], tmp_path / "plain.deepctrl", {"note": "research model"})
     with pytest.raises(ValueError, match="is a deepctrl model file but not a table model"):
         dc.DeepCTRLRegressor.load(plain)
-    damaged = dc.save(weights, tmp_path / "damaged.deepctrl",
-                      {**cfg, "preprocessing": {"columns": []}})
+    damaged = dc.save(
+        weights, tmp_path / "damaged.deepctrl", {**cfg, "preprocessing": {"columns": []}}
+    )
     with pytest.raises(ValueError, match="is a damaged table model: the preprocessing does not"):
         dc.DeepCTRLRegressor.load(damaged)
     path = est.save(tmp_path / "ok.deepctrl")

@@ -23,23 +23,54 @@ def test_readme_walkthrough(tmp_path, capsys, monkeypatch):
     script = re.findall(r"```python\n(import numpy as np, pandas as pd.*?)```", text, re.S)[0]
     monkeypatch.chdir(tmp_path)
     exec(compile(script, "readme", "exec"), {})  # writes sales.csv and sales_test.csv
-    assert main(["fit", "sales.csv", "--target", "sales", "--monotonic", "price=decreasing",
-                 "--out", "sales.deepctrl", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                "sales.csv",
+                "--target",
+                "sales",
+                "--monotonic",
+                "price=decreasing",
+                "--out",
+                "sales.deepctrl",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["sweep", "sales.deepctrl", "sales_test.csv", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     # as the section says: the rule fails at alpha 0, holds at alpha 1, and helps on the test
     assert rows[0]["verification_ratio"] < 0.1 and rows[-1]["verification_ratio"] >= 0.95
     assert rows[-1]["mse"] < rows[0]["mse"]
-    assert main(["predict", "sales.deepctrl", "sales_test.csv", "--alpha", "0.8",
-                 "--out", "predictions.csv"]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "sales.deepctrl",
+                "sales_test.csv",
+                "--alpha",
+                "0.8",
+                "--out",
+                "predictions.csv",
+            ]
+        )
+        == 0
+    )
     assert len((tmp_path / "predictions.csv").read_text().splitlines()) == 501
 
 
 @pytest.mark.slow
 def test_example_script_runs():
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / "tabular_diabetes.py")],
-                          capture_output=True, text=True, timeout=900, check=False,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "tabular_diabetes.py")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr
     assert "ridge: test MSE" in done.stdout and "rule holds for" in done.stdout

@@ -19,19 +19,27 @@ ESTIMATORS = [dc.DeepCTRLRegressor(**SMALL), dc.DeepCTRLClassifier(**SMALL)]
 WEIGHTS_AS_REPEATS = (
     "training draws minibatches and initial weights at random, so integer weights and "
     "repeated rows see different batches; they agree in expectation, and exactly for a full "
-    "batch (tests/engine/test_sample_weights.py)")
+    "batch (tests/engine/test_sample_weights.py)"
+)
 EXPECTED_FAILURES: dict[str, str] = {
     "check_sample_weight_equivalence_on_dense_data": WEIGHTS_AS_REPEATS,
     "check_sample_weight_equivalence_on_sparse_data": WEIGHTS_AS_REPEATS,
-    "check_dtype_object":
-        "a cell that is neither text nor a number is refused with a ValueError naming the "
-        "column, as all bad input is, where scikit-learn expects numpy's TypeError",
+    "check_dtype_object": "a cell that is neither text nor a number is refused with a "
+    "ValueError naming the column, as all bad input is, where scikit-learn expects numpy's "
+    "TypeError",
 }
 
-API_CHECKS = ["check_parameters_default_constructible", "check_no_attributes_set_in_init",
-              "check_get_params_invariance", "check_set_params", "check_estimator_cloneable",
-              "check_estimator_repr", "check_estimators_unfitted", "check_mixin_order",
-              "check_valid_tag_types"]
+API_CHECKS = [
+    "check_parameters_default_constructible",
+    "check_no_attributes_set_in_init",
+    "check_get_params_invariance",
+    "check_set_params",
+    "check_estimator_cloneable",
+    "check_estimator_repr",
+    "check_estimators_unfitted",
+    "check_mixin_order",
+    "check_valid_tag_types",
+]
 
 
 @pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
@@ -43,9 +51,11 @@ def test_api_checks(est, check):
 @pytest.mark.slow
 @pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
 def test_check_estimator(est):
-    results = checks.check_estimator(est, on_fail=None, on_skip=None,
-                                     expected_failed_checks=EXPECTED_FAILURES)
-    failed = [(r["check_name"], str(r["exception"])[:300]) for r in results
-              if r["status"] == "failed"]
+    results = checks.check_estimator(
+        est, on_fail=None, on_skip=None, expected_failed_checks=EXPECTED_FAILURES
+    )
+    failed = [
+        (r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"
+    ]
     assert not failed
     assert len(results) >= 50

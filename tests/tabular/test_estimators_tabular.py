@@ -21,26 +21,38 @@ from deepctrl.tabular.table_rules import (
 
 
 def frame() -> pd.DataFrame:
-    return pd.DataFrame({
-        "price": [2.0, 4.0, 6.0, 8.5],
-        "color": ["red", "blue", "red", "green"],
-        "member": [True, False, True, True],
-        "size": pd.Categorical(["S", "M", "S", "L"], categories=["S", "M", "L", "XL"]),
-    })
+    return pd.DataFrame(
+        {
+            "price": [2.0, 4.0, 6.0, 8.5],
+            "color": ["red", "blue", "red", "green"],
+            "member": [True, False, True, True],
+            "size": pd.Categorical(["S", "M", "S", "L"], categories=["S", "M", "L", "XL"]),
+        }
+    )
 
 
 def test_encoder_standardizes_numeric_and_one_hot_encodes_the_rest():
     enc = TableEncoder.fit(frame())
-    assert enc.encoded_names() == ["price", "color=blue", "color=green", "color=red",
-                                   "member=False", "member=True",
-                                   "size=S", "size=M", "size=L", "size=XL"]
+    assert enc.encoded_names() == [
+        "price",
+        "color=blue",
+        "color=green",
+        "color=red",
+        "member=False",
+        "member=True",
+        "size=S",
+        "size=M",
+        "size=L",
+        "size=XL",
+    ]
     out = enc.transform(frame())
     std = np.std([2.0, 4.0, 6.0, 8.5])  # population std
     np.testing.assert_allclose(out[:, 0], (np.array([2, 4, 6, 8.5]) - 5.125) / std, rtol=1e-6)
     np.testing.assert_array_equal(out[:, 1:4], [[0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 0]])
     np.testing.assert_array_equal(out[:, 4:6], [[0, 1], [1, 0], [0, 1], [0, 1]])
-    np.testing.assert_array_equal(out[:, 6:], [[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0],
-                                               [0, 0, 1, 0]])
+    np.testing.assert_array_equal(
+        out[:, 6:], [[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0]]
+    )
     assert enc.column("color").start == 1 and enc.column("size").width == 4
 
 
@@ -58,8 +70,9 @@ def test_encoder_config_round_trip_and_unknown_category_warns():
 
 
 def test_encoder_names_infinite_values():
-    with pytest.raises(ValueError, match="column 'price' has inf \\(infinite\\) values in 1 of "
-                                         "4 rows"):
+    with pytest.raises(
+        ValueError, match="column 'price' has inf \\(infinite\\) values in 1 of 4 rows"
+    ):
         TableEncoder.fit(frame().assign(price=[1.0, np.inf, 0.0, 2.0]))
 
 
@@ -69,27 +82,42 @@ def test_encoder_errors_name_the_column():
         enc.transform(frame().drop(columns="member"))
     with pytest.raises(ValueError, match="unknown column 'prize'"):
         enc.column("prize")
-    with pytest.raises(ValueError, match="rule x needs a numeric or date column, but 'color' is "
-                                         "categorical"):
+    with pytest.raises(
+        ValueError, match="rule x needs a numeric or date column, but 'color' is categorical"
+    ):
         enc.ordered("color", "rule x")
-    with pytest.warns(UserWarning, match="1 rows have a category not seen in training \\(or a "
-                                         "missing value"):
+    with pytest.warns(
+        UserWarning, match="1 rows have a category not seen in training \\(or a missing value"
+    ):
         out = enc.transform(frame().assign(color=["red", None, "red", "red"]))
     np.testing.assert_array_equal(out[1, 1:4], [0, 0, 0])
 
 
 def test_expression_residual_and_strictness():
     cmp = parse("2 * y >= max(`unit price`, 1) - abs(z)")
-    env = {"y": torch.tensor([1.0, 3.0]), "unit price": torch.tensor([4.0, 0.5]),
-           "z": torch.tensor([-1.0, 0.0])}
+    env = {
+        "y": torch.tensor([1.0, 3.0]),
+        "unit price": torch.tensor([4.0, 0.5]),
+        "z": torch.tensor([-1.0, 0.0]),
+    }
     # residual of a >= b is b - a: (max(4,1) - 1) - 2 = 1; (max(0.5,1) - 0) - 6 = -5
     assert cmp.residual(env).tolist() == [1.0, -5.0]
     assert not cmp.strict and parse("y < 1").strict
     assert cmp.names == ["y", "unit price", "z"]
 
 
-@pytest.mark.parametrize("text", ["y", "y <= __import__('os')", "y.real <= 1", "y <= 1 <= 2",
-                                  "open('f') <= 1", "3 <= 4", "y <= "])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "y",
+        "y <= __import__('os')",
+        "y.real <= 1",
+        "y <= 1 <= 2",
+        "open('f') <= 1",
+        "3 <= 4",
+        "y <= ",
+    ],
+)
 def test_expression_rejects_anything_but_arithmetic(text):
     with pytest.raises(ValueError, match="penalty expression"):
         parse(text)
@@ -98,9 +126,10 @@ def test_expression_rejects_anything_but_arithmetic(text):
 def test_resolve_translates_columns_perturbations_and_thresholds():
     enc = TableEncoder.fit(frame())
     col = enc.column("price")
-    rules = [dc.Monotonic("price", "decreasing"),
-             dc.rules.Threshold("price", 5.0, direction="increasing",
-                                perturbation=Additive(1.0))]
+    rules = [
+        dc.Monotonic("price", "decreasing"),
+        dc.rules.Threshold("price", 5.0, direction="increasing", perturbation=Additive(1.0)),
+    ]
     resolved = resolve(rules, enc, Outputs.regression(["y"]))
     mono, thr = resolved.leaves()
     assert mono.feature == 0 and thr.feature == 0
@@ -136,14 +165,19 @@ def test_classifier_outputs_by_name():
     assert multi["proba_c"].item() == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize(("rule", "message"), [
-    (dc.Monotonic("color", "increasing"), "needs a numeric or date column, but 'color' is "
-                                          "categorical"),
-    (dc.Monotonic("nope", "increasing"), "unknown column 'nope'"),
-    (dc.Monotonic("price", "increasing", output=1), "output 1 is not a target of this model"),
-    (Expression("y <= color"), "column 'color' is categorical"),
-    (Expression("y <= weight"), "unknown name 'weight'"),
-])
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        (
+            dc.Monotonic("color", "increasing"),
+            "needs a numeric or date column, but 'color' is categorical",
+        ),
+        (dc.Monotonic("nope", "increasing"), "unknown column 'nope'"),
+        (dc.Monotonic("price", "increasing", output=1), "output 1 is not a target of this model"),
+        (Expression("y <= color"), "column 'color' is categorical"),
+        (Expression("y <= weight"), "unknown name 'weight'"),
+    ],
+)
 def test_resolve_errors(rule, message):
     with pytest.raises(ValueError, match=message):
         resolve([rule], TableEncoder.fit(frame()), Outputs.regression(["y"]))
@@ -152,13 +186,18 @@ def test_resolve_errors(rule, message):
 def test_relative_perturbation_on_a_column_around_zero_warns():
     enc = TableEncoder.fit(pd.DataFrame({"x": [-1.0, 0.0, 1.0]}))
     with pytest.warns(UserWarning, match="consider perturbation=dc.rules.Additive"):
-        resolve([dc.Monotonic("x", "increasing", perturbation=Relative(0.1))], enc,
-                Outputs.regression(["y"]))
+        resolve(
+            [dc.Monotonic("x", "increasing", perturbation=Relative(0.1))],
+            enc,
+            Outputs.regression(["y"]),
+        )
 
 
 def test_rules_config_round_trip_and_code_penalty_refused():
-    rules = [dc.Monotonic("price", "decreasing", perturbation=Additive(0.5)),
-             dc.rules.AllOf([Expression("y >= 0", tau=0.1)], weights=[0.5])]
+    rules = [
+        dc.Monotonic("price", "decreasing", perturbation=Additive(0.5)),
+        dc.rules.AllOf([Expression("y >= 0", tau=0.1)], weights=[0.5]),
+    ]
     back = rules_from_config(rules_config(rules))
     assert rules_config(back) == rules_config(rules)
     assert back[0].leaves()[1].expression == "y >= 0" and back[0].weights == [1.0, 0.5]

@@ -81,8 +81,10 @@ def test_a_goal_no_alpha_reaches_is_refused_with_the_highest_ratio(against):
     assert max(found) < goal
     best = max(found)
     at = grid[found.index(best)]
-    expected = (f"no alpha in 0..0.5 reaches verification ratio 0.9 on these rows "
-                f"(highest {best:.3f} at alpha {at:g})")
+    expected = (
+        f"no alpha in 0..0.5 reaches verification ratio 0.9 on these rows "
+        f"(highest {best:.3f} at alpha {at:g})"
+    )
     with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
         est.alpha_for_verification(X_new, goal, alphas=grid)
     with pytest.raises(ValueError, match=re.escape(expected)):
@@ -103,11 +105,16 @@ def test_labelled_select_alpha_keeps_the_rule_or_takes_the_lowest_error(against)
     X, y = confounded_table(200, 1)
     try:
         table = est.sweep(X, y, alphas=ALPHA_GRID)  # the labelled grid stops at 1
-        assert est.select_alpha(X, y, objective="min_error") == \
-            table.loc[table["mse"].idxmin(), "alpha"]
+        assert (
+            est.select_alpha(X, y, objective="min_error")
+            == table.loc[table["mse"].idxmin(), "alpha"]
+        )
         kept = table[table["verification_ratio"] >= 0.99]
-        expected = kept.loc[kept["mse"].idxmin(), "alpha"] if len(kept) else \
-            table.loc[table["verification_ratio"].idxmax(), "alpha"]
+        expected = (
+            kept.loc[kept["mse"].idxmin(), "alpha"]
+            if len(kept)
+            else table.loc[table["verification_ratio"].idxmax(), "alpha"]
+        )
         assert est.select_alpha(X, y) == expected
         reached = table.loc[table["verification_ratio"] >= 0.5, "alpha"]
         assert est.select_alpha(X, y, min_verification=0.5) == reached.min()
@@ -127,8 +134,11 @@ def test_the_goal_must_be_in_0_to_1(against, goal):
 
 def test_other_misuse_is_one_clear_line(against):
     est, X_new = against
-    with pytest.raises(ValueError, match=r"^select_alpha without labels \(y_val=None\) needs "
-                                         "min_verification"):
+    with pytest.raises(
+        ValueError,
+        match=r"^select_alpha without labels \(y_val=None\) needs "
+        "min_verification",
+    ):
         est.select_alpha(X_new)
     X, y = confounded_table(64, 2)
     plain = dc.DeepCTRLRegressor(max_epochs=2, n_seeds=1, random_state=0).fit(X, y)
@@ -137,5 +147,6 @@ def test_other_misuse_is_one_clear_line(against):
     with pytest.raises(ValueError, match="^this model has no rules"):
         plain.select_alpha(X, min_verification=0.9)
     with pytest.raises(NotFittedError):
-        dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")]) \
-            .alpha_for_verification(X, 0.9)
+        dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")]).alpha_for_verification(
+            X, 0.9
+        )

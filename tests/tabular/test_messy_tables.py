@@ -30,8 +30,9 @@ def test_missing_numbers_take_the_training_mean_and_an_indicator():
     np.testing.assert_array_equal(out[:, 1], [0, 1, 0, 0])
     assert enc.imputed() == {"sqft": 1}
     # a column without missing values in training: imputed at predict, with a warning
-    with pytest.warns(UserWarning, match="column 'rooms': 1 rows have missing values, which "
-                                         "training had none of"):
+    with pytest.warns(
+        UserWarning, match="column 'rooms': 1 rows have missing values, which training had none of"
+    ):
         again = enc.transform(frame.assign(rooms=[1.0, None, 3.0, 4.0]))
     assert again[1, 2] == 0.0 and again.shape == (4, 3)
 
@@ -40,8 +41,9 @@ def test_missing_text_is_a_category_of_its_own():
     frame = pd.DataFrame({"color": ["red", None, "", "blue", np.nan]})
     enc = TableEncoder.fit(frame)
     assert enc.encoded_names() == ["color=(missing)", "color=blue", "color=red"]
-    np.testing.assert_array_equal(enc.transform(frame), [[0, 0, 1], [1, 0, 0], [1, 0, 0],
-                                                         [0, 1, 0], [1, 0, 0]])
+    np.testing.assert_array_equal(
+        enc.transform(frame), [[0, 0, 1], [1, 0, 0], [1, 0, 0], [0, 1, 0], [1, 0, 0]]
+    )
     assert enc.column("color").missing == 3
 
 
@@ -54,12 +56,14 @@ def test_a_date_column_becomes_days_and_the_cycles_that_vary():
     assert col.kind == "date" and col.parts == ["year", "week"] and col.width == 5
     assert col.origin.startswith("2023-01-02") and col.mean == pytest.approx(399.5)
     out = TableEncoder([col]).transform(frame)
-    np.testing.assert_allclose(out[:, 0], (np.arange(800) - 399.5) / np.std(np.arange(800)),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        out[:, 0], (np.arange(800) - 399.5) / np.std(np.arange(800)), rtol=1e-5
+    )
     # Monday has weekday phase 0: sin 0, cos 1; Wednesday 2/7 of a turn
     np.testing.assert_allclose(out[0, 3:5], [0.0, 1.0], atol=1e-6)
-    np.testing.assert_allclose(out[2, 3:5], [np.sin(4 * np.pi / 7), np.cos(4 * np.pi / 7)],
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        out[2, 3:5], [np.sin(4 * np.pi / 7), np.cos(4 * np.pi / 7)], atol=1e-6
+    )
     # a date after the training range is a larger number of days, not an unknown category
     later = TableEncoder([col]).transform(pd.DataFrame({"day": [pd.Timestamp("2026-01-02")]}))
     assert later[0, 0] == pytest.approx((1096 - 399.5) / np.std(np.arange(800)), rel=1e-5)
@@ -68,11 +72,13 @@ def test_a_date_column_becomes_days_and_the_cycles_that_vary():
 def test_encoding_chosen_rows_equals_encoding_all_then_taking_them():
     # the fit encodes its training and validation rows this way, as one table in their order
     rng = np.random.default_rng(3)
-    frame = pd.DataFrame({
-        "price": np.where(rng.random(40) < 0.2, np.nan, rng.normal(5, 2, 40)),
-        "color": rng.choice(["red", "blue", None], 40),
-        "day": pd.Timestamp("2023-01-01") + pd.to_timedelta(rng.integers(0, 900, 40), "D"),
-    })
+    frame = pd.DataFrame(
+        {
+            "price": np.where(rng.random(40) < 0.2, np.nan, rng.normal(5, 2, 40)),
+            "color": rng.choice(["red", "blue", None], 40),
+            "day": pd.Timestamp("2023-01-01") + pd.to_timedelta(rng.integers(0, 900, 40), "D"),
+        }
+    )
     enc = TableEncoder.fit(frame)
     rows = rng.permutation(40)[:25]
     np.testing.assert_array_equal(enc.transform(frame, rows), enc.transform(frame)[rows])
@@ -80,31 +86,43 @@ def test_encoding_chosen_rows_equals_encoding_all_then_taking_them():
 
 
 def test_iso_date_text_is_read_as_dates_and_a_short_span_has_no_year_cycle():
-    frame = pd.DataFrame({"when": ["2024-03-01 08:00", "2024-03-02 14:30", None,
-                                   "2024-03-05T09:15:00"]})
+    frame = pd.DataFrame(
+        {"when": ["2024-03-01 08:00", "2024-03-02 14:30", None, "2024-03-05T09:15:00"]}
+    )
     col = TableEncoder.fit(frame).column("when")
     assert col.kind == "date" and col.parts == ["week", "day"] and col.missing == 1
     assert col.width == 1 + 4 + 1  # days, two cycles, the missing indicator
-    assert TableEncoder.fit(pd.DataFrame({"code": ["2024-03", "x"]})).column("code").kind \
+    assert (
+        TableEncoder.fit(pd.DataFrame({"code": ["2024-03", "x"]})).column("code").kind
         == "categorical"
+    )
 
 
 def _frames(frame: pd.DataFrame) -> dict[str, object]:
-    return {"pandas": frame, "polars": pl.from_pandas(frame),
-            "pyarrow": pa.Table.from_pandas(frame, preserve_index=False)}
+    return {
+        "pandas": frame,
+        "polars": pl.from_pandas(frame),
+        "pyarrow": pa.Table.from_pandas(frame, preserve_index=False),
+    }
 
 
 def test_pandas_polars_and_pyarrow_tables_give_the_same_predictions():
     rng = np.random.default_rng(0)
     n = 160
-    frame = pd.DataFrame({"dist_km": rng.uniform(1, 50, n), "kind": rng.choice(["a", "b"], n),
-                          "day": pd.date_range("2024-01-01", periods=n, freq="D")})
+    frame = pd.DataFrame(
+        {
+            "dist_km": rng.uniform(1, 50, n),
+            "kind": rng.choice(["a", "b"], n),
+            "day": pd.date_range("2024-01-01", periods=n, freq="D"),
+        }
+    )
     frame.loc[::9, "dist_km"] = np.nan
     y = np.where(frame["dist_km"].fillna(25) + rng.normal(0, 10, n) > 25, "late", "ontime")
     preds = {}
     for name, X in _frames(frame).items():
-        est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("dist_km", "increasing",
-                                                        output="late")], **FAST).fit(X, y)
+        est = dc.DeepCTRLClassifier(
+            rules=[dc.Monotonic("dist_km", "increasing", output="late")], **FAST
+        ).fit(X, y)
         assert list(est.feature_names_in_) == ["dist_km", "kind", "day"]
         preds[name] = est.predict_proba(X, alpha=0.5)
     np.testing.assert_array_equal(preds["polars"], preds["pandas"])
@@ -152,25 +170,39 @@ def test_a_rule_acts_on_the_class_it_names():
     assert (default.output, default.direction) == (0, "increasing")
     by_index = resolve([dc.Monotonic("dist_km", "increasing", output=0)], enc, outputs)
     assert (by_index.output, by_index.direction) == (0, "decreasing")
-    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("dist_km", "increasing", output="late")],
-                                **{**FAST, "max_epochs": 30}).fit(X, y)
+    est = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("dist_km", "increasing", output="late")], **{**FAST, "max_epochs": 30}
+    ).fit(X, y)
     assert "rules: monotonic(dist_km, increasing, on 'late'): P('late')" in est.summary()
     assert est.verification_ratio(X, alpha=1.0) >= 0.95
     step = X.assign(dist_km=X["dist_km"] * 1.05)
     p_late = est.predict_proba(X, alpha=1.0)[:, 0]
     assert (est.predict_proba(step, alpha=1.0)[:, 0] >= p_late).mean() >= 0.95
-    assert "P('ontime')" in dc.DeepCTRLClassifier(
-        rules=[dc.Monotonic("dist_km", "increasing")], **FAST).fit(X, y).summary()
+    assert (
+        "P('ontime')"
+        in dc.DeepCTRLClassifier(rules=[dc.Monotonic("dist_km", "increasing")], **FAST)
+        .fit(X, y)
+        .summary()
+    )
 
 
 def test_default_perturbations_follow_the_column():
-    enc = TableEncoder.fit(pd.DataFrame({"price": [2.5, 4.0, 9.75], "count": [0.0, 1.0, 5.0],
-                                         "age": [20.0, 31.0, 45.0],
-                                         "day": pd.date_range("2024-01-01", periods=3)}))
+    enc = TableEncoder.fit(
+        pd.DataFrame(
+            {
+                "price": [2.5, 4.0, 9.75],
+                "count": [0.0, 1.0, 5.0],
+                "age": [20.0, 31.0, 45.0],
+                "day": pd.date_range("2024-01-01", periods=3),
+            }
+        )
+    )
     price, count, age, day = (default_perturbation(c) for c in enc.columns)
     assert price.config() == {"kind": "relative", "u": 0.1}
-    assert count.config() == {"kind": "additive",
-                              "scale": pytest.approx(0.1 * np.std([0.0, 1.0, 5.0]))}
+    assert count.config() == {
+        "kind": "additive",
+        "scale": pytest.approx(0.1 * np.std([0.0, 1.0, 5.0])),
+    }
     assert age.config()["kind"] == "additive"  # whole numbers: counted, not measured
     assert day.config() == {"kind": "additive", "scale": pytest.approx(0.1 * np.std([0, 1, 2]))}
 
@@ -178,11 +210,13 @@ def test_default_perturbations_follow_the_column():
 def test_a_rule_on_a_date_column_says_sales_rise_over_time():
     rng = np.random.default_rng(4)
     n = 300
-    X = pd.DataFrame({"day": pd.date_range("2023-01-01", periods=n, freq="D"),
-                      "promo": rng.uniform(0, 1, n)})
+    X = pd.DataFrame(
+        {"day": pd.date_range("2023-01-01", periods=n, freq="D"), "promo": rng.uniform(0, 1, n)}
+    )
     y = 0.02 * np.arange(n) + 2 * X["promo"] + rng.normal(0, 0.3, n)
-    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("day", "increasing")],
-                               **{**FAST, "max_epochs": 30}).fit(X, y)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("day", "increasing")], **{**FAST, "max_epochs": 30}
+    ).fit(X, y)
     assert est.verification_ratio(X, alpha=1.0) >= 0.95
     # the rule raises the days since the first date, holding the weekday: two weeks later
     later = X.assign(day=X["day"] + pd.Timedelta(days=14))
@@ -195,16 +229,18 @@ def test_the_default_alpha_keeps_the_rule_where_the_lowest_error_drops_it():
     n = 400
     X = pd.DataFrame({"price": rng.uniform(1, 10, n), "quality": rng.uniform(0, 1, n)})
     y = 0.8 * X["price"] + 3 * X["quality"] + rng.normal(0, 0.5, n)
-    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")],
-                               **{**FAST, "max_epochs": 30}).fit(X, y)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("price", "decreasing")], **{**FAST, "max_epochs": 30}
+    ).fit(X, y)
     table = pd.DataFrame(est.validation_sweep_)
     kept = table[table["verification_ratio"] >= 0.99]
     assert len(kept) and est.selected_alpha_ == kept.loc[kept["mse"].idxmin(), "alpha"]
     assert est.min_error_alpha_ == table.loc[table["mse"].idxmin(), "alpha"]
     assert est.min_error_alpha_ < est.selected_alpha_  # the error alone drops the rule
     np.testing.assert_array_equal(est.predict(X), est.predict(X, alpha=est.selected_alpha_))
-    old = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], alpha="min_error",
-                               **{**FAST, "max_epochs": 30}).fit(X, y)
+    old = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("price", "decreasing")], alpha="min_error", **{**FAST, "max_epochs": 30}
+    ).fit(X, y)
     assert old.alpha_ == est.min_error_alpha_
     lines = est.summary().splitlines()
     assert lines[-2].startswith(f"default alpha: alpha {est.selected_alpha_:g} (validation mse ")
@@ -215,16 +251,19 @@ def test_predict_takes_one_alpha_per_row():
     rng = np.random.default_rng(6)
     X = pd.DataFrame({"price": rng.uniform(1, 10, 200), "quality": rng.uniform(0, 1, 200)})
     y = np.where(X["price"] + rng.normal(0, 2, 200) > 5, "sold", "kept")
-    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("price", "decreasing", output="sold")],
-                                **FAST).fit(X, y)
+    est = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("price", "decreasing", output="sold")], **FAST
+    ).fit(X, y)
     alphas = np.tile([0.0, 0.4, 1.0, 1.3], 50)  # above 1 extrapolates, as a scalar would
     per_row = est.predict_proba(X, alpha=alphas)
     for value in (0.0, 0.4, 1.0, 1.3):
         rows = alphas == value
-        np.testing.assert_allclose(per_row[rows], est.predict_proba(X, alpha=value)[rows],
-                                   atol=1e-6)
-    np.testing.assert_array_equal(est.predict(X, alpha=alphas),
-                                  est.classes_[per_row.argmax(axis=1)])
+        np.testing.assert_allclose(
+            per_row[rows], est.predict_proba(X, alpha=value)[rows], atol=1e-6
+        )
+    np.testing.assert_array_equal(
+        est.predict(X, alpha=alphas), est.classes_[per_row.argmax(axis=1)]
+    )
     with pytest.raises(ValueError, match=r"one value per row: got shape \(3,\) for 200 rows"):
         est.predict(X, alpha=[0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="finite numbers"):

@@ -48,12 +48,14 @@ def messy_table(n: int, seed: int) -> pd.DataFrame:
     two years (with times of day and NaT)."""
     rng = np.random.default_rng(seed)
     start = pd.Timestamp("2023-01-01")
-    frame = pd.DataFrame({
-        "dist": rng.uniform(1, 50, n),
-        "carrier": rng.choice(["north", "south", "east", ""], n).astype(object),
-        "day": start + pd.to_timedelta(rng.uniform(0, 730, n), unit="D"),
-        "express": rng.choice([True, False], n),
-    })
+    frame = pd.DataFrame(
+        {
+            "dist": rng.uniform(1, 50, n),
+            "carrier": rng.choice(["north", "south", "east", ""], n).astype(object),
+            "day": start + pd.to_timedelta(rng.uniform(0, 730, n), unit="D"),
+            "express": rng.choice([True, False], n),
+        }
+    )
     frame.loc[rng.choice(n, n // 10, replace=False), "dist"] = np.nan
     frame.loc[rng.choice(n, n // 20, replace=False), "day"] = pd.NaT
     frame.loc[rng.choice(n, n // 20, replace=False), "carrier"] = None
@@ -63,8 +65,13 @@ def messy_table(n: int, seed: int) -> pd.DataFrame:
 def target(frame: pd.DataFrame, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     days = (frame["day"] - pd.Timestamp("2023-01-01")).dt.days.fillna(365).to_numpy()
-    return (0.1 * frame["dist"].fillna(25).to_numpy() + (frame["carrier"] == "north")
-            + 0.5 * frame["express"] + days / 365 + rng.normal(0, 0.2, len(frame)))
+    return (
+        0.1 * frame["dist"].fillna(25).to_numpy()
+        + (frame["carrier"] == "north")
+        + 0.5 * frame["express"]
+        + days / 365
+        + rng.normal(0, 0.2, len(frame))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,14 +85,15 @@ def fitted(tmp_path_factory):
     models = {
         "regressor": dc.DeepCTRLRegressor(rules=rule, random_state=0, **SMALL).fit(X, y),
         "binary": dc.DeepCTRLClassifier(
-            rules=[dc.Monotonic("dist", "increasing", output="late")], random_state=0,
-            **SMALL).fit(X, np.where(y > 4, "late", "ontime")),
-        "three": dc.DeepCTRLClassifier(rules=[dc.Monotonic("dist", "increasing", output=2)],
-                                       random_state=0, **SMALL).fit(
-            X, np.digitize(y, [3.5, 4.5])),
+            rules=[dc.Monotonic("dist", "increasing", output="late")], random_state=0, **SMALL
+        ).fit(X, np.where(y > 4, "late", "ontime")),
+        "three": dc.DeepCTRLClassifier(
+            rules=[dc.Monotonic("dist", "increasing", output=2)], random_state=0, **SMALL
+        ).fit(X, np.digitize(y, [3.5, 4.5])),
     }
-    paths = {name: est.to_onnx(folder / f"{name}.onnx", X.iloc[:60])
-             for name, est in models.items()}
+    paths = {
+        name: est.to_onnx(folder / f"{name}.onnx", X.iloc[:60]) for name, est in models.items()
+    }
     return models, paths
 
 
@@ -99,8 +107,9 @@ def new_rows() -> pd.DataFrame:
     return X
 
 
-def run_onnxruntime(folder: Path, jobs: list[tuple[Path, dict[str, np.ndarray]]]
-                    ) -> list[dict[str, np.ndarray]]:
+def run_onnxruntime(
+    folder: Path, jobs: list[tuple[Path, dict[str, np.ndarray]]]
+) -> list[dict[str, np.ndarray]]:
     """Outputs of each (file, inputs) job, run in a fresh Python that imports only numpy
     and onnxruntime."""
     packed: dict[str, object] = {"count": len(jobs)}
@@ -109,13 +118,18 @@ def run_onnxruntime(folder: Path, jobs: list[tuple[Path, dict[str, np.ndarray]]]
         for name, value in feed.items():
             packed[f"{i}/in/{name}"] = value.astype(str) if value.dtype == object else value
     np.savez(folder / "jobs.npz", **packed)
-    done = subprocess.run([sys.executable, "-c", RUN_ONNX, str(folder / "jobs.npz"),
-                           str(folder / "out.npz")], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_ONNX, str(folder / "jobs.npz"), str(folder / "out.npz")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     out = np.load(folder / "out.npz")
-    return [{key.split("/", 1)[1]: out[key] for key in out.files if key.startswith(f"{i}/")}
-            for i in range(len(jobs))]
+    return [
+        {key.split("/", 1)[1]: out[key] for key in out.files if key.startswith(f"{i}/")}
+        for i in range(len(jobs))
+    ]
 
 
 @needs_exporter
@@ -124,8 +138,9 @@ def test_onnxruntime_alone_gives_the_estimators_predictions(fitted, tmp_path):
     X = new_rows()
     per_row = np.random.default_rng(2).permutation(np.linspace(0.0, 1.0, len(X)))
     alphas = [0.0, 0.5, 1.0, per_row]
-    jobs = [(paths[name], est.onnx_inputs(X, alpha=a))
-            for name, est in models.items() for a in alphas]
+    jobs = [
+        (paths[name], est.onnx_inputs(X, alpha=a)) for name, est in models.items() for a in alphas
+    ]
     results = iter(run_onnxruntime(tmp_path, jobs))
     for name, est in models.items():
         for a in alphas:
@@ -143,8 +158,18 @@ def test_onnxruntime_alone_gives_the_estimators_predictions(fitted, tmp_path):
             assert np.array_equal(got["label"][clear].astype(str), labels[clear])
             assert len(set(labels)) > 1  # the models tell classes apart
     # the rule-strength input matters: alpha 0 and 1 give different regressions
-    assert len(np.unique(np.round(models["regressor"].predict(X, alpha=0.0)
-                                  - models["regressor"].predict(X, alpha=1.0), 6))) > 1
+    assert (
+        len(
+            np.unique(
+                np.round(
+                    models["regressor"].predict(X, alpha=0.0)
+                    - models["regressor"].predict(X, alpha=1.0),
+                    6,
+                )
+            )
+        )
+        > 1
+    )
 
 
 @needs_exporter
@@ -161,8 +186,7 @@ def test_the_inputs_are_typed_by_column_kind(fitted):
     assert feed["day"][1] == pd.Timestamp("2026-07-14 18:30").value
     assert feed["alpha"].dtype == np.float32 and set(feed["alpha"].tolist()) == {np.float32(0.3)}
     session = ort.InferenceSession(str(paths["binary"]))
-    assert [i.name for i in session.get_inputs()] == ["dist", "carrier", "day", "express",
-                                                     "alpha"]
+    assert [i.name for i in session.get_inputs()] == ["dist", "carrier", "day", "express", "alpha"]
     assert [o.name for o in session.get_outputs()] == ["label", "probabilities"]
     assert set(session.run(None, feed)[0].tolist()) <= {"late", "ontime"}
     meta = session.get_modelmeta().custom_metadata_map
@@ -174,16 +198,29 @@ def test_the_inputs_are_typed_by_column_kind(fitted):
 def test_preprocessing_follows_the_calendar_at_its_edges():
     """Leap years (2000 is one, 1900 and 2100 are not), dates before 1970, the last second
     of a year and a missing date give the encoder's inputs (year, week and day cycles)."""
-    stamps = ["1899-12-31 23:59", "1900-03-01 06:00", "1969-12-31 12:00", "1970-01-01",
-              "1999-12-31 23:00", "2000-02-29 12:00", "2000-12-31 00:00",
-              "2024-12-31 23:59:59", "2025-01-01 00:00:01", "2100-03-01 08:00", None]
-    frame = pd.DataFrame({"when": pd.to_datetime(stamps, format="ISO8601"),
-                          "size": np.arange(11.0)})
+    stamps = [
+        "1899-12-31 23:59",
+        "1900-03-01 06:00",
+        "1969-12-31 12:00",
+        "1970-01-01",
+        "1999-12-31 23:00",
+        "2000-02-29 12:00",
+        "2000-12-31 00:00",
+        "2024-12-31 23:59:59",
+        "2025-01-01 00:00:01",
+        "2100-03-01 08:00",
+        None,
+    ]
+    frame = pd.DataFrame(
+        {"when": pd.to_datetime(stamps, format="ISO8601"), "size": np.arange(11.0)}
+    )
     encoder = TableEncoder.fit(frame)
     assert encoder.columns[0].parts == ["year", "week", "day"]
     session = ort.InferenceSession(preprocessing_graph(encoder).SerializeToString())
-    feed = {"when": frame["when"].to_numpy("datetime64[ns]").astype(np.int64),
-            "size": frame["size"].to_numpy(np.float32)}
+    feed = {
+        "when": frame["when"].to_numpy("datetime64[ns]").astype(np.int64),
+        "size": frame["size"].to_numpy(np.float32),
+    }
     got = session.run(None, feed)[0]
     want = encoder.transform(frame)
     assert got.shape == want.shape == (11, 1 + 6 + 1 + 1)
@@ -199,16 +236,20 @@ def test_preprocessing_follows_the_calendar_at_its_edges():
 @needs_exporter
 def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
     frame = pd.DataFrame({"alpha": np.arange(30.0), "x": np.linspace(0, 1, 30)})
-    est = dc.DeepCTRLRegressor(max_epochs=1, hidden_size=8, n_seeds=1,
-                               random_state=0).fit(frame, np.arange(30.0))
+    est = dc.DeepCTRLRegressor(max_epochs=1, hidden_size=8, n_seeds=1, random_state=0).fit(
+        frame, np.arange(30.0)
+    )
     with pytest.raises(ValueError, match="column named 'alpha'.*rename the column"):
         est.to_onnx(tmp_path / "a.onnx")
     with pytest.raises(ValueError, match="not fitted"):
         dc.DeepCTRLRegressor().to_onnx(tmp_path / "b.onnx")
     models, _ = fitted
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "onnxscript" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "onnxscript" else real(name, *a),
+    )
     with pytest.raises(ValueError, match=r'needs onnxscript: pip install "deepctrl\[onnx\]"'):
         models["regressor"].to_onnx(tmp_path / "c.onnx")
     assert not (tmp_path / "c.onnx").exists()
@@ -217,8 +258,9 @@ def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
 @needs_exporter
 def test_a_model_without_rules_ignores_alpha_in_the_file(tmp_path):
     X = messy_table(120, seed=3)
-    est = dc.DeepCTRLRegressor(max_epochs=2, hidden_size=8, n_seeds=1,
-                               random_state=0).fit(X, target(X, 3))
+    est = dc.DeepCTRLRegressor(max_epochs=2, hidden_size=8, n_seeds=1, random_state=0).fit(
+        X, target(X, 3)
+    )
     session = ort.InferenceSession(str(est.to_onnx(tmp_path / "plain.onnx", X)))
     at0, at1 = (session.run(None, est.onnx_inputs(X, alpha=a))[0] for a in (0.0, 1.0))
     assert np.array_equal(at0, at1)

@@ -16,30 +16,58 @@ from deepctrl.tabular.recipe import MANY_ROWS, training_recipe
 
 def test_small_tables_keep_the_long_constant_rate_recipe():
     r = training_recipe(800)
-    assert (r.batch_size, r.learning_rate, r.max_epochs, r.patience, r.lr_schedule,
-            r.n_seeds, r.max_hidden) == (32, 1e-3, 500, 20, "constant", 5, 128)
+    assert (
+        r.batch_size,
+        r.learning_rate,
+        r.max_epochs,
+        r.patience,
+        r.lr_schedule,
+        r.n_seeds,
+        r.max_hidden,
+    ) == (32, 1e-3, 500, 20, "constant", 5, 128)
     assert training_recipe(100).batch_size == 16  # 100 / 32 rounds to 4: the floor
 
 
-@pytest.mark.parametrize(("rows", "batch", "epochs"), [
-    (MANY_ROWS, 256, 50),          # 10,000 / 50 = 200 -> 256; 40 steps an epoch: 2000 / 40
-    (25_600, 512, 40),             # 50 steps an epoch: 40 epochs for 2000 steps
-    (800_000, 1024, 5),            # 782 steps an epoch: 3 epochs would do, 5 at the least
-    (5_000_000, 1024, 5),
-])
+@pytest.mark.parametrize(
+    ("rows", "batch", "epochs"),
+    [
+        (MANY_ROWS, 256, 50),  # 10,000 / 50 = 200 -> 256; 40 steps an epoch: 2000 / 40
+        (25_600, 512, 40),  # 50 steps an epoch: 40 epochs for 2000 steps
+        (800_000, 1024, 5),  # 782 steps an epoch: 3 epochs would do, 5 at the least
+        (5_000_000, 1024, 5),
+    ],
+)
 def test_large_tables_get_a_step_budget(rows, batch, epochs):
     r = training_recipe(rows)
-    assert (r.batch_size, r.max_epochs, r.lr_schedule, r.n_seeds, r.max_hidden) == \
-        (batch, epochs, "cosine", 3, 32)
+    assert (r.batch_size, r.max_epochs, r.lr_schedule, r.n_seeds, r.max_hidden) == (
+        batch,
+        epochs,
+        "cosine",
+        3,
+        32,
+    )
     assert r.learning_rate == pytest.approx(1e-2 * math.sqrt(batch / 512))
     assert r.patience == max(10, math.ceil(epochs / 3))
 
 
 def test_given_parameters_are_kept():
-    r = training_recipe(25_600, batch_size=64, learning_rate=0.5, max_epochs=7, patience=2,
-                        lr_schedule="constant", n_seeds=1)
-    assert (r.batch_size, r.learning_rate, r.max_epochs, r.patience, r.lr_schedule,
-            r.n_seeds) == (64, 0.5, 7, 2, "constant", 1)
+    r = training_recipe(
+        25_600,
+        batch_size=64,
+        learning_rate=0.5,
+        max_epochs=7,
+        patience=2,
+        lr_schedule="constant",
+        n_seeds=1,
+    )
+    assert (r.batch_size, r.learning_rate, r.max_epochs, r.patience, r.lr_schedule, r.n_seeds) == (
+        64,
+        0.5,
+        7,
+        2,
+        "constant",
+        1,
+    )
     # the learning rate follows the batch the user chose
     assert training_recipe(25_600, batch_size=128).learning_rate == pytest.approx(5e-3)
 

@@ -18,15 +18,25 @@ def _estimator(max_epochs=60):
 
 @pytest.fixture(scope="module")
 def result():
-    table = known_truth_table({"up": "contradicts", "down": "follows", "tiny": "follows"},
-                              rows=[400, 400, 7], effect=1.0, noise=0.5, seed=3)
-    return dc.rule_test(_estimator(), table[FEATURES], table["sales"], table["segment"],
-                        folds=3, progress=False)
+    table = known_truth_table(
+        {"up": "contradicts", "down": "follows", "tiny": "follows"},
+        rows=[400, 400, 7],
+        effect=1.0,
+        noise=0.5,
+        seed=3,
+    )
+    return dc.rule_test(
+        _estimator(), table[FEATURES], table["sales"], table["segment"], folds=3, progress=False
+    )
 
 
 def test_clear_segments_get_the_true_verdict(result):
-    assert result.verdicts() == {"down": "consistent", "tiny": "inconclusive",
-                                 "up": "contradicted", "all": result.all.verdict}
+    assert result.verdicts() == {
+        "down": "consistent",
+        "tiny": "inconclusive",
+        "up": "contradicted",
+        "all": result.all.verdict,
+    }
     down, up = result.groups["down"].statistics, result.groups["up"].statistics
     assert down["verification_alpha0"] > 0.9 > 0.1 > up["verification_alpha0"]
     assert up["enforcement_cost_interval"][0] > down["enforcement_cost"]
@@ -65,8 +75,12 @@ def test_files(result, tmp_path):
 
 def test_the_same_seed_gives_the_same_curves():
     table = known_truth_table({"a": "follows"}, rows=60, seed=0)
-    runs = [dc.rule_test(_estimator(max_epochs=3), table[FEATURES], table["sales"], folds=2,
-                         progress=False).all.errors for _ in range(2)]
+    runs = [
+        dc.rule_test(
+            _estimator(max_epochs=3), table[FEATURES], table["sales"], folds=2, progress=False
+        ).all.errors
+        for _ in range(2)
+    ]
     assert np.array_equal(runs[0], runs[1])
 
 
@@ -92,5 +106,4 @@ def test_too_many_groups_ask_for_min_rows(monkeypatch):
     table = known_truth_table({"a": "follows"}, rows=60, seed=0)
     groups = pd.Series(np.arange(60) % 15)  # 15 groups of 4 rows
     with pytest.raises(ValueError, match="15 values with at least 4 rows.*raise min_rows"):
-        dc.rule_test(_estimator(), table[FEATURES], table["sales"], groups, folds=2,
-                     min_rows=4)
+        dc.rule_test(_estimator(), table[FEATURES], table["sales"], groups, folds=2, min_rows=4)

@@ -52,19 +52,27 @@ def test_rule_never_holding_is_costed_at_alpha_one():
 
 
 def _stats(v0, v0_interval, cost, cost_interval, error_best=1.0, holds=0.5):
-    return {"verification_alpha0": v0, "verification_alpha0_interval": v0_interval,
-            "cost_rule_holds": cost, "cost_rule_holds_interval": cost_interval,
-            "error_best": error_best, "alpha_rule_holds": holds}
+    return {
+        "verification_alpha0": v0,
+        "verification_alpha0_interval": v0_interval,
+        "cost_rule_holds": cost,
+        "cost_rule_holds_interval": cost_interval,
+        "error_best": error_best,
+        "alpha_rule_holds": holds,
+    }
 
 
-@pytest.mark.parametrize(("stats", "verdict", "words"), [
-    (_stats(0.97, [0.9, 1.0], 0.5, [0.3, 0.7]), "consistent", "follows the rule on 97%"),
-    (_stats(0.5, [0.4, 0.6], 0.005, [-0.01, 0.009]), "consistent", "within 1%"),
-    (_stats(0.05, [0.0, 0.1], 0.5, [0.3, 0.7]), "contradicted", "beyond the noise"),
-    (_stats(0.05, [0.0, 0.1], 0.05, [-0.1, 0.2]), "inconclusive", "not distinguishable"),
-    (_stats(0.5, [0.1, 0.9], 0.3, [0.1, 0.5]), "inconclusive", "folds disagree"),
-    (_stats(0.55, [0.45, 0.65], 0.3, [0.1, 0.5]), "inconclusive", "no clear direction"),
-])
+@pytest.mark.parametrize(
+    ("stats", "verdict", "words"),
+    [
+        (_stats(0.97, [0.9, 1.0], 0.5, [0.3, 0.7]), "consistent", "follows the rule on 97%"),
+        (_stats(0.5, [0.4, 0.6], 0.005, [-0.01, 0.009]), "consistent", "within 1%"),
+        (_stats(0.05, [0.0, 0.1], 0.5, [0.3, 0.7]), "contradicted", "beyond the noise"),
+        (_stats(0.05, [0.0, 0.1], 0.05, [-0.1, 0.2]), "inconclusive", "not distinguishable"),
+        (_stats(0.5, [0.1, 0.9], 0.3, [0.1, 0.5]), "inconclusive", "folds disagree"),
+        (_stats(0.55, [0.45, 0.65], 0.3, [0.1, 0.5]), "inconclusive", "no clear direction"),
+    ],
+)
 def test_every_verdict_branch(stats, verdict, words):
     got, reason = judge(stats)
     assert got == verdict

@@ -29,8 +29,9 @@ def test_weighted_validation_metrics_equal_repeated_rows():
     repeated = X.loc[X.index.repeat(w)], y.loc[y.index.repeat(w)]
 
     def metrics(X, y, w=None):
-        return est._metrics(torch.from_numpy(est._model_outputs(X, 0.5)),
-                            torch.tensor(y.to_numpy()[:, None]), w)
+        return est._metrics(
+            torch.from_numpy(est._model_outputs(X, 0.5)), torch.tensor(y.to_numpy()[:, None]), w
+        )
 
     weighted = metrics(X, y, torch.from_numpy(w))
     assert weighted == pytest.approx(metrics(*repeated), rel=1e-12)
@@ -55,11 +56,14 @@ def test_equal_weights_train_as_no_weights():
     np.testing.assert_array_equal(plain.predict(X), equal.predict(X))
 
 
-@pytest.mark.parametrize(("weights", "message"), [
-    (np.full(240, -1.0), "Negative values in data passed to .sample_weight."),
-    (np.ones(10), "sample_weight.shape == \\(10,\\), expected \\(240,\\)"),
-    (np.zeros(240), "Sample weights must contain at least one non-zero number"),
-])
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (np.full(240, -1.0), "Negative values in data passed to .sample_weight."),
+        (np.ones(10), "sample_weight.shape == \\(10,\\), expected \\(240,\\)"),
+        (np.zeros(240), "Sample weights must contain at least one non-zero number"),
+    ],
+)
 def test_bad_weights_are_refused(weights, message):
     X, y = table()
     with pytest.raises(ValueError, match=message):

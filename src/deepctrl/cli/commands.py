@@ -46,8 +46,10 @@ def one_line_errors(command: F) -> F:
             finally:
                 for w in caught:
                     if not issubclass(w.category, DeprecationWarning):
-                        print(f"deepctrl: warning: {' '.join(str(w.message).split())}",
-                              file=sys.stderr)
+                        print(
+                            f"deepctrl: warning: {' '.join(str(w.message).split())}",
+                            file=sys.stderr,
+                        )
 
     return run  # type: ignore[return-value]
 
@@ -55,11 +57,13 @@ def one_line_errors(command: F) -> F:
 def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
     """The task, given or inferred from the target (with a note saying so): classification
     for text or at most 10 distinct integer values, else regression."""
-    numeric = pd.api.types.is_numeric_dtype(series.dtype) \
-        and not pd.api.types.is_bool_dtype(series.dtype)
+    numeric = pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
+        series.dtype
+    )
     if task == "regression" and not numeric:
-        raise ValueError(f"target column {series.name!r} is not numeric, so it cannot be a "
-                         "regression target")
+        raise ValueError(
+            f"target column {series.name!r} is not numeric, so it cannot be a regression target"
+        )
     if task is not None:
         return task, None
     if not numeric:
@@ -71,14 +75,18 @@ def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
     return chosen, f"task: {chosen} (from target column {series.name!r}; set --task to choose)"
 
 
-def check_table_rules(rules: list[Any], features: pd.DataFrame, target: pd.Series,
-                      task: str) -> None:
+def check_table_rules(
+    rules: list[Any], features: pd.DataFrame, target: pd.Series, task: str
+) -> None:
     """The rules' mistakes (columns, classes, contradictions) before anything is printed or
     trained."""
     from deepctrl.tabular.table_rules import Outputs, check_rules
 
-    outputs = (Outputs.classification(sorted(target.unique().tolist()))
-               if task == "classification" else Outputs.regression([str(target.name)]))
+    outputs = (
+        Outputs.classification(sorted(target.unique().tolist()))
+        if task == "classification"
+        else Outputs.regression([str(target.name)])
+    )
     check_rules(rules, features, outputs)
 
 
@@ -101,8 +109,9 @@ def check_device(device: str) -> None:
     resolve_device(device)
 
 
-def number(value: Any, option: str, kind: type[_Number], low: float,
-            high: float = math.inf) -> _Number:
+def number(
+    value: Any, option: str, kind: type[_Number], low: float, high: float = math.inf
+) -> _Number:
     """``value`` (text or number) as ``kind`` within [low, high), or a one-line error."""
     try:
         number = kind(value)
@@ -110,8 +119,9 @@ def number(value: Any, option: str, kind: type[_Number], low: float,
             raise ValueError
     except (TypeError, ValueError):
         span = f"between {low} and {high}" if high < math.inf else f"at least {low}"
-        raise ValueError(f"{option} must be {'an integer' if kind is int else 'a number'} "
-                         f"{span}, got {value!r}") from None
+        raise ValueError(
+            f"{option} must be {'an integer' if kind is int else 'a number'} {span}, got {value!r}"
+        ) from None
     return number
 
 
@@ -122,18 +132,29 @@ def _goal(value: Any) -> float:
         if not 0 < goal <= 1:
             raise ValueError
     except (TypeError, ValueError):
-        raise ValueError("--min-verification must be a number greater than 0 and at most 1, "
-                         f"got {value!r}") from None
+        raise ValueError(
+            f"--min-verification must be a number greater than 0 and at most 1, got {value!r}"
+        ) from None
     return goal
 
 
 @one_line_errors
-def fit_command(data: str, target: str, out: str, task: str | None = None,
-                monotonic: Sequence[str] = (), rules: str | None = None,
-                rule_class: str | None = None, val_fraction: float | str = 0.2,
-                seed: int | str = 0, id_columns: Sequence[str] = (),
-                drop_missing: bool = False, max_epochs: int | str = "auto",
-                progress: bool = True, device: str = "cpu") -> int:
+def fit_command(
+    data: str,
+    target: str,
+    out: str,
+    task: str | None = None,
+    monotonic: Sequence[str] = (),
+    rules: str | None = None,
+    rule_class: str | None = None,
+    val_fraction: float | str = 0.2,
+    seed: int | str = 0,
+    id_columns: Sequence[str] = (),
+    drop_missing: bool = False,
+    max_epochs: int | str = "auto",
+    progress: bool = True,
+    device: str = "cpu",
+) -> int:
     """``deepctrl fit``: train a table model and write it to ``out``."""
     out_path = check_output_path(out)
     check_device(device)
@@ -148,27 +169,35 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
     path = Path(data)
     frame = read_table(path)
     if target not in frame.columns:
-        raise ValueError(f"{path} has no target column {target!r} (columns: "
-                         f"{', '.join(frame.columns[:20])})")
+        raise ValueError(
+            f"{path} has no target column {target!r} (columns: {', '.join(frame.columns[:20])})"
+        )
     ids = id_frame(frame, id_columns, data).columns
     if target in ids:
         raise ValueError(f"the target {target!r} cannot be an id column")
     features = [c for c in frame.columns if c != target and c not in ids]
     if not features:
-        raise ValueError(f"{path} has no feature columns besides the target {target!r}"
-                         + (" and the id columns" if len(ids) else ""))
+        raise ValueError(
+            f"{path} has no feature columns besides the target {target!r}"
+            + (" and the id columns" if len(ids) else "")
+        )
     frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
     task, note = infer_task(frame[target], task)
     if task == "regression" and rule_class is not None:
         raise ValueError("--rule-class is for classification; the task is regression")
     if task == "classification" and frame[target].nunique() < 2:
-        raise ValueError(f"target column {target!r} has only one class "
-                         f"({frame[target].iloc[0]!r})")
+        raise ValueError(f"target column {target!r} has only one class ({frame[target].iloc[0]!r})")
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
-    est = kind(rules=rule_list or None, validation_fraction=val_fraction, random_state=seed,
-               max_epochs=max_epochs, verbose=progress, device=device)
+    est = kind(
+        rules=rule_list or None,
+        validation_fraction=val_fraction,
+        random_state=seed,
+        max_epochs=max_epochs,
+        verbose=progress,
+        device=device,
+    )
     check_table_rules(rule_list, frame[features], frame[target], task)
     if note:
         print(note, file=sys.stderr)
@@ -179,8 +208,9 @@ def fit_command(data: str, target: str, out: str, task: str | None = None,
     return 0
 
 
-def model_and_frame(model: str, data: str, drop: bool, with_target: bool
-                     ) -> tuple[Any, pd.DataFrame, list[str], list[str]]:
+def model_and_frame(
+    model: str, data: str, drop: bool, with_target: bool
+) -> tuple[Any, pd.DataFrame, list[str], list[str]]:
     """The table model in ``model``; the rows of ``data`` with the columns it reads (and its
     targets, when ``with_target`` and present), checked for missing and non-numeric values;
     those columns; the targets found. The model file's header and the table are checked
@@ -192,8 +222,7 @@ def model_and_frame(model: str, data: str, drop: bool, with_target: bool
     if missing:
         raise ValueError(f"{path} lacks column(s) the model needs: {', '.join(missing)}")
     targets = targets if with_target and all(t in frame.columns for t in targets) else []
-    frame = clean_columns(frame, [*needed, *targets], path, drop, hint=with_target,
-                          targets=targets)
+    frame = clean_columns(frame, [*needed, *targets], path, drop, hint=with_target, targets=targets)
     from deepctrl.tabular.estimators import load_any
 
     return load_any(model), frame, needed, targets
@@ -210,17 +239,25 @@ def parse_alphas(text: str) -> list[float]:
             return [round(start + i * step, 10) for i in range(n + 1)]
         values = [float(p) for p in text.split(",")]
     except ValueError:
-        raise ValueError(f"--alphas must be START:STOP:STEP (e.g. 0:1:0.1) or numbers separated "
-                         f"by commas, got {text!r}") from None
+        raise ValueError(
+            f"--alphas must be START:STOP:STEP (e.g. 0:1:0.1) or numbers separated "
+            f"by commas, got {text!r}"
+        ) from None
     if not values or not all(math.isfinite(v) for v in values):
         raise ValueError(f"--alphas must hold finite numbers, got {text!r}")
     return values
 
 
 @one_line_errors
-def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool = False,
-                  drop_missing: bool = False, min_verification: float | str = 0.95,
-                  id_columns: Sequence[str] = ()) -> int:
+def sweep_command(
+    model: str,
+    data: str,
+    alphas: str = "0:1:0.1",
+    as_json: bool = False,
+    drop_missing: bool = False,
+    min_verification: float | str = 0.95,
+    id_columns: Sequence[str] = (),
+) -> int:
     """``deepctrl sweep``: verification ratio and error at every alpha, then the alpha a
     verification goal picks without labels, next to the one with the lowest error. Id columns
     are checked to exist and play no part."""
@@ -231,13 +268,17 @@ def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool 
     if clash:
         raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
     if not targets:
-        print(f"note: {data} has no target column, so only verification ratios are shown",
-              file=sys.stderr)
+        print(
+            f"note: {data} has no target column, so only verification ratios are shown",
+            file=sys.stderr,
+        )
     y = (frame[targets[0]] if len(targets) == 1 else frame[targets]) if targets else None
     table = est.sweep(frame[columns], y, alpha_list)
     if as_json:
-        rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v)
-                 for k, v in row.items()} for row in table.to_dict(orient="records")]
+        rows = [
+            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+            for row in table.to_dict(orient="records")
+        ]
         print(json.dumps(rows, indent=1))
     else:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
@@ -250,10 +291,13 @@ def sweep_command(model: str, data: str, alphas: str = "0:1:0.1", as_json: bool 
 def _compare_choices(table: pd.DataFrame, metric: str, goal: float) -> list[str]:
     """The alpha with the lowest ``metric`` (when the table has it) and the smallest alpha
     whose verification ratio reaches ``goal``, one line each."""
+
     def at(i: Any) -> str:
         error = f"{metric} {table.at[i, metric]:.4g}, " if metric in table else ""
-        return (f"alpha {table.at[i, 'alpha']:g} ({error}verification "
-                f"{table.at[i, 'verification_ratio']:.3f})")
+        return (
+            f"alpha {table.at[i, 'alpha']:g} ({error}verification "
+            f"{table.at[i, 'verification_ratio']:.3f})"
+        )
 
     lines = []
     if metric in table and table[metric].notna().any():
@@ -266,11 +310,15 @@ def _compare_choices(table: pd.DataFrame, metric: str, goal: float) -> list[str]
     elif ratios.notna().any():
         best = ratios.max()
         alpha = table.loc[ratios == best, "alpha"].min()
-        lines.append(f"label-free: no alpha in the grid reaches verification {goal:g} "
-                     f"(highest {best:.3f} at alpha {alpha:g})")
+        lines.append(
+            f"label-free: no alpha in the grid reaches verification {goal:g} "
+            f"(highest {best:.3f} at alpha {alpha:g})"
+        )
     else:
-        lines.append(f"label-free: no alpha in the grid reaches verification {goal:g} "
-                     "(the rules judge none of these rows)")
+        lines.append(
+            f"label-free: no alpha in the grid reaches verification {goal:g} "
+            "(the rules judge none of these rows)"
+        )
     return lines
 
 
@@ -287,8 +335,11 @@ def _alpha_option(alpha: str) -> float | str:
     if value < 0:
         raise ValueError(f"--alpha must be >= 0 (0 follows the data, 1 the rule), got {alpha}")
     if value > 1:
-        print(f"note: alpha {value:g} is above 1: the rule's direction is extrapolated beyond "
-              "training (alphas were drawn from 0 to 1)", file=sys.stderr)
+        print(
+            f"note: alpha {value:g} is above 1: the rule's direction is extrapolated beyond "
+            "training (alphas were drawn from 0 to 1)",
+            file=sys.stderr,
+        )
     return value
 
 
@@ -299,15 +350,21 @@ def _alpha_column(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
-        raise ValueError(f"alpha column {column!r} needs a number on every row: "
-                         f"{len(bad)} rows have none (line {bad[0] + 2})")
+        raise ValueError(
+            f"alpha column {column!r} needs a number on every row: "
+            f"{len(bad)} rows have none (line {bad[0] + 2})"
+        )
     if (values < 0).any():
         row = int(np.flatnonzero(values < 0)[0])
-        raise ValueError(f"alpha column {column!r} must be >= 0: line {row + 2} has "
-                         f"{values[row]:g}")
+        raise ValueError(
+            f"alpha column {column!r} must be >= 0: line {row + 2} has {values[row]:g}"
+        )
     if (values > 1).any():
-        print(f"note: {int((values > 1).sum())} rows have alpha above 1: the rule's direction "
-              "is extrapolated beyond training (alphas were drawn from 0 to 1)", file=sys.stderr)
+        print(
+            f"note: {int((values > 1).sum())} rows have alpha above 1: the rule's direction "
+            "is extrapolated beyond training (alphas were drawn from 0 to 1)",
+            file=sys.stderr,
+        )
     return values
 
 
@@ -320,9 +377,15 @@ def id_frame(frame: pd.DataFrame, id_columns: Sequence[str], path: str) -> pd.Da
 
 
 @one_line_errors
-def predict_command(model: str, data: str, out: str, alpha: str = "auto",
-                    min_verification: float | str | None = None,
-                    alpha_column: str | None = None, id_columns: Sequence[str] = ()) -> int:
+def predict_command(
+    model: str,
+    data: str,
+    out: str,
+    alpha: str = "auto",
+    min_verification: float | str | None = None,
+    alpha_column: str | None = None,
+    id_columns: Sequence[str] = (),
+) -> int:
     """``deepctrl predict``: predictions for every row of ``data``, in order, to a CSV, the
     ``id_columns`` first; at one alpha, at one per row (``alpha_column``), or with
     ``min_verification`` at the smallest alpha whose verification ratio on these rows
@@ -331,8 +394,9 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto",
     value = _alpha_option(alpha)
     goal = None if min_verification is None else _goal(min_verification)
     if sum((goal is not None, value != "auto", alpha_column is not None)) > 1:
-        raise ValueError("--alpha, --alpha-column and --min-verification exclude each other: "
-                         "give one")
+        raise ValueError(
+            "--alpha, --alpha-column and --min-verification exclude each other: give one"
+        )
     est, frame, columns, _ = model_and_frame(model, data, drop=False, with_target=False)
     ids = id_frame(frame, id_columns, data)
     clash = [c for c in ids.columns if c in columns]
@@ -345,8 +409,10 @@ def predict_command(model: str, data: str, out: str, alpha: str = "auto",
         at = f"per-row alpha (column {alpha_column!r}, {chosen.min():g} to {chosen.max():g})"
     elif goal is not None:
         chosen, ratio = est.alpha_for_verification(X, goal)
-        print(f"chosen alpha {chosen:g}: verification ratio {ratio:.3f} on {len(X)} rows "
-              f"(goal {goal:g})")
+        print(
+            f"chosen alpha {chosen:g}: verification ratio {ratio:.3f} on {len(X)} rows "
+            f"(goal {goal:g})"
+        )
         at = f"alpha {chosen:g}"
     else:
         chosen = est.resolve_alpha(None if value == "auto" else value)

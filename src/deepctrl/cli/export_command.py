@@ -26,6 +26,8 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
     print(f"inputs: {inputs}, alpha (float32, one per row)")
     print(f"outputs: {outputs}; default alpha {est.alpha_:g} (in the file's metadata)")
     if X is not None:
-        print(f"checked: on the {len(X)} rows of {check} the file gives the model's "
-              "predictions to 1e-4")
+        print(
+            f"checked: on the {len(X)} rows of {check} the file gives the model's "
+            "predictions to 1e-4"
+        )
     return 0

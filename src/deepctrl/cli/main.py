@@ -17,12 +17,18 @@ from deepctrl.core.log import is_worker
 # experiment name -> (module in deepctrl.paper.experiments, function, help)
 EXPERIMENTS: dict[str, tuple[str, str, str]] = {
     "pendulum": ("pendulum", "reproduce", "double pendulum, energy rule (paper Sec. 4.1)"),
-    "pendulum-ablations": ("ablations", "reproduce",
-                           "prior, merge, rho and t-SNE ablations (paper Sec. 5, App. A.3, A.5)"),
+    "pendulum-ablations": (
+        "ablations",
+        "reproduce",
+        "prior, merge, rho and t-SNE ablations (paper Sec. 5, App. A.3, A.5)",
+    ),
     "retail": ("retail", "reproduce", "sales forecasting, price rule (paper Sec. 4.2)"),
     "cardio": ("cardio", "reproduce", "cardiovascular risk, blood-pressure rule (Sec. 4.3)"),
-    "cardio-perturbation": ("cardio", "reproduce_perturbation",
-                            "perturbation-scale study on cardio (App. A.2)"),
+    "cardio-perturbation": (
+        "cardio",
+        "reproduce_perturbation",
+        "perturbation-scale study on cardio (App. A.2)",
+    ),
 }
 
 
@@ -44,35 +50,61 @@ def _positive_int(text: str) -> int:
 
 
 def _add_reproduce(subparsers: Any) -> None:
-    rep = subparsers.add_parser("reproduce", help="reproduce a paper experiment",
-                                description="Reproduce an experiment of the DeepCTRL paper.")
+    rep = subparsers.add_parser(
+        "reproduce",
+        help="reproduce a paper experiment",
+        description="Reproduce an experiment of the DeepCTRL paper.",
+    )
     exps = rep.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
     for name, (module, func, help_text) in EXPERIMENTS.items():
         p = exps.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--seeds", type=_positive_int, default=10,
-                       help="number of seeds (default 10, as in the paper)")
-        p.add_argument("--quick", action="store_true",
-                       help="smoke run: fewer seeds and epochs, labelled as such")
+        p.add_argument(
+            "--seeds",
+            type=_positive_int,
+            default=10,
+            help="number of seeds (default 10, as in the paper)",
+        )
+        p.add_argument(
+            "--quick",
+            action="store_true",
+            help="smoke run: fewer seeds and epochs, labelled as such",
+        )
         p.add_argument("--out", default=f"results/{name}", help="output folder")
         p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
-        p.add_argument("--no-progress", dest="progress", action="store_false",
-                       help="hide progress bars")
+        p.add_argument(
+            "--no-progress", dest="progress", action="store_false", help="hide progress bars"
+        )
         if name.startswith("pendulum"):
-            p.add_argument("--preset", choices=("paper", "authors"), default="paper",
-                           help="paper: 10 Hz pairs (default); authors: 5 ms pairs")
-            p.add_argument("--workers", type=_positive_int, default=None,
-                           help="processes training side by side, each a share of the seeds "
-                                "(default: one per CPU core; 1 on a GPU or under torchrun)")
+            p.add_argument(
+                "--preset",
+                choices=("paper", "authors"),
+                default="paper",
+                help="paper: 10 Hz pairs (default); authors: 5 ms pairs",
+            )
+            p.add_argument(
+                "--workers",
+                type=_positive_int,
+                default=None,
+                help="processes training side by side, each a share of the seeds "
+                "(default: one per CPU core; 1 on a GPU or under torchrun)",
+            )
         if name == "retail":
-            p.add_argument("--m5-dir", default=None,
-                           help="folder with the Kaggle M5 files (default: synthetic market)")
-            p.add_argument("--recompute-price-features", action="store_true",
-                           dest="recompute_price_features",
-                           help="when the rule perturbs the price, recompute the features "
-                                "derived from it (default: leave them, as the authors did)")
+            p.add_argument(
+                "--m5-dir",
+                default=None,
+                help="folder with the Kaggle M5 files (default: synthetic market)",
+            )
+            p.add_argument(
+                "--recompute-price-features",
+                action="store_true",
+                dest="recompute_price_features",
+                help="when the rule perturbs the price, recompute the features "
+                "derived from it (default: leave them, as the authors did)",
+            )
         if name.startswith("cardio"):
-            p.add_argument("--csv", default=None,
-                           help="Kaggle cardio_train.csv (default: synthetic cohort)")
+            p.add_argument(
+                "--csv", default=None, help="Kaggle cardio_train.csv (default: synthetic cohort)"
+            )
         p.set_defaults(handler=_run_experiment, target=(module, func))
 
 
@@ -82,53 +114,89 @@ def _run_experiment(args: argparse.Namespace) -> int:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
     module, func = args.target
     run = getattr(importlib.import_module(f"deepctrl.paper.experiments.{module}"), func)
-    options = {k: v for k, v in vars(args).items()
-               if k not in ("handler", "target", "command", "experiment")}
+    options = {
+        k: v
+        for k, v in vars(args).items()
+        if k not in ("handler", "target", "command", "experiment")
+    }
     run(**options)
     return 0
 
 
 ID_HELP = "a column that identifies rows and is never a feature (repeatable)"
-DROP_HELP = ("drop rows with missing values or text in number columns (by default missing "
-             "values are imputed and text in a number column is an error)")
+DROP_HELP = (
+    "drop rows with missing values or text in number columns (by default missing "
+    "values are imputed and text in a number column is an error)"
+)
 
 
 def _add_table_and_rules(p: argparse.ArgumentParser, rule: str) -> None:
     """DATA, --target, --task, --monotonic and --rules, as fit and test-rule take them."""
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file, one row per sample")
     p.add_argument("--target", required=True, metavar="COL", help="column to predict")
-    p.add_argument("--task", choices=("regression", "classification"), default=None,
-                   help="default: classification for text or few integer values")
-    p.add_argument("--monotonic", action="append", default=[], metavar="COL=DIRECTION",
-                   help=f"{rule}: the prediction is increasing or decreasing in COL "
-                        "(repeatable)")
-    p.add_argument("--rules", metavar="RULES.toml", default=None,
-                   help="rules file (monotonic, threshold, penalty rules)")
+    p.add_argument(
+        "--task",
+        choices=("regression", "classification"),
+        default=None,
+        help="default: classification for text or few integer values",
+    )
+    p.add_argument(
+        "--monotonic",
+        action="append",
+        default=[],
+        metavar="COL=DIRECTION",
+        help=f"{rule}: the prediction is increasing or decreasing in COL (repeatable)",
+    )
+    p.add_argument(
+        "--rules",
+        metavar="RULES.toml",
+        default=None,
+        help="rules file (monotonic, threshold, penalty rules)",
+    )
 
 
 def _add_fit(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "fit", help="train a model on a CSV or Parquet table",
-        description="Train DeepCTRL on a table; the rule strength is chosen later.")
+        "fit",
+        help="train a model on a CSV or Parquet table",
+        description="Train DeepCTRL on a table; the rule strength is chosen later.",
+    )
     _add_table_and_rules(p, "rule")
-    p.add_argument("--val-fraction", default="0.2", metavar="F",
-                   help="share of rows for early stopping and choosing alpha (default 0.2)")
+    p.add_argument(
+        "--val-fraction",
+        default="0.2",
+        metavar="F",
+        help="share of rows for early stopping and choosing alpha (default 0.2)",
+    )
     p.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
-    p.add_argument("--max-epochs", default="auto", metavar="N",
-                   help="training epochs (default auto: about 2000 optimizer steps, 5 to 200 "
-                        "epochs; early stopping may end sooner)")
-    p.add_argument("--rule-class", default=None, metavar="LABEL",
-                   help="classification: the class whose probability the --monotonic rules "
-                        "constrain (default: the second class in sorted order of two, the "
-                        "first of more)")
-    p.add_argument("--id-column", dest="id_columns", action="append", default=[],
-                   metavar="COL", help=ID_HELP)
+    p.add_argument(
+        "--max-epochs",
+        default="auto",
+        metavar="N",
+        help="training epochs (default auto: about 2000 optimizer steps, 5 to 200 "
+        "epochs; early stopping may end sooner)",
+    )
+    p.add_argument(
+        "--rule-class",
+        default=None,
+        metavar="LABEL",
+        help="classification: the class whose probability the --monotonic rules "
+        "constrain (default: the second class in sorted order of two, the "
+        "first of more)",
+    )
+    p.add_argument(
+        "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
+    )
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
-    p.add_argument("--device", default="cpu",
-                   help="where training runs: cpu (default), cuda, cuda:N or mps; the model "
-                        "file is the same either way")
-    p.add_argument("--no-progress", dest="progress", action="store_false",
-                   help="hide the progress bar")
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="where training runs: cpu (default), cuda, cuda:N or mps; the model "
+        "file is the same either way",
+    )
+    p.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="hide the progress bar"
+    )
     p.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
     p.set_defaults(handler=_run_fit)
 
@@ -136,59 +204,100 @@ def _add_fit(subparsers: Any) -> None:
 def _run_fit(args: argparse.Namespace) -> int:
     from deepctrl.cli.commands import fit_command
 
-    return fit_command(args.data, args.target, args.out, task=args.task,
-                       monotonic=args.monotonic, rules=args.rules,
-                       rule_class=args.rule_class, val_fraction=args.val_fraction, seed=args.seed,
-                       id_columns=args.id_columns,
-                       drop_missing=args.drop_missing, max_epochs=args.max_epochs,
-                       progress=args.progress, device=args.device)
+    return fit_command(
+        args.data,
+        args.target,
+        args.out,
+        task=args.task,
+        monotonic=args.monotonic,
+        rules=args.rules,
+        rule_class=args.rule_class,
+        val_fraction=args.val_fraction,
+        seed=args.seed,
+        id_columns=args.id_columns,
+        drop_missing=args.drop_missing,
+        max_epochs=args.max_epochs,
+        progress=args.progress,
+        device=args.device,
+    )
 
 
 def _add_sweep(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "sweep", help="verification ratio and error of a model at every alpha",
-        description="Evaluate a model over the rule strength alpha on a table.")
+        "sweep",
+        help="verification ratio and error of a model at every alpha",
+        description="Evaluate a model over the rule strength alpha on a table.",
+    )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
     p.add_argument("--alphas", default="0:1:0.1", help="START:STOP:STEP or a comma list")
     p.add_argument("--json", dest="as_json", action="store_true", help="print JSON rows")
-    p.add_argument("--id-column", dest="id_columns", action="append", default=[],
-                   metavar="COL", help=ID_HELP)
+    p.add_argument(
+        "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
+    )
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
-    p.add_argument("--min-verification", default="0.95", metavar="G",
-                   help="after the table, the smallest alpha whose verification ratio reaches "
-                        "G (chosen without labels), next to the lowest-error alpha "
-                        "(default 0.95)")
+    p.add_argument(
+        "--min-verification",
+        default="0.95",
+        metavar="G",
+        help="after the table, the smallest alpha whose verification ratio reaches "
+        "G (chosen without labels), next to the lowest-error alpha "
+        "(default 0.95)",
+    )
     p.set_defaults(handler=_run_sweep)
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
     from deepctrl.cli.commands import sweep_command
 
-    return sweep_command(args.model, args.data, alphas=args.alphas, as_json=args.as_json,
-                         drop_missing=args.drop_missing,
-                         min_verification=args.min_verification, id_columns=args.id_columns)
+    return sweep_command(
+        args.model,
+        args.data,
+        alphas=args.alphas,
+        as_json=args.as_json,
+        drop_missing=args.drop_missing,
+        min_verification=args.min_verification,
+        id_columns=args.id_columns,
+    )
 
 
 def _add_predict(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "predict", help="predict every row of a table at a rule strength",
-        description="Write predictions, in the input's row order, to a CSV file.")
+        "predict",
+        help="predict every row of a table at a rule strength",
+        description="Write predictions, in the input's row order, to a CSV file.",
+    )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
     choice = p.add_mutually_exclusive_group()
-    choice.add_argument("--alpha", default="auto",
-                        help="rule strength from 0 (the data) to 1 (the rule; above 1 "
-                             "extrapolates), 'auto' for the model's default, 'min_error' for "
-                             "its lowest-error alpha")
-    choice.add_argument("--min-verification", default=None, metavar="G",
-                        help="choose alpha on these rows, without their target: the smallest "
-                             "alpha (0 to 1.5) whose verification ratio reaches G")
-    choice.add_argument("--alpha-column", default=None, metavar="COL",
-                        help="one rule strength per row, read from column COL")
-    p.add_argument("--id-column", dest="id_columns", action="append", default=[],
-                   metavar="COL", help="a column written first in the output, row for row "
-                                       "(repeatable)")
+    choice.add_argument(
+        "--alpha",
+        default="auto",
+        help="rule strength from 0 (the data) to 1 (the rule; above 1 "
+        "extrapolates), 'auto' for the model's default, 'min_error' for "
+        "its lowest-error alpha",
+    )
+    choice.add_argument(
+        "--min-verification",
+        default=None,
+        metavar="G",
+        help="choose alpha on these rows, without their target: the smallest "
+        "alpha (0 to 1.5) whose verification ratio reaches G",
+    )
+    choice.add_argument(
+        "--alpha-column",
+        default=None,
+        metavar="COL",
+        help="one rule strength per row, read from column COL",
+    )
+    p.add_argument(
+        "--id-column",
+        dest="id_columns",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="a column written first in the output, row for row (repeatable)",
+    )
     p.add_argument("--out", required=True, metavar="PRED.csv", help="CSV file to write")
     p.set_defaults(handler=_run_predict)
 
@@ -196,22 +305,34 @@ def _add_predict(subparsers: Any) -> None:
 def _run_predict(args: argparse.Namespace) -> int:
     from deepctrl.cli.commands import predict_command
 
-    return predict_command(args.model, args.data, args.out, alpha=args.alpha,
-                           min_verification=args.min_verification,
-                           alpha_column=args.alpha_column, id_columns=args.id_columns)
+    return predict_command(
+        args.model,
+        args.data,
+        args.out,
+        alpha=args.alpha,
+        min_verification=args.min_verification,
+        alpha_column=args.alpha_column,
+        id_columns=args.id_columns,
+    )
 
 
 def _add_export(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "export", help="write a table model as one ONNX file (served by onnxruntime alone)",
+        "export",
+        help="write a table model as one ONNX file (served by onnxruntime alone)",
         description="Write a model file from 'deepctrl fit' as ONNX: the table's columns by "
-                    "name and 'alpha' (one per row) in; the predictions out, with the "
-                    "preprocessing inside. Needs the onnx extra.")
+        "name and 'alpha' (one per row) in; the predictions out, with the "
+        "preprocessing inside. Needs the onnx extra.",
+    )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("--out", required=True, metavar="MODEL.onnx", help="ONNX file to write")
-    p.add_argument("--check", default=None, metavar="DATA",
-                   help="a CSV (or Parquet) file whose rows the ONNX file must predict as "
-                        "the model does (to 1e-4) before it is written")
+    p.add_argument(
+        "--check",
+        default=None,
+        metavar="DATA",
+        help="a CSV (or Parquet) file whose rows the ONNX file must predict as "
+        "the model does (to 1e-4) before it is written",
+    )
     p.set_defaults(handler=_run_export)
 
 
@@ -223,42 +344,74 @@ def _run_export(args: argparse.Namespace) -> int:
 
 def _add_test_rule(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "test-rule", help="is a candidate rule right for each group of a table?",
+        "test-rule",
+        help="is a candidate rule right for each group of a table?",
         description="Train DeepCTRL on every group of a table (and on all rows), sweep the "
-                    "rule strength on held-out folds and judge the rule per group: "
-                    "consistent, contradicted or inconclusive.")
+        "rule strength on held-out folds and judge the rule per group: "
+        "consistent, contradicted or inconclusive.",
+    )
     _add_table_and_rules(p, "rule to test")
-    p.add_argument("--group", default=None, metavar="COL",
-                   help="column whose values define the groups (default: all rows only)")
-    p.add_argument("--seeds", default="5", metavar="N",
-                   help="folds per group, each trained with its own seed (default 5)")
-    p.add_argument("--min-rows", default="50", metavar="N",
-                   help="groups with fewer rows are reported as inconclusive without "
-                        "training (default 50)")
-    p.add_argument("--max-epochs", default="auto", metavar="N",
-                   help="training epochs per fold (default auto, as for deepctrl fit)")
-    p.add_argument("--id-column", dest="id_columns", action="append", default=[],
-                   metavar="COL", help=ID_HELP)
+    p.add_argument(
+        "--group",
+        default=None,
+        metavar="COL",
+        help="column whose values define the groups (default: all rows only)",
+    )
+    p.add_argument(
+        "--seeds",
+        default="5",
+        metavar="N",
+        help="folds per group, each trained with its own seed (default 5)",
+    )
+    p.add_argument(
+        "--min-rows",
+        default="50",
+        metavar="N",
+        help="groups with fewer rows are reported as inconclusive without training (default 50)",
+    )
+    p.add_argument(
+        "--max-epochs",
+        default="auto",
+        metavar="N",
+        help="training epochs per fold (default auto, as for deepctrl fit)",
+    )
+    p.add_argument(
+        "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
+    )
 
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--device", default="cpu", help="where training runs (default cpu)")
-    p.add_argument("--no-progress", dest="progress", action="store_false",
-                   help="hide the progress bar")
-    p.add_argument("--out", default="rule_test", metavar="DIR",
-                   help="folder for rule_test.json, report.md and rule_test.png "
-                        "(default rule_test)")
+    p.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="hide the progress bar"
+    )
+    p.add_argument(
+        "--out",
+        default="rule_test",
+        metavar="DIR",
+        help="folder for rule_test.json, report.md and rule_test.png (default rule_test)",
+    )
     p.set_defaults(handler=_run_test_rule)
 
 
 def _run_test_rule(args: argparse.Namespace) -> int:
     from deepctrl.cli.rule_test_command import rule_test_command
 
-    return rule_test_command(args.data, args.target, args.group, args.out,
-                             monotonic=args.monotonic, rules=args.rules, seeds=args.seeds,
-                             min_rows=args.min_rows, task=args.task,
-                             max_epochs=args.max_epochs, drop_missing=args.drop_missing,
-                             progress=args.progress, device=args.device,
-                             id_columns=args.id_columns)
+    return rule_test_command(
+        args.data,
+        args.target,
+        args.group,
+        args.out,
+        monotonic=args.monotonic,
+        rules=args.rules,
+        seeds=args.seeds,
+        min_rows=args.min_rows,
+        task=args.task,
+        max_epochs=args.max_epochs,
+        drop_missing=args.drop_missing,
+        progress=args.progress,
+        device=args.device,
+        id_columns=args.id_columns,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -277,8 +430,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-EXTRAS = {"pandas": "tabular", "sklearn": "tabular", "scipy": "tabular", "matplotlib": "tabular",
-          "narwhals": "tabular", "onnx": "onnx", "onnxscript": "onnx", "onnxruntime": "onnx"}
+EXTRAS = {
+    "pandas": "tabular",
+    "sklearn": "tabular",
+    "scipy": "tabular",
+    "matplotlib": "tabular",
+    "narwhals": "tabular",
+    "onnx": "onnx",
+    "onnxscript": "onnx",
+    "onnxruntime": "onnx",
+}
 """Libraries outside the base install, and the extra that brings each."""
 PAPER_LIBRARIES = ("pandas", "sklearn", "scipy", "matplotlib")
 """What ``deepctrl reproduce`` needs (the ``paper`` extra)."""
@@ -298,17 +459,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     err = sys.stderr
     quiet = is_worker()
-    with open(os.devnull, "w") as devnull, \
-            contextlib.redirect_stdout(devnull if quiet else sys.stdout), \
-            contextlib.redirect_stderr(devnull if quiet else sys.stderr):
+    with (
+        open(os.devnull, "w") as devnull,
+        contextlib.redirect_stdout(devnull if quiet else sys.stdout),
+        contextlib.redirect_stderr(devnull if quiet else sys.stderr),
+    ):
         try:
             return int(handler(args) or 0)
         except ModuleNotFoundError as exc:
             if exc.name not in EXTRAS:
                 raise
             extra = "paper" if args.command == "reproduce" else EXTRAS[exc.name]
-            print(f"deepctrl: error: 'deepctrl {args.command}' needs {exc.name}: "
-                  f"pip install 'deepctrl[{extra}]'", file=err)
+            print(
+                f"deepctrl: error: 'deepctrl {args.command}' needs {exc.name}: "
+                f"pip install 'deepctrl[{extra}]'",
+                file=err,
+            )
             return 2
         except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
             print(f"deepctrl: error: {exc}", file=err)

@@ -34,23 +34,36 @@ def _out_folder(out: str) -> Path:
 def _print_summary(result: Any) -> None:
     rows = [*result.groups.items(), ("all", result.all)]
     width = max(len(str(k)) for k, _ in rows)
-    print(f"{'group':<{width}}  {'rows':>6}  {'verdict':<12}  {'best alpha':>10}  "
-          f"{'verif. a=0':>10}  reason")
+    print(
+        f"{'group':<{width}}  {'rows':>6}  {'verdict':<12}  {'best alpha':>10}  "
+        f"{'verif. a=0':>10}  reason"
+    )
     for name, seg in rows:
         s = seg.statistics
         best = f"{s['best_alpha']:g}" if s else "-"
         v0 = f"{s['verification_alpha0']:.2f}" if s else "-"
-        print(f"{name:<{width}}  {seg.rows:>6}  {seg.verdict:<12}  {best:>10}  {v0:>10}  "
-              f"{seg.reason}")
+        print(
+            f"{name:<{width}}  {seg.rows:>6}  {seg.verdict:<12}  {best:>10}  {v0:>10}  {seg.reason}"
+        )
 
 
 @one_line_errors
-def rule_test_command(data: str, target: str, group: str | None, out: str,
-                      monotonic: Sequence[str] = (), rules: str | None = None,
-                      seeds: int | str = 5, min_rows: int | str = 50, task: str | None = None,
-                      max_epochs: int | str = "auto", drop_missing: bool = False,
-                      progress: bool = True, device: str = "cpu",
-                      id_columns: Sequence[str] = ()) -> int:
+def rule_test_command(
+    data: str,
+    target: str,
+    group: str | None,
+    out: str,
+    monotonic: Sequence[str] = (),
+    rules: str | None = None,
+    seeds: int | str = 5,
+    min_rows: int | str = 50,
+    task: str | None = None,
+    max_epochs: int | str = "auto",
+    drop_missing: bool = False,
+    progress: bool = True,
+    device: str = "cpu",
+    id_columns: Sequence[str] = (),
+) -> int:
     """Test the rules on every value of ``group`` (and all rows); write the files to ``out``."""
     folder = _out_folder(out)
     check_device(device)
@@ -65,8 +78,9 @@ def rule_test_command(data: str, target: str, group: str | None, out: str,
     frame = read_table(path)
     for option, name in (("target", target), ("group", group)):
         if name is not None and name not in frame.columns:
-            raise ValueError(f"{path} has no {option} column {name!r} (columns: "
-                             f"{', '.join(frame.columns[:20])})")
+            raise ValueError(
+                f"{path} has no {option} column {name!r} (columns: {', '.join(frame.columns[:20])})"
+            )
     if group == target:
         raise ValueError(f"the group column cannot be the target {target!r}")
     ids = set(id_frame(frame, id_columns, data).columns)
@@ -75,8 +89,9 @@ def rule_test_command(data: str, target: str, group: str | None, out: str,
         raise ValueError(f"{path} has no feature columns besides the target and the group")
     frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
     if group is not None and frame[group].isna().any():
-        raise ValueError(f"group column {group!r} has {int(frame[group].isna().sum())} "
-                         "missing values")
+        raise ValueError(
+            f"group column {group!r} has {int(frame[group].isna().sum())} missing values"
+        )
     task, note = infer_task(frame[target], task)
     rule_list = build_rules(specs)
     check_table_rules(rule_list, frame[features], frame[target], task)
@@ -88,9 +103,15 @@ def rule_test_command(data: str, target: str, group: str | None, out: str,
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
     est = kind(rules=rule_list, n_seeds=1, max_epochs=max_epochs, device=device)
-    result = rule_test(est, frame[features], frame[target],
-                       None if group is None else frame[group], folds=folds,
-                       min_rows=min_rows, progress=progress)
+    result = rule_test(
+        est,
+        frame[features],
+        frame[target],
+        None if group is None else frame[group],
+        folds=folds,
+        min_rows=min_rows,
+        progress=progress,
+    )
     files = write_rule_test(result, folder)
     _print_summary(result)
     print("wrote " + ", ".join(str(f) for f in files))

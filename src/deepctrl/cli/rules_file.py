@@ -112,8 +112,10 @@ def parse_rules_text(text: str, source: str = "rules file") -> list[RuleSpec]:
     headers, key_lines, top = _line_map(text, source)
     for key in data:
         if key != "rule":
-            raise ValueError(f"{top.get(key, source)}: unknown entry {key!r}; write each rule "
-                             "as a [[rule]] table")
+            raise ValueError(
+                f"{top.get(key, source)}: unknown entry {key!r}; write each rule "
+                "as a [[rule]] table"
+            )
     rules = data.get("rule", [])
     if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
         raise ValueError(f"{top.get('rule', source)}: 'rule' must be written as [[rule]] tables")
@@ -145,13 +147,14 @@ def read_rules_file(path: str | Path) -> list[RuleSpec]:
 def _check_keys(spec: RuleSpec) -> None:
     kind = spec.values.get("kind")
     if kind not in KEYS:
-        raise ValueError(f"{spec.at('kind')}: kind must be one of {', '.join(KEYS)}, "
-                         f"got {kind!r}")
+        raise ValueError(f"{spec.at('kind')}: kind must be one of {', '.join(KEYS)}, got {kind!r}")
     required, optional = KEYS[kind]
     for key in spec.values:
         if key not in required | optional | _COMMON:
-            raise ValueError(f"{spec.at(key)}: unknown key {key!r} for a {kind} rule "
-                             f"(allowed: {', '.join(sorted(required | optional | _COMMON))})")
+            raise ValueError(
+                f"{spec.at(key)}: unknown key {key!r} for a {kind} rule "
+                f"(allowed: {', '.join(sorted(required | optional | _COMMON))})"
+            )
     for key in sorted(required - set(spec.values)):
         raise ValueError(f"{spec.where}: the {kind} rule needs {key!r}")
     numbers = {"weight", "relative", "additive", "threshold", "tau"}
@@ -164,8 +167,10 @@ def _check_keys(spec: RuleSpec) -> None:
             raise ValueError(f"{spec.at(key)}: {key} must be text, got {spec.values[key]!r}")
     output = spec.values.get("output")
     if output is not None and (isinstance(output, bool) or not isinstance(output, str | int)):
-        raise ValueError(f"{spec.at('output')}: output must be a class label or target name "
-                         f"(text) or an index, got {output!r}")
+        raise ValueError(
+            f"{spec.at('output')}: output must be a class label or target name "
+            f"(text) or an index, got {output!r}"
+        )
     if {"relative", "additive"} <= set(spec.values):
         raise ValueError(f"{spec.at('additive')}: give 'relative' or 'additive', not both")
     if spec.values.get("weight", 1.0) < 0:
@@ -203,8 +208,10 @@ def _feature_rule(spec: RuleSpec) -> Rule:
     v = spec.values
     direction = v.get("direction", "increasing")
     if direction not in ("increasing", "decreasing"):
-        raise ValueError(f"{spec.at('direction')}: direction must be 'increasing' or "
-                         f"'decreasing', got {direction!r}")
+        raise ValueError(
+            f"{spec.at('direction')}: direction must be 'increasing' or "
+            f"'decreasing', got {direction!r}"
+        )
     from deepctrl.core.rules import Monotonic, Threshold
 
     output = v.get("output")

@@ -61,8 +61,14 @@ def _lines(rows: np.ndarray, csv: bool) -> str:
     return f"line {first + 2}" if csv else f"row {first}"
 
 
-def clean_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path, drop: bool,
-                  hint: bool = True, targets: Sequence[str] = ()) -> pd.DataFrame:
+def clean_columns(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    path: Path,
+    drop: bool,
+    hint: bool = True,
+    targets: Sequence[str] = (),
+) -> pd.DataFrame:
     """Check ``columns`` for text in mostly-numeric columns (an error naming the first such
     line, or with ``drop`` those rows are dropped). Missing values stay (the model imputes
     them), unless ``drop`` is set; rows whose ``targets`` are missing are always dropped,
@@ -73,18 +79,24 @@ def clean_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path, drop:
     for name in columns:
         series = frame[name]
         missing = series.isna().to_numpy()
-        if not pd.api.types.is_numeric_dtype(series.dtype) \
-                and not pd.api.types.is_bool_dtype(series.dtype):
+        if not pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
+            series.dtype
+        ):
             as_number = pd.to_numeric(series, errors="coerce")
             text = as_number.isna().to_numpy() & ~missing
-            if (~missing).sum() and as_number.notna().sum() >= 0.5 * (~missing).sum() \
-                    and text.any():
+            if (
+                (~missing).sum()
+                and as_number.notna().sum() >= 0.5 * (~missing).sum()
+                and text.any()
+            ):
                 rows = np.flatnonzero(text)
                 if not drop:
                     tip = "; use --drop-missing to drop those rows" if hint else ""
-                    raise ValueError(f"{path}: column {name!r} has text in {len(rows)} of "
-                                     f"{len(frame)} rows ({_lines(rows, csv)}: "
-                                     f"{series.iloc[rows[0]]!r}){tip}")
+                    raise ValueError(
+                        f"{path}: column {name!r} has text in {len(rows)} of "
+                        f"{len(frame)} rows ({_lines(rows, csv)}: "
+                        f"{series.iloc[rows[0]]!r}){tip}"
+                    )
                 frame[name] = as_number
                 bad |= text
         if drop or name in targets:
@@ -96,7 +108,9 @@ def clean_columns(frame: pd.DataFrame, columns: Sequence[str], path: Path, drop:
         if len(frame) == 0:
             raise ValueError(f"{path}: no rows left after dropping rows with {what}")
         for name in columns:
-            if pd.api.types.is_object_dtype(frame[name].dtype) \
-                    and pd.to_numeric(frame[name], errors="coerce").notna().all():
+            if (
+                pd.api.types.is_object_dtype(frame[name].dtype)
+                and pd.to_numeric(frame[name], errors="coerce").notna().all()
+            ):
                 frame[name] = pd.to_numeric(frame[name])
     return frame

@@ -144,8 +144,14 @@ def eval_mode(model: nn.Module) -> contextlib.AbstractContextManager[nn.Module]:
     return in_mode(model, False)
 
 
-_DROPOUTS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout,
-             nn.FeatureAlphaDropout)
+_DROPOUTS = (
+    nn.Dropout,
+    nn.Dropout1d,
+    nn.Dropout2d,
+    nn.Dropout3d,
+    nn.AlphaDropout,
+    nn.FeatureAlphaDropout,
+)
 
 
 def has_randomness(model: nn.Module) -> bool:

@@ -26,8 +26,9 @@ def _numeric_tensor(a: Any, name: str) -> Tensor:
     return torch.from_numpy(np.ascontiguousarray(arr))
 
 
-def as_tensor(a: Any, name: str, device: torch.device | None = None,
-              dtype: torch.dtype = torch.float32) -> Tensor:
+def as_tensor(
+    a: Any, name: str, device: torch.device | None = None, dtype: torch.dtype = torch.float32
+) -> Tensor:
     """A tensor from a tensor, array or DataFrame: floating-point and boolean values in
     ``dtype``, integers kept (class labels, token ids)."""
     a = _numeric_tensor(a, name)
@@ -43,8 +44,9 @@ def as_tensor(a: Any, name: str, device: torch.device | None = None,
     return t
 
 
-def as_inputs(X: Any, name: str, device: torch.device | None = None,
-              dtype: torch.dtype = torch.float32) -> Inputs:
+def as_inputs(
+    X: Any, name: str, device: torch.device | None = None, dtype: torch.dtype = torch.float32
+) -> Inputs:
     """Model inputs from one array-like (a 1-D one gets a feature axis) or a dict of them
     (several inputs, each kept in its shape; all must have the same number of rows).
 
@@ -64,8 +66,9 @@ def as_inputs(X: Any, name: str, device: torch.device | None = None,
     return t[:, None] if t.dim() == 1 else t
 
 
-def as_target(y: Any, name: str, device: torch.device | None = None,
-              dtype: torch.dtype = torch.float32) -> Tensor:
+def as_target(
+    y: Any, name: str, device: torch.device | None = None, dtype: torch.dtype = torch.float32
+) -> Tensor:
     """Targets: a 1-D float target gets an output axis; integer labels stay 1-D."""
     t = as_tensor(y, name, device, dtype)
     return t[:, None] if t.dim() == 1 and t.dtype.is_floating_point else t
@@ -79,12 +82,15 @@ def count_bad_rows(t: Tensor, block: int = 65536) -> int:
     1
     """
     flat = t.reshape(t.shape[0], -1)
-    return sum(int((~torch.isfinite(flat[i:i + block])).any(dim=1).sum())
-               for i in range(0, len(flat), block))
+    return sum(
+        int((~torch.isfinite(flat[i : i + block])).any(dim=1).sum())
+        for i in range(0, len(flat), block)
+    )
 
 
-def as_pair(pair: Any, name: str, device: torch.device | None = None,
-            dtype: torch.dtype = torch.float32) -> tuple[Inputs, Tensor]:
+def as_pair(
+    pair: Any, name: str, device: torch.device | None = None, dtype: torch.dtype = torch.float32
+) -> tuple[Inputs, Tensor]:
     """(X, y) with matching numbers of rows; X one input or a dict of inputs."""
     try:
         X, y = pair
@@ -97,8 +103,9 @@ def as_pair(pair: Any, name: str, device: torch.device | None = None,
     return X, y
 
 
-def as_weights(w: Any, name: str, n: int, device: torch.device | None = None,
-               all_zero: bool = False) -> Tensor:
+def as_weights(
+    w: Any, name: str, n: int, device: torch.device | None = None, all_zero: bool = False
+) -> Tensor:
     """Per-row sample weights in float64: a 1-D tensor or array (or Series) of ``n`` finite
     values >= 0, not all zero (unless ``all_zero``).
 
@@ -129,8 +136,9 @@ def as_weights(w: Any, name: str, n: int, device: torch.device | None = None,
     return w
 
 
-def as_data(data: Any, name: str, device: torch.device | None = None,
-            dtype: torch.dtype = torch.float32) -> tuple[Inputs, Tensor, Tensor | None]:
+def as_data(
+    data: Any, name: str, device: torch.device | None = None, dtype: torch.dtype = torch.float32
+) -> tuple[Inputs, Tensor, Tensor | None]:
     """(X, y, w) from ``(X, y)`` or ``(X, y, None)`` (w None) or ``(X, y, w)`` with per-row
     weights (:func:`as_weights`, float64)."""
     if isinstance(data, tuple | list) and len(data) == 3:
@@ -138,8 +146,9 @@ def as_data(data: Any, name: str, device: torch.device | None = None,
         w = None if data[2] is None else as_weights(data[2], name, batch_len(X), device)
         return X, y, w
     if isinstance(data, tuple | list) and len(data) != 2:
-        raise ValueError(f"{name} must be (X, y), (X, y, w) with per-row weights w, a Dataset "
-                         "or a DataLoader")
+        raise ValueError(
+            f"{name} must be (X, y), (X, y, w) with per-row weights w, a Dataset or a DataLoader"
+        )
     X, y = as_pair(data, name, device, dtype)
     return X, y, None
 
@@ -163,8 +172,10 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     if dev.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if count == 0:
-            raise ValueError(f"device {str(device)!r} is not available: this PyTorch sees no "
-                             "CUDA GPU; train on 'cpu'")
+            raise ValueError(
+                f"device {str(device)!r} is not available: this PyTorch sees no "
+                "CUDA GPU; train on 'cpu'"
+            )
         if dev.index is not None and dev.index >= count:
             raise ValueError(f"device {str(device)!r} is not available: {count} CUDA GPU(s)")
     if dev.type == "mps" and not torch.backends.mps.is_available():

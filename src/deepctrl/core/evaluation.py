@@ -99,17 +99,26 @@ class JoinedRows:
         return self.out if self.out is not None else torch.cat(self.parts, dim=self.dim)
 
 
-def _blocks(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
-            seed: int, block_rows: int | None, need_y: bool, forward: AlphaForward | None,
-            ) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
+def _blocks(
+    model: nn.Module,
+    rule: Rule | None,
+    data: Any,
+    alphas: Sequence[float],
+    seed: int,
+    block_rows: int | None,
+    need_y: bool,
+    forward: AlphaForward | None,
+) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
     """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
     None) per block of rows of a Dataset/DataLoader, or of inputs already placed on the
     model's device and dtype (`deepctrl.core.data.as_inputs`)."""
     device, dtype = _placement(model)
     block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
     leaves = rule.leaves() if rule is not None else []
-    gens = [torch.Generator(device).manual_seed(derive_seed(seed, "eval", k))
-            for k in range(len(leaves))]
+    gens = [
+        torch.Generator(device).manual_seed(derive_seed(seed, "eval", k))
+        for k in range(len(leaves))
+    ]
     at_alphas = forward or (lambda z, a: predict_alphas(model, z, a))
 
     def run(x: Inputs) -> tuple[Tensor, Tensor | None]:
@@ -185,8 +194,13 @@ def predict_sweep(
     return outputs.result(), checks.result() if rule is not None else None
 
 
-def satisfaction(rule: Rule, x: Inputs, y_hat: Tensor, perturbed: Sequence[Inputs | None],
-                 y_p: Sequence[Tensor | None]) -> Tensor:
+def satisfaction(
+    rule: Rule,
+    x: Inputs,
+    y_hat: Tensor,
+    perturbed: Sequence[Inputs | None],
+    y_p: Sequence[Tensor | None],
+) -> Tensor:
     """Rule check of outputs for several alphas.
 
     Args:
@@ -203,12 +217,15 @@ def satisfaction(rule: Rule, x: Inputs, y_hat: Tensor, perturbed: Sequence[Input
     A, b = y_hat.shape[0], batch_len(x)
 
     def tile(t: Inputs) -> Inputs:
-        return apply(lambda v: v.unsqueeze(0).expand(A, *v.shape).reshape(A * b, *v.shape[1:]),
-                     t)
+        return apply(lambda v: v.unsqueeze(0).expand(A, *v.shape).reshape(A * b, *v.shape[1:]), t)
 
-    ctx = make_context(rule, tile(x), y_hat.flatten(0, 1),
-                       [None if p is None else tile(p) for p in perturbed],
-                       [None if t is None else t.flatten(0, 1) for t in y_p])
+    ctx = make_context(
+        rule,
+        tile(x),
+        y_hat.flatten(0, 1),
+        [None if p is None else tile(p) for p in perturbed],
+        [None if t is None else t.flatten(0, 1) for t in y_p],
+    )
     ok = rule.satisfied(ctx).float()
     ok[~rule.applicable(ctx)] = float("nan")
     return ok.view(A, b)
@@ -276,8 +293,14 @@ def sweep(
     return table
 
 
-def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
-                       seed: int = 0, forward: AlphaForward | None = None) -> float:
+def verification_ratio(
+    model: nn.Module,
+    rule: Rule,
+    X: Any,
+    alpha: float = 0.0,
+    seed: int = 0,
+    forward: AlphaForward | None = None,
+) -> float:
     """Fraction of the samples of `X` (that the rule can judge) on which the rule holds.
 
     Args:
@@ -301,9 +324,16 @@ def verification_ratio(model: nn.Module, rule: Rule, X: Any, alpha: float = 0.0,
 
 
 @torch.no_grad()
-def _streamed_sweep(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequence[float],
-                    metrics: Sequence[str], seed: int, need_y: bool,
-                    forward: AlphaForward | None) -> Table:
+def _streamed_sweep(
+    model: nn.Module,
+    rule: Rule | None,
+    data: Any,
+    alphas: Sequence[float],
+    metrics: Sequence[str],
+    seed: int,
+    need_y: bool,
+    forward: AlphaForward | None,
+) -> Table:
     """`sweep` on a Dataset/DataLoader, accumulated block by block: memory holds one
     block (and, for auc, one score per row and alpha)."""
     A = len(alphas)
@@ -316,8 +346,9 @@ def _streamed_sweep(model: nn.Module, rule: Rule | None, data: Any, alphas: Sequ
         for y_hat, ok, y in _blocks(model, rule, data, alphas, seed, None, need_y, forward):
             if y is not None:
                 for name, total in sums.items():
-                    total += torch.stack([MEANS[name](y_hat[i], y).double().sum()
-                                          for i in range(A)]).cpu()
+                    total += torch.stack(
+                        [MEANS[name](y_hat[i], y).double().sum() for i in range(A)]
+                    ).cpu()
                 n += y.shape[0]
             if "auc" in metrics:
                 scores.append(y_hat.reshape(A, y_hat.shape[1], -1)[:, :, 0].cpu())

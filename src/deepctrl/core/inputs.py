@@ -96,8 +96,10 @@ def pick(x: Inputs, name: str | None, who: str = "the rule") -> Tensor:
     """
     if isinstance(x, dict):
         if name is None:
-            raise ValueError(f"the model has several inputs {sorted(x)}: {who} must name the "
-                             f"one it perturbs, e.g. input={sorted(x)[0]!r}")
+            raise ValueError(
+                f"the model has several inputs {sorted(x)}: {who} must name the "
+                f"one it perturbs, e.g. input={sorted(x)[0]!r}"
+            )
         if name not in x:
             raise ValueError(f"{who} names input {name!r}, but the inputs are {sorted(x)}")
         return x[name]
@@ -115,5 +117,4 @@ def replace(x: Inputs, name: str | None, value: Tensor) -> Inputs:
 
 def cast_floats(x: Inputs, dtype: torch.dtype) -> Inputs:
     """Floating-point tensors in ``dtype``; integer and boolean tensors keep theirs."""
-    return apply(lambda t: t.to(dtype) if t.dtype.is_floating_point and t.dtype != dtype
-                 else t, x)
+    return apply(lambda t: t.to(dtype) if t.dtype.is_floating_point and t.dtype != dtype else t, x)

@@ -119,4 +119,5 @@ def runs_as(module: nn.Module, cls: type[ModuleT], *methods: str) -> TypeGuard[M
         (True, False)
     """
     return isinstance(module, cls) and all(
-        getattr(type(module), name) is getattr(cls, name) for name in ("forward", *methods))
+        getattr(type(module), name) is getattr(cls, name) for name in ("forward", *methods)
+    )

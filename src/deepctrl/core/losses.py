@@ -32,9 +32,17 @@ def _flat_all(ts: Sequence[Inputs | None]) -> list:
 
 
 def compute_terms(
-    rule: Rule | None, loss_fn: Callable[[Tensor, Tensor], Tensor], x: Inputs, y: Tensor,
-    y_hat: Tensor, perturbed: Sequence[Inputs | None], y_perturbed: Sequence[Tensor | None],
-    alpha: Tensor, n_global: int, need_violations: bool, exact: bool = False,
+    rule: Rule | None,
+    loss_fn: Callable[[Tensor, Tensor], Tensor],
+    x: Inputs,
+    y: Tensor,
+    y_hat: Tensor,
+    perturbed: Sequence[Inputs | None],
+    y_perturbed: Sequence[Tensor | None],
+    alpha: Tensor,
+    n_global: int,
+    need_violations: bool,
+    exact: bool = False,
     weight: Tensor | None = None,
 ) -> tuple[Terms, Context | None]:
     """Per-seed task loss, rule loss and signed violations of one batch, and the rule's
@@ -58,23 +66,35 @@ def compute_terms(
     zero = task.new_zeros(S)
     if rule is None:
         return Terms(task, zero, zero[:, None], alpha), None
-    ctx = make_context(rule, flat(x), y_hat.flatten(0, 1), _flat_all(perturbed),
-                       _flat_all(y_perturbed))
+    ctx = make_context(
+        rule, flat(x), y_hat.flatten(0, 1), _flat_all(perturbed), _flat_all(y_perturbed)
+    )
     rule_loss = total(rule.loss(ctx))
     if need_violations:
         parts = ctx.parts or (ctx,)
         dtype = torch.float64 if exact else None
-        viol = torch.stack([total(violation_of(leaf, c), dtype)
-                            for leaf, c in zip(rule.leaves(), parts, strict=True)], dim=1)
+        viol = torch.stack(
+            [
+                total(violation_of(leaf, c), dtype)
+                for leaf, c in zip(rule.leaves(), parts, strict=True)
+            ],
+            dim=1,
+        )
     else:
         viol = zero[:, None]
     return Terms(task, rule_loss, viol, alpha), ctx
 
 
 def block_sums(
-    forward: Forward, rule: Rule | None, loss_fn: Callable[[Tensor, Tensor], Tensor],
-    x: Inputs, y: Tensor, perturbed: Sequence[Inputs | None], what: str,
-    scales: tuple[Scales, Tensor] | None = None, exact: bool = False,
+    forward: Forward,
+    rule: Rule | None,
+    loss_fn: Callable[[Tensor, Tensor], Tensor],
+    x: Inputs,
+    y: Tensor,
+    perturbed: Sequence[Inputs | None],
+    what: str,
+    scales: tuple[Scales, Tensor] | None = None,
+    exact: bool = False,
     weight: Tensor | None = None,
 ) -> Tensor:
     """Per-seed sums (S,) in float64 over a block of rows of the task loss (``what="task"``),
@@ -126,24 +146,33 @@ def check_outputs(y_hat: Tensor, y: Tensor, task_loss: object) -> None:
         raise ValueError(
             f"the target has {per_target} value{'s' * (per_target != 1)} per row (shape "
             f"{tuple(y.shape)}) but the model outputs {per_output} (shape {tuple(y_hat.shape)}):"
-            f" they must match for task_loss={task_loss!r}")
+            f" they must match for task_loss={task_loss!r}"
+        )
     if task_loss == "bce":
         lo, hi = float(y_hat.min()), float(y_hat.max())
         if lo < 0 or hi > 1:
-            raise ValueError(f"task_loss='bce' needs probabilities in [0, 1], but the model "
-                             f"outputs values from {lo:.3g} to {hi:.3g}: {SIGMOID_HINT}")
+            raise ValueError(
+                f"task_loss='bce' needs probabilities in [0, 1], but the model "
+                f"outputs values from {lo:.3g} to {hi:.3g}: {SIGMOID_HINT}"
+            )
         if float(y.min()) < 0 or float(y.max()) > 1:
             raise ValueError("task_loss='bce' needs targets in [0, 1]")
 
 
 def _check_classes(y_hat: Tensor, y: Tensor) -> None:
     if y_hat.dim() != 2:
-        raise ValueError("task_loss='cross_entropy' needs outputs of shape (batch, classes), "
-                         f"got {tuple(y_hat.shape)}")
+        raise ValueError(
+            "task_loss='cross_entropy' needs outputs of shape (batch, classes), "
+            f"got {tuple(y_hat.shape)}"
+        )
     if y.is_floating_point() or y.reshape(y.shape[0], -1).shape[1] != 1:
-        raise ValueError("task_loss='cross_entropy' needs one integer class label per row, "
-                         f"got {y.dtype} targets of shape {tuple(y.shape)}")
+        raise ValueError(
+            "task_loss='cross_entropy' needs one integer class label per row, "
+            f"got {y.dtype} targets of shape {tuple(y.shape)}"
+        )
     classes = y_hat.shape[1]
     if int(y.min()) < 0 or int(y.max()) >= classes:
-        raise ValueError(f"task_loss='cross_entropy': labels must be in 0..{classes - 1} for "
-                         f"{classes} model outputs, got {int(y.min())}..{int(y.max())}")
+        raise ValueError(
+            f"task_loss='cross_entropy': labels must be in 0..{classes - 1} for "
+            f"{classes} model outputs, got {int(y.min())}..{int(y.max())}"
+        )

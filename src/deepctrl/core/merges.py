@@ -88,8 +88,9 @@ class Merge(abc.ABC):
         z = torch.zeros(1, latent)
         return self.latent(z, z, torch.zeros(1, 1)).shape[-1]
 
-    def first_layer(self, layer: nn.Linear, z_r: Tensor, z_d: Tensor,
-                    alphas: Tensor) -> Tensor | None:
+    def first_layer(
+        self, layer: nn.Linear, z_r: Tensor, z_d: Tensor, alphas: Tensor
+    ) -> Tensor | None:
         """`layer` on the latent at every one of `alphas`, computed faster than one layer
         call per alpha.
 
@@ -130,8 +131,7 @@ class DeepCTRLMerge(Merge):
     def latent(self, z_r: Tensor, z_d: Tensor, a: Tensor) -> Tensor:
         return torch.cat([a * z_r, (1 - a) * z_d], dim=-1)
 
-    def first_layer(self, layer: nn.Linear, z_r: Tensor, z_d: Tensor,
-                    alphas: Tensor) -> Tensor:
+    def first_layer(self, layer: nn.Linear, z_r: Tensor, z_d: Tensor, alphas: Tensor) -> Tensor:
         """The latent is affine in alpha and so is the layer: one product per encoder, with
         the weight's rule and data columns, mixed per alpha."""
         w_r, w_d = layer.weight.split([z_r.shape[-1], z_d.shape[-1]], dim=1)
@@ -152,8 +152,7 @@ class AddMerge(Merge):
     def latent(self, z_r: Tensor, z_d: Tensor, a: Tensor) -> Tensor:
         return a * z_r + (1 - a) * z_d
 
-    def first_layer(self, layer: nn.Linear, z_r: Tensor, z_d: Tensor,
-                    alphas: Tensor) -> Tensor:
+    def first_layer(self, layer: nn.Linear, z_r: Tensor, z_d: Tensor, alphas: Tensor) -> Tensor:
         """One product per encoder with the whole weight, mixed per alpha."""
         return _affine(z_r @ layer.weight.T, z_d @ layer.weight.T, layer.bias, alphas)
 
@@ -196,7 +195,8 @@ class InputMerge(Merge):
 
 
 BUILT_INS: dict[str, type[Merge]] = {
-    m.name: m for m in (DeepCTRLMerge, AddMerge, ConcatMerge, InputMerge)}
+    m.name: m for m in (DeepCTRLMerge, AddMerge, ConcatMerge, InputMerge)
+}
 """The built-in merges by name."""
 
 
@@ -221,4 +221,3 @@ def as_merge(merge: str | Merge) -> Merge:
     if isinstance(merge, str) and merge in BUILT_INS:
         return BUILT_INS[merge]()
     raise ValueError(f"merge must be one of {tuple(BUILT_INS)} or a Merge, got {merge!r}")
-

@@ -35,8 +35,9 @@ class MethodStack(Method):
             raise ValueError(f"seeds_each must be >= 1, got {seeds_each}")
         self.methods = list(methods)
         self.seeds_each = seeds_each
-        self.updating = [i for i, m in enumerate(self.methods)
-                         if type(m).after_step is not Method.after_step]
+        self.updating = [
+            i for i, m in enumerate(self.methods) if type(m).after_step is not Method.after_step
+        ]
         self.uses_rule = any(m.uses_rule for m in self.methods)
         self.needs_violations = any(m.needs_violations for m in self.methods)
 
@@ -50,8 +51,7 @@ class MethodStack(Method):
         return t.split([len(p) for p in state.parts])
 
     def _terms(self, t: Terms, state: SeedState) -> list[Terms]:
-        return [Terms(*parts) for parts in zip(*(self._split(x, state) for x in t),
-                                               strict=True)]
+        return [Terms(*parts) for parts in zip(*(self._split(x, state) for x in t), strict=True)]
 
     @staticmethod
     def _own(estimate: LossEstimate, index: int, sizes: list[int]) -> LossEstimate:
@@ -66,11 +66,15 @@ class MethodStack(Method):
     def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
         k = self.seeds_each
         if len(seeds) != k * len(self.methods):
-            raise ValueError(f"{len(self.methods)} methods x {k} seeds need "
-                             f"{k * len(self.methods)} seeds, got {len(seeds)}")
+            raise ValueError(
+                f"{len(self.methods)} methods x {k} seeds need "
+                f"{k * len(self.methods)} seeds, got {len(seeds)}"
+            )
         sizes = [k] * len(self.methods)
-        parts = [m.init_state(seeds[i * k:(i + 1) * k], n_rules, self._own(estimate, i, sizes))
-                 for i, m in enumerate(self.methods)]
+        parts = [
+            m.init_state(seeds[i * k : (i + 1) * k], n_rules, self._own(estimate, i, sizes))
+            for i, m in enumerate(self.methods)
+        ]
         return SeedState(len(seeds), n_rules, parts=parts)
 
     def load_state(self, state: dict[str, Any]) -> SeedState:
@@ -78,16 +82,20 @@ class MethodStack(Method):
         return SeedState.from_state_dict(state, parts=parts)
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
-        return torch.cat([m.draw_alphas(n, p) for m, p in zip(self.methods, state.parts,
-                                                               strict=True)])
+        return torch.cat(
+            [m.draw_alphas(n, p) for m, p in zip(self.methods, state.parts, strict=True)]
+        )
 
     def val_alphas(self, state: SeedState) -> Tensor:
-        return torch.cat([m.val_alphas(p) for m, p in zip(self.methods, state.parts,
-                                                          strict=True)])
+        return torch.cat([m.val_alphas(p) for m, p in zip(self.methods, state.parts, strict=True)])
 
     def objective(self, t: Terms, state: SeedState) -> Tensor:
-        return torch.cat([m.objective(part, p) for m, part, p in
-                          zip(self.methods, self._terms(t, state), state.parts, strict=True)])
+        return torch.cat(
+            [
+                m.objective(part, p)
+                for m, part, p in zip(self.methods, self._terms(t, state), state.parts, strict=True)
+            ]
+        )
 
     def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients | None:
         """The members' coefficients in stack order, or None if one is not linear."""

@@ -54,8 +54,13 @@ class SeedState:
         ValueError: When `priors` or `parts` do not match `n_seeds`.
     """
 
-    def __init__(self, n_seeds: int, n_rules: int = 0, priors: Sequence[Prior] = (),
-                 parts: Sequence[SeedState] = ()) -> None:
+    def __init__(
+        self,
+        n_seeds: int,
+        n_rules: int = 0,
+        priors: Sequence[Prior] = (),
+        parts: Sequence[SeedState] = (),
+    ) -> None:
         if priors and len(priors) != n_seeds:
             raise ValueError(f"{len(priors)} priors for {n_seeds} seeds")
         if parts and sum(len(p) for p in parts) != n_seeds:
@@ -90,8 +95,10 @@ class SeedState:
             ValueError: When `value`'s first axis is not one entry per seed.
         """
         if value.dim() == 0 or value.shape[0] != self.n_seeds:
-            raise ValueError(f"state {name!r} needs one entry per seed ({self.n_seeds}) along "
-                             f"its first axis, got shape {tuple(value.shape)}")
+            raise ValueError(
+                f"state {name!r} needs one entry per seed ({self.n_seeds}) along "
+                f"its first axis, got shape {tuple(value.shape)}"
+            )
         self.tensors[name] = value
 
     def _split(self, mask: Tensor) -> tuple[Tensor, ...]:
@@ -115,8 +122,11 @@ class SeedState:
             raise ValueError(f"keep has {len(mask)} entries for {self.n_seeds} seeds")
         kept = mask.tolist()
         priors = [p for p, k in zip(self.priors, kept, strict=True) if k] if self.priors else []
-        parts = [part.select(m) for part, m in zip(self.parts, self._split(mask), strict=True)
-                 ] if self.parts else []
+        parts = (
+            [part.select(m) for part, m in zip(self.parts, self._split(mask), strict=True)]
+            if self.parts
+            else []
+        )
         out = SeedState(int(mask.sum()), self.n_rules, priors, parts)
         for name, value in self.tensors.items():
             out.tensors[name] = value[mask.to(value.device)].clone()
@@ -141,10 +151,10 @@ class SeedState:
         for s in states[1:]:
             if sorted(s.tensors) != sorted(first.tensors) or len(s.parts) != len(first.parts):
                 raise ValueError("join needs states of the same method")
-        parts = [cls.join(list(group)) for group in zip(*(s.parts for s in states),
-                                                         strict=True)]
-        out = cls(sum(len(s) for s in states), first.n_rules,
-                  [p for s in states for p in s.priors], parts)
+        parts = [cls.join(list(group)) for group in zip(*(s.parts for s in states), strict=True)]
+        out = cls(
+            sum(len(s) for s in states), first.n_rules, [p for s in states for p in s.priors], parts
+        )
         for name in first.tensors:
             out.tensors[name] = torch.cat([s.tensors[name] for s in states])
         return out
@@ -156,14 +166,18 @@ class SeedState:
             A dict of plain values and tensors, read back by
                 [from_state_dict][deepctrl.methods.SeedState.from_state_dict].
         """
-        return {"n_seeds": self.n_seeds, "n_rules": self.n_rules,
-                "tensors": {k: v.clone() for k, v in self.tensors.items()},
-                "priors": [p.state_dict() for p in self.priors],
-                "parts": [p.state_dict() for p in self.parts]}
+        return {
+            "n_seeds": self.n_seeds,
+            "n_rules": self.n_rules,
+            "tensors": {k: v.clone() for k, v in self.tensors.items()},
+            "priors": [p.state_dict() for p in self.priors],
+            "parts": [p.state_dict() for p in self.parts],
+        }
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, Any], prior: Prior | None = None,
-                        parts: Sequence[SeedState] = ()) -> SeedState:
+    def from_state_dict(
+        cls, state: dict[str, Any], prior: Prior | None = None, parts: Sequence[SeedState] = ()
+    ) -> SeedState:
         """A state from [state_dict][deepctrl.methods.SeedState.state_dict].
 
         Args:
@@ -193,5 +207,7 @@ class SeedState:
 
     def __repr__(self) -> str:
         shapes = {k: tuple(v.shape) for k, v in self.tensors.items()}
-        return (f"SeedState(seeds={self.n_seeds}, tensors={shapes}, priors={len(self.priors)}, "
-                f"parts={[len(p) for p in self.parts]})")
+        return (
+            f"SeedState(seeds={self.n_seeds}, tensors={shapes}, priors={len(self.priors)}, "
+            f"parts={[len(p) for p in self.parts]})"
+        )

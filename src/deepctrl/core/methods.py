@@ -72,8 +72,9 @@ class Coefficients(NamedTuple):
             ...                 torch.zeros(1))).tolist()
             [4.0]
         """
-        return (self.task * t.task + self.rule * t.rule
-                + (self.violations * t.violations).sum(dim=-1))
+        return (
+            self.task * t.task + self.rule * t.rule + (self.violations * t.violations).sum(dim=-1)
+        )
 
     def as_tensors(self, like: Tensor, n_rules: int) -> Coefficients:
         """Every weight as a tensor.
@@ -96,8 +97,9 @@ class Coefficients(NamedTuple):
                 return value.to(like).expand(shape)
             return torch.full(shape, float(value), dtype=like.dtype, device=like.device)
 
-        return Coefficients(full(self.task, (n,)), full(self.rule, (n,)),
-                            full(self.violations, (n, n_rules)))
+        return Coefficients(
+            full(self.task, (n,)), full(self.rule, (n,)), full(self.violations, (n, n_rules))
+        )
 
 
 LossEstimate = Callable[[bool], tuple[Tensor, Tensor]]
@@ -342,7 +344,8 @@ def _safe_ratio(rule_loss: Tensor, task_loss: Tensor) -> Tensor:
     if bool(bad.any()):
         warnings.warn(
             "rho: the initial rule or task loss is zero for some seeds; using rho = 1.0 there",
-            RuntimeWarning, stacklevel=3,
+            RuntimeWarning,
+            stacklevel=3,
         )
     return torch.where(bad, torch.ones_like(ratio), ratio).float()
 
@@ -402,8 +405,9 @@ class DeepCTRLMethod(LinearMethod):
         Returns:
             The state, with the tensor `"rho"` (S,) and one prior per seed.
         """
-        state = SeedState(len(seeds), n_rules,
-                          [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds])
+        state = SeedState(
+            len(seeds), n_rules, [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds]
+        )
         if isinstance(self.rho_mode, float | int):
             state.add("rho", torch.full((len(seeds),), float(self.rho_mode)))
         else:

@@ -31,8 +31,7 @@ def mse_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
     return ((_flat(y_hat) - _flat(y).to(y_hat)) ** 2).mean(dim=1)
 
 
-SIGMOID_HINT = ("end the decision block with a sigmoid, e.g. dc.mlp(..., "
-                "out_activation='sigmoid')")
+SIGMOID_HINT = "end the decision block with a sigmoid, e.g. dc.mlp(..., out_activation='sigmoid')"
 
 
 def bce_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
@@ -43,8 +42,10 @@ def bce_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
     except RuntimeError as exc:
         if "between 0 and 1" not in str(exc):
             raise
-        raise ValueError("task loss 'bce' needs probabilities in [0, 1] and targets in "
-                         f"[0, 1], got values outside: {SIGMOID_HINT}") from None
+        raise ValueError(
+            "task loss 'bce' needs probabilities in [0, 1] and targets in "
+            f"[0, 1], got values outside: {SIGMOID_HINT}"
+        ) from None
 
 
 def cross_entropy_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
@@ -67,7 +68,8 @@ def per_sample(loss: str | PerSample) -> PerSample:
         return loss
     if loss not in PER_SAMPLE:
         raise ValueError(
-            f"unknown task loss {loss!r}; use one of {sorted(PER_SAMPLE)} or a callable")
+            f"unknown task loss {loss!r}; use one of {sorted(PER_SAMPLE)} or a callable"
+        )
     return PER_SAMPLE[loss]
 
 
@@ -138,8 +140,7 @@ def _mid_ranks(s: Tensor, w: Tensor) -> Tensor:
     scored equal (itself included): with unit weights the average rank less one half,
     exact in float64."""
     order = torch.argsort(s)
-    _, inverse, counts = torch.unique_consecutive(s[order], return_inverse=True,
-                                                  return_counts=True)
+    _, inverse, counts = torch.unique_consecutive(s[order], return_inverse=True, return_counts=True)
     tied = torch.zeros(counts.shape[0], dtype=w.dtype, device=w.device)
     tied.index_add_(0, inverse, w[order])
     mid = torch.cumsum(tied, 0) - tied / 2
@@ -161,8 +162,11 @@ SCORES: dict[str, Score] = {
 HIGHER_IS_BETTER = frozenset({"accuracy", "auc"})
 
 MEANS: dict[str, PerSample] = {
-    "mae": mae_per_sample, "mse": mse_per_sample, "rmse": mse_per_sample,
-    "bce": bce_per_sample, "cross_entropy": cross_entropy_per_sample,
+    "mae": mae_per_sample,
+    "mse": mse_per_sample,
+    "rmse": mse_per_sample,
+    "bce": bce_per_sample,
+    "cross_entropy": cross_entropy_per_sample,
     "accuracy": correct_per_sample,
 }
 """Metrics that are means of a per-sample value (rmse: the root of the mean), so that they

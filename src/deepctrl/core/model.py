@@ -29,7 +29,8 @@ def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
         return a.reshape(a.shape + (1,) * (z.dim() - 1))
     if a.dim() > 1:
         raise ValueError(
-            f"alpha must be a float or a tensor of shape (batch,), got {tuple(a.shape)}")
+            f"alpha must be a float or a tensor of shape (batch,), got {tuple(a.shape)}"
+        )
     return a
 
 
@@ -130,8 +131,10 @@ class DeepCTRL(nn.Module):
         if not self.residual:
             return y
         if isinstance(x, dict):
-            raise ValueError("residual=True adds the input to the output, so it needs one "
-                             "input tensor, not a dict of inputs")
+            raise ValueError(
+                "residual=True adds the input to the output, so it needs one "
+                "input tensor, not a dict of inputs"
+            )
         return y + x
 
     def forward(self, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
@@ -148,8 +151,10 @@ class DeepCTRL(nn.Module):
         if not self.merge.uses_rule_encoder:
             h = self.shared(x) if self.shared is not None else x
             if isinstance(h, dict):
-                raise ValueError(f"merge={self.merge.name!r} feeds alpha to its encoder: with a "
-                                 "dict of inputs give a shared module that returns one tensor")
+                raise ValueError(
+                    f"merge={self.merge.name!r} feeds alpha to its encoder: with a "
+                    "dict of inputs give a shared module that returns one tensor"
+                )
             z = self.data_encoder(self.merge.encoder_input(h, _alpha_like(alpha, h)))
             return self.decide(x, z)
         z_r, z_d = self.encode(x)
@@ -263,5 +268,3 @@ def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:
         return None
     first = decision[0]
     return (first, nn.Sequential(*list(decision)[1:])) if runs_as(first, nn.Linear) else None
-
-

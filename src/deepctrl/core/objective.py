@@ -118,8 +118,14 @@ class Objective:
             known loss.
     """
 
-    def __init__(self, model: nn.Module, rule: Rule | None = None, method: Method | None = None,
-                 task_loss: str | PerSample = "mae", seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        rule: Rule | None = None,
+        method: Method | None = None,
+        task_loss: str | PerSample = "mae",
+        seed: int = 0,
+    ) -> None:
         self.method = method if method is not None else DeepCTRLMethod()
         if self.method.uses_rule and rule is None:
             raise ValueError(f"{self.method.name} needs a rule")
@@ -137,8 +143,9 @@ class Objective:
     @property
     def rho(self) -> float | None:
         """DeepCTRL's rho once known, else None."""
-        return float(self.state["rho"][0]) if self.state is not None and "rho" in self.state \
-            else None
+        return (
+            float(self.state["rho"][0]) if self.state is not None and "rho" in self.state else None
+        )
 
     def _forward(self, x: Inputs, alpha: float) -> Tensor:
         return self.model(x, alpha) if self._takes_alpha else self.model(x)
@@ -147,7 +154,8 @@ class Objective:
         key = str(device)
         if key not in self._generators:
             self._generators[key] = torch.Generator(device).manual_seed(
-                derive_seed(self.seed, "perturb"))
+                derive_seed(self.seed, "perturb")
+            )
         return self._generators[key]
 
     def _dtype(self) -> torch.dtype:
@@ -167,8 +175,16 @@ class Objective:
             return lambda z: _upcast(self._forward(apply(lambda t: t[0], z), alpha))[None]
 
         def estimate(reference: bool) -> tuple[Tensor, Tensor]:
-            scales = scales_of(data if is_loader(data) else as_pair(data, "data", device, dtype),
-                               block_rows, device, dtype) if reference else None
+            scales = (
+                scales_of(
+                    data if is_loader(data) else as_pair(data, "data", device, dtype),
+                    block_rows,
+                    device,
+                    dtype,
+                )
+                if reference
+                else None
+            )
             gen = torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
             sums = torch.zeros(3, dtype=torch.float64, device=device)
             with eval_mode(self.model), torch.no_grad():
@@ -177,10 +193,10 @@ class Objective:
                     xs, ys = apply(lambda t: t[None], x), y[None]  # type: ignore[index]
                     ps = [None if p is None else apply(lambda t: t[None], p) for p in perturbed]
                     what = "reference" if reference else "rule"
-                    sums[0] += block_sums(one_seed(1.0), rule, self.loss_fn, xs, ys, ps, what,
-                                          scales)[0]
-                    sums[1] += block_sums(one_seed(0.0), None, self.loss_fn, xs, ys, [],
-                                          "task")[0]
+                    sums[0] += block_sums(
+                        one_seed(1.0), rule, self.loss_fn, xs, ys, ps, what, scales
+                    )[0]
+                    sums[1] += block_sums(one_seed(0.0), None, self.loss_fn, xs, ys, [], "task")[0]
                     sums[2] += batch_len(x)
             sums = World.current().all_reduce_sum(sums)
             return (sums[:1] / sums[2]).float().cpu(), (sums[1:2] / sums[2]).float().cpu()
@@ -208,8 +224,9 @@ class Objective:
         self._setup(self._estimator(data, block_rows))
         return self
 
-    def __call__(self, x: Inputs, y: Tensor, alpha: float | None = None,
-                 weight: Any = None) -> ObjectiveOutput:
+    def __call__(
+        self, x: Inputs, y: Tensor, alpha: float | None = None, weight: Any = None
+    ) -> ObjectiveOutput:
         """The loss of the batch (x, y) at a drawn alpha.
 
         Args:
@@ -228,8 +245,11 @@ class Objective:
         """
         if y.dim() == 1 and y.is_floating_point():
             y = y[:, None]
-        w = None if weight is None else as_weights(weight, "the batch", batch_len(x),
-                                                    device_of(x), all_zero=True)
+        w = (
+            None
+            if weight is None
+            else as_weights(weight, "the batch", batch_len(x), device_of(x), all_zero=True)
+        )
         if self.state is None:
             self._setup(self._first_batch_estimator(x, y))
         assert self.state is not None
@@ -246,26 +266,37 @@ class Objective:
         self._check(y_hat, y)
         one = lambda t: t[None]  # noqa: E731
         terms, ctx = compute_terms(
-            rule, self.loss_fn, apply(one, x), y[None], y_hat[None],
+            rule,
+            self.loss_fn,
+            apply(one, x),
+            y[None],
+            y_hat[None],
             [None if p is None else apply(one, p) for p in perturbed],
-            [None if t is None else t[None] for t in y_p], alphas, batch_len(x),
+            [None if t is None else t[None] for t in y_p],
+            alphas,
+            batch_len(x),
             self.method.needs_violations,
-            weight=None if w is None else w.to(y_hat.dtype)[None])
+            weight=None if w is None else w.to(y_hat.dtype)[None],
+        )
         loss = self.method.objective(terms, state)[0]
         satisfied = judged = None
         if rule is not None and ctx is not None:
             satisfied, judged = rule.satisfied(ctx).detach(), rule.applicable(ctx).detach()
-        return ObjectiveOutput(loss, terms.task[0].detach(), terms.rule[0].detach(), a, y_hat,
-                               satisfied, judged, terms)
+        return ObjectiveOutput(
+            loss, terms.task[0].detach(), terms.rule[0].detach(), a, y_hat, satisfied, judged, terms
+        )
 
-    def _first_batch_estimator(self, x: Inputs, y: Tensor) -> Callable[[bool],
-                                                                    tuple[Tensor, Tensor]]:
+    def _first_batch_estimator(
+        self, x: Inputs, y: Tensor
+    ) -> Callable[[bool], tuple[Tensor, Tensor]]:
         estimate = self._estimator((x, y), batch_len(x))
 
         def noisy(reference: bool) -> tuple[Tensor, Tensor]:
             out = estimate(reference)
-            info("rho measured on the first batch; call objective.calibrate(train_data) "
-                 "before training to measure it on the whole training set (the paper's)")
+            info(
+                "rho measured on the first batch; call objective.calibrate(train_data) "
+                "before training to measure it on the whole training set (the paper's)"
+            )
             return out
 
         return noisy
@@ -308,8 +339,10 @@ class Objective:
 
         def estimate(reference: bool) -> tuple[Tensor, Tensor]:
             if data is None:
-                raise ValueError("rho='epoch' re-measures rho after every epoch: pass the "
-                                 "training data, objective.after_epoch(train_data)")
+                raise ValueError(
+                    "rho='epoch' re-measures rho after every epoch: pass the "
+                    "training data, objective.after_epoch(train_data)"
+                )
             return self._estimator(data, block_rows)(reference)
 
         if self.state is not None:
@@ -323,8 +356,10 @@ class Objective:
             A dict for `torch.save`, read back by
                 [load_state_dict][deepctrl.core.objective.Objective.load_state_dict].
         """
-        return {"method": None if self.state is None else self.state.state_dict(),
-                "generators": {k: g.get_state() for k, g in self._generators.items()}}
+        return {
+            "method": None if self.state is None else self.state.state_dict(),
+            "generators": {k: g.get_state() for k, g in self._generators.items()},
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what [state_dict][deepctrl.core.objective.Objective.state_dict] saved.

@@ -38,13 +38,26 @@ def column_std(t: Tensor, block: int = 65536, weight: Tensor | None = None) -> T
     """
     flat = t.reshape(t.shape[0], -1)
     parts = range(0, len(flat), block)
-    u = (torch.ones(len(flat), dtype=torch.float64, device=t.device) if weight is None
-         else weight.double() / weight.double().mean())
+    u = (
+        torch.ones(len(flat), dtype=torch.float64, device=t.device)
+        if weight is None
+        else weight.double() / weight.double().mean()
+    )
     total = float(u.sum())
-    mean = cast(Tensor, sum((u[i:i + block, None] * flat[i:i + block].double()).sum(dim=0)
-                            for i in parts)) / total
-    sq = cast(Tensor, sum((u[i:i + block, None] * (flat[i:i + block].double() - mean) ** 2)
-                          .sum(dim=0) for i in parts))
+    mean = (
+        cast(
+            Tensor,
+            sum((u[i : i + block, None] * flat[i : i + block].double()).sum(dim=0) for i in parts),
+        )
+        / total
+    )
+    sq = cast(
+        Tensor,
+        sum(
+            (u[i : i + block, None] * (flat[i : i + block].double() - mean) ** 2).sum(dim=0)
+            for i in parts
+        ),
+    )
     std = (sq / max(1.0, total - 1)).sqrt().float()
     return std.where(std > 0, std.new_ones(()))
 
@@ -53,8 +66,9 @@ def data_scales(X: Inputs, y: Tensor, weight: Tensor | None = None) -> tuple[Sca
     """Per-feature std of X (of each floating-point input of a dict) and per-output std of
     y (1 where a std is 0; 0.5 for labels), rows weighted by ``weight`` if given."""
     if isinstance(X, dict):
-        x_scale: Scales = {k: column_std(v, weight=weight) for k, v in X.items()
-                           if v.dtype.is_floating_point}
+        x_scale: Scales = {
+            k: column_std(v, weight=weight) for k, v in X.items() if v.dtype.is_floating_point
+        }
     else:
         x_scale = column_std(X, weight=weight)
     y_std = column_std(y, weight=weight) if y.dtype.is_floating_point else None
@@ -92,7 +106,7 @@ class RunningScales:
 
     def add(self, x: Inputs, y: Tensor) -> None:
         self.single = not isinstance(x, dict)
-        for k, v in (x.items() if isinstance(x, dict) else [("", x)]):
+        for k, v in x.items() if isinstance(x, dict) else [("", x)]:
             if v.dtype.is_floating_point:
                 self._add(k, v)
         if y.dtype.is_floating_point:
@@ -141,6 +155,7 @@ def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tens
 
 def _scaled_shift(x: Inputs, x_p: Inputs, x_scale: Scales) -> Tensor | int:
     """Per sample, sum over every moved coordinate of |x_p - x| / std of its feature."""
+
     def one(a: Tensor, b: Tensor, scale: Tensor) -> Tensor:
         return ((b - a).reshape(a.shape[0], -1).abs() / scale).sum(dim=1)
 
@@ -150,8 +165,14 @@ def _scaled_shift(x: Inputs, x_p: Inputs, x_scale: Scales) -> Tensor | int:
     return one(x, x_p, x_scale)  # type: ignore[arg-type]
 
 
-def scales_of(data: Any, block_rows: int, device: torch.device, dtype: torch.dtype,
-              weight: Tensor | None = None, what: str = "data") -> tuple[Scales, Tensor]:
+def scales_of(
+    data: Any,
+    block_rows: int,
+    device: torch.device,
+    dtype: torch.dtype,
+    weight: Tensor | None = None,
+    what: str = "data",
+) -> tuple[Scales, Tensor]:
     """:func:`data_scales` of ``(X, y)`` tensors (rows weighted by ``weight``), or of a
     Dataset/DataLoader read in blocks of ``block_rows`` (``what`` names it in errors).
 

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-_STREAMS = {"init": 0, "shuffle": 1, "noise": 2, "perturb": 3, "alpha": 4, "val": 5, "eval": 6,
-            "forward": 7}
+_STREAMS = {
+    "init": 0,
+    "shuffle": 1,
+    "noise": 2,
+    "perturb": 3,
+    "alpha": 4,
+    "val": 5,
+    "eval": 6,
+    "forward": 7,
+}
 
 
 def derive_seed(seed: int, stream: str, index: int = 0) -> int:

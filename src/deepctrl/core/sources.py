@@ -38,8 +38,12 @@ def is_loader(data: Any) -> bool:
     return isinstance(data, Dataset | DataLoader)
 
 
-def loader(data: Dataset | DataLoader, batch_size: int, shuffle: bool = False,
-           generator: torch.Generator | None = None) -> DataLoader:
+def loader(
+    data: Dataset | DataLoader,
+    batch_size: int,
+    shuffle: bool = False,
+    generator: torch.Generator | None = None,
+) -> DataLoader:
     """``data`` itself if it is a DataLoader, else a DataLoader over the dataset."""
     if isinstance(data, DataLoader):
         return data
@@ -54,17 +58,16 @@ def unpack(batch: Any, name: str, need_y: bool = True) -> tuple[Inputs, Tensor |
         return batch[0], batch[1]
     if not need_y and isinstance(batch, Tensor | dict):
         return batch, None
-    raise ValueError(f"{name} must yield (x, y) pairs, got a batch of type "
-                     f"{type(batch).__name__}")
+    raise ValueError(f"{name} must yield (x, y) pairs, got a batch of type {type(batch).__name__}")
 
 
-def prepare(x: Any, y: Any, name: str, device: torch.device,
-            dtype: torch.dtype) -> tuple[Inputs, Tensor | None]:
+def prepare(
+    x: Any, y: Any, name: str, device: torch.device, dtype: torch.dtype
+) -> tuple[Inputs, Tensor | None]:
     """A loader's batch moved to ``device``, floats in ``dtype``, a 1-D float target given
     an output axis."""
     if not isinstance(x, Tensor | dict):
-        raise ValueError(f"{name}: x must be a tensor or a dict of tensors, got "
-                         f"{type(x).__name__}")
+        raise ValueError(f"{name}: x must be a tensor or a dict of tensors, got {type(x).__name__}")
     x = cast_floats(apply(lambda t: t.to(device, non_blocking=True), x), dtype)
     if y is None:
         return x, None
@@ -78,8 +81,14 @@ def prepare(x: Any, y: Any, name: str, device: torch.device,
     return x, y
 
 
-def blocks(data: Any, block_rows: int, device: torch.device, dtype: torch.dtype,
-           name: str = "data", need_y: bool = True) -> Iterator[tuple[Inputs, Tensor | None]]:
+def blocks(
+    data: Any,
+    block_rows: int,
+    device: torch.device,
+    dtype: torch.dtype,
+    name: str = "data",
+    need_y: bool = True,
+) -> Iterator[tuple[Inputs, Tensor | None]]:
     """(x, y) blocks of rows of tensors ``(X, y)`` or of a Dataset/DataLoader, in order."""
     if is_loader(data):
         for batch in loader(data, block_rows):
@@ -102,13 +111,23 @@ class LoaderBatches:
     (or an IterableDataset) is shared: every seed gets its batches, in its order.
     """
 
-    def __init__(self, data: Dataset | DataLoader, batch_size: int, shuffle: bool,
-                 seeds: Sequence[int], device: torch.device, dtype: torch.dtype) -> None:
+    def __init__(
+        self,
+        data: Dataset | DataLoader,
+        batch_size: int,
+        shuffle: bool,
+        seeds: Sequence[int],
+        device: torch.device,
+        dtype: torch.dtype,
+    ) -> None:
         self.device, self.dtype = device, dtype
         if shuffle and isinstance(data, Dataset) and not isinstance(data, IterableDataset):
-            self.loaders = [loader(data, batch_size, True,
-                                   torch.Generator().manual_seed(derive_seed(s, "shuffle")))
-                            for s in seeds]
+            self.loaders = [
+                loader(
+                    data, batch_size, True, torch.Generator().manual_seed(derive_seed(s, "shuffle"))
+                )
+                for s in seeds
+            ]
             self.shared = False
         else:
             self.loaders = [loader(data, batch_size)]
@@ -132,10 +151,13 @@ class LoaderBatches:
                 yield expand_seeds(x, n_seeds), expand_seeds(cast(Tensor, y), n_seeds)
             return
         for per_seed in zip(*self.loaders, strict=True):
-            pairs = [prepare(*unpack(b, "train"), "train", self.device, self.dtype)
-                     for b in per_seed]
-            yield (stack_inputs([p[0] for p in pairs]),
-                   stack_inputs([cast(Tensor, p[1]) for p in pairs]))
+            pairs = [
+                prepare(*unpack(b, "train"), "train", self.device, self.dtype) for b in per_seed
+            ]
+            yield (
+                stack_inputs([p[0] for p in pairs]),
+                stack_inputs([cast(Tensor, p[1]) for p in pairs]),
+            )
 
     def keep(self, mask: list[bool]) -> None:
         """Seeds that stopped leave (their loaders with them)."""

@@ -112,6 +112,8 @@ def as_callbacks(callbacks: Sequence[Any]) -> list[Callback]:
         elif callable(c):
             out.append(_EndOnly(c))
         else:
-            raise ValueError(f"a callback is a deepctrl.Callback or a function of EpochEnd, "
-                             f"got {type(c).__name__}")
+            raise ValueError(
+                f"a callback is a deepctrl.Callback or a function of EpochEnd, "
+                f"got {type(c).__name__}"
+            )
     return out

@@ -74,8 +74,14 @@ class CompiledStep:
     """Per-view gradients of a batch's objective for every seed of ``stack``, from one
     compiled graph; ``stack.lowered`` must exist (an MLP-made model)."""
 
-    def __init__(self, stack: Stack, rule: Rule | None, loss_fn: PerSample,
-                 need_violations: bool, exact: bool = False) -> None:
+    def __init__(
+        self,
+        stack: Stack,
+        rule: Rule | None,
+        loss_fn: PerSample,
+        need_violations: bool,
+        exact: bool = False,
+    ) -> None:
         if stack.lowered is None:
             raise ValueError("only MLP-made models (deepctrl.engine.lowering) can be compiled")
         self.stack = stack
@@ -83,24 +89,44 @@ class CompiledStep:
         self.names = [k for k in stack.views if k not in twinned]
         lowered, names = stack.lowered, self.names
 
-        def objective(params: tuple[Tensor, ...], x: Inputs, y: Tensor,
-                      perturbed: list[Inputs | None], alpha: Tensor, coefs: Coefficients,
-                      n_global: Tensor, weight: Tensor | None
-                      ) -> tuple[Tensor, tuple[Tensor, Terms]]:
+        def objective(
+            params: tuple[Tensor, ...],
+            x: Inputs,
+            y: Tensor,
+            perturbed: list[Inputs | None],
+            alpha: Tensor,
+            coefs: Coefficients,
+            n_global: Tensor,
+            weight: Tensor | None,
+        ) -> tuple[Tensor, tuple[Tensor, Terms]]:
             views = dict(zip(names, params, strict=True))
-            y_hat, y_p = forward_all(lambda z: lowered(views, z, alpha), x,  # type: ignore[arg-type]
-                                     perturbed if rule is not None else [], dim=1)
-            t, _ = compute_terms(rule, loss_fn, x, y, y_hat, perturbed, y_p, alpha,
-                                 n_global, need_violations, exact,  # type: ignore[arg-type]
-                                 weight)
+            y_hat, y_p = forward_all(
+                lambda z: lowered(views, z, alpha),  # type: ignore[arg-type]
+                x,
+                perturbed if rule is not None else [],
+                dim=1,
+            )
+            t, _ = compute_terms(
+                rule,
+                loss_fn,
+                x,
+                y,
+                y_hat,
+                perturbed,
+                y_p,
+                alpha,
+                n_global,  # type: ignore[arg-type]
+                need_violations,
+                exact,
+                weight,
+            )
             per_seed = coefs.combine(t)
             detached = Terms(t.task.detach(), t.rule.detach(), t.violations.detach(), alpha)
             return per_seed.sum(), (per_seed.detach(), detached)
 
         self.per_seed = sum(math.prod(shape) for shape in stack.shapes.values())
 
-        def step(weights: Tensor, *args: Any) -> tuple[tuple[Tensor, ...],
-                                                         tuple[Tensor, Terms]]:
+        def step(weights: Tensor, *args: Any) -> tuple[tuple[Tensor, ...], tuple[Tensor, Terms]]:
             views = stack.carve(weights.view(-1), weights.shape[0])
             params = tuple(views[k] for k in names)
             grads, (_, aux) = grad_and_value(objective, has_aux=True)(params, *args)
@@ -126,9 +152,16 @@ class CompiledStep:
         self.weights = self.flat.detach().view(self.stack.size, self.per_seed)
         self.grads = [self.stack.views[k].grad for k in self.names]  # type: ignore[misc]
 
-    def __call__(self, x: Inputs, y: Tensor, perturbed: Sequence[Inputs | None], alpha: Tensor,
-                 coefs: Coefficients, n_global: int, weight: Tensor | None = None
-                 ) -> tuple[Tensor, Terms, list[Tensor]]:
+    def __call__(
+        self,
+        x: Inputs,
+        y: Tensor,
+        perturbed: Sequence[Inputs | None],
+        alpha: Tensor,
+        coefs: Coefficients,
+        n_global: int,
+        weight: Tensor | None = None,
+    ) -> tuple[Tensor, Terms, list[Tensor]]:
         """Per-seed objective (S,), detached terms and the gradients of one batch (one per
         view ``names`` of the stack; :meth:`write_grads` puts them into ``flat_grad``).
         ``weight`` (S, rows): per-row weights of the losses, or None (one graph each)."""
@@ -140,8 +173,9 @@ class CompiledStep:
         per_seed = [_own_storage(v, 1 if new else 0) for v in (alpha, coefs)]
         n = self.counts.get(n_global)
         if n is None:
-            n = self.counts[n_global] = torch.tensor(n_global, dtype=self.weights.dtype,
-                                                     device=self.weights.device)
+            n = self.counts[n_global] = torch.tensor(
+                n_global, dtype=self.weights.dtype, device=self.weights.device
+            )
         if new:
             _seeds_dynamic(self.weights)
         building = distinct_sizes() if new else contextlib.nullcontext()

@@ -39,10 +39,22 @@ class DataLosses:
     None. ``noise``: the validation inputs get N(0, noise^2) per seed, drawn once.
     """
 
-    def __init__(self, stack: Stack, rule: Rule | None, loss_fn: PerSample, train: Any,
-                 val: Any, *, batch_size: int, streams: Streams, world: World, noise: float,
-                 exact: bool, train_weights: Tensor | None,
-                 val_weights: Tensor | None) -> None:
+    def __init__(
+        self,
+        stack: Stack,
+        rule: Rule | None,
+        loss_fn: PerSample,
+        train: Any,
+        val: Any,
+        *,
+        batch_size: int,
+        streams: Streams,
+        world: World,
+        noise: float,
+        exact: bool,
+        train_weights: Tensor | None,
+        val_weights: Tensor | None,
+    ) -> None:
         self.stack, self.rule, self.loss_fn = stack, rule, loss_fn
         self.train, self.val = train, val
         self.train_weights, self.val_weights = train_weights, val_weights
@@ -63,8 +75,9 @@ class DataLosses:
         if self.val_noisy is not None:
             self.val_noisy = [x for x, k in zip(self.val_noisy, mask, strict=True) if k]
 
-    def _tensor_blocks(self, X: list[Inputs] | Inputs, y: Tensor,
-                       w: Tensor | None = None) -> Blocks:
+    def _tensor_blocks(
+        self, X: list[Inputs] | Inputs, y: Tensor, w: Tensor | None = None
+    ) -> Blocks:
         S, n = self.stack.size, y.shape[0]
         for start in range(0, n, self.step):
             part = slice(start, min(start + self.step, n))
@@ -97,8 +110,11 @@ class DataLosses:
         S = self.stack.size
         total = torch.zeros(S, device=self.device, dtype=torch.float64)
         n: int | float = 0
-        a = alpha.to(self.device) if isinstance(alpha, Tensor) else \
-            torch.full((S,), float(alpha), device=self.device)
+        a = (
+            alpha.to(self.device)
+            if isinstance(alpha, Tensor)
+            else torch.full((S,), float(alpha), device=self.device)
+        )
         rule = self.rule if what != "task" else None
         with in_mode(self.stack.template, False):
             for xs, y, w in data:
@@ -109,9 +125,18 @@ class DataLosses:
                 ws = None if w is None else expand_seeds(w[lo:hi], S)
                 part = slice(lo, hi)
                 perturbed = [None if p is None else seed_rows(p, part) for p in perturbed]
-                total += block_sums(lambda z: self.stack(z, a), rule, self.loss_fn,
-                                    seed_rows(xs, part), ys,
-                                    perturbed, what, self.scales, self.exact, ws)
+                total += block_sums(
+                    lambda z: self.stack(z, a),
+                    rule,
+                    self.loss_fn,
+                    seed_rows(xs, part),
+                    ys,
+                    perturbed,
+                    what,
+                    self.scales,
+                    self.exact,
+                    ws,
+                )
                 n += m if w is None else float(w.double().sum())
         return (self.world.all_reduce_sum(total) / n).float()
 
@@ -120,10 +145,10 @@ class DataLosses:
         means with sample weights); ``reference`` measures a perturbation rule on the
         reference response (rho="auto")."""
         if reference:
-            self.scales = scales_of(self.train, self.step, self.device, self.dtype,
-                                    self.train_weights)
-        rule_loss = self.mean_over(self._train_blocks(), 1.0,
-                                   "reference" if reference else "rule")
+            self.scales = scales_of(
+                self.train, self.step, self.device, self.dtype, self.train_weights
+            )
+        rule_loss = self.mean_over(self._train_blocks(), 1.0, "reference" if reference else "rule")
         task_loss = self.mean_over(self._train_blocks(), 0.0, "task")
         return rule_loss.cpu(), task_loss.cpu()
 

@@ -32,8 +32,9 @@ class EarlyStopping:
         self.best_epochs = [0] * n_seeds
         self.best_state = [state_of(i) for i in range(n_seeds)]
 
-    def update(self, epoch: int, active: list[int], val_loss: list[float],
-               state_of: StateOf) -> list[bool]:
+    def update(
+        self, epoch: int, active: list[int], val_loss: list[float], state_of: StateOf
+    ) -> list[bool]:
         """Record the validation losses of the seeds ``active`` (their indices) at
         ``epoch``; returns, per active seed, whether it goes on training."""
         keep = [True] * len(active)

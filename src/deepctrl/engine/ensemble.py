@@ -43,8 +43,12 @@ from deepctrl.engine.torch_private import HAS_FUSED_ADAM, fused_adam_
 class Stack:
     """S copies of ``models[0]``'s architecture with the weights of each of ``models``."""
 
-    def __init__(self, models: Sequence[nn.Module], seeds: Sequence[int] | None = None,
-                 exact: ExactSums | None = None) -> None:
+    def __init__(
+        self,
+        models: Sequence[nn.Module],
+        seeds: Sequence[int] | None = None,
+        exact: ExactSums | None = None,
+    ) -> None:
         if not models:
             raise ValueError("Stack needs at least one model")
         self.template = copy.deepcopy(models[0]).to("meta")
@@ -54,8 +58,10 @@ class Stack:
         self.random = has_randomness(models[0])
         self.path: str | None = None
         device = next(models[0].parameters()).device
-        self.rng = [torch.Generator(device).manual_seed(derive_seed(s, "forward")).get_state()
-                    for s in (seeds if seeds is not None else range(len(models)))]
+        self.rng = [
+            torch.Generator(device).manual_seed(derive_seed(s, "forward")).get_state()
+            for s in (seeds if seeds is not None else range(len(models)))
+        ]
         params, buffers = stack_module_state(list(models))
         self.twins = twin_pairs(models[0]) if self.lowered is not None else []
         partner = dict(self.twins)
@@ -96,13 +102,14 @@ class Stack:
         for name, shape in self.shapes.items():
             n = size * math.prod(shape)
             offsets[name] = offset
-            views[name] = flat[offset:offset + n].view(size, *shape)
+            views[name] = flat[offset : offset + n].view(size, *shape)
             offset += n
         for rule_name, _ in self.twins:
             shape = self.shapes[rule_name]
             n = 2 * size * math.prod(shape)
             views[TWIN + rule_name.removeprefix("rule_encoder.")] = flat[
-                offsets[rule_name]:offsets[rule_name] + n].view(2 * size, *shape)
+                offsets[rule_name] : offsets[rule_name] + n
+            ].view(2 * size, *shape)
         return views
 
     def select(self, flat: Tensor, index: Tensor) -> Tensor:
@@ -110,12 +117,13 @@ class Stack:
         out, offset = [], 0
         for shape in self.shapes.values():
             n = self.size * math.prod(shape)
-            out.append(flat[offset:offset + n].view(self.size, -1)[index].reshape(-1))
+            out.append(flat[offset : offset + n].view(self.size, -1)[index].reshape(-1))
             offset += n
         return torch.cat(out)
 
-    def _call(self, params: dict[str, Tensor], buffers: dict[str, Tensor], x: Inputs,
-              alpha: Tensor) -> Tensor:
+    def _call(
+        self, params: dict[str, Tensor], buffers: dict[str, Tensor], x: Inputs, alpha: Tensor
+    ) -> Tensor:
         args = (x, alpha) if self.takes_alpha else (x,)
         return functional_call(self.template, (params, buffers), args)
 
@@ -127,16 +135,17 @@ class Stack:
         if self.path is None:
             self.path = self._choose(x, alpha)
             if self.exact and self.path != "lowered":
-                raise ValueError("exact_sums=True needs an MLP-made model (Linear layers and "
-                                 "activations, as dc.mlp builds) fed one tensor; this one "
-                                 f"runs on the {self.path} path")
+                raise ValueError(
+                    "exact_sums=True needs an MLP-made model (Linear layers and "
+                    "activations, as dc.mlp builds) fed one tensor; this one "
+                    f"runs on the {self.path} path"
+                )
         if self.path == "lowered":
             return self.lowered(self.views, x, alpha)  # type: ignore[misc, arg-type]
         if self.path == "vmap":
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="There is a performance drop")
-                return vmap(self._call, randomness="different")(self.params, self.buffers, x,
-                                                                alpha)
+                return vmap(self._call, randomness="different")(self.params, self.buffers, x, alpha)
         return self._loop(x, alpha)
 
     __call__ = forward
@@ -149,15 +158,19 @@ class Stack:
             return "loop"
         if self.random:
             if self.size > 1:
-                info(f"{what} has dropout: the {self.size} seeds run one after another, each "
-                     "drawing its own masks as when trained alone")
+                info(
+                    f"{what} has dropout: the {self.size} seeds run one after another, each "
+                    "drawing its own masks as when trained alone"
+                )
             return "loop"
         reason = self._vmap_failure(x, alpha)
         if reason is None:
             return "vmap"
         if self.size > 1:
-            info(f"torch.func.vmap cannot run {what} ({reason}); the {self.size} seeds run "
-                 "one after another instead (same results, slower)")
+            info(
+                f"torch.func.vmap cannot run {what} ({reason}); the {self.size} seeds run "
+                "one after another instead (same results, slower)"
+            )
         return "loop"
 
     def _vmap_failure(self, x: Inputs, alpha: Tensor) -> str | None:
@@ -165,10 +178,14 @@ class Stack:
         mode, on a few rows and on copies of the weights and buffers), or None if it can."""
         params = {k: v.detach().clone().requires_grad_(True) for k, v in self.params.items()}
         buffers = {k: v.clone() for k, v in self.buffers.items()}
-        few = apply(lambda t: t[:, :min(4, batch_len(x, 1))], x)
+        few = apply(lambda t: t[:, : min(4, batch_len(x, 1))], x)
         try:
-            with in_mode(self.template, True), warnings.catch_warnings(), \
-                    torch.random.fork_rng(devices=[]), torch.enable_grad():
+            with (
+                in_mode(self.template, True),
+                warnings.catch_warnings(),
+                torch.random.fork_rng(devices=[]),
+                torch.enable_grad(),
+            ):
                 warnings.simplefilter("ignore")
                 out = vmap(self._call, randomness="different")(params, buffers, few, alpha)
                 out.float().sum().backward()
@@ -249,15 +266,27 @@ class FlatAdam:
     Adam is elementwise, so each seed's update is the one it gets when trained alone.
     """
 
-    def __init__(self, stack: Stack, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8) -> None:
+    def __init__(
+        self,
+        stack: Stack,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ) -> None:
         self.stack = stack
         self.exp_avg = torch.zeros_like(stack.flat_grad)
         self.exp_avg_sq = torch.zeros_like(stack.flat_grad)
         self.steps = torch.zeros((), dtype=torch.float32, device=stack.flat.device)
         self.fused = HAS_FUSED_ADAM
-        self.options: dict[str, Any] = dict(amsgrad=False, lr=lr, beta1=betas[0], beta2=betas[1],
-                                            weight_decay=0.0, eps=eps, maximize=False)
+        self.options: dict[str, Any] = dict(
+            amsgrad=False,
+            lr=lr,
+            beta1=betas[0],
+            beta2=betas[1],
+            weight_decay=0.0,
+            eps=eps,
+            maximize=False,
+        )
         self._parts: tuple[Tensor, list[str], list[list[Tensor]]] | None = None
 
     def set_lr(self, lr: float) -> None:
@@ -270,8 +299,9 @@ class FlatAdam:
 
     def step(self) -> None:
         """Update every weight from ``stack.flat_grad``."""
-        self._update([self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg],
-                     [self.exp_avg_sq])
+        self._update(
+            [self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg], [self.exp_avg_sq]
+        )
 
     def step_views(self, names: list[str], grads: Sequence[Tensor]) -> None:
         """The same update with the gradients given per view (``names`` of ``stack.views``,
@@ -291,8 +321,13 @@ class FlatAdam:
         return self._parts[2]
 
     @torch.no_grad()
-    def _update(self, weights: list[Tensor], grads: list[Tensor], exp_avg: list[Tensor],
-                exp_avg_sq: list[Tensor]) -> None:
+    def _update(
+        self,
+        weights: list[Tensor],
+        grads: list[Tensor],
+        exp_avg: list[Tensor],
+        exp_avg_sq: list[Tensor],
+    ) -> None:
         self.steps += 1
         if self.fused:
             if fused_adam_(weights, grads, exp_avg, exp_avg_sq, self.steps, **self.options):

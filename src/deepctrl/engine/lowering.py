@@ -39,11 +39,15 @@ _DEEPCTRL_METHODS = ("encode", "mix", "decide")
 """What a :class:`DeepCTRL`'s forward calls besides its parts: a subclass keeps them to lower."""
 
 _ACTIVATIONS: dict[type[nn.Module], Callable[[Tensor], Tensor]] = {
-    nn.ReLU: torch.relu, nn.Sigmoid: torch.sigmoid, nn.Tanh: torch.tanh,
+    nn.ReLU: torch.relu,
+    nn.Sigmoid: torch.sigmoid,
+    nn.Tanh: torch.tanh,
     nn.Identity: lambda x: x,
 }
 _SOFTMAXES: dict[type[nn.Module], Callable[..., Tensor]] = {
-    nn.LogSoftmax: torch.log_softmax, nn.Softmax: torch.softmax}
+    nn.LogSoftmax: torch.log_softmax,
+    nn.Softmax: torch.softmax,
+}
 
 
 class ExactSums:
@@ -80,8 +84,7 @@ class ExactSums:
         flat = torch.cat([total.reshape(-1) for _, total in held])
         if self.reduce is not None:
             self.reduce(flat)
-        for (weight, _), part in zip(held, flat.split([t.numel() for _, t in held]),
-                                     strict=True):
+        for (weight, _), part in zip(held, flat.split([t.numel() for _, t in held]), strict=True):
             assert weight.grad is not None  # the stack's views point into its flat gradient
             weight.grad.copy_(part.view(weight.shape))
 
@@ -115,8 +118,7 @@ class _ExactLinear(torch.autograd.Function):
             if grad_b is not None:
                 ctx.sums.add(ctx.leaves[1], grad_b)
             return grad_x, None, None, None
-        return (grad_x, grad_w.to(w.dtype),
-                None if grad_b is None else grad_b.to(w.dtype), None)
+        return (grad_x, grad_w.to(w.dtype), None if grad_b is None else grad_b.to(w.dtype), None)
 
 
 def _linear(prefix: str, bias: bool, exact: ExactSums | None) -> Lowered:
@@ -170,11 +172,15 @@ def _twin_encoders(m: DeepCTRL, exact: ExactSums | None) -> Lowered | None:
 
 
 def _deepctrl(m: DeepCTRL, prefix: str, exact: ExactSums | None) -> Lowered | None:
-    parts = {name: lower(getattr(m, name), f"{prefix}{name}.", exact)
-             if getattr(m, name) is not None
-             else None for name in ("shared", "data_encoder", "rule_encoder", "decision")}
-    shared, data, rule, decision = (parts[n] for n in
-                                    ("shared", "data_encoder", "rule_encoder", "decision"))
+    parts = {
+        name: lower(getattr(m, name), f"{prefix}{name}.", exact)
+        if getattr(m, name) is not None
+        else None
+        for name in ("shared", "data_encoder", "rule_encoder", "decision")
+    }
+    shared, data, rule, decision = (
+        parts[n] for n in ("shared", "data_encoder", "rule_encoder", "decision")
+    )
     if data is None or decision is None:
         return None
     if m.rule_encoder is not None and rule is None:
@@ -189,7 +195,7 @@ def _deepctrl(m: DeepCTRL, prefix: str, exact: ExactSums | None) -> Lowered | No
             assert rule is not None  # every merge with a rule encoder lowered it
             return rule(p, h, alpha), data(p, h, alpha)
         z = twins(p, h, alpha)
-        return z[:h.shape[0]], z[h.shape[0]:]
+        return z[: h.shape[0]], z[h.shape[0] :]
 
     def run(p: Params, x: Tensor, alpha: Tensor) -> Tensor:
         h = shared(p, x, alpha) if shared is not None else x
@@ -199,8 +205,7 @@ def _deepctrl(m: DeepCTRL, prefix: str, exact: ExactSums | None) -> Lowered | No
             z_r, z_d = encoders(p, h, alpha)
             z = merge.latent(z_r.flatten(0, 1), z_d.flatten(0, 1), a).unflatten(0, (seeds, rows))
         else:
-            z = data(p, merge.encoder_input(h.flatten(0, 1), a).unflatten(0, (seeds, rows)),
-                     alpha)
+            z = data(p, merge.encoder_input(h.flatten(0, 1), a).unflatten(0, (seeds, rows)), alpha)
         y = decision(p, z, alpha)
         return y + x if residual else y
 
@@ -211,8 +216,9 @@ def _own_parameters(layer: nn.Linear) -> bool:
     """Whether the weight and bias the layer computes with are its own parameters (not
     parametrized, nor computed by a hook), which the stacked parameters hold by name."""
     own = dict(layer.named_parameters(recurse=False))
-    return own.get("weight") is layer.weight and (layer.bias is None or
-                                                   own.get("bias") is layer.bias)
+    return own.get("weight") is layer.weight and (
+        layer.bias is None or own.get("bias") is layer.bias
+    )
 
 
 def lower(module: nn.Module, prefix: str = "", exact: ExactSums | None = None) -> Lowered | None:

@@ -28,16 +28,23 @@ HAS_GUARD_FILTERS: bool = hasattr(torch.compiler, "skip_guard_on_globals_unsafe"
 """Whether ``torch.compile`` takes ``options={"guard_filter_fn": ...}``."""
 
 
-def fused_adam_(weights: list[Tensor], grads: list[Tensor], exp_avg: list[Tensor],
-                exp_avg_sq: list[Tensor], step: Tensor, **options: Any) -> bool:
+def fused_adam_(
+    weights: list[Tensor],
+    grads: list[Tensor],
+    exp_avg: list[Tensor],
+    exp_avg_sq: list[Tensor],
+    step: Tensor,
+    **options: Any,
+) -> bool:
     """One Adam update in PyTorch's fused kernel (``step``: the step count after this update,
     ``options``: lr, beta1, beta2, eps, weight_decay, amsgrad, maximize); False, having changed
     nothing, when there is no such kernel here or for these tensors' device and dtype."""
     if not HAS_FUSED_ADAM:
         return False
     try:
-        torch._fused_adam_(weights, grads, exp_avg, exp_avg_sq, [],
-                           [step] * len(weights), **options)
+        torch._fused_adam_(
+            weights, grads, exp_avg, exp_avg_sq, [], [step] * len(weights), **options
+        )
     except RuntimeError:
         return False
     return True

@@ -70,14 +70,26 @@ class Trainer:
     ``train_weights``, ``val_weights``: per-row sample weights (n,) of tensor data, or None.
     """
 
-    def __init__(self, models: list[nn.Module], rule: Rule | None, method: Method,
-                 train: Any, val: Any, options: Options, *, copy_seeds: list[int],
-                 device: torch.device, train_weights: Tensor | None = None,
-                 val_weights: Tensor | None = None) -> None:
+    def __init__(
+        self,
+        models: list[nn.Module],
+        rule: Rule | None,
+        method: Method,
+        train: Any,
+        val: Any,
+        options: Options,
+        *,
+        copy_seeds: list[int],
+        device: torch.device,
+        train_weights: Tensor | None = None,
+        val_weights: Tensor | None = None,
+    ) -> None:
         if (train_weights is not None and is_loader(train)) or (
-                val_weights is not None and is_loader(val)):
-            raise ValueError("sample weights are supported for tensors only, not for a "
-                             "Dataset or DataLoader")
+            val_weights is not None and is_loader(val)
+        ):
+            raise ValueError(
+                "sample weights are supported for tensors only, not for a Dataset or DataLoader"
+            )
         self.rule, self.method, self.options = rule, method, options
         self.loss_fn, self.task_loss = per_sample(options.task_loss), options.task_loss
         self.batch_size, self.noise = options.batch_size, options.input_noise
@@ -99,13 +111,25 @@ class Trainer:
         self.use_rule = rule is not None and method.uses_rule
         self.need_violations = self.use_rule and method.needs_violations
         self.train_data, self.val_data = train, val
-        self.batches = (LoaderBatches(train, self.batch_size, self.shuffle, copy_seeds, device,
-                                      self.dtype) if is_loader(train) else None)
-        self.losses = DataLosses(self.stack, rule, self.loss_fn, train, val,
-                                 batch_size=self.batch_size, streams=self.streams,
-                                 world=self.world, noise=self.noise, exact=self.exact,
-                                 train_weights=self.train_weights,
-                                 val_weights=mean_one(val_weights, device, self.dtype))
+        self.batches = (
+            LoaderBatches(train, self.batch_size, self.shuffle, copy_seeds, device, self.dtype)
+            if is_loader(train)
+            else None
+        )
+        self.losses = DataLosses(
+            self.stack,
+            rule,
+            self.loss_fn,
+            train,
+            val,
+            batch_size=self.batch_size,
+            streams=self.streams,
+            world=self.world,
+            noise=self.noise,
+            exact=self.exact,
+            train_weights=self.train_weights,
+            val_weights=mean_one(val_weights, device, self.dtype),
+        )
         self.checked = False
         self.want_compile = options.compile
         self.compiled: CompiledStep | None = None
@@ -140,42 +164,81 @@ class Trainer:
         self.state = self.method.init_state(self.seeds, n_rules, self.losses.initial)
 
     # -- training -------------------------------------------------------------------------
-    def batch_terms(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
-                    n_global: int, weight: Tensor | None = None) -> Terms:
+    def batch_terms(
+        self,
+        x: Inputs,
+        y: Tensor,
+        perturbed: list[Inputs | None],
+        alpha: Tensor,
+        n_global: int,
+        weight: Tensor | None = None,
+    ) -> Terms:
         """Per-seed terms of one (S, batch) slice; sums over the local rows (times their
         ``weight`` (S, batch) if given) / ``n_global``."""
         rule = self.rule if self.use_rule else None
-        y_hat, y_p = forward_all(lambda z: self.stack(z, alpha), x,
-                                 perturbed if rule is not None else [], dim=1)
+        y_hat, y_p = forward_all(
+            lambda z: self.stack(z, alpha), x, perturbed if rule is not None else [], dim=1
+        )
         if not self.checked:
             check_outputs(y_hat[0].detach(), y[0], self.task_loss)
             self.checked = True
-        terms, _ = compute_terms(rule, self.loss_fn, x, y, y_hat, perturbed, y_p, alpha,
-                                 n_global, self.need_violations, self.exact, weight)
+        terms, _ = compute_terms(
+            rule,
+            self.loss_fn,
+            x,
+            y,
+            y_hat,
+            perturbed,
+            y_p,
+            alpha,
+            n_global,
+            self.need_violations,
+            self.exact,
+            weight,
+        )
         return terms
 
     def _compile(self, alpha: Tensor) -> CompiledStep | None:
         if self.stack.path != "lowered":
-            info("compile: only MLP-made models (batched matrix products) are compiled; "
-                 "this one trains eagerly")
+            info(
+                "compile: only MLP-made models (batched matrix products) are compiled; "
+                "this one trains eagerly"
+            )
             return None
         if self.method.coefficients(alpha.to(self.dtype), self.state) is None:
-            info(f"compile: {self.method.name} is not a linear method (no coefficients); "
-                 "the training step runs eagerly")
+            info(
+                f"compile: {self.method.name} is not a linear method (no coefficients); "
+                "the training step runs eagerly"
+            )
             return None
         if self.exact and self.world.size > 1:
-            info("compile: exact_sums under torchrun sums float64 gradients over the ranks, "
-                 "which the compiled step does not; the training step runs eagerly")
+            info(
+                "compile: exact_sums under torchrun sums float64 gradients over the ranks, "
+                "which the compiled step does not; the training step runs eagerly"
+            )
             return None
         n = self.stack.size
-        info(f"compile: the training step of {n} seed{'s' * (n != 1)} is compiled on the "
-             "second batch (torch.compile; tens of seconds on a CPU, once)")
-        return CompiledStep(self.stack, self.rule if self.use_rule else None, self.loss_fn,
-                            self.need_violations, self.exact)
+        info(
+            f"compile: the training step of {n} seed{'s' * (n != 1)} is compiled on the "
+            "second batch (torch.compile; tens of seconds on a CPU, once)"
+        )
+        return CompiledStep(
+            self.stack,
+            self.rule if self.use_rule else None,
+            self.loss_fn,
+            self.need_violations,
+            self.exact,
+        )
 
-    def _compiled_step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None],
-                       alpha: Tensor, b_global: int,
-                       weight: Tensor | None) -> tuple[Tensor, Terms] | None:
+    def _compiled_step(
+        self,
+        x: Inputs,
+        y: Tensor,
+        perturbed: list[Inputs | None],
+        alpha: Tensor,
+        b_global: int,
+        weight: Tensor | None,
+    ) -> tuple[Tensor, Terms] | None:
         """The compiled step's loss and terms, the weights updated; None (and eager from now
         on) if the step cannot be compiled (not traceable as one graph, or no working C++
         compiler for inductor)."""
@@ -188,8 +251,7 @@ class Trainer:
             loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global, weight)
         except compile_errors() as exc:
             reason = str(exc).strip().splitlines()[0][:160]
-            info(f"compile: the training step could not be compiled ({reason}); "
-                 "it runs eagerly")
+            info(f"compile: the training step could not be compiled ({reason}); it runs eagerly")
             self.compiled = None
             return None
         if self.world.size > 1:
@@ -200,8 +262,15 @@ class Trainer:
             self.opt.step_views(self.compiled.names, grads)
         return loss, t
 
-    def _eager_step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None],
-                    alpha: Tensor, b_global: int, weight: Tensor | None) -> tuple[Tensor, Terms]:
+    def _eager_step(
+        self,
+        x: Inputs,
+        y: Tensor,
+        perturbed: list[Inputs | None],
+        alpha: Tensor,
+        b_global: int,
+        weight: Tensor | None,
+    ) -> tuple[Tensor, Terms]:
         t = self.batch_terms(x, y, perturbed, alpha, b_global, weight)
         loss = self.method.objective(t, self.state)
         self.stack.zero_grad()
@@ -216,12 +285,20 @@ class Trainer:
             self.compiled = self._compile(alpha)
         return loss, t
 
-    def _step(self, x: Inputs, y: Tensor, perturbed: list[Inputs | None], alpha: Tensor,
-              b_global: int, weight: Tensor | None = None) -> Tensor:
+    def _step(
+        self,
+        x: Inputs,
+        y: Tensor,
+        perturbed: list[Inputs | None],
+        alpha: Tensor,
+        b_global: int,
+        weight: Tensor | None = None,
+    ) -> Tensor:
         """One optimizer step of every active seed on its (local shard of the) batch, rows
         weighted by ``weight`` (S, rows) if given."""
-        done = (self._compiled_step(x, y, perturbed, alpha, b_global, weight)
-                if self.compiled else None)
+        done = (
+            self._compiled_step(x, y, perturbed, alpha, b_global, weight) if self.compiled else None
+        )
         loss, t = done or self._eager_step(x, y, perturbed, alpha, b_global, weight)
         if self.need_violations:
             t = t._replace(violations=self.world.all_reduce_sum(t.violations.detach()))
@@ -231,8 +308,9 @@ class Trainer:
     def _epoch_order(self, n: int) -> Tensor:
         if not self.shuffle:
             return torch.arange(n, device=self.device).expand(self.stack.size, n)
-        return torch.stack([torch.randperm(n, generator=g, device=self.device)
-                            for g in self.streams.shuffle])
+        return torch.stack(
+            [torch.randperm(n, generator=g, device=self.device) for g in self.streams.shuffle]
+        )
 
     def train_epoch(self) -> Tensor:
         """One pass over the data for every active seed; per-seed mean training loss."""
@@ -247,7 +325,7 @@ class Trainer:
         alphas = self.method.draw_alphas(n_batches, self.state).to(self.device)
         total = torch.zeros(self.stack.size, device=self.device)
         for c0 in range(0, n_batches, self.chunk):
-            idx = order[:, c0 * B:(c0 + self.chunk) * B]
+            idx = order[:, c0 * B : (c0 + self.chunk) * B]
             xc, yc = rows(X, idx), y[idx]
             wc = None if w is None else w[idx]
             if self.noise > 0:
@@ -256,17 +334,24 @@ class Trainer:
             for start in range(0, idx.shape[1], B):
                 sl = slice(*self.world.shard(start, min(start + B, idx.shape[1])))
                 b_global = min(start + B, idx.shape[1]) - start
-                total += self._step(seed_rows(xc, sl), yc[:, sl],
-                                    [None if p is None else seed_rows(p, sl) for p in pc],
-                                    alphas[:, c0 + start // B], b_global,
-                                    None if wc is None else wc[:, sl])
+                total += self._step(
+                    seed_rows(xc, sl),
+                    yc[:, sl],
+                    [None if p is None else seed_rows(p, sl) for p in pc],
+                    alphas[:, c0 + start // B],
+                    b_global,
+                    None if wc is None else wc[:, sl],
+                )
         return self.world.all_reduce_sum(total) / n
 
     def _train_epoch_loader(self) -> Tensor:
         assert self.batches is not None
         known = self.batches.has_len()
-        alphas = (self.method.draw_alphas(len(self.batches), self.state).to(self.device)
-                  if known else None)
+        alphas = (
+            self.method.draw_alphas(len(self.batches), self.state).to(self.device)
+            if known
+            else None
+        )
         total = torch.zeros(self.stack.size, device=self.device)
         n = 0
         for j, (xb, yb) in enumerate(self.batches.epoch(self.stack.size)):
@@ -275,10 +360,18 @@ class Trainer:
             pb = perturb_seeds(self.rule, xb, self.streams.perturb) if self.use_rule else []
             b = yb.shape[1]
             sl = slice(*self.world.shard(0, b))
-            a = alphas[:, j] if alphas is not None else \
-                self.method.draw_alphas(1, self.state).to(self.device)[:, 0]
-            total += self._step(seed_rows(xb, sl), yb[:, sl],
-                                [None if p is None else seed_rows(p, sl) for p in pb], a, b)
+            a = (
+                alphas[:, j]
+                if alphas is not None
+                else self.method.draw_alphas(1, self.state).to(self.device)[:, 0]
+            )
+            total += self._step(
+                seed_rows(xb, sl),
+                yb[:, sl],
+                [None if p is None else seed_rows(p, sl) for p in pb],
+                a,
+                b,
+            )
             n += b
         return self.world.all_reduce_sum(total) / max(n, 1)
 
@@ -307,8 +400,9 @@ class Trainer:
             states[g] = self.state.select(_only(j, len(self.active)))
         return SeedState.join([states[g] for g in range(len(self.seeds))])
 
-    def run(self, desc: str, callbacks: Sequence[Callback] = ()
-            ) -> tuple[History, list[int], list[int], list[float]]:
+    def run(
+        self, desc: str, callbacks: Sequence[Callback] = ()
+    ) -> tuple[History, list[int], list[int], list[float]]:
         """Train until every seed stopped, ``max_epochs`` or a callback asks to stop; the
         models get their best weights (or their last, without validation data) and eval
         mode; each epoch's learning rate follows the options' schedule.
@@ -319,8 +413,7 @@ class Trainer:
         S = len(self.seeds)
         stopping = EarlyStopping(S, o.patience, self.stack.state_of)
         epochs = [0] * S
-        history: History = [{"train_loss": [], "val_epoch": [], "val_loss": []}
-                            for _ in range(S)]
+        history: History = [{"train_loss": [], "val_epoch": [], "val_loss": []} for _ in range(S)]
         bar = progress_bar(o.max_epochs, desc, o.progress and self.world.is_main)
         for epoch in range(1, o.max_epochs + 1):
             self.opt.set_lr(scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs))
@@ -344,8 +437,14 @@ class Trainer:
                 keep = stopping.update(epoch, self.active, val_loss, self.stack.state_of)
             bar.update(1)
             bar.set_postfix(seeds=len(self.active), best=f"{min(stopping.best):.4g}")
-            end = EpochEnd(epoch, [self.seeds[g] for g in trained], train_loss, val_loss,
-                           train_seconds, self.opt.lr)
+            end = EpochEnd(
+                epoch,
+                [self.seeds[g] for g in trained],
+                train_loss,
+                val_loss,
+                train_seconds,
+                self.opt.lr,
+            )
             stop = [c.on_epoch_end(end) for c in callbacks]
             if not all(keep):
                 self.drop(keep)

@@ -91,7 +91,8 @@ class FitResult:
         if len(parts) == 1:
             return parts[0]
         return dataclasses.replace(
-            parts[0], models=[m for p in parts for m in p.models],
+            parts[0],
+            models=[m for p in parts for m in p.models],
             seeds=[s for p in parts for s in p.seeds],
             state=SeedState.join([p.state for p in parts]),
             history=[h for p in parts for h in p.history],
@@ -99,7 +100,8 @@ class FitResult:
             best_epochs=[e for p in parts for e in p.best_epochs],
             seconds=max(p.seconds for p in parts),
             val_loss=[v for p in parts for v in p.val_loss],
-            path=" + ".join(sorted({p.path for p in parts})))
+            path=" + ".join(sorted({p.path for p in parts})),
+        )
 
 
 def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> list[nn.Module]:
@@ -123,15 +125,17 @@ def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> 
                 torch.manual_seed(derive_seed(seed, "init"))
                 for module in m.modules():
                     reset = getattr(module, "reset_parameters", None) or getattr(
-                        module, "_reset_parameters", None)
+                        module, "_reset_parameters", None
+                    )
                     if callable(reset):
                         reset()
         out.append(m)
     return out
 
 
-def _data(data: Any, name: str, device: torch.device,
-          dtype: torch.dtype) -> tuple[Any, Tensor | None]:
+def _data(
+    data: Any, name: str, device: torch.device, dtype: torch.dtype
+) -> tuple[Any, Tensor | None]:
     """Tensors (X, y) checked and moved to the device, and their per-row weights (None
     without); a Dataset or DataLoader as it is (no weights)."""
     if is_loader(data):
@@ -150,8 +154,10 @@ def _refuse_weighted_samples(data: Any, name: str) -> None:
     except Exception:  # an empty or unusual dataset: reading it for training will tell
         return
     if isinstance(first, tuple | list) and len(first) == 3:
-        raise ValueError(f"{name}: the Dataset yields (x, y, w) triples, but sample weights "
-                         f"are supported for tensors only: pass {name}=(X, y, w)")
+        raise ValueError(
+            f"{name}: the Dataset yields (x, y, w) triples, but sample weights "
+            f"are supported for tensors only: pass {name}=(X, y, w)"
+        )
 
 
 def fit(
@@ -294,14 +300,27 @@ def fit(
             or data cannot be pickled.
     """
     method = method if method is not None else DeepCTRLMethod()
-    options = Options(task_loss=task_loss, batch_size=batch_size, lr=lr,
-                      max_epochs=max_epochs, patience=patience, val_every=val_every,
-                      progress=progress, input_noise=input_noise, shuffle=shuffle,
-                      device=device, reinit=reinit, chunk_batches=chunk_batches,
-                      compile=compile, exact_sums=exact_sums, lr_schedule=lr_schedule,
-                      callbacks=tuple(callbacks))
-    return _in_workers(model, rule, [method], train, val, seeds, options, desc or method.name,
-                       workers)[0]
+    options = Options(
+        task_loss=task_loss,
+        batch_size=batch_size,
+        lr=lr,
+        max_epochs=max_epochs,
+        patience=patience,
+        val_every=val_every,
+        progress=progress,
+        input_noise=input_noise,
+        shuffle=shuffle,
+        device=device,
+        reinit=reinit,
+        chunk_batches=chunk_batches,
+        compile=compile,
+        exact_sums=exact_sums,
+        lr_schedule=lr_schedule,
+        callbacks=tuple(callbacks),
+    )
+    return _in_workers(
+        model, rule, [method], train, val, seeds, options, desc or method.name, workers
+    )[0]
 
 
 def fit_methods(
@@ -361,12 +380,27 @@ def fit_methods(
     unknown = set(options) - set(Options.__dataclass_fields__)
     if unknown:
         raise ValueError(f"fit_methods got unknown options {sorted(unknown)}")
-    return _in_workers(model, rule, members, train, val, seeds, Options(**options),
-                       desc or " + ".join(m.name for m in members), workers)
+    return _in_workers(
+        model,
+        rule,
+        members,
+        train,
+        val,
+        seeds,
+        Options(**options),
+        desc or " + ".join(m.name for m in members),
+        workers,
+    )
 
 
-def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int],
-           model: nn.Module, o: Options) -> None:
+def _check(
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    seeds: list[int],
+    model: nn.Module,
+    o: Options,
+) -> None:
     if train is None:
         raise ValueError("fit needs train=(X, y), (X, y, w), a Dataset or a DataLoader")
     for method in methods:
@@ -384,9 +418,17 @@ def _check(rule: Rule | None, methods: list[Method], train: Any, seeds: list[int
         raise ValueError("the model has no parameters to train")
 
 
-def _in_workers(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
-                val: Any, seeds: Sequence[int], o: Options, desc: str,
-                workers: int) -> list[FitResult]:
+def _in_workers(
+    model: nn.Module,
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    val: Any,
+    seeds: Sequence[int],
+    o: Options,
+    desc: str,
+    workers: int,
+) -> list[FitResult]:
     """`_run` over `workers` shares of the seeds, side by side, joined."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
@@ -395,30 +437,49 @@ def _in_workers(model: nn.Module, rule: Rule | None, methods: list[Method], trai
         return _run(model, rule, methods, train, val, seeds, o, desc)
     _check(rule, methods, train, [int(s) for s in seeds], model, o)
     if o.callbacks:
-        raise ValueError("callbacks need workers=1: with several workers they would run in "
-                         "other processes")
+        raise ValueError(
+            "callbacks need workers=1: with several workers they would run in other processes"
+        )
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ValueError("workers > 1 under torchrun: the ranks already share the work")
     try:
         pickle.dumps((model, rule, methods, o, *(d for d in (train, val) if is_loader(d))))
     except Exception as exc:
-        raise ValueError(f"workers={workers} sends the model, rule, method and data to other "
-                         f"processes, so they must be picklable (module-level functions, not "
-                         f"lambdas): {exc}") from None
+        raise ValueError(
+            f"workers={workers} sends the model, rule, method and data to other "
+            f"processes, so they must be picklable (module-level functions, not "
+            f"lambdas): {exc}"
+        ) from None
     jobs = [(model, rule, methods, train, val, part, o, desc) for part in parts]
     shares = run_jobs(_share, jobs, workers)
     return [FitResult.join([share[i] for share in shares]) for i in range(len(methods))]
 
 
-def _share(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any, val: Any,
-           seeds: Sequence[int], o: Options, desc: str) -> list[FitResult]:
+def _share(
+    model: nn.Module,
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    val: Any,
+    seeds: Sequence[int],
+    o: Options,
+    desc: str,
+) -> list[FitResult]:
     """One worker's share of the seeds, on one thread."""
     with single_thread():
         return _run(model, rule, methods, train, val, seeds, o, desc)
 
 
-def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any, val: Any,
-         seeds: Sequence[int], o: Options, desc: str) -> list[FitResult]:
+def _run(
+    model: nn.Module,
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    val: Any,
+    seeds: Sequence[int],
+    o: Options,
+    desc: str,
+) -> list[FitResult]:
     """Train `methods` x `seeds` copies as one stack; one result per method."""
     seeds = [int(s) for s in seeds]
     _check(rule, methods, train, seeds, model, o)
@@ -430,8 +491,18 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
     train_data, train_w = _data(train, "train", device, dtype)
     val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
-    trainer = Trainer(models, rule, method, train_data, val_data, o, copy_seeds=copies,
-                      device=device, train_weights=train_w, val_weights=val_w)
+    trainer = Trainer(
+        models,
+        rule,
+        method,
+        train_data,
+        val_data,
+        o,
+        copy_seeds=copies,
+        device=device,
+        train_weights=train_w,
+        val_weights=val_w,
+    )
     trainer.check()
     trainer.calibrate()
     start = time.perf_counter()
@@ -441,7 +512,18 @@ def _run(model: nn.Module, rule: Rule | None, methods: list[Method], train: Any,
     k = len(seeds)
     state = trainer.method_state()
     states = state.parts if len(methods) > 1 else [state]
-    return [FitResult(trainer.models[i * k:(i + 1) * k], seeds, m, states[i],
-                      history[i * k:(i + 1) * k], epochs[i * k:(i + 1) * k],
-                      best_epochs[i * k:(i + 1) * k], seconds, best[i * k:(i + 1) * k], path)
-            for i, m in enumerate(methods)]
+    return [
+        FitResult(
+            trainer.models[i * k : (i + 1) * k],
+            seeds,
+            m,
+            states[i],
+            history[i * k : (i + 1) * k],
+            epochs[i * k : (i + 1) * k],
+            best_epochs[i * k : (i + 1) * k],
+            seconds,
+            best[i * k : (i + 1) * k],
+            path,
+        )
+        for i, m in enumerate(methods)
+    ]

@@ -82,7 +82,8 @@ def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list
         return [job(*a) for a in args]
     ctx = torch.multiprocessing.get_context("spawn")
     counter = ctx.Value("i", 0)
-    with ProcessPoolExecutor(min(workers, len(args)), mp_context=ctx, initializer=_join_pool,
-                             initargs=(counter,)) as pool:
+    with ProcessPoolExecutor(
+        min(workers, len(args)), mp_context=ctx, initializer=_join_pool, initargs=(counter,)
+    ) as pool:
         futures = [pool.submit(job, *a) for a in args]
         return [f.result() for f in futures]

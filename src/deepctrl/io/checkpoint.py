@@ -42,8 +42,9 @@ class Checkpoint(NamedTuple):
     version: str
 
 
-def save(model: nn.Module, path: str | os.PathLike[str],
-         config: dict[str, Any] | None = None) -> Path:
+def save(
+    model: nn.Module, path: str | os.PathLike[str], config: dict[str, Any] | None = None
+) -> Path:
     """Write the weights of `model` and `config` to `path`, atomically.
 
     A [DeepCTRL][deepctrl.core.model.DeepCTRL] built from [mlp][deepctrl.core.layers.mlp]
@@ -119,21 +120,26 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
         arch = ckpt.config.get("architecture")
         table = ckpt.config.get("estimator")
         if table is not None:
-            raise ValueError(f"{path} is a table model ({table}): read it with "
-                             f"dc.{table}.load({str(path)!r}), which rebuilds its "
-                             "preprocessing too")
+            raise ValueError(
+                f"{path} is a table model ({table}): read it with "
+                f"dc.{table}.load({str(path)!r}), which rebuilds its "
+                "preprocessing too"
+            )
         if arch is None:
-            raise ValueError(f"{path} stores no architecture (only models made of dc.mlp "
-                             "parts with a built-in merge do): build the same model in code "
-                             "and pass it, "
-                             f"dc.load({str(path)!r}, model=YourModel(...))")
+            raise ValueError(
+                f"{path} stores no architecture (only models made of dc.mlp "
+                "parts with a built-in merge do): build the same model in code "
+                "and pass it, "
+                f"dc.load({str(path)!r}, model=YourModel(...))"
+            )
         model = DeepCTRL.from_spec(arch)
     try:
         model.load_state_dict(ckpt.state_dict)
     except RuntimeError as exc:
         first = str(exc).strip().splitlines()
-        raise ValueError(f"{path} does not fit this model: {first[1] if len(first) > 1 else exc}"
-                         ) from None
+        raise ValueError(
+            f"{path} does not fit this model: {first[1] if len(first) > 1 else exc}"
+        ) from None
     return model.eval()
 
 

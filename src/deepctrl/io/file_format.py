@@ -65,8 +65,11 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
 
 def model_file_metadata() -> dict[str, str]:
     """The safetensors metadata every deepctrl model file carries (besides its config)."""
-    return {"format": FORMAT, "format_version": str(FORMAT_VERSION),
-            "deepctrl_version": __version__}
+    return {
+        "format": FORMAT,
+        "format_version": str(FORMAT_VERSION),
+        "deepctrl_version": __version__,
+    }
 
 
 def _describe_foreign(head: bytes) -> str:
@@ -88,7 +91,7 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
     if n > min(_MAX_HEADER, len(data) - 8):
         raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
     try:
-        header = json.loads(data[8:8 + n])
+        header = json.loads(data[8 : 8 + n])
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise ValueError(f"{path} is not a deepctrl model file: its header is corrupt") from None
     meta = header.get("__metadata__") if isinstance(header, dict) else None
@@ -111,20 +114,25 @@ def model_config(meta: dict[str, Any], path: str | os.PathLike[str]) -> dict[str
         raise ValueError(f"{path} is corrupt: {exc}") from None
 
 
-def check_table_model(config: Any, path: str | os.PathLike[str], version: str,
-                      kind: str | None = None) -> str:
+def check_table_model(
+    config: Any, path: str | os.PathLike[str], version: str, kind: str | None = None
+) -> str:
     """The estimator class named by a model file's ``config``, after checking that it is a
     table model (of class ``kind``, when given) in the format this deepctrl reads."""
     name = config.get("estimator") if isinstance(config, dict) else None
     if name not in TABLE_MODELS:
-        raise ValueError(f"{path} is a deepctrl model file but not a table model (written by "
-                         "'deepctrl fit' or an estimator's save)")
+        raise ValueError(
+            f"{path} is a deepctrl model file but not a table model (written by "
+            "'deepctrl fit' or an estimator's save)"
+        )
     if kind is not None and name != kind:
         raise ValueError(f"{path} holds a {name}, not a {kind}")
     if config.get("estimator_format") != TABLE_MODEL_FORMAT:
-        raise ValueError(f"{path} holds a table model in format {config.get('estimator_format')}"
-                         f" (written by deepctrl {version}); this deepctrl reads format "
-                         f"{TABLE_MODEL_FORMAT}")
+        raise ValueError(
+            f"{path} holds a table model in format {config.get('estimator_format')}"
+            f" (written by deepctrl {version}); this deepctrl reads format "
+            f"{TABLE_MODEL_FORMAT}"
+        )
     return name
 
 
@@ -144,8 +152,9 @@ def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[s
     try:
         inputs = [c["name"] for c in config["preprocessing"]["columns"]]
         fitted = config["fitted"]
-        targets = list(fitted["output_names_"]) if "output_names_" in fitted \
-            else [fitted["target_name_"]]
+        targets = (
+            list(fitted["output_names_"]) if "output_names_" in fitted else [fitted["target_name_"]]
+        )
     except (KeyError, TypeError) as exc:
         raise damaged_table_model(path, exc) from None
     return inputs, targets

@@ -41,7 +41,8 @@ _QUIET_LOGGERS = ("torch.onnx", "torch.export", "torch._dynamo", "onnxscript")
 
 
 EXPORTER_READY: bool = {"dynamo", "dynamic_shapes", "optimize"} <= set(
-    inspect.signature(torch.onnx.export).parameters)
+    inspect.signature(torch.onnx.export).parameters
+)
 """Whether this PyTorch's ``torch.onnx.export`` is the torch.export-based exporter this module
 calls (keywords ``dynamic_shapes`` and ``optimize``): torch 2.3 and 2.4 lack it; torch 2.5
 takes ``dynamic_shapes`` but not ``optimize`` and writes files with a fixed batch size or an
@@ -65,9 +66,11 @@ def require(*modules: str) -> None:
 def require_exporter() -> None:
     """Raise a one-line error when this PyTorch's exporter is older than the one called here."""
     if not EXPORTER_READY:
-        raise ValueError(f"ONNX export needs a newer PyTorch than {torch.__version__} (one "
-                         "whose torch.onnx.export takes dynamo=True, dynamic_shapes and "
-                         "optimize): pip install -U torch")
+        raise ValueError(
+            f"ONNX export needs a newer PyTorch than {torch.__version__} (one "
+            "whose torch.onnx.export takes dynamo=True, dynamic_shapes and "
+            "optimize): pip install -U torch"
+        )
 
 
 @contextlib.contextmanager
@@ -134,8 +137,9 @@ def _name_values(proto: Any, placeholders: list[str], names: list[str]) -> None:
         rename_value(graph, old, new)
 
 
-def export_program(module: nn.Module, args: tuple[Tensor, ...], names: list[str],
-                   outputs: list[str], what: str) -> Any:
+def export_program(
+    module: nn.Module, args: tuple[Tensor, ...], names: list[str], outputs: list[str], what: str
+) -> Any:
     """`torch.onnx.export` of `module(*args)` with a free batch size on every input.
 
     Args:
@@ -163,9 +167,17 @@ def export_program(module: nn.Module, args: tuple[Tensor, ...], names: list[str]
     held_out = [f"deepctrl_output_{i}" for i in range(len(outputs))]
     try:
         with quiet_exporter():
-            program = torch.onnx.export(module, args, None, input_names=held_in,
-                                        output_names=held_out, dynamic_shapes=shapes,
-                                        dynamo=True, verbose=False, optimize=True)
+            program = torch.onnx.export(
+                module,
+                args,
+                None,
+                input_names=held_in,
+                output_names=held_out,
+                dynamic_shapes=shapes,
+                dynamo=True,
+                verbose=False,
+                optimize=True,
+            )
     except Exception as exc:  # the exporter raises many types; the user needs the cause
         raise ValueError(f"{what} does not export to ONNX: {_root_cause(exc)}") from exc
     if program is None:
@@ -183,8 +195,14 @@ def _root_cause(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def to_onnx(model: nn.Module, example_inputs: Inputs, path: str | os.PathLike[str],
-            *, check: bool = True, atol: float = 1e-4) -> Path:
+def to_onnx(
+    model: nn.Module,
+    example_inputs: Inputs,
+    path: str | os.PathLike[str],
+    *,
+    check: bool = True,
+    atol: float = 1e-4,
+) -> Path:
     """Write `model` as an ONNX file whose inputs are `x` (or the keys of a dict input)
     and `alpha` (float32, one per row), and whose output is `y`.
 
@@ -226,30 +244,37 @@ def to_onnx(model: nn.Module, example_inputs: Inputs, path: str | os.PathLike[st
         keys = tuple(str(k) for k in example_inputs)
         tensors = tuple(example_inputs.values())
         if "alpha" in keys:
-            raise ValueError("a dict input named 'alpha' would clash with the rule strength "
-                             "input: rename it")
+            raise ValueError(
+                "a dict input named 'alpha' would clash with the rule strength input: rename it"
+            )
     elif isinstance(example_inputs, Tensor):
         keys, tensors = None, (example_inputs,)
     else:
-        raise ValueError("example_inputs must be a tensor or a dict of tensors, got "
-                         f"{type(example_inputs).__name__}")
+        raise ValueError(
+            "example_inputs must be a tensor or a dict of tensors, got "
+            f"{type(example_inputs).__name__}"
+        )
     n = batch_len(example_inputs)
     if n < 2:
-        raise ValueError("example_inputs needs at least two rows, so that the batch size "
-                         "stays free in the file")
+        raise ValueError(
+            "example_inputs needs at least two rows, so that the batch size stays free in the file"
+        )
     was_training = model.training
     model.eval()
     try:
         alpha = torch.linspace(0.0, 1.0, n)
         wrapper = _AlphaAsInput(model, keys)
         names = [*(keys or ("x",)), "alpha"]
-        proto = export_program(wrapper, (*tensors, alpha), names, ["y"],
-                               f"this {type(model).__name__}")
+        proto = export_program(
+            wrapper, (*tensors, alpha), names, ["y"], f"this {type(model).__name__}"
+        )
         if check and importlib.util.find_spec("onnxruntime") is not None:
             with torch.no_grad():
                 expected = wrapper(*tensors, alpha)
-            feed = {name: t.detach().cpu().numpy()
-                    for name, t in zip(names, (*tensors, alpha), strict=True)}
+            feed = {
+                name: t.detach().cpu().numpy()
+                for name, t in zip(names, (*tensors, alpha), strict=True)
+            }
             check_outputs(proto, feed, [expected.detach().cpu().numpy()], atol)
     finally:
         model.train(was_training)
@@ -272,19 +297,20 @@ def check_outputs(proto: Any, feed: dict[str, Any], expected: list[Any], atol: f
     import numpy as np
     import onnxruntime as ort
 
-    session = ort.InferenceSession(proto.SerializeToString(),
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     got = session.run(None, feed)
     for out, want, value in zip(session.get_outputs(), expected, got, strict=False):
         want = np.asarray(want)
         if value.shape != want.shape:
-            raise ValueError(f"the ONNX output {out.name!r} has shape {value.shape}, the "
-                             f"model's {want.shape}")
+            raise ValueError(
+                f"the ONNX output {out.name!r} has shape {value.shape}, the model's {want.shape}"
+            )
         if want.dtype.kind == "f":
-            gap = float(np.max(np.abs(value - want) / np.maximum(1.0, np.abs(want)),
-                               initial=0.0))
+            gap = float(np.max(np.abs(value - want) / np.maximum(1.0, np.abs(want)), initial=0.0))
             if not gap <= atol:
-                raise ValueError(f"the ONNX output {out.name!r} differs from the model's by "
-                                 f"{gap:.2e} (more than {atol:g})")
+                raise ValueError(
+                    f"the ONNX output {out.name!r} differs from the model's by "
+                    f"{gap:.2e} (more than {atol:g})"
+                )
         elif not np.array_equal(value, want):
             raise ValueError(f"the ONNX output {out.name!r} differs from the model's")

@@ -48,6 +48,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     |---|---|
     | 1 | 0.1235 |
     """
+
     def fmt(v: Any) -> str:
         if isinstance(v, float):
             return "n/a" if not math.isfinite(v) else f"{v:.4g}"

@@ -36,8 +36,11 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
     """``alpha`` as a finite float, or one of the texts "auto" and "min_error"."""
     if isinstance(alpha, str) and alpha in CHOICES:
         return alpha
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) \
-            or not math.isfinite(float(alpha)):
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, numbers.Real)
+        or not math.isfinite(float(alpha))
+    ):
         raise ValueError(f"{name} must be a finite number, 'auto' or 'min_error', got {alpha!r}")
     return float(alpha)
 
@@ -53,8 +56,9 @@ def per_row_alphas(alpha: Any, n: int) -> np.ndarray:
     except (TypeError, ValueError):
         raise ValueError("a per-row alpha must hold numbers") from None
     if values.shape != (n,):
-        raise ValueError(f"a per-row alpha needs one value per row: got shape "
-                         f"{values.shape} for {n} rows")
+        raise ValueError(
+            f"a per-row alpha needs one value per row: got shape {values.shape} for {n} rows"
+        )
     if not np.isfinite(values).all():
         raise ValueError("a per-row alpha must hold finite numbers")
     return values
@@ -62,10 +66,15 @@ def per_row_alphas(alpha: Any, n: int) -> np.ndarray:
 
 def check_goal(min_verification: Any) -> float:
     """A verification goal as a float in (0, 1]."""
-    if isinstance(min_verification, bool) or not isinstance(min_verification, numbers.Real) \
-            or not 0 < float(min_verification) <= 1:
-        raise ValueError("min_verification must be a number greater than 0 and at most 1, "
-                         f"got {min_verification!r}")
+    if (
+        isinstance(min_verification, bool)
+        or not isinstance(min_verification, numbers.Real)
+        or not 0 < float(min_verification) <= 1
+    ):
+        raise ValueError(
+            "min_verification must be a number greater than 0 and at most 1, "
+            f"got {min_verification!r}"
+        )
     return float(min_verification)
 
 
@@ -80,8 +89,9 @@ def min_error_alpha(table: dict[str, list[float]], metric: str) -> float:
     return float(table["alpha"][min(range(len(errors)), key=lambda i: errors[i])])
 
 
-def keep_rule_alpha(table: dict[str, list[float]], metric: str,
-                    min_verification: float = KEEP_RULE) -> float:
+def keep_rule_alpha(
+    table: dict[str, list[float]], metric: str, min_verification: float = KEEP_RULE
+) -> float:
     """The lowest-error alpha among those whose verification ratio reaches
     ``min_verification``; else the alpha with the highest verification (lowest error on
     ties)."""
@@ -112,9 +122,13 @@ def first_reaching(table: dict[str, list[float]], goal: float) -> tuple[float, f
     span = f"{min(a for a, _ in found):g}..{max(a for a, _ in found):g}"
     judged = [(a, r) for a, r in found if not math.isnan(r)]
     if not judged:
-        raise ValueError(f"no alpha in {span} reaches verification ratio {goal:g}: the "
-                         "rules judge none of these rows")
+        raise ValueError(
+            f"no alpha in {span} reaches verification ratio {goal:g}: the "
+            "rules judge none of these rows"
+        )
     best = max(r for _, r in judged)
     at = min(a for a, r in judged if r == best)
-    raise ValueError(f"no alpha in {span} reaches verification ratio {goal:g} on these "
-                     f"rows (highest {best:.3f} at alpha {at:g})")
+    raise ValueError(
+        f"no alpha in {span} reaches verification ratio {goal:g} on these "
+        f"rows (highest {best:.3f} at alpha {at:g})"
+    )

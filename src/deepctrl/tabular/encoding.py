@@ -38,8 +38,10 @@ MISSING_NAME = "(missing)"
 DAY = np.timedelta64(1, "D")
 DATE_PARTS = {"year": 365.2425, "week": 7.0, "day": 1.0}
 """Cyclic date parts and their period in days."""
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?"
-                       r"(Z|[+-]\d{2}:?\d{2})?$")
+_ISO_DATE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?"
+    r"(Z|[+-]\d{2}:?\d{2})?$"
+)
 
 
 @dataclass
@@ -88,8 +90,13 @@ class Column:
 
 
 def _is_missing_text(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and value.strip() == "") or \
-        (isinstance(value, float) and np.isnan(value)) or value is pd.NA or value is pd.NaT
+    return (
+        value is None
+        or (isinstance(value, str) and value.strip() == "")
+        or (isinstance(value, float) and np.isnan(value))
+        or value is pd.NA
+        or value is pd.NaT
+    )
 
 
 def _looks_like_dates(series: pd.Series) -> bool:
@@ -117,8 +124,10 @@ def column_kind(series: pd.Series) -> str:
         return NUMERIC
     if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
         return DATE if _looks_like_dates(series) else CATEGORICAL
-    raise ValueError(f"column {series.name!r} has unsupported type {dtype}; "
-                     "use numbers, dates, text, categories or booleans")
+    raise ValueError(
+        f"column {series.name!r} has unsupported type {dtype}; "
+        "use numbers, dates, text, categories or booleans"
+    )
 
 
 def _plain(value: Any) -> Category:
@@ -139,8 +148,9 @@ def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
         # on the column itself: text columns give no Python string per row
         codes, distinct = pd.factorize(series, use_na_sentinel=False)
     except TypeError:
-        raise ValueError(f"column {series.name!r} holds values that are neither text nor "
-                         "numbers") from None
+        raise ValueError(
+            f"column {series.name!r} holds values that are neither text nor numbers"
+        ) from None
     return np.asarray(codes, dtype=np.int64), [_plain(v) for v in distinct]
 
 
@@ -149,8 +159,9 @@ def numeric_values(series: pd.Series) -> np.ndarray:
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     infinite = int(np.isinf(values).sum())
     if infinite:
-        raise ValueError(f"column {series.name!r} has inf (infinite) values in {infinite} of "
-                         f"{len(series)} rows")
+        raise ValueError(
+            f"column {series.name!r} has inf (infinite) values in {infinite} of {len(series)} rows"
+        )
     return values
 
 
@@ -163,8 +174,9 @@ def date_values(series: pd.Series) -> np.ndarray:
             text = series.map(lambda v: None if _is_missing_text(v) else str(v).strip())
             parsed = pd.to_datetime(text, format="ISO8601", utc=True)
     except (ValueError, TypeError, OverflowError) as exc:
-        raise ValueError(f"column {series.name!r} holds values that are not dates: "
-                         f"{str(exc).splitlines()[0]}") from None
+        raise ValueError(
+            f"column {series.name!r} holds values that are not dates: {str(exc).splitlines()[0]}"
+        ) from None
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
     return parsed.to_numpy(dtype="datetime64[ns]")
@@ -181,13 +193,14 @@ def _cyclic(days: np.ndarray, dates: np.ndarray, part: str) -> np.ndarray:
     if part == "year":
         phase = (dates - dates.astype("datetime64[Y]")) / DAY / DATE_PARTS["year"]
     elif part == "week":  # 1970-01-01 was a Thursday: shift so Monday is 0
-        phase = ((dates.astype("datetime64[D]").astype(np.int64) + 3) % 7
-                 + (dates - dates.astype("datetime64[D]")) / DAY) / 7.0
+        phase = (
+            (dates.astype("datetime64[D]").astype(np.int64) + 3) % 7
+            + (dates - dates.astype("datetime64[D]")) / DAY
+        ) / 7.0
     else:
         phase = (dates - dates.astype("datetime64[D]")) / DAY
     angle = 2 * np.pi * np.where(np.isnan(days), 0.0, phase)
-    return np.where(np.isnan(days)[:, None], 0.0, np.column_stack([np.sin(angle),
-                                                                   np.cos(angle)]))
+    return np.where(np.isnan(days)[:, None], 0.0, np.column_stack([np.sin(angle), np.cos(angle)]))
 
 
 def _sort_key(value: Category) -> tuple[int, str, str]:
@@ -201,10 +214,18 @@ def _scaled(name: str, kind: str, start: int, values: np.ndarray) -> Column:
         raise ValueError(f"column {name!r} has no values, only missing ones")
     mean, std = float(present.mean()), float(present.std())
     missing = int(values.size - present.size)
-    return Column(name, kind, start, mean, std if std > 1e-12 * max(1.0, abs(mean)) else 1.0,
-                  float(present.min()), float(present.max()),
-                  integer=bool(np.all(present == np.round(present))), missing=missing,
-                  indicator=missing > 0)
+    return Column(
+        name,
+        kind,
+        start,
+        mean,
+        std if std > 1e-12 * max(1.0, abs(mean)) else 1.0,
+        float(present.min()),
+        float(present.max()),
+        integer=bool(np.all(present == np.round(present))),
+        missing=missing,
+        indicator=missing > 0,
+    )
 
 
 def _fit_column(name: str, series: pd.Series, start: int) -> Column:
@@ -223,9 +244,15 @@ def _fit_column(name: str, series: pd.Series, start: int) -> Column:
         span = float(np.nanmax(days) - np.nanmin(days))
         time = present - present.astype("datetime64[D]")
         weekdays = (present.astype("datetime64[D]").astype(np.int64) + 3) % 7
-        col.parts = [part for part, varies in (
-            ("year", span >= 365), ("week", len(np.unique(weekdays)) > 1),
-            ("day", len(np.unique(time)) > 1)) if varies]
+        col.parts = [
+            part
+            for part, varies in (
+                ("year", span >= 365),
+                ("week", len(np.unique(weekdays)) > 1),
+                ("day", len(np.unique(time)) > 1),
+            )
+            if varies
+        ]
         return col
     codes, distinct = _plain_codes(series)
     counts = np.bincount(codes, minlength=len(distinct))
@@ -237,12 +264,16 @@ def _fit_column(name: str, series: pd.Series, start: int) -> Column:
         try:
             cats = sorted(set(distinct), key=_sort_key)
         except TypeError:
-            raise ValueError(f"column {name!r} holds values that are neither text nor "
-                             "numbers") from None
+            raise ValueError(
+                f"column {name!r} holds values that are neither text nor numbers"
+            ) from None
     if len(cats) > 50 and len(cats) > 0.5 * len(series):
-        warnings.warn(f"column {name!r} has {len(cats)} distinct values in {len(series)} "
-                      "rows, one input each; drop it if it is an identifier", UserWarning,
-                      stacklevel=4)
+        warnings.warn(
+            f"column {name!r} has {len(cats)} distinct values in {len(series)} "
+            "rows, one input each; drop it if it is an identifier",
+            UserWarning,
+            stacklevel=4,
+        )
     return Column(name, kind, start, categories=cats, missing=missing)
 
 
@@ -287,8 +318,10 @@ class TableEncoder:
             raise ValueError(f"a column is named by text or position, got {ref!r}")
         if isinstance(ref, int | np.integer):
             if not 0 <= int(ref) < len(self.columns):
-                raise ValueError(f"column position {ref} is out of range: the table has "
-                                 f"{len(self.columns)} columns")
+                raise ValueError(
+                    f"column position {ref} is out of range: the table has "
+                    f"{len(self.columns)} columns"
+                )
             return self.columns[int(ref)]
         if ref not in self._by_name:
             shown = ", ".join(self.names[:20]) + (", ..." if len(self.names) > 20 else "")
@@ -303,8 +336,9 @@ class TableEncoder:
         except ValueError as exc:
             raise ValueError(f"{purpose}: {exc}") from None
         if not col.ordered:
-            raise ValueError(f"{purpose} needs a numeric or date column, but {col.name!r} is "
-                             "categorical")
+            raise ValueError(
+                f"{purpose} needs a numeric or date column, but {col.name!r} is categorical"
+            )
         return col
 
     def transform(self, frame: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:
@@ -318,8 +352,9 @@ class TableEncoder:
         if absent:
             raise ValueError(f"the data lacks column(s) the model needs: {', '.join(absent)}")
         take: slice | np.ndarray = slice(None) if rows is None else np.asarray(rows)
-        out = np.zeros((len(frame) if rows is None else len(rows), self.n_encoded),
-                       dtype=np.float32)
+        out = np.zeros(
+            (len(frame) if rows is None else len(rows), self.n_encoded), dtype=np.float32
+        )
         for c in self.columns:
             series = frame[c.name]
             if c.kind == CATEGORICAL:
@@ -334,28 +369,35 @@ class TableEncoder:
                 dates = date_values(series)[take]
                 values = _days(dates, c.origin)
                 for j, part in enumerate(c.parts):
-                    out[:, c.start + 1 + 2 * j:c.start + 3 + 2 * j] = _cyclic(values, dates, part)
+                    out[:, c.start + 1 + 2 * j : c.start + 3 + 2 * j] = _cyclic(values, dates, part)
             missing = np.isnan(values)
             if missing.any() and not c.indicator:
-                warnings.warn(f"column {c.name!r}: {int(missing.sum())} rows have missing "
-                              "values, which training had none of; they take the training "
-                              "mean", UserWarning, stacklevel=3)
+                warnings.warn(
+                    f"column {c.name!r}: {int(missing.sum())} rows have missing "
+                    "values, which training had none of; they take the training "
+                    "mean",
+                    UserWarning,
+                    stacklevel=3,
+                )
             out[:, c.start] = np.where(missing, 0.0, (values - c.mean) / c.std)
             if c.indicator:
                 out[:, c.start + c.width - 1] = missing
         return out
 
     @staticmethod
-    def _one_hot(c: Column, series: pd.Series, take: slice | np.ndarray,
-                 out: np.ndarray) -> None:
+    def _one_hot(c: Column, series: pd.Series, take: slice | np.ndarray, out: np.ndarray) -> None:
         index = {v: i for i, v in enumerate(c.categories)}
         codes, distinct = _plain_codes(series)
         codes = np.array([index.get(v, -1) for v in distinct], dtype=np.int64)[codes[take]]
         known = codes >= 0
         if not known.all():
-            warnings.warn(f"column {c.name!r}: {int((~known).sum())} rows have a category not "
-                          "seen in training (or a missing value, which training had none "
-                          "of); they are encoded as all zeros", UserWarning, stacklevel=4)
+            warnings.warn(
+                f"column {c.name!r}: {int((~known).sum())} rows have a category not "
+                "seen in training (or a missing value, which training had none "
+                "of); they are encoded as all zeros",
+                UserWarning,
+                stacklevel=4,
+            )
         out[np.flatnonzero(known), c.start + codes[known]] = 1.0
 
     def imputed(self) -> dict[str, int]:
@@ -371,9 +413,13 @@ class TableEncoder:
         columns = [Column(**{k: v for k, v in c.items() if k in known}) for c in cfg["columns"]]
         start = 0
         for c in columns:
-            if c.kind not in (NUMERIC, CATEGORICAL, DATE) or c.start != start \
-                    or not c.std > 0 or (c.kind == DATE and not c.origin) \
-                    or not set(c.parts) <= set(DATE_PARTS):
+            if (
+                c.kind not in (NUMERIC, CATEGORICAL, DATE)
+                or c.start != start
+                or not c.std > 0
+                or (c.kind == DATE and not c.origin)
+                or not set(c.parts) <= set(DATE_PARTS)
+            ):
                 raise ValueError(f"invalid preprocessing for column {c.name!r}")
             start += c.width
         return cls(columns)

@@ -53,13 +53,26 @@ held about 50 MB more at its peak, `benchmarks/sweep_memory.py`)."""
 class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     """Base class; use `deepctrl.DeepCTRLRegressor` or `deepctrl.DeepCTRLClassifier`."""
 
-    def __init__(self, rules: Any = None, alpha: float | str = "auto", *,
-                 hidden_size: int | None = None, latent_size: int | None = None,
-                 beta: float = 0.1, rho: float | str = "auto", batch_size: int | str = "auto",
-                 learning_rate: float | str = "auto", max_epochs: int | str = "auto",
-                 patience: int | str = "auto", lr_schedule: str = "auto",
-                 validation_fraction: float = 0.2, n_seeds: int | str = "auto",
-                 random_state: Any = None, verbose: bool = False, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        rules: Any = None,
+        alpha: float | str = "auto",
+        *,
+        hidden_size: int | None = None,
+        latent_size: int | None = None,
+        beta: float = 0.1,
+        rho: float | str = "auto",
+        batch_size: int | str = "auto",
+        learning_rate: float | str = "auto",
+        max_epochs: int | str = "auto",
+        patience: int | str = "auto",
+        lr_schedule: str = "auto",
+        validation_fraction: float = 0.2,
+        n_seeds: int | str = "auto",
+        random_state: Any = None,
+        verbose: bool = False,
+        device: str = "cpu",
+    ) -> None:
         self.rules = rules
         self.alpha = alpha
         self.hidden_size = hidden_size
@@ -97,8 +110,9 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         """Average (seeds, ...) model outputs into one prediction."""
         return outputs.mean(dim=0)
 
-    def _metrics(self, y_model: Tensor, y_true: Tensor,
-                 weight: Tensor | None = None) -> dict[str, float]:
+    def _metrics(
+        self, y_model: Tensor, y_true: Tensor, weight: Tensor | None = None
+    ) -> dict[str, float]:
         """Error metrics of model outputs (float64) against targets, weighted by row if
         given (`deepctrl.core.metrics.score`)."""
         raise NotImplementedError
@@ -107,8 +121,9 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         """Per-row weights from `class_weight` (classifiers), or None."""
         return None
 
-    def _weigh_targets(self, y_train: np.ndarray, y_metric: np.ndarray,
-                       weight: np.ndarray) -> np.ndarray:
+    def _weigh_targets(
+        self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
+    ) -> np.ndarray:
         """The training targets again once row weights are known (a regressor scales its
         target by the weighted mean and standard deviation)."""
         return y_train
@@ -130,33 +145,44 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         if not (isinstance(self.beta, numbers.Real) and self.beta > 0):
             raise ValueError(f"beta must be a positive number, got {self.beta!r}")
         if not (self.rho in RHO_MODES or (isinstance(self.rho, numbers.Real) and self.rho > 0)):
-            raise ValueError(f"rho must be a positive number or one of {RHO_MODES}, "
-                             f"got {self.rho!r}")
-        ints = {"max_epochs": self.max_epochs, "patience": self.patience,
-                "n_seeds": self.n_seeds,
-                "hidden_size": 1 if self.hidden_size is None else self.hidden_size,
-                "latent_size": 1 if self.latent_size is None else self.latent_size,
-                "batch_size": self.batch_size}
+            raise ValueError(
+                f"rho must be a positive number or one of {RHO_MODES}, got {self.rho!r}"
+            )
+        ints = {
+            "max_epochs": self.max_epochs,
+            "patience": self.patience,
+            "n_seeds": self.n_seeds,
+            "hidden_size": 1 if self.hidden_size is None else self.hidden_size,
+            "latent_size": 1 if self.latent_size is None else self.latent_size,
+            "batch_size": self.batch_size,
+        }
         for name, value in ints.items():
             automatic = name in ("max_epochs", "patience", "batch_size", "n_seeds")
             if value == "auto" and automatic:
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer"
-                                 + (" or 'auto'" if automatic else "")
-                                 + f", got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"{name} must be a positive integer"
+                    + (" or 'auto'" if automatic else "")
+                    + f", got {getattr(self, name)!r}"
+                )
         if self.learning_rate != "auto" and not (
-                isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0):
-            raise ValueError(f"learning_rate must be positive or 'auto', got "
-                             f"{self.learning_rate!r}")
+            isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0
+        ):
+            raise ValueError(
+                f"learning_rate must be positive or 'auto', got {self.learning_rate!r}"
+            )
         if self.lr_schedule not in ("auto", *LR_SCHEDULES):
-            raise ValueError(f"lr_schedule must be 'auto' or one of {LR_SCHEDULES}, got "
-                             f"{self.lr_schedule!r}")
+            raise ValueError(
+                f"lr_schedule must be 'auto' or one of {LR_SCHEDULES}, got {self.lr_schedule!r}"
+            )
         resolve_device(self.device)
-        if not (isinstance(self.validation_fraction, numbers.Real)
-                and 0 <= self.validation_fraction < 1):
-            raise ValueError("validation_fraction must be in [0, 1), got "
-                             f"{self.validation_fraction!r}")
+        if not (
+            isinstance(self.validation_fraction, numbers.Real) and 0 <= self.validation_fraction < 1
+        ):
+            raise ValueError(
+                f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}"
+            )
 
     def _frame(self, X: Any, reset: bool) -> pd.DataFrame:
         """X as a DataFrame with its column names (`frames.checked_frame`)."""
@@ -198,8 +224,9 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         return float(self.min_error_alpha_) if value == "min_error" else float(value)
 
     # -- training ------------------------------------------------------------------------
-    def _split(self, n: int, y: np.ndarray, rng: np.random.RandomState) -> tuple[np.ndarray,
-                                                                                 np.ndarray]:
+    def _split(
+        self, n: int, y: np.ndarray, rng: np.random.RandomState
+    ) -> tuple[np.ndarray, np.ndarray]:
         n_val = round(self.validation_fraction * n)
         order = rng.permutation(n)
         if n_val < 2 or n - n_val < 2:
@@ -227,8 +254,9 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         self._check_params()
         frame = self._frame(X, reset=True)
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
-                             "is None")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
         y_train, y_metric = self._set_targets(y, len(frame))
         weight = row_weights(sample_weight, self._class_weights(y_metric), frame)
         if weight is not None:
@@ -237,31 +265,58 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
         rng = check_random_state(self.random_state)
         train_idx, val_idx = self._split(len(frame), y_train, rng)
-        recipe = training_recipe(len(train_idx), self.batch_size, self.learning_rate,
-                                 self.max_epochs, self.patience, self.lr_schedule, self.n_seeds)
+        recipe = training_recipe(
+            len(train_idx),
+            self.batch_size,
+            self.learning_rate,
+            self.max_epochs,
+            self.patience,
+            self.lr_schedule,
+            self.n_seeds,
+        )
         seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
         # one encoded table, training rows first: the two parts are views of it
-        X_all = torch.from_numpy(self.encoder_.transform(frame, np.concatenate([train_idx,
-                                                                                val_idx])))
-        self.network_ = network_spec(X_all.shape[1], self._n_model_outputs(), self._head,
-                                     self.hidden_size, self.latent_size, recipe.max_hidden)
+        X_all = torch.from_numpy(
+            self.encoder_.transform(frame, np.concatenate([train_idx, val_idx]))
+        )
+        self.network_ = network_spec(
+            X_all.shape[1],
+            self._n_model_outputs(),
+            self._head,
+            self.hidden_size,
+            self.latent_size,
+            recipe.max_hidden,
+        )
         method: methods.Method = (
             methods.DeepCTRLMethod(prior=priors.Beta(self.beta, self.beta), rho=self.rho)
-            if self.rule_ is not None else methods.TaskOnly())
+            if self.rule_ is not None
+            else methods.TaskOnly()
+        )
         n = len(train_idx)
-        train, val_part = ((X_all[part], torch.from_numpy(y_train[r])) if weight is None else
-                           (X_all[part], torch.from_numpy(y_train[r]),
-                            torch.from_numpy(weight[r]))
-                           for part, r in ((slice(None, n), train_idx), (slice(n, None), val_idx)))
+        train, val_part = (
+            (X_all[part], torch.from_numpy(y_train[r]))
+            if weight is None
+            else (X_all[part], torch.from_numpy(y_train[r]), torch.from_numpy(weight[r]))
+            for part, r in ((slice(None, n), train_idx), (slice(n, None), val_idx))
+        )
         val = val_part if len(val_idx) else None
-        result = training.fit(build_network(self.network_), self.rule_, method,
-                              train=train, val=val,
-                              task_loss=self._task_loss, batch_size=recipe.batch_size,
-                              lr=recipe.learning_rate, max_epochs=recipe.max_epochs,
-                              patience=recipe.patience, lr_schedule=recipe.lr_schedule,
-                              seeds=range(seed, seed + recipe.n_seeds),
-                              progress=bool(self.verbose), desc=type(self).__name__,
-                              device=self.device)
+        result = training.fit(
+            build_network(self.network_),
+            self.rule_,
+            method,
+            train=train,
+            val=val,
+            task_loss=self._task_loss,
+            batch_size=recipe.batch_size,
+            lr=recipe.learning_rate,
+            max_epochs=recipe.max_epochs,
+            patience=recipe.patience,
+            lr_schedule=recipe.lr_schedule,
+            seeds=range(seed, seed + recipe.n_seeds),
+            progress=bool(self.verbose),
+            desc=type(self).__name__,
+            device=self.device,
+        )
         self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
         self.rho_ = [float(r) for r in result.state["rho"]] if "rho" in result.state else []
         self.n_epochs_ = max(result.epochs)
@@ -271,8 +326,8 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         self.n_train_, self.n_validation_ = len(train_idx), len(val_idx)
         rows = val_idx if len(val_idx) else train_idx
         self.validation_sweep_ = self._sweep_encoded(
-            (val or train)[0], y_metric[rows], ALPHA_GRID,
-            None if weight is None else weight[rows])
+            (val or train)[0], y_metric[rows], ALPHA_GRID, None if weight is None else weight[rows]
+        )
         self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
         self.selected_alpha_ = self._select(self.validation_sweep_)
         self.alpha_ = self.resolve_alpha(self.alpha)
@@ -292,8 +347,12 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
     def _n_model_outputs(self) -> int:
         return self.rule_outputs().n_model_outputs
 
-    def _select(self, table: dict[str, list[float]], min_verification: float | None = None,
-                min_error: bool = False) -> float:
+    def _select(
+        self,
+        table: dict[str, list[float]],
+        min_verification: float | None = None,
+        min_error: bool = False,
+    ) -> float:
         """The rule-keeping alpha (default), the lowest-error one, or the smallest alpha
         reaching `min_verification`."""
         if self.rule_ is None:
@@ -310,16 +369,21 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         alpha: the forward of the sweeps."""
         return self._combine(torch.stack([m.forward_alphas(x, alphas) for m in self.models_]))
 
-    def _evaluate(self, X: Tensor, alphas: Sequence[float],
-                  rule: bool = True) -> tuple[Tensor, Tensor | None]:
+    def _evaluate(
+        self, X: Tensor, alphas: Sequence[float], rule: bool = True
+    ) -> tuple[Tensor, Tensor | None]:
         """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None:
         `deepctrl.core.evaluation.predict_sweep` of the networks' combined forward,
         in blocks of max(64, SWEEP_ROWS // n_alphas) rows."""
         alphas = [float(a) for a in alphas]
-        return evaluation.predict_sweep(nn.ModuleList(self.models_),
-                                        self.rule_ if rule else None, X, alphas,
-                                        block_rows=max(64, SWEEP_ROWS // len(alphas)),
-                                        forward=self._forward_alphas)
+        return evaluation.predict_sweep(
+            nn.ModuleList(self.models_),
+            self.rule_ if rule else None,
+            X,
+            alphas,
+            block_rows=max(64, SWEEP_ROWS // len(alphas)),
+            forward=self._forward_alphas,
+        )
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
         """Combined outputs at `alpha`: one value for every row, or one per row (an
@@ -351,11 +415,16 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         """`combined_at` in blocks of rows."""
         joined = JoinedRows(X.shape[0])
         for i in range(0, X.shape[0], SWEEP_ROWS):
-            joined.add(self.combined_at(X[i:i + SWEEP_ROWS], alphas[i:i + SWEEP_ROWS]))
+            joined.add(self.combined_at(X[i : i + SWEEP_ROWS], alphas[i : i + SWEEP_ROWS]))
         return joined.result()
 
-    def _sweep_encoded(self, X: Tensor, y_true: np.ndarray | None, alphas: Sequence[float],
-                       weight: np.ndarray | None = None) -> dict[str, list[float]]:
+    def _sweep_encoded(
+        self,
+        X: Tensor,
+        y_true: np.ndarray | None,
+        alphas: Sequence[float],
+        weight: np.ndarray | None = None,
+    ) -> dict[str, list[float]]:
         """`sweep` on encoded rows, with targets for the metrics and row weights."""
         if self.rule_ is None:
             alphas = [float(a) for a in alphas]
@@ -364,8 +433,10 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
             ok = None
         else:
             y, ok = self._evaluate(X, alphas)
-        table: dict[str, list[float]] = {"alpha": [float(a) for a in alphas],
-                                         "verification_ratio": []}
+        table: dict[str, list[float]] = {
+            "alpha": [float(a) for a in alphas],
+            "verification_ratio": [],
+        }
         target = None if y_true is None else torch.tensor(y_true)
         w = None if weight is None else torch.tensor(weight)
         for i in range(len(alphas)):
@@ -377,8 +448,7 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
                 table.setdefault(name, []).append(value)
         return table
 
-    def sweep(self, X: Any, y: Any = None, alphas: Sequence[float] | None = None
-              ) -> pd.DataFrame:
+    def sweep(self, X: Any, y: Any = None, alphas: Sequence[float] | None = None) -> pd.DataFrame:
         """The verification ratio and the error metrics at every alpha.
 
         Without rules the verification ratio is NaN and every alpha gives the same model.
@@ -428,8 +498,9 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         assert ok is not None  # the rules are evaluated
         return float(ok.nanmean())
 
-    def alpha_for_verification(self, X: Any, min_verification: float,
-                               alphas: Sequence[float] | None = None) -> tuple[float, float]:
+    def alpha_for_verification(
+        self, X: Any, min_verification: float, alphas: Sequence[float] | None = None
+    ) -> tuple[float, float]:
         """The smallest alpha whose verification ratio on the rows of X reaches
         `min_verification`; no labels needed and the estimator is left as it is.
 
@@ -454,13 +525,20 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
         goal = check_goal(min_verification)
         check_is_fitted(self, "models_")
         if self.rule_ is None:
-            raise ValueError("this model has no rules, so it has no verification ratio to "
-                             "choose alpha by")
+            raise ValueError(
+                "this model has no rules, so it has no verification ratio to choose alpha by"
+            )
         grid = LABEL_FREE_GRID if alphas is None else alphas
         return first_reaching(self.sweep(X, None, grid).to_dict(orient="list"), goal)
 
-    def select_alpha(self, X_val: Any, y_val: Any = None, min_verification: float | None = None,
-                     alphas: Sequence[float] | None = None, objective: str = "auto") -> float:
+    def select_alpha(
+        self,
+        X_val: Any,
+        y_val: Any = None,
+        min_verification: float | None = None,
+        alphas: Sequence[float] | None = None,
+        objective: str = "auto",
+    ) -> float:
         """Choose the alpha that predictions use by default (`alpha_`) on a validation set
         and return it.
 
@@ -499,16 +577,19 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
             raise ValueError(f"objective must be 'auto' or 'min_error', got {objective!r}")
         if y_val is None:
             if min_verification is None:
-                raise ValueError("select_alpha without labels (y_val=None) needs "
-                                 "min_verification, the verification ratio to reach")
+                raise ValueError(
+                    "select_alpha without labels (y_val=None) needs "
+                    "min_verification, the verification ratio to reach"
+                )
             alpha, _ = self.alpha_for_verification(X_val, min_verification, alphas)
             self.alpha_ = alpha
             return alpha
         table = self.sweep(X_val, y_val, ALPHA_GRID if alphas is None else alphas)
         if self.rule_ is None:
             raise ValueError("this model has no rules, so alpha has no effect")
-        alpha = self._select(table.to_dict(orient="list"), min_verification,
-                             min_error=objective == "min_error")
+        alpha = self._select(
+            table.to_dict(orient="list"), min_verification, min_error=objective == "min_error"
+        )
         self.alpha_ = alpha
         return alpha
 

@@ -117,19 +117,45 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             chose.
     """
 
-    def __init__(self, rules: Any = None, alpha: float | str = "auto", *, loss: str = "mse",
-                 hidden_size: int | None = None, latent_size: int | None = None,
-                 beta: float = 0.1, rho: float | str = "auto", batch_size: int | str = "auto",
-                 learning_rate: float | str = "auto", max_epochs: int | str = "auto",
-                 patience: int | str = "auto", lr_schedule: str = "auto",
-                 validation_fraction: float = 0.2, n_seeds: int | str = "auto",
-                 random_state: Any = None, verbose: bool = False, device: str = "cpu") -> None:
-        super().__init__(rules, alpha, hidden_size=hidden_size, latent_size=latent_size,
-                         beta=beta, rho=rho, batch_size=batch_size,
-                         learning_rate=learning_rate, max_epochs=max_epochs, patience=patience,
-                         lr_schedule=lr_schedule, validation_fraction=validation_fraction,
-                         n_seeds=n_seeds, random_state=random_state, verbose=verbose,
-                         device=device)
+    def __init__(
+        self,
+        rules: Any = None,
+        alpha: float | str = "auto",
+        *,
+        loss: str = "mse",
+        hidden_size: int | None = None,
+        latent_size: int | None = None,
+        beta: float = 0.1,
+        rho: float | str = "auto",
+        batch_size: int | str = "auto",
+        learning_rate: float | str = "auto",
+        max_epochs: int | str = "auto",
+        patience: int | str = "auto",
+        lr_schedule: str = "auto",
+        validation_fraction: float = 0.2,
+        n_seeds: int | str = "auto",
+        random_state: Any = None,
+        verbose: bool = False,
+        device: str = "cpu",
+    ) -> None:
+        super().__init__(
+            rules,
+            alpha,
+            hidden_size=hidden_size,
+            latent_size=latent_size,
+            beta=beta,
+            rho=rho,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            max_epochs=max_epochs,
+            patience=patience,
+            lr_schedule=lr_schedule,
+            validation_fraction=validation_fraction,
+            n_seeds=n_seeds,
+            random_state=random_state,
+            verbose=verbose,
+            device=device,
+        )
         self.loss = loss
 
     def __sklearn_tags__(self) -> Any:
@@ -172,8 +198,9 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         self.target_scale_ = np.where(std > 1e-12, std, 1.0)
         return ((values - self.target_mean_) / self.target_scale_).astype(np.float32), values
 
-    def _weigh_targets(self, y_train: np.ndarray, y_metric: np.ndarray,
-                       weight: np.ndarray) -> np.ndarray:
+    def _weigh_targets(
+        self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
+    ) -> np.ndarray:
         self.target_mean_ = np.average(y_metric, axis=0, weights=weight)
         std = np.sqrt(np.average((y_metric - self.target_mean_) ** 2, axis=0, weights=weight))
         self.target_scale_ = np.where(std > 1e-12, std, 1.0)
@@ -182,8 +209,10 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
         values, _ = self._values(y, n)
         if values.shape[1] != len(self.output_names_):
-            raise ValueError(f"y has {values.shape[1]} target column(s), the model predicts "
-                             f"{len(self.output_names_)}")
+            raise ValueError(
+                f"y has {values.shape[1]} target column(s), the model predicts "
+                f"{len(self.output_names_)}"
+            )
         return values
 
     def rule_outputs(self) -> Outputs:
@@ -192,8 +221,9 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def _raw(self, y_model: np.ndarray) -> np.ndarray:
         return y_model * self.target_scale_ + self.target_mean_
 
-    def _metrics(self, y_model: Tensor, y_true: Tensor,
-                 weight: Tensor | None = None) -> dict[str, float]:
+    def _metrics(
+        self, y_model: Tensor, y_true: Tensor, weight: Tensor | None = None
+    ) -> dict[str, float]:
         raw = torch.from_numpy(self._raw(y_model.numpy()))
         return {name: float(score(name, raw, y_true, weight)) for name in ("mae", "mse")}
 
@@ -283,20 +313,45 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             chose.
     """
 
-    def __init__(self, rules: Any = None, alpha: float | str = "auto", *,
-                 class_weight: Any = None, hidden_size: int | None = None,
-                 latent_size: int | None = None, beta: float = 0.1, rho: float | str = "auto",
-                 batch_size: int | str = "auto", learning_rate: float | str = "auto",
-                 max_epochs: int | str = "auto", patience: int | str = "auto",
-                 lr_schedule: str = "auto", validation_fraction: float = 0.2,
-                 n_seeds: int | str = "auto", random_state: Any = None, verbose: bool = False,
-                 device: str = "cpu") -> None:
-        super().__init__(rules, alpha, hidden_size=hidden_size, latent_size=latent_size,
-                         beta=beta, rho=rho, batch_size=batch_size,
-                         learning_rate=learning_rate, max_epochs=max_epochs, patience=patience,
-                         lr_schedule=lr_schedule, validation_fraction=validation_fraction,
-                         n_seeds=n_seeds, random_state=random_state, verbose=verbose,
-                         device=device)
+    def __init__(
+        self,
+        rules: Any = None,
+        alpha: float | str = "auto",
+        *,
+        class_weight: Any = None,
+        hidden_size: int | None = None,
+        latent_size: int | None = None,
+        beta: float = 0.1,
+        rho: float | str = "auto",
+        batch_size: int | str = "auto",
+        learning_rate: float | str = "auto",
+        max_epochs: int | str = "auto",
+        patience: int | str = "auto",
+        lr_schedule: str = "auto",
+        validation_fraction: float = 0.2,
+        n_seeds: int | str = "auto",
+        random_state: Any = None,
+        verbose: bool = False,
+        device: str = "cpu",
+    ) -> None:
+        super().__init__(
+            rules,
+            alpha,
+            hidden_size=hidden_size,
+            latent_size=latent_size,
+            beta=beta,
+            rho=rho,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            max_epochs=max_epochs,
+            patience=patience,
+            lr_schedule=lr_schedule,
+            validation_fraction=validation_fraction,
+            n_seeds=n_seeds,
+            random_state=random_state,
+            verbose=verbose,
+            device=device,
+        )
         self.class_weight = class_weight
 
     def _class_weights(self, y_metric: np.ndarray) -> np.ndarray | None:
@@ -306,8 +361,10 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         if isinstance(weight, dict):  # labels -> indices of classes_
             unknown = [k for k in weight if k not in set(self.classes_.tolist())]
             if unknown:
-                raise ValueError(f"class_weight names {unknown[0]!r}, which is not a class "
-                                 f"(classes: {', '.join(map(str, self.classes_))})")
+                raise ValueError(
+                    f"class_weight names {unknown[0]!r}, which is not a class "
+                    f"(classes: {', '.join(map(str, self.classes_))})"
+                )
             weight = {int(np.flatnonzero(self.classes_ == k)[0]): v for k, v in weight.items()}
         elif weight != "balanced":
             raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {weight!r}")
@@ -334,21 +391,28 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         self.target_name_ = str(y.name) if getattr(y, "name", None) is not None else "y"
         self.classes_, index = np.unique(labels, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError(f"y has only 1 class ({self.classes_[0]!r}); a classifier needs "
-                             "at least two")
+            raise ValueError(
+                f"y has only 1 class ({self.classes_[0]!r}); a classifier needs at least two"
+            )
         multi = len(self.classes_) > 2
         train = index.astype(np.int64) if multi else index.astype(np.float32)[:, None]
         return train, index
 
-    def _split(self, n: int, y: np.ndarray, rng: np.random.RandomState) -> tuple[np.ndarray,
-                                                                                 np.ndarray]:
+    def _split(
+        self, n: int, y: np.ndarray, rng: np.random.RandomState
+    ) -> tuple[np.ndarray, np.ndarray]:
         n_val = round(self.validation_fraction * n)
         if n_val < 2 or n - n_val < 2:
             return rng.permutation(n), np.arange(0)
         try:
-            return tuple(train_test_split(np.arange(n), test_size=n_val,
-                                          random_state=rng.randint(2**31 - 1),
-                                          stratify=y.reshape(n, -1)[:, 0]))
+            return tuple(
+                train_test_split(
+                    np.arange(n),
+                    test_size=n_val,
+                    random_state=rng.randint(2**31 - 1),
+                    stratify=y.reshape(n, -1)[:, 0],
+                )
+            )
         except ValueError:
             order = rng.permutation(n)
             return order[n_val:], order[:n_val]
@@ -360,8 +424,10 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         index = np.searchsorted(self.classes_, labels).clip(0, len(self.classes_) - 1)
         unknown = self.classes_[index] != labels
         if unknown.any():
-            raise ValueError(f"y has {int(unknown.sum())} rows with classes not seen in "
-                             f"training, e.g. {labels[unknown][0]!r}")
+            raise ValueError(
+                f"y has {int(unknown.sum())} rows with classes not seen in "
+                f"training, e.g. {labels[unknown][0]!r}"
+            )
         return index
 
     def rule_outputs(self) -> Outputs:
@@ -373,8 +439,9 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         log_n = np.log(outputs.shape[0])
         if self.network_["head"] == "log_softmax":
             return torch.logsumexp(outputs, dim=0) - log_n
-        return (torch.logsumexp(F.logsigmoid(outputs), dim=0)
-                - torch.logsumexp(F.logsigmoid(-outputs), dim=0))
+        return torch.logsumexp(F.logsigmoid(outputs), dim=0) - torch.logsumexp(
+            F.logsigmoid(-outputs), dim=0
+        )
 
     def _proba(self, y_model: np.ndarray) -> np.ndarray:
         if y_model.shape[1] == 1:
@@ -383,8 +450,9 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         p = np.exp(y_model)
         return p / p.sum(axis=1, keepdims=True)
 
-    def _metrics(self, y_model: Tensor, y_true: Tensor,
-                 weight: Tensor | None = None) -> dict[str, float]:
+    def _metrics(
+        self, y_model: Tensor, y_true: Tensor, weight: Tensor | None = None
+    ) -> dict[str, float]:
         """The log loss (bce, or cross_entropy for several classes: the binary cross entropy
         of the probability given to each row's class, at least 1e-7, against 1), accuracy,
         and auc (for several classes the mean over the classes of each one against the
@@ -394,12 +462,16 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         if proba.shape[1] == 2:
             auc = score("auc", proba[:, 1], y_true, weight)
         else:
-            auc = torch.stack([score("auc", proba[:, k], y_true == k, weight)
-                               for k in range(proba.shape[1])]).mean()
-        return {"bce" if proba.shape[1] == 2 else "cross_entropy":
-                float(score("bce", given, torch.ones_like(given), weight)),
-                "accuracy": float(score("accuracy", proba, y_true, weight)),
-                "auc": float(auc)}
+            auc = torch.stack(
+                [score("auc", proba[:, k], y_true == k, weight) for k in range(proba.shape[1])]
+            ).mean()
+        return {
+            "bce" if proba.shape[1] == 2 else "cross_entropy": float(
+                score("bce", given, torch.ones_like(given), weight)
+            ),
+            "accuracy": float(score("accuracy", proba, y_true, weight)),
+            "auc": float(auc),
+        }
 
     def predict_proba(self, X: Any, alpha: Any = None) -> np.ndarray:
         """Class probabilities.

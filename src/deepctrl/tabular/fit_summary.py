@@ -14,25 +14,35 @@ def _imputed(est: Any) -> str | None:
     for col in est.encoder_.columns:
         if not col.missing:
             continue
-        how = ("as a category of its own" if col.kind == CATEGORICAL
-               else f"with the training mean {col.mean:.4g}"
-               + (" days" if col.kind == DATE else "") + " and an indicator input")
+        how = (
+            "as a category of its own"
+            if col.kind == CATEGORICAL
+            else f"with the training mean {col.mean:.4g}"
+            + (" days" if col.kind == DATE else "")
+            + " and an indicator input"
+        )
         parts.append(f"{col.name} {col.missing} ({how})")
     return "missing values: " + "; ".join(parts) if parts else None
 
 
 def _dates(est: Any) -> str | None:
-    parts = [f"{c.name} from {c.origin[:19]} ({c.width} inputs: days"
-             + "".join(f", {p} cycle" for p in c.parts) + ")"
-             for c in est.encoder_.columns if c.kind == DATE]
+    parts = [
+        f"{c.name} from {c.origin[:19]} ({c.width} inputs: days"
+        + "".join(f", {p} cycle" for p in c.parts)
+        + ")"
+        for c in est.encoder_.columns
+        if c.kind == DATE
+    ]
     return "dates: " + "; ".join(parts) if parts else None
 
 
 def _choice(est: Any, alpha: float, label: str) -> str:
     row = row_of(est.validation_sweep_, alpha)
     metric = est.primary_metric
-    return (f"alpha {alpha:g} ({label} {metric} {row[metric]:.4g}, verification "
-            f"{row['verification_ratio']:.3f})")
+    return (
+        f"alpha {alpha:g} ({label} {metric} {row[metric]:.4g}, verification "
+        f"{row['verification_ratio']:.3f})"
+    )
 
 
 def summary_lines(est: Any) -> list[str]:
@@ -40,8 +50,10 @@ def summary_lines(est: Any) -> list[str]:
     default alpha beside the lowest-error one."""
     label = "validation" if est.n_validation_ else "training"
     split = f"validated on {est.n_validation_}" if est.n_validation_ else "no validation split"
-    lines = [f"trained {type(est).__name__} on {est.n_train_} rows ({split}), "
-             f"{est.encoder_.n_encoded} inputs after encoding"]
+    lines = [
+        f"trained {type(est).__name__} on {est.n_train_} rows ({split}), "
+        f"{est.encoder_.n_encoded} inputs after encoding"
+    ]
     lines += [line for line in (_imputed(est), _dates(est)) if line]
     leaves, _ = leaves_and_weights(est.rules)
     if not leaves:
@@ -56,10 +68,16 @@ def summary_lines(est: Any) -> list[str]:
     first = row_of(table, 0.0)
     lines.append(f"{label} at alpha 0: " + ", ".join(f"{m} {first[m]:.4g}" for m in metrics))
     if est.rule_ is not None:
-        lines.append(f"default alpha: {_choice(est, est.selected_alpha_, label)}: the lowest "
-                     f"{label} error among alphas whose verification reaches {KEEP_RULE:g}"
-                     + ("" if row_of(table, est.selected_alpha_)["verification_ratio"]
-                        >= KEEP_RULE else " (none does: the highest verification)"))
-        lines.append(f"lowest {label} error: {_choice(est, est.min_error_alpha_, label)} "
-                     "(alpha='min_error')")
+        lines.append(
+            f"default alpha: {_choice(est, est.selected_alpha_, label)}: the lowest "
+            f"{label} error among alphas whose verification reaches {KEEP_RULE:g}"
+            + (
+                ""
+                if row_of(table, est.selected_alpha_)["verification_ratio"] >= KEEP_RULE
+                else " (none does: the highest verification)"
+            )
+        )
+        lines.append(
+            f"lowest {label} error: {_choice(est, est.min_error_alpha_, label)} (alpha='min_error')"
+        )
     return lines

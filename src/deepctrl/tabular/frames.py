@@ -60,22 +60,25 @@ def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.
         frame = as_frame(X)
         validate_data(est, frame, reset=reset, skip_check_array=True)
     else:
-        arr = validate_data(est, X, reset=reset, dtype=None, accept_sparse=True,
-                            ensure_all_finite="allow-nan")
+        arr = validate_data(
+            est, X, reset=reset, dtype=None, accept_sparse=True, ensure_all_finite="allow-nan"
+        )
         frame = as_frame(arr, names)
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError(f"X is empty: {frame.shape[0]} rows, {frame.shape[1]} columns")
     return frame
 
 
-def row_weights(sample_weight: Any, by_class: np.ndarray | None,
-                frame: pd.DataFrame) -> np.ndarray | None:
+def row_weights(
+    sample_weight: Any, by_class: np.ndarray | None, frame: pd.DataFrame
+) -> np.ndarray | None:
     """Per-row weights: ``sample_weight`` times the class weights, or None when every row
     weighs the same (training then runs exactly as without weights)."""
     parts = [] if by_class is None else [by_class]
     if sample_weight is not None:
-        parts.append(_check_sample_weight(sample_weight, frame, dtype=np.float64,
-                                          ensure_non_negative=True))
+        parts.append(
+            _check_sample_weight(sample_weight, frame, dtype=np.float64, ensure_non_negative=True)
+        )
     if not parts:
         return None
     weight = np.prod(parts, axis=0)

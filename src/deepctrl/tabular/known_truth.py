@@ -24,18 +24,29 @@ RULE = ("price", "decreasing")
 """The rule these tables test: the prediction falls when `price` rises."""
 
 
-def _segment(n: int, slope: float, noise: float, level: float,
-             rng: np.random.Generator) -> pd.DataFrame:
+def _segment(
+    n: int, slope: float, noise: float, level: float, rng: np.random.Generator
+) -> pd.DataFrame:
     price = rng.uniform(1.0, 5.0, n)
     quality = rng.uniform(0.0, 1.0, n)
     season = rng.normal(0.0, 1.0, n)
-    sales = (level + slope * (price - 3.0) + 2.0 * quality + 1.5 * np.sin(season)
-             + noise * rng.normal(0.0, 1.0, n))
+    sales = (
+        level
+        + slope * (price - 3.0)
+        + 2.0 * quality
+        + 1.5 * np.sin(season)
+        + noise * rng.normal(0.0, 1.0, n)
+    )
     return pd.DataFrame({"price": price, "quality": quality, "season": season, "sales": sales})
 
 
-def known_truth_table(truths: Mapping[str, str], rows: int | Sequence[int] = 600,
-                      effect: float = 1.0, noise: float = 1.0, seed: int = 0) -> pd.DataFrame:
+def known_truth_table(
+    truths: Mapping[str, str],
+    rows: int | Sequence[int] = 600,
+    effect: float = 1.0,
+    noise: float = 1.0,
+    seed: int = 0,
+) -> pd.DataFrame:
     """One table with a `segment` column and the columns price, quality, season and sales.
 
     Every segment has its own rows where sales change by `effect` per unit of price (price

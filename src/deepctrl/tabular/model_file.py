@@ -29,9 +29,20 @@ from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.network import build_network
 from deepctrl.tabular.table_rules import resolve, rules_config, rules_from_config
 
-_COMMON = ("n_features_in_", "network_", "n_epochs_", "best_epochs_", "batch_size_",
-           "n_train_", "n_validation_", "validation_sweep_", "selected_alpha_",
-           "min_error_alpha_", "alpha_", "rho_")
+_COMMON = (
+    "n_features_in_",
+    "network_",
+    "n_epochs_",
+    "best_epochs_",
+    "batch_size_",
+    "n_train_",
+    "n_validation_",
+    "validation_sweep_",
+    "selected_alpha_",
+    "min_error_alpha_",
+    "alpha_",
+    "rho_",
+)
 ESTIMATORS: dict[str, type[BaseEstimator]] = {}
 """Estimator classes a model file may name, filled by :func:`register`."""
 
@@ -40,6 +51,8 @@ def register(cls: type[Estimator]) -> type[Estimator]:
     """Class decorator: model files naming ``cls.__name__`` load as ``cls``."""
     ESTIMATORS[cls.__name__] = cls
     return cls
+
+
 _REGRESSION = ("output_names_", "target_1d_")
 Estimator = TypeVar("Estimator", bound=BaseEstimator)
 
@@ -65,16 +78,22 @@ def estimator_config(est: Any) -> dict[str, Any]:
     if hasattr(est, "classes_"):
         fitted["classes_"] = _plain(est.classes_)
         fitted["target_name_"] = est.target_name_
-        fitted["classes_dtype"] = est.classes_.dtype.str if est.classes_.dtype != object \
-            else "object"
+        fitted["classes_dtype"] = (
+            est.classes_.dtype.str if est.classes_.dtype != object else "object"
+        )
     else:
         fitted.update({k: _plain(getattr(est, k)) for k in _REGRESSION})
         fitted["target_mean_"] = _plain(est.target_mean_)
         fitted["target_scale_"] = _plain(est.target_scale_)
-    return {"estimator": type(est).__name__, "estimator_format": TABLE_MODEL_FORMAT,
-            "params": params, "rules": rules_config(est.rules),
-            "preprocessing": est.encoder_.config(), "n_models": len(est.models_),
-            "fitted": fitted}
+    return {
+        "estimator": type(est).__name__,
+        "estimator_format": TABLE_MODEL_FORMAT,
+        "params": params,
+        "rules": rules_config(est.rules),
+        "preprocessing": est.encoder_.config(),
+        "n_models": len(est.models_),
+        "fitted": fitted,
+    }
 
 
 def save_estimator(est: Any, path: str | os.PathLike[str]) -> Path:
@@ -89,8 +108,9 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     fitted: dict[str, Any] = dict(cfg["fitted"])
     if "classes_" in fitted:
         dtype = fitted.pop("classes_dtype")
-        fitted["classes_"] = np.asarray(fitted["classes_"],
-                                        dtype=object if dtype == "object" else dtype)
+        fitted["classes_"] = np.asarray(
+            fitted["classes_"], dtype=object if dtype == "object" else dtype
+        )
     else:
         fitted["target_mean_"] = np.asarray(fitted["target_mean_"], dtype=np.float64)
         fitted["target_scale_"] = np.asarray(fitted["target_scale_"], dtype=np.float64)
@@ -98,11 +118,11 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
         fitted["feature_names_in_"] = np.asarray(fitted["feature_names_in_"], dtype=object)
     fitted["selected_alpha_"] = float(fitted["selected_alpha_"])
     # files written before the rule-keeping default chose alpha by the lowest error alone
-    fitted["min_error_alpha_"] = float(fitted.get("min_error_alpha_",
-                                                  fitted["selected_alpha_"]))
+    fitted["min_error_alpha_"] = float(fitted.get("min_error_alpha_", fitted["selected_alpha_"]))
     alpha = cfg["params"].get("alpha", "auto")  # files written before alpha_ existed
-    fitted["alpha_"] = float(fitted.get("alpha_", fitted["selected_alpha_"] if alpha == "auto"
-                                        else alpha))
+    fitted["alpha_"] = float(
+        fitted.get("alpha_", fitted["selected_alpha_"] if alpha == "auto" else alpha)
+    )
     for key, value in fitted.items():
         setattr(est, key, value)
     est.encoder_ = TableEncoder.from_config(cfg["preprocessing"])
@@ -114,8 +134,7 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     return est
 
 
-def load_estimator(path: str | os.PathLike[str],
-                   kind: type[BaseEstimator] | None = None) -> Any:
+def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | None = None) -> Any:
     """Read an estimator written by :func:`save_estimator`, with clear errors for files
     that are foreign, corrupt, pickles or from an incompatible version."""
     ckpt = read_checkpoint(path)

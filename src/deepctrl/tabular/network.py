@@ -19,8 +19,9 @@ from deepctrl.core.layers import mlp
 from deepctrl.core.model import DeepCTRL
 
 
-def network_spec(n_in: int, n_out: int, head: str, hidden: int | None,
-                 latent: int | None, max_hidden: int = 128) -> dict[str, Any]:
+def network_spec(
+    n_in: int, n_out: int, head: str, hidden: int | None, latent: int | None, max_hidden: int = 128
+) -> dict[str, Any]:
     """Layer sizes: hidden = 4 x inputs rounded up to a power of two within [32,
     ``max_hidden``], latent = hidden / 4 (at least 8), unless given."""
     h = hidden or int(np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, max_hidden))

@@ -119,8 +119,9 @@ def _column(g: _Nodes, value: str) -> str:
 
 def _standardized(g: _Nodes, days_or_value: str, missing: str, c: Column) -> str:
     """(value - mean) / std as float32, 0 (the training mean) where missing."""
-    scaled = g.op("Div", g.op("Sub", days_or_value, g.const(np.float64(c.mean))),
-                  g.const(np.float64(c.std)))
+    scaled = g.op(
+        "Div", g.op("Sub", days_or_value, g.const(np.float64(c.mean))), g.const(np.float64(c.std))
+    )
     kept = g.op("Where", missing, g.const(np.float64(0.0)), scaled)
     return g.op("Cast", kept, to=FLOAT)
 
@@ -133,12 +134,13 @@ def _year_start(g: _Nodes, year: str) -> str:
     def leap_days(y: str) -> str:
         def count(n: float) -> str:
             return g.op("Floor", g.op("Div", y, g.const(np.float64(n))))
+
         return g.op("Add", g.op("Sub", count(4.0), count(100.0)), count(400.0))
 
-    since = g.op("Mul", g.op("Sub", year, g.const(np.float64(1970.0))),
-                 g.const(np.float64(365.0)))
-    return g.op("Sub", g.op("Add", since, leap_days(before)),
-                g.const(np.float64(LEAP_DAYS_BEFORE_1970)))
+    since = g.op("Mul", g.op("Sub", year, g.const(np.float64(1970.0))), g.const(np.float64(365.0)))
+    return g.op(
+        "Sub", g.op("Add", since, leap_days(before)), g.const(np.float64(LEAP_DAYS_BEFORE_1970))
+    )
 
 
 def _phase(g: _Nodes, t: str, part: str) -> str:
@@ -149,17 +151,25 @@ def _phase(g: _Nodes, t: str, part: str) -> str:
     if part == "week":  # 1970-01-01 was a Thursday, three days after a Monday
         u = g.op("Add", t, g.const(np.float64(3.0)))
         weeks = g.op("Floor", g.op("Div", u, g.const(np.float64(7.0))))
-        return g.op("Div", g.op("Sub", u, g.op("Mul", weeks, g.const(np.float64(7.0)))),
-                    g.const(np.float64(7.0)))
-    guess = g.op("Add", g.op("Floor", g.op("Div", t, g.const(np.float64(DATE_PARTS["year"])))),
-                 g.const(np.float64(1970.0)))
+        return g.op(
+            "Div",
+            g.op("Sub", u, g.op("Mul", weeks, g.const(np.float64(7.0)))),
+            g.const(np.float64(7.0)),
+        )
+    guess = g.op(
+        "Add",
+        g.op("Floor", g.op("Div", t, g.const(np.float64(DATE_PARTS["year"])))),
+        g.const(np.float64(1970.0)),
+    )
     one = g.const(np.float64(1.0))
-    later = g.op("Cast", g.op("GreaterOrEqual", t, _year_start(g, g.op("Add", guess, one))),
-                 to=DOUBLE)
+    later = g.op(
+        "Cast", g.op("GreaterOrEqual", t, _year_start(g, g.op("Add", guess, one))), to=DOUBLE
+    )
     earlier = g.op("Cast", g.op("Less", t, _year_start(g, guess)), to=DOUBLE)
     year = g.op("Sub", g.op("Add", guess, later), earlier)
-    return g.op("Div", g.op("Sub", t, _year_start(g, year)),
-                g.const(np.float64(DATE_PARTS["year"])))
+    return g.op(
+        "Div", g.op("Sub", t, _year_start(g, year)), g.const(np.float64(DATE_PARTS["year"]))
+    )
 
 
 def _encode_column(g: _Nodes, c: Column) -> list[str]:
@@ -167,8 +177,10 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
     if c.kind == CATEGORICAL:
         texts = [category_text(v) for v in c.categories]
         if len(set(texts)) != len(texts):
-            raise ValueError(f"column {c.name!r}: two categories read the same as text, which "
-                             "the ONNX file's string input cannot tell apart")
+            raise ValueError(
+                f"column {c.name!r}: two categories read the same as text, which "
+                "the ONNX file's string input cannot tell apart"
+            )
         equal = g.op("Equal", _column(g, c.name), g.const(np.array(texts, dtype=object)))
         return [g.op("Cast", equal, to=FLOAT)]
     if c.kind == DATE:
@@ -195,8 +207,7 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
 def _input_type(c: Column) -> int:
     from onnx import TensorProto
 
-    return {CATEGORICAL: TensorProto.STRING, DATE: TensorProto.INT64}.get(c.kind,
-                                                                          TensorProto.FLOAT)
+    return {CATEGORICAL: TensorProto.STRING, DATE: TensorProto.INT64}.get(c.kind, TensorProto.FLOAT)
 
 
 class _Served(nn.Module):
@@ -211,10 +222,8 @@ class _Served(nn.Module):
         self.ignores_alpha = est.rule_ is None
         self.classifier = hasattr(est, "classes_")
         if not self.classifier:
-            self.register_buffer("scale", torch.as_tensor(est.target_scale_,
-                                                          dtype=torch.float32))
-            self.register_buffer("shift", torch.as_tensor(est.target_mean_,
-                                                          dtype=torch.float32))
+            self.register_buffer("scale", torch.as_tensor(est.target_scale_, dtype=torch.float32))
+            self.register_buffer("shift", torch.as_tensor(est.target_mean_, dtype=torch.float32))
 
     def forward(self, x: Tensor, alpha: Tensor) -> Tensor:
         if self.ignores_alpha:
@@ -237,8 +246,9 @@ def _label_values(classes: np.ndarray) -> np.ndarray:
     return np.array([str(c) for c in classes], dtype=object)
 
 
-def preprocessing_graph(encoder: TableEncoder, opsets: list[Any] | None = None,
-                        ir_version: int = 10) -> Any:
+def preprocessing_graph(
+    encoder: TableEncoder, opsets: list[Any] | None = None, ir_version: int = 10
+) -> Any:
     """An ONNX ModelProto from the columns (inputs by name) to `encoded`, the model input
     that `encoder.transform` computes, float32 (rows, `encoder.n_encoded`)."""
     from onnx import TensorProto, helper
@@ -246,13 +256,16 @@ def preprocessing_graph(encoder: TableEncoder, opsets: list[Any] | None = None,
     g = _Nodes()
     pieces = [p for c in encoder.columns for p in _encode_column(g, c)]
     g.nodes.append(helper.make_node("Concat", pieces, ["encoded"], axis=1))
-    inputs = [helper.make_tensor_value_info(c.name, _input_type(c), ["rows"])
-              for c in encoder.columns]
-    encoded = helper.make_tensor_value_info("encoded", TensorProto.FLOAT,
-                                            ["rows", encoder.n_encoded])
+    inputs = [
+        helper.make_tensor_value_info(c.name, _input_type(c), ["rows"]) for c in encoder.columns
+    ]
+    encoded = helper.make_tensor_value_info(
+        "encoded", TensorProto.FLOAT, ["rows", encoder.n_encoded]
+    )
     model = helper.make_model(
         helper.make_graph(g.nodes, "preprocessing", inputs, [encoded], g.constants),
-        opset_imports=opsets or [helper.make_opsetid("", 20)])
+        opset_imports=opsets or [helper.make_opsetid("", 20)],
+    )
     model.ir_version = ir_version
     return model
 
@@ -268,11 +281,18 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
     reserved = {"alpha", "label", *outputs}
     clash = [n for n in encoder.names if n in reserved or n.startswith(INTERNAL)]
     if clash:
-        raise ValueError(f"the table has a column named {clash[0]!r}, which the ONNX file "
-                         "uses for its own input or output: rename the column and fit again")
+        raise ValueError(
+            f"the table has a column named {clash[0]!r}, which the ONNX file "
+            "uses for its own input or output: rename the column and fit again"
+        )
     example = torch.zeros(2, encoder.n_encoded)
-    network = export_program(_Served(est).eval(), (example, torch.zeros(2)),
-                             ["encoded", "alpha"], outputs, f"this {type(est).__name__}")
+    network = export_program(
+        _Served(est).eval(),
+        (example, torch.zeros(2)),
+        ["encoded", "alpha"],
+        outputs,
+        f"this {type(est).__name__}",
+    )
     network = compose.add_prefix(network, "_net/")
     for name in ("alpha", *outputs):
         rename_value(network.graph, f"_net/{name}", name)
@@ -281,12 +301,19 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
     if classifier:
         _add_label(model, est.classes_)
     model.graph.name = f"deepctrl {type(est).__name__}"
-    model.doc_string = ("Inputs: the table's columns by name and 'alpha' (float32 per row); "
-                        f"outputs: {', '.join(o.name for o in model.graph.output)}.")
-    helper.set_model_props(model, {
-        "estimator": type(est).__name__, "deepctrl_version": __version__,
-        "default_alpha": repr(float(est.alpha_)),
-        "min_error_alpha": repr(float(est.min_error_alpha_))})
+    model.doc_string = (
+        "Inputs: the table's columns by name and 'alpha' (float32 per row); "
+        f"outputs: {', '.join(o.name for o in model.graph.output)}."
+    )
+    helper.set_model_props(
+        model,
+        {
+            "estimator": type(est).__name__,
+            "deepctrl_version": __version__,
+            "default_alpha": repr(float(est.alpha_)),
+            "min_error_alpha": repr(float(est.min_error_alpha_)),
+        },
+    )
     return model
 
 
@@ -295,18 +322,23 @@ def _add_label(model: Any, classes: np.ndarray) -> None:
     from onnx import TensorProto, helper, numpy_helper
 
     labels = _label_values(classes)
-    label_type = {"i": TensorProto.INT64, "f": TensorProto.DOUBLE}.get(labels.dtype.kind,
-                                                                       TensorProto.STRING)
+    label_type = {"i": TensorProto.INT64, "f": TensorProto.DOUBLE}.get(
+        labels.dtype.kind, TensorProto.STRING
+    )
     graph = model.graph
     graph.initializer.append(numpy_helper.from_array(labels, "_post/classes"))
-    graph.node.extend([
-        helper.make_node("ArgMax", ["probabilities"], ["_post/best"], axis=1, keepdims=0),
-        helper.make_node("Gather", ["_post/classes", "_post/best"], ["label"], axis=0)])
+    graph.node.extend(
+        [
+            helper.make_node("ArgMax", ["probabilities"], ["_post/best"], axis=1, keepdims=0),
+            helper.make_node("Gather", ["_post/classes", "_post/best"], ["label"], axis=0),
+        ]
+    )
     graph.output.insert(0, helper.make_tensor_value_info("label", label_type, ["rows"]))
 
 
-def check_table_graph(est: DeepCTRLEstimator, proto: Any, frame: pd.DataFrame,
-                      alpha: Any, atol: float = 1e-4) -> None:
+def check_table_graph(
+    est: DeepCTRLEstimator, proto: Any, frame: pd.DataFrame, alpha: Any, atol: float = 1e-4
+) -> None:
     """Raise ValueError unless onnxruntime's outputs for `frame` match the estimator's."""
     feed = onnx_feed(est.encoder_, frame, alpha)
     rows = feed["alpha"].astype(np.float64)
@@ -319,8 +351,9 @@ def check_table_graph(est: DeepCTRLEstimator, proto: Any, frame: pd.DataFrame,
     check_outputs(proto, feed, expected, atol)
 
 
-def write_onnx(est: DeepCTRLEstimator, path: str | os.PathLike[str],
-               frame: pd.DataFrame | None) -> Path:
+def write_onnx(
+    est: DeepCTRLEstimator, path: str | os.PathLike[str], frame: pd.DataFrame | None
+) -> Path:
     """Build the graph of `est`, check it on the rows of `frame` (if given) at alphas
     spread over [0, 1] one per row, and write it atomically."""
     proto = table_graph(est)

@@ -68,20 +68,36 @@ def _small(n_train: int) -> Recipe:
 def _large(n_train: int, batch: int) -> Recipe:
     steps = max(1, math.ceil(n_train / batch))
     epochs = min(max(math.ceil(STEP_BUDGET / steps), EPOCHS[0]), EPOCHS[1])
-    return Recipe(batch, LEARNING_RATE * math.sqrt(batch / 512), epochs,
-                  max(10, math.ceil(epochs / 3)), "cosine", 3, WIDEST)
+    return Recipe(
+        batch,
+        LEARNING_RATE * math.sqrt(batch / 512),
+        epochs,
+        max(10, math.ceil(epochs / 3)),
+        "cosine",
+        3,
+        WIDEST,
+    )
 
 
-def training_recipe(n_train: int, batch_size: Any = "auto", learning_rate: Any = "auto",
-                    max_epochs: Any = "auto", patience: Any = "auto",
-                    lr_schedule: str = "auto", n_seeds: Any = "auto") -> Recipe:
+def training_recipe(
+    n_train: int,
+    batch_size: Any = "auto",
+    learning_rate: Any = "auto",
+    max_epochs: Any = "auto",
+    patience: Any = "auto",
+    lr_schedule: str = "auto",
+    n_seeds: Any = "auto",
+) -> Recipe:
     """The recipe for ``n_train`` training rows; a value given for a parameter is kept."""
     if n_train < MANY_ROWS:
         base = _small(n_train)
         batch = base.batch_size if batch_size == "auto" else int(batch_size)
     else:
-        batch = _power_of_two(n_train / ROWS_PER_STEP, *BATCH) if batch_size == "auto" \
+        batch = (
+            _power_of_two(n_train / ROWS_PER_STEP, *BATCH)
+            if batch_size == "auto"
             else int(batch_size)
+        )
         base = _large(n_train, batch)
     return Recipe(
         batch,
@@ -90,4 +106,5 @@ def training_recipe(n_train: int, batch_size: Any = "auto", learning_rate: Any =
         base.patience if patience == "auto" else int(patience),
         base.lr_schedule if lr_schedule == "auto" else lr_schedule,
         base.n_seeds if n_seeds == "auto" else int(n_seeds),
-        base.max_hidden)
+        base.max_hidden,
+    )

@@ -73,12 +73,18 @@ class Segment:
         Returns:
             Rows, verdict, reason, statistics and (when trained) the mean curves.
         """
-        out: dict[str, Any] = {"rows": self.rows, "verdict": self.verdict,
-                               "reason": self.reason, **self.statistics}
+        out: dict[str, Any] = {
+            "rows": self.rows,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            **self.statistics,
+        }
         if self.errors is not None and self.verification is not None:
-            out["curve"] = {"alpha": list(alphas),
-                            "error": self.errors.mean(axis=0).tolist(),
-                            "verification": np.nanmean(self.verification, axis=0).tolist()}
+            out["curve"] = {
+                "alpha": list(alphas),
+                "error": self.errors.mean(axis=0).tolist(),
+                "verification": np.nanmean(self.verification, axis=0).tolist(),
+            }
         return out
 
 
@@ -109,10 +115,14 @@ class RuleTestResult:
             The rule, the target and every segment's
                 [to_dict][deepctrl.tabular.rule_test.Segment.to_dict] with the metric.
         """
-        return {"rule": self.rule, "target": self.target,
-                "groups": {k: {"metric": self.metric, **v.to_dict(self.alphas)}
-                           for k, v in self.groups.items()},
-                "all": {"metric": self.metric, **self.all.to_dict(self.alphas)}}
+        return {
+            "rule": self.rule,
+            "target": self.target,
+            "groups": {
+                k: {"metric": self.metric, **v.to_dict(self.alphas)} for k, v in self.groups.items()
+            },
+            "all": {"metric": self.metric, **self.all.to_dict(self.alphas)},
+        }
 
     def verdicts(self) -> dict[str, str]:
         """The verdicts.
@@ -134,8 +144,10 @@ def _group_labels(groups: Any, n: int) -> pd.Series:
 
 def _check(estimator: Any, folds: int, min_rows: int) -> None:
     if not isinstance(estimator, DeepCTRLEstimator):
-        raise ValueError("rule_test needs a DeepCTRLRegressor or DeepCTRLClassifier, got "
-                         f"{type(estimator).__name__}")
+        raise ValueError(
+            "rule_test needs a DeepCTRLRegressor or DeepCTRLClassifier, got "
+            f"{type(estimator).__name__}"
+        )
     if not leaves_and_weights(estimator.rules)[0]:
         raise ValueError("the estimator has no rules to test; pass rules=[...]")
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
@@ -144,8 +156,15 @@ def _check(estimator: Any, folds: int, min_rows: int) -> None:
         raise ValueError(f"min_rows must be at least 2 x folds = {2 * folds}, got {min_rows}")
 
 
-def _fold_curves(estimator: Any, X: pd.DataFrame, y: pd.Series, folds: int, seed: int,
-                 alphas: list[float], bar: Any) -> tuple[np.ndarray, np.ndarray, str]:
+def _fold_curves(
+    estimator: Any,
+    X: pd.DataFrame,
+    y: pd.Series,
+    folds: int,
+    seed: int,
+    alphas: list[float],
+    bar: Any,
+) -> tuple[np.ndarray, np.ndarray, str]:
     """Held-out error and verification curves (folds x alphas), and the error's name."""
     errors, ratios, metric = [], [], ""
     splits = KFold(folds, shuffle=True, random_state=seed).split(X)
@@ -160,8 +179,16 @@ def _fold_curves(estimator: Any, X: pd.DataFrame, y: pd.Series, folds: int, seed
     return np.array(errors), np.array(ratios), metric
 
 
-def _judge_segment(estimator: Any, X: pd.DataFrame, y: pd.Series, folds: int, seed: int,
-                   alphas: list[float], min_rows: int, bar: Any) -> tuple[Segment, str]:
+def _judge_segment(
+    estimator: Any,
+    X: pd.DataFrame,
+    y: pd.Series,
+    folds: int,
+    seed: int,
+    alphas: list[float],
+    min_rows: int,
+    bar: Any,
+) -> tuple[Segment, str]:
     if len(X) < min_rows:
         verdict, reason = too_few_rows(len(X), min_rows)
         return Segment(len(X), verdict, reason), ""
@@ -174,9 +201,18 @@ def _judge_segment(estimator: Any, X: pd.DataFrame, y: pd.Series, folds: int, se
     return Segment(len(X), verdict, reason, stats, errors, ratios), metric
 
 
-def rule_test(estimator: DeepCTRLEstimator, X: pd.DataFrame, y: Any, groups: Any = None, *,
-              folds: int = 5, min_rows: int = MIN_ROWS, alphas: Sequence[float] | None = None,
-              random_state: int = 0, progress: bool = True) -> RuleTestResult:
+def rule_test(
+    estimator: DeepCTRLEstimator,
+    X: pd.DataFrame,
+    y: Any,
+    groups: Any = None,
+    *,
+    folds: int = 5,
+    min_rows: int = MIN_ROWS,
+    alphas: Sequence[float] | None = None,
+    random_state: int = 0,
+    progress: bool = True,
+) -> RuleTestResult:
     """Test the rules of an unfitted `estimator` on every segment of `X, y` that
     `groups` defines, and on all rows together.
 
@@ -211,8 +247,11 @@ def rule_test(estimator: DeepCTRLEstimator, X: pd.DataFrame, y: Any, groups: Any
     """
     _check(estimator, folds, min_rows)
     X = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
-    y = pd.Series(y).reset_index(drop=True) if not isinstance(y, pd.DataFrame) \
+    y = (
+        pd.Series(y).reset_index(drop=True)
+        if not isinstance(y, pd.DataFrame)
         else y.reset_index(drop=True)
+    )
     if len(y) != len(X):
         raise ValueError(f"y has {len(y)} rows but X has {len(X)}")
     grid = [float(a) for a in (ALPHA_GRID if alphas is None else alphas)]
@@ -222,22 +261,27 @@ def rule_test(estimator: DeepCTRLEstimator, X: pd.DataFrame, y: Any, groups: Any
     sizes = labels.value_counts(sort=False) if labels is not None else pd.Series(dtype=int)
     judged = [str(g) for g, n in sizes.items() if n >= min_rows]
     if len(judged) > MAX_GROUPS:
-        raise ValueError(f"the group column has {len(judged)} values with at least {min_rows} "
-                         f"rows; a rule test trains {folds} models per value, so at most "
-                         f"{MAX_GROUPS} are allowed: raise min_rows or group more coarsely")
-    with tqdm(total=folds * (len(judged) + 1), desc="rule test", unit="fit",
-              disable=not progress) as bar:
+        raise ValueError(
+            f"the group column has {len(judged)} values with at least {min_rows} "
+            f"rows; a rule test trains {folds} models per value, so at most "
+            f"{MAX_GROUPS} are allowed: raise min_rows or group more coarsely"
+        )
+    with tqdm(
+        total=folds * (len(judged) + 1), desc="rule test", unit="fit", disable=not progress
+    ) as bar:
         results: dict[str, Segment] = {}
         metric = ""
         for name in sorted(sizes.index, key=str):
             bar.set_postfix_str(f"group {name}")
             mask = (labels == name).to_numpy()
-            results[name], m = _judge_segment(estimator, X[mask], y[mask], folds, random_state,
-                                              grid, min_rows, bar)
+            results[name], m = _judge_segment(
+                estimator, X[mask], y[mask], folds, random_state, grid, min_rows, bar
+            )
             metric = metric or m
         bar.set_postfix_str(ALL)
         every, m = _judge_segment(estimator, X, y, folds, random_state, grid, min_rows, bar)
     leaves, _ = leaves_and_weights(estimator.rules)
     target = ", ".join(map(str, y.columns)) if isinstance(y, pd.DataFrame) else str(y.name)
-    return RuleTestResult(" and ".join(describe(r) for r in leaves), target, metric or m,
-                          grid, results, every)
+    return RuleTestResult(
+        " and ".join(describe(r) for r in leaves), target, metric or m, grid, results, every
+    )

@@ -27,40 +27,63 @@ def _row(name: str, seg: Segment) -> list[Any]:
     s = seg.statistics
     if not s:
         return [name, seg.rows, seg.verdict, "", "", "", "", "", "", seg.reason]
-    return [name, seg.rows, f"**{seg.verdict}**",
-            f"{s['best_alpha']:g} {_interval(s['best_alpha_interval'])}",
-            f"{s['verification_alpha0']:.2f}", s["error_alpha0"], s["error_best"],
-            s["error_alpha1"],
-            f"{s['enforcement_cost']:.4g} {_interval(s['enforcement_cost_interval'], '.3g')}",
-            seg.reason]
+    return [
+        name,
+        seg.rows,
+        f"**{seg.verdict}**",
+        f"{s['best_alpha']:g} {_interval(s['best_alpha_interval'])}",
+        f"{s['verification_alpha0']:.2f}",
+        s["error_alpha0"],
+        s["error_best"],
+        s["error_alpha1"],
+        f"{s['enforcement_cost']:.4g} {_interval(s['enforcement_cost_interval'], '.3g')}",
+        seg.reason,
+    ]
 
 
 def report_markdown(result: RuleTestResult) -> str:
     """report.md: one row per segment with its verdict and reason, and how to read them."""
     segments = [*result.groups.items(), (ALL, result.all)]
     folds = next((seg.statistics["folds"] for _, seg in segments if seg.statistics), 0)
-    header = ["group", "rows", "verdict", "best alpha [interval]", "verification at alpha 0",
-              f"{result.metric} at alpha 0", f"{result.metric} best",
-              f"{result.metric} at alpha 1", "enforcement cost [interval]", "reason"]
-    lines = [f"# Rule test: {result.rule}", "",
-             f"Target `{result.target}`; error metric {result.metric} on held-out rows "
-             f"({folds} folds per group, each trained with its own seed; intervals at "
-             f"{CONFIDENCE:.0%} over folds).", "",
-             markdown_table(header, [_row(k, v) for k, v in segments]), "",
-             "## Reading the verdicts", "",
-             "- **consistent**: a model trained on the group's data alone already follows "
-             "the rule on most held-out rows, or making it follow the rule (verification "
-             f"ratio {HOLDS:.0%}) costs no measurable error.",
-             "- **contradicted**: the data-only model breaks the rule on most rows and "
-             "following it costs error beyond the noise: the group's data disagree with "
-             "the rule.",
-             "- **inconclusive**: too few rows, folds that disagree, or no clear direction in "
-             "the data (as when the target does not depend on the rule's feature).",
-             "",
-             "The enforcement cost (error at alpha 1 minus the best error) is positive on "
-             "almost every group, because DeepCTRL's rule path fits the data less closely "
-             "than its data path; compare it between groups rather than with zero.",
-             "", "![error and verification over alpha](rule_test.png)", ""]
+    header = [
+        "group",
+        "rows",
+        "verdict",
+        "best alpha [interval]",
+        "verification at alpha 0",
+        f"{result.metric} at alpha 0",
+        f"{result.metric} best",
+        f"{result.metric} at alpha 1",
+        "enforcement cost [interval]",
+        "reason",
+    ]
+    lines = [
+        f"# Rule test: {result.rule}",
+        "",
+        f"Target `{result.target}`; error metric {result.metric} on held-out rows "
+        f"({folds} folds per group, each trained with its own seed; intervals at "
+        f"{CONFIDENCE:.0%} over folds).",
+        "",
+        markdown_table(header, [_row(k, v) for k, v in segments]),
+        "",
+        "## Reading the verdicts",
+        "",
+        "- **consistent**: a model trained on the group's data alone already follows "
+        "the rule on most held-out rows, or making it follow the rule (verification "
+        f"ratio {HOLDS:.0%}) costs no measurable error.",
+        "- **contradicted**: the data-only model breaks the rule on most rows and "
+        "following it costs error beyond the noise: the group's data disagree with "
+        "the rule.",
+        "- **inconclusive**: too few rows, folds that disagree, or no clear direction in "
+        "the data (as when the target does not depend on the rule's feature).",
+        "",
+        "The enforcement cost (error at alpha 1 minus the best error) is positive on "
+        "almost every group, because DeepCTRL's rule path fits the data less closely "
+        "than its data path; compare it between groups rather than with zero.",
+        "",
+        "![error and verification over alpha](rule_test.png)",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -68,12 +91,13 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
     """Error (left axis) and verification ratio (right axis) over alpha per group, titled
     with the verdict; groups too small to judge are left out."""
     plt = pyplot()
-    shown = [(k, v) for k, v in [*result.groups.items(), (ALL, result.all)]
-             if v.errors is not None][-MAX_PANELS:]
+    shown = [
+        (k, v) for k, v in [*result.groups.items(), (ALL, result.all)] if v.errors is not None
+    ][-MAX_PANELS:]
     cols = min(3, max(len(shown), 1))
     rows = max(1, math.ceil(len(shown) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
-    for ax in axes.flat[len(shown):]:
+    for ax in axes.flat[len(shown) :]:
         ax.set_visible(False)
     for ax, (name, seg) in zip(axes.flat, shown, strict=False):
         assert seg.errors is not None and seg.verification is not None
@@ -87,8 +111,9 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
         twin.plot(result.alphas, seg.verification.mean(0), color="tab:orange")
         twin.set_ylim(-0.02, 1.02)
         twin.set_ylabel("verification ratio", color="tab:orange")
-        ax.set_title(f"{name} ({seg.rows} rows): {seg.verdict}", color=COLOURS[seg.verdict],
-                     fontsize=10)
+        ax.set_title(
+            f"{name} ({seg.rows} rows): {seg.verdict}", color=COLOURS[seg.verdict], fontsize=10
+        )
     fig.suptitle(f"{result.rule}: held-out error (band: range over folds) and verification")
     fig.tight_layout()
     return save_figure(fig, path)
@@ -106,6 +131,8 @@ def write_rule_test(result: RuleTestResult, out: str | os.PathLike[str]) -> list
     """
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    return [write_json(folder / "rule_test.json", result.to_dict()),
-            write_text(folder / "report.md", report_markdown(result)),
-            plot_rule_test(result, folder / "rule_test.png")]
+    return [
+        write_json(folder / "rule_test.json", result.to_dict()),
+        write_text(folder / "report.md", report_markdown(result)),
+        plot_rule_test(result, folder / "rule_test.png"),
+    ]

@@ -56,18 +56,23 @@ class Thresholds:
     disagree: float = 0.20
     tolerance: float = 0.01
 
+
 def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
     """Mean and CONFIDENCE interval of the mean of `values` (one per fold)."""
     mean = float(values.mean())
     if len(values) < 2:
         return mean, -math.inf, math.inf
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(values) - 1)
-                 * values.std(ddof=1) / math.sqrt(len(values)))
+    half = float(
+        stats.t.ppf(0.5 + CONFIDENCE / 2, len(values) - 1)
+        * values.std(ddof=1)
+        / math.sqrt(len(values))
+    )
     return mean, mean - half, mean + half
 
 
-def segment_statistics(errors: np.ndarray, verification: np.ndarray,
-                       alphas: Sequence[float]) -> dict[str, Any]:
+def segment_statistics(
+    errors: np.ndarray, verification: np.ndarray, alphas: Sequence[float]
+) -> dict[str, Any]:
     """Best alpha, costs and data-only verification, with intervals, from per-fold curves.
 
     Args:
@@ -125,28 +130,40 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
     v0, (v0_lo, v0_hi) = s["verification_alpha0"], s["verification_alpha0_interval"]
     allowed = limits.tolerance * abs(s["error_best"])
     cost, (cost_lo, cost_hi) = s["cost_rule_holds"], s["cost_rule_holds_interval"]
-    where = (f"at alpha {s['alpha_rule_holds']:g}" if s["alpha_rule_holds"] is not None
-             else "at alpha 1, where it still falls short of "
-                  f"{HOLDS:.0%} verification")
+    where = (
+        f"at alpha {s['alpha_rule_holds']:g}"
+        if s["alpha_rule_holds"] is not None
+        else f"at alpha 1, where it still falls short of {HOLDS:.0%} verification"
+    )
     share = cost / abs(s["error_best"]) if s["error_best"] else math.inf
     seen = f"the data-only model (alpha 0) follows the rule on {v0:.0%} of held-out rows"
     if v0_lo >= limits.agree:
         return "consistent", f"{seen} ({v0_lo:.0%} to {v0_hi:.0%} over folds)"
     if cost_hi <= allowed:
-        return "consistent", (f"following the rule ({where}) costs {share:+.1%} error, within "
-                              f"{limits.tolerance:.0%} of the best error at {CONFIDENCE:.0%} "
-                              "confidence")
+        return "consistent", (
+            f"following the rule ({where}) costs {share:+.1%} error, within "
+            f"{limits.tolerance:.0%} of the best error at {CONFIDENCE:.0%} "
+            "confidence"
+        )
     if v0_hi <= limits.disagree and cost_lo > allowed:
-        return "contradicted", (f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}), and following it "
-                                f"({where}) costs {share:+.1%} error, beyond the noise")
+        return "contradicted", (
+            f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}), and following it "
+            f"({where}) costs {share:+.1%} error, beyond the noise"
+        )
     if not math.isfinite(v0_lo) or v0_hi - v0_lo > 2 * (limits.agree - 0.5):
-        return "inconclusive", (f"{seen}, but the folds disagree ({v0_lo:.0%} to {v0_hi:.0%}):"
-                                " too few rows or too much noise")
+        return "inconclusive", (
+            f"{seen}, but the folds disagree ({v0_lo:.0%} to {v0_hi:.0%}):"
+            " too few rows or too much noise"
+        )
     if v0_hi <= limits.disagree:
-        return "inconclusive", (f"{seen}, but following it ({where}) costs {share:+.1%} error,"
-                                " not distinguishable from no cost")
-    return "inconclusive", (f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}): the data show no clear "
-                            f"direction, and following the rule ({where}) costs {share:+.1%}")
+        return "inconclusive", (
+            f"{seen}, but following it ({where}) costs {share:+.1%} error,"
+            " not distinguishable from no cost"
+        )
+    return "inconclusive", (
+        f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}): the data show no clear "
+        f"direction, and following the rule ({where}) costs {share:+.1%}"
+    )
 
 
 def too_few_rows(rows: int, needed: int) -> tuple[str, str]:

@@ -66,8 +66,10 @@ class Expression(Penalty):
         self.expression = expression
 
     def _unresolved(self, x: Tensor, y_hat: Tensor) -> Tensor:
-        raise ValueError(f"Expression({self.expression!r}) names columns: use it in "
-                         "DeepCTRLRegressor or DeepCTRLClassifier")
+        raise ValueError(
+            f"Expression({self.expression!r}) names columns: use it in "
+            "DeepCTRLRegressor or DeepCTRLClassifier"
+        )
 
     def config(self) -> dict[str, Any]:
         return {"kind": "expression", "expression": self.expression, "tau": self.tau}
@@ -79,8 +81,14 @@ class Expression(Penalty):
 class Outputs:
     """The model's outputs by name, and how to turn model outputs into the table's units."""
 
-    def __init__(self, kind: str, names: list[str], mean: Iterable[float] = (),
-                 std: Iterable[float] = (), labels: Sequence[Any] = ()) -> None:
+    def __init__(
+        self,
+        kind: str,
+        names: list[str],
+        mean: Iterable[float] = (),
+        std: Iterable[float] = (),
+        labels: Sequence[Any] = (),
+    ) -> None:
         self.kind, self.names = kind, names
         self.labels = list(labels)
         """The class labels of a classifier (empty for regression)."""
@@ -88,11 +96,19 @@ class Outputs:
         self.std = torch.tensor(list(std), dtype=torch.float32)
 
     @classmethod
-    def regression(cls, names: list[str], mean: Iterable[float] | None = None,
-                   std: Iterable[float] | None = None) -> Outputs:
+    def regression(
+        cls,
+        names: list[str],
+        mean: Iterable[float] | None = None,
+        std: Iterable[float] | None = None,
+    ) -> Outputs:
         k = len(names)
-        return cls("regression", names, mean if mean is not None else [0.0] * k,
-                   std if std is not None else [1.0] * k)
+        return cls(
+            "regression",
+            names,
+            mean if mean is not None else [0.0] * k,
+            std if std is not None else [1.0] * k,
+        )
 
     @classmethod
     def classification(cls, classes: Sequence[Any]) -> Outputs:
@@ -112,8 +128,10 @@ class Outputs:
         if isinstance(output, int) and not isinstance(output, bool) and 0 <= output < len(keys):
             return output
         what, plural = ("class", "classes") if self.labels else ("target", "targets")
-        raise ValueError(f"output {output!r} is not a {what} of this model ({plural}: "
-                         f"{', '.join(str(k) for k in keys)})")
+        raise ValueError(
+            f"output {output!r} is not a {what} of this model ({plural}: "
+            f"{', '.join(str(k) for k in keys)})"
+        )
 
     def describe(self, index: int) -> str:
         """``P('late')`` for a class, the target name for regression."""
@@ -142,8 +160,9 @@ class NamedPenalty:
 
     def __init__(self, fn: Any, encoder: TableEncoder, outputs: Outputs) -> None:
         self.fn, self.outputs = fn, outputs
-        self.inputs = [(c.name, c.start, c.mean, c.std) for c in encoder.columns
-                       if c.kind == NUMERIC]
+        self.inputs = [
+            (c.name, c.start, c.mean, c.std) for c in encoder.columns if c.kind == NUMERIC
+        ]
 
     def __call__(self, x: Tensor, y_hat: Tensor) -> Tensor:
         columns = {name: x[:, i] * std + mean for name, i, mean, std in self.inputs}
@@ -169,11 +188,13 @@ def describe(rule: Rule, where: bool = False) -> str:
     where_text = f" ({source})" if source else ""
     if isinstance(rule, Expression):
         return f"penalty({rule.expression}){where_text}"
-    on = f", on {rule.output!r}" if isinstance(rule, Monotonic | Threshold) \
-        and rule.output is not None else ""
+    on = (
+        f", on {rule.output!r}"
+        if isinstance(rule, Monotonic | Threshold) and rule.output is not None
+        else ""
+    )
     if isinstance(rule, Threshold):
-        return (f"threshold({rule.feature} > {rule.threshold:g}, {rule.direction}{on})"
-                f"{where_text}")
+        return f"threshold({rule.feature} > {rule.threshold:g}, {rule.direction}{on}){where_text}"
     if isinstance(rule, Monotonic):
         return f"monotonic({rule.feature}, {rule.direction}{on}){where_text}"
     return type(rule).__name__.lower() + where_text
@@ -228,26 +249,35 @@ def _feature_key(rule: Monotonic | Threshold, col: Column, outputs: Outputs) -> 
     return index, False
 
 
-def _resolve_feature_rule(rule: Monotonic | Threshold, encoder: TableEncoder,
-                          outputs: Outputs) -> tuple[Rule, tuple[str, int, str]]:
+def _resolve_feature_rule(
+    rule: Monotonic | Threshold, encoder: TableEncoder, outputs: Outputs
+) -> tuple[Rule, tuple[str, int, str]]:
     """The rule on the encoded input, and (column, output, direction) it constrains."""
     col = encoder.ordered(rule.feature, f"rule {_named(rule)}")
     index, flip = _feature_key(rule, col, outputs)
-    direction = rule.direction if not flip else ("decreasing" if rule.direction == "increasing"
-                                                 else "increasing")
+    direction = (
+        rule.direction
+        if not flip
+        else ("decreasing" if rule.direction == "increasing" else "increasing")
+    )
     given = rule.given_perturbation
     pert = given if given is not None else default_perturbation(col)
     if isinstance(pert, Relative) and col.low <= 0 <= col.high:
-        warnings.warn(f"rule {_named(rule)}: column {col.name!r} takes values around 0, where "
-                      "a relative perturbation barely moves it; consider "
-                      f"perturbation=dc.rules.Additive({0.1 * col.std:.3g})",
-                      UserWarning, stacklevel=4)
+        warnings.warn(
+            f"rule {_named(rule)}: column {col.name!r} takes values around 0, where "
+            "a relative perturbation barely moves it; consider "
+            f"perturbation=dc.rules.Additive({0.1 * col.std:.3g})",
+            UserWarning,
+            stacklevel=4,
+        )
     out = rule.with_feature(col.start, Standardized(pert, col.mean, col.std))
     out = out.with_output(index, direction)
     if isinstance(out, Threshold):
         if col.kind == DATE:
-            raise ValueError(f"rule {_named(rule)}: a threshold on the date column "
-                             f"{col.name!r} is not supported; a monotonic rule is")
+            raise ValueError(
+                f"rule {_named(rule)}: a threshold on the date column "
+                f"{col.name!r} is not supported; a monotonic rule is"
+            )
         out.threshold = col.to_encoded(out.threshold)
     return out, (col.name, index, direction)
 
@@ -265,10 +295,14 @@ def _check_pairs(keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs
             continue
         on = outputs.describe(1 if outputs.kind == "binary" else index)
         if other[1] == direction:
-            raise ValueError(f"rules {_named(other[0])} and {_named(rule)} say the same "
-                             f"of {column!r} and {on}: give it once")
-        raise ValueError(f"rules {_named(other[0])} and {_named(rule)} contradict each "
-                         f"other: {on} cannot both rise and fall with {column!r}")
+            raise ValueError(
+                f"rules {_named(other[0])} and {_named(rule)} say the same "
+                f"of {column!r} and {on}: give it once"
+            )
+        raise ValueError(
+            f"rules {_named(other[0])} and {_named(rule)} contradict each "
+            f"other: {on} cannot both rise and fall with {column!r}"
+        )
 
 
 def acts_on(rules: Any, outputs: Outputs) -> list[str]:
@@ -290,14 +324,19 @@ def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> 
             if name in known:
                 continue
             if name in encoder.names:
-                raise ValueError(f"rule {_named(rule)}: column {name!r} is categorical; "
-                                 "an expression can only use numeric columns and outputs")
-            raise ValueError(f"rule {_named(rule)}: unknown name {name!r}; outputs are "
-                             f"{', '.join(outputs.names)}")
+                raise ValueError(
+                    f"rule {_named(rule)}: column {name!r} is categorical; "
+                    "an expression can only use numeric columns and outputs"
+                )
+            raise ValueError(
+                f"rule {_named(rule)}: unknown name {name!r}; outputs are "
+                f"{', '.join(outputs.names)}"
+            )
         clash = set(encoder.names) & set(outputs.names) & set(rule.comparison.names)
         if clash:
-            raise ValueError(f"rule {_named(rule)}: {sorted(clash)[0]!r} is both a column "
-                             "and an output")
+            raise ValueError(
+                f"rule {_named(rule)}: {sorted(clash)[0]!r} is both a column and an output"
+            )
         fn = _ExpressionFn(rule)
     return Penalty(NamedPenalty(fn, encoder, outputs), tau=rule.tau, strict=rule.strict)
 
@@ -319,8 +358,10 @@ def resolve(rules: Any, encoder: TableEncoder, outputs: Outputs) -> Rule | None:
         elif isinstance(leaf, Penalty):
             resolved.append(_resolve_penalty(leaf, encoder, outputs))
         else:
-            raise ValueError(f"estimators support Monotonic, Threshold, Penalty and Expression "
-                             f"rules, got {type(leaf).__name__}")
+            raise ValueError(
+                f"estimators support Monotonic, Threshold, Penalty and Expression "
+                f"rules, got {type(leaf).__name__}"
+            )
     _check_pairs(keys, outputs)
     if not resolved:
         return None
@@ -343,9 +384,11 @@ def rules_config(rules: Any) -> list[dict[str, Any]]:
     out = []
     for leaf, weight in zip(leaves, weights, strict=True):
         if type(leaf) is Penalty:
-            raise ValueError("a Penalty rule written in Python cannot be stored in a model file;"
-                             " write it as an Expression('...') (deepctrl.tabular.table_rules)"
-                             " to save it")
+            raise ValueError(
+                "a Penalty rule written in Python cannot be stored in a model file;"
+                " write it as an Expression('...') (deepctrl.tabular.table_rules)"
+                " to save it"
+            )
         cfg = leaf.config()
         if isinstance(cfg.get("feature"), np.integer):
             cfg["feature"] = int(cfg["feature"])

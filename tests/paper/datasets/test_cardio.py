@@ -29,10 +29,21 @@ HEADER = ";".join(COLUMNS)
 
 def _row(i: int, ap_hi: int, cardio: int, **over: object) -> dict[str, object]:
     """One patient; the other columns vary with i so that no column is constant."""
-    row = {"id": i, "age": 15000 + 37 * i, "gender": 1 + i % 2, "height": 150 + i % 31,
-           "weight": 55.0 + (i % 17) * 1.5, "ap_hi": ap_hi, "ap_lo": 70 + i % 3 * 10,
-           "cholesterol": 1 + i % 3, "gluc": 1 + (i // 3) % 3, "smoke": i % 2,
-           "alco": (i // 2) % 2, "active": (i // 5) % 2, "cardio": cardio}
+    row = {
+        "id": i,
+        "age": 15000 + 37 * i,
+        "gender": 1 + i % 2,
+        "height": 150 + i % 31,
+        "weight": 55.0 + (i % 17) * 1.5,
+        "ap_hi": ap_hi,
+        "ap_lo": 70 + i % 3 * 10,
+        "cholesterol": 1 + i % 3,
+        "gluc": 1 + (i // 3) % 3,
+        "smoke": i % 2,
+        "alco": (i // 2) % 2,
+        "active": (i // 5) % 2,
+        "cardio": cardio,
+    }
     row.update(over)
     return row
 
@@ -69,8 +80,10 @@ def test_loader_reads_semicolon_file(tmp_path):
         ({"gluc": [4, 0]}, "column 'gluc' has 2 rows outside {1, 2, 3}"),
         ({"gender": [3]}, "column 'gender' has 1 row outside {1, 2}"),
         ({"smoke": [2]}, "column 'smoke' has 1 row outside {0, 1}"),
-        ({"age": [0, -5, 60000]},
-         "column 'age' has 3 rows outside (0, 54787.5] (age must be in days)"),
+        (
+            {"age": [0, -5, 60000]},
+            "column 'age' has 3 rows outside (0, 54787.5] (age must be in days)",
+        ),
         ({"height": [350]}, "column 'height' has 1 row outside (0, 300]"),
         ({"weight": ["heavy", ""]}, "column 'weight' has 2 rows that are empty or not finite"),
         ({"id": [1]}, "column 'id' has 1 row with repeated ids"),
@@ -102,7 +115,8 @@ def test_loader_file_level_errors(tmp_path):
         load_cardio_csv(header_only)
     missing = tmp_path / "missing_cols.csv"
     pd.DataFrame([_row(0, 120, 0)]).drop(columns=["ap_lo", "alco"]).to_csv(
-        missing, sep=";", index=False)
+        missing, sep=";", index=False
+    )
     with pytest.raises(ValueError, match=r"missing columns ap_lo, alco$"):
         load_cardio_csv(missing)
     one_class = tmp_path / "one_class.csv"
@@ -137,15 +151,25 @@ def test_kaggle_file_encodes_each_feature_under_its_name(tmp_path):
     assert enc.std == (2000.0, 5.0, 10.0, 20.0, 10.0)
     X = enc.transform(frame)
     expected = {
-        "age": [1, 1, -1, -1], "height": [1, -1, 1, -1], "weight": [1, -1, -1, 1],
-        "ap_hi": [-1, 1, -1, 1], "ap_lo": [-1, -1, 1, 1],
-        "gender_1": [0, 1, 1, 0], "gender_2": [1, 0, 0, 1],
-        "cholesterol_1": [1, 0, 0, 1], "cholesterol_2": [0, 0, 1, 0],
+        "age": [1, 1, -1, -1],
+        "height": [1, -1, 1, -1],
+        "weight": [1, -1, -1, 1],
+        "ap_hi": [-1, 1, -1, 1],
+        "ap_lo": [-1, -1, 1, 1],
+        "gender_1": [0, 1, 1, 0],
+        "gender_2": [1, 0, 0, 1],
+        "cholesterol_1": [1, 0, 0, 1],
+        "cholesterol_2": [0, 0, 1, 0],
         "cholesterol_3": [0, 1, 0, 0],
-        "gluc_1": [1, 1, 0, 0], "gluc_2": [0, 0, 0, 1], "gluc_3": [0, 0, 1, 0],
-        "smoke_0": [1, 0, 1, 1], "smoke_1": [0, 1, 0, 0],
-        "alco_0": [1, 1, 0, 1], "alco_1": [0, 0, 1, 0],
-        "active_0": [0, 0, 1, 0], "active_1": [1, 1, 0, 1],
+        "gluc_1": [1, 1, 0, 0],
+        "gluc_2": [0, 0, 0, 1],
+        "gluc_3": [0, 0, 1, 0],
+        "smoke_0": [1, 0, 1, 1],
+        "smoke_1": [0, 1, 0, 0],
+        "alco_0": [1, 1, 0, 1],
+        "alco_1": [0, 0, 1, 0],
+        "active_0": [0, 0, 1, 0],
+        "active_1": [1, 1, 0, 1],
     }
     assert sorted(FEATURES) == sorted(expected) and X.shape == (4, len(expected))
     for name, column in expected.items():
@@ -161,27 +185,59 @@ def test_kaggle_file_encodes_each_feature_under_its_name(tmp_path):
 
 
 def test_encoder_by_hand():
-    frame = validate_cardio(pd.DataFrame(
-        [_row(0, 100, 0, age=10000, height=150, weight=50.0, ap_lo=60, gender=1,
-              cholesterol=3, gluc=2, smoke=0, alco=1, active=0),
-         _row(1, 140, 1, age=20000, height=170, weight=90.0, ap_lo=100, gender=2,
-              cholesterol=1, gluc=1, smoke=1, alco=0, active=1)]))
+    frame = validate_cardio(
+        pd.DataFrame(
+            [
+                _row(
+                    0,
+                    100,
+                    0,
+                    age=10000,
+                    height=150,
+                    weight=50.0,
+                    ap_lo=60,
+                    gender=1,
+                    cholesterol=3,
+                    gluc=2,
+                    smoke=0,
+                    alco=1,
+                    active=0,
+                ),
+                _row(
+                    1,
+                    140,
+                    1,
+                    age=20000,
+                    height=170,
+                    weight=90.0,
+                    ap_lo=100,
+                    gender=2,
+                    cholesterol=1,
+                    gluc=1,
+                    smoke=1,
+                    alco=0,
+                    active=1,
+                ),
+            ]
+        )
+    )
     enc = Encoder.fit(frame)
     assert enc.mean == (15000.0, 160.0, 70.0, 120.0, 80.0)
     assert enc.std == (5000.0, 10.0, 20.0, 20.0, 20.0)
     X = enc.transform(frame)
     assert X.dtype == np.float32 and X.shape == (2, 19)
-    np.testing.assert_array_equal(X[0], [-1, -1, -1, -1, -1, 1, 0, 0, 0, 1, 0, 1, 0,
-                                         1, 0, 0, 1, 1, 0])
-    np.testing.assert_array_equal(X[1], [1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0,
-                                         0, 1, 1, 0, 0, 1])
+    np.testing.assert_array_equal(
+        X[0], [-1, -1, -1, -1, -1, 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1, 0]
+    )
+    np.testing.assert_array_equal(X[1], [1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 1])
     with pytest.raises(ValueError, match="column 'height' is constant"):
         Encoder.fit(frame.assign(height=160))
 
 
 def test_threshold_and_usual_mask():
-    frame = pd.DataFrame({"ap_hi": [100, 110, 120, 130, 140, 150, 160],
-                          "cardio": [0, 0, 0, 1, 1, 1, 0]})
+    frame = pd.DataFrame(
+        {"ap_hi": [100, 110, 120, 130, 140, 150, 160], "cardio": [0, 0, 0, 1, 1, 1, 0]}
+    )
     assert discover_threshold(frame) == 125.0
     assert usual_mask(frame, 125.0).tolist() == [True] * 6 + [False]
     with pytest.raises(ValueError, match="does not separate"):
@@ -193,8 +249,12 @@ def test_partition_sizes_paper_and_scaled():
     assert partition_sizes(10**6, 10**6) == PAPER_SIZES
     # s = min(1, 100 / 20027, 200 / 36007) = 0.0049933: 14018 s = 69.995 -> 70, 6009 s -> 30,
     # 6007 s = 29.995 -> 30, 20000 s = 99.87 -> 100, 6000 s -> 30, 4000 s -> 20.
-    assert partition_sizes(200, 100) == {"Source": (30, 70), "Target 1": (100, 30),
-                                         "Target 2": (30, 30), "Target 3": (20, 30)}
+    assert partition_sizes(200, 100) == {
+        "Source": (30, 70),
+        "Target 1": (100, 30),
+        "Target 2": (30, 30),
+        "Target 3": (20, 30),
+    }
     # s = 360.07 / 36007 = 0.01 by the Usual count: 14018 s -> 140, 6009 s -> 60.
     assert partition_sizes(360, 10_000)["Source"] == (60, 140)
     with pytest.raises(ValueError, match="too few patients"):
@@ -258,8 +318,10 @@ def test_rule_perturbs_raw_pressure_by_at_most_u():
     x_p = rule.perturb(x, torch.Generator().manual_seed(0))
     raw = x[:, AP_HI_INDEX] * std + mean
     shift = (x_p[:, AP_HI_INDEX] - x[:, AP_HI_INDEX]) * std
-    assert torch.equal(torch.cat([x_p[:, :AP_HI_INDEX], x_p[:, AP_HI_INDEX + 1:]], 1),
-                       torch.cat([x[:, :AP_HI_INDEX], x[:, AP_HI_INDEX + 1:]], 1))
+    assert torch.equal(
+        torch.cat([x_p[:, :AP_HI_INDEX], x_p[:, AP_HI_INDEX + 1 :]], 1),
+        torch.cat([x[:, :AP_HI_INDEX], x[:, AP_HI_INDEX + 1 :]], 1),
+    )
     gamma = shift / raw
     assert float(gamma.min()) >= 0.0 and float(gamma.max()) <= 0.2 + 1e-5
     assert float(gamma.max()) > 0.15

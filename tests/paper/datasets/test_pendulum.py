@@ -16,13 +16,16 @@ def trajectory():
 
 
 def test_energy_of_hand_computed_states():
-    states = torch.tensor([
-        [0.0, 0.0, 0.0, 0.0],             # at rest: zero
-        [0.0, 1.0, 0.0, 0.0],             # T = 1/2*1*1 + 1/2*5*1 = 3
-        [0.0, 0.0, 0.0, 1.0],             # T = 1/2*5*1 = 2.5
-        [0.0, 1.0, 0.0, 1.0],             # T = 0.5 + 2.5*(1 + 1 + 2) = 10.5
-        [math.pi / 2, 0.0, 0.0, 0.0],     # V = -5 g + g + 10 g = 6 g
-    ], dtype=torch.float64)
+    states = torch.tensor(
+        [
+            [0.0, 0.0, 0.0, 0.0],  # at rest: zero
+            [0.0, 1.0, 0.0, 0.0],  # T = 1/2*1*1 + 1/2*5*1 = 3
+            [0.0, 0.0, 0.0, 1.0],  # T = 1/2*5*1 = 2.5
+            [0.0, 1.0, 0.0, 1.0],  # T = 0.5 + 2.5*(1 + 1 + 2) = 10.5
+            [math.pi / 2, 0.0, 0.0, 0.0],  # V = -5 g + g + 10 g = 6 g
+        ],
+        dtype=torch.float64,
+    )
     expected = [0.0, 3.0, 2.5, 10.5, 6 * 9.81]
     assert pend.energy(states).tolist() == pytest.approx(expected, abs=1e-12)
 
@@ -65,7 +68,7 @@ def test_pairs_and_split_sizes(trajectory, preset):
     assert np.array_equal(x, states[::20][:30_000])
     assert np.allclose(np.diff(t), 0.1)
     if preset == "paper":
-        assert np.array_equal(y[:-1], x[1:])           # consecutive 10 Hz states
+        assert np.array_equal(y[:-1], x[1:])  # consecutive 10 Hz states
     else:
         assert np.array_equal(y, states[1::20][:30_000])  # next fine state, 5 ms ahead
     assert pend.split_sizes(len(x)) == [18_000, 3_000, 9_000]
@@ -108,7 +111,7 @@ def test_cache_hit_skips_generation(tmp_path, fast_simulation):
     again = pend.load("authors", cache_dir=tmp_path)
     assert len(fast_simulation) == 1
     assert torch.equal(first.test[1], again.test[1])
-    pend.load("paper", cache_dir=tmp_path)              # another preset: another file
+    pend.load("paper", cache_dir=tmp_path)  # another preset: another file
     assert len(fast_simulation) == 2
 
 

@@ -74,12 +74,16 @@ def test_price_features_by_hand():
     table = build_table(_market(_step_prices()))
 
     def feats(week):
-        return dict(zip(FEATURES, table.features[_row(table, 0, week)].astype(float),
-                        strict=True))
+        return dict(zip(FEATURES, table.features[_row(table, 0, week)].astype(float), strict=True))
 
     w31, w32, w33, w34 = feats(31), feats(32), feats(33), feats(34)
-    assert (w31["week_sell_price"], w31["diff_week_price"], w31["week_sell_price_rel_diff"],
-            w31["week_sell_price_roll_sd7"], w31["week_sell_price_cumrel"]) == (2, 0, 0, 0, 0)
+    assert (
+        w31["week_sell_price"],
+        w31["diff_week_price"],
+        w31["week_sell_price_rel_diff"],
+        w31["week_sell_price_roll_sd7"],
+        w31["week_sell_price_cumrel"],
+    ) == (2, 0, 0, 0, 0)
     assert w32["diff_week_price"] == pytest.approx(1.0)
     assert w32["week_sell_price_rel_diff"] == pytest.approx(0.5)
     # window 26..32 = [2]*6 + [3]: SS = 6/7 -> sd = sqrt(1/7)
@@ -90,7 +94,8 @@ def test_price_features_by_hand():
     assert w33["week_sell_price_rel_diff"] == pytest.approx(-0.5)
     # window 27..33 = [2]*5 + [3, 1.5]: sum 14.5, sum of squares 31.25
     assert w33["week_sell_price_roll_sd7"] == pytest.approx(
-        math.sqrt((31.25 - 14.5**2 / 7) / 6), rel=1e-5)
+        math.sqrt((31.25 - 14.5**2 / 7) / 6), rel=1e-5
+    )
     assert w33["week_sell_price_cumrel"] == pytest.approx(0.0)
     assert w34["week_sell_price_rel_diff"] == pytest.approx(0.5 / 1.5)
     assert w34["week_sell_price_cumrel"] == pytest.approx(0.5 / 2.5)
@@ -166,10 +171,16 @@ def test_spearman_rows_with_ties_and_missing_values():
 
 def _table_with(correlation: list[float]) -> RetailTable:
     n = len(correlation)
-    return RetailTable([f"i{k}" for k in range(n)], np.zeros((n, 13), np.float32),
-                       np.zeros((n, 4), np.float32), np.zeros(n, np.float32),
-                       np.arange(n, dtype=np.int32), np.zeros(n, np.int32),
-                       np.array(correlation), 20)
+    return RetailTable(
+        [f"i{k}" for k in range(n)],
+        np.zeros((n, 13), np.float32),
+        np.zeros((n, 4), np.float32),
+        np.zeros(n, np.float32),
+        np.arange(n, dtype=np.int32),
+        np.zeros(n, np.int32),
+        np.array(correlation),
+        20,
+    )
 
 
 def test_groups_are_strict_thresholds_and_nested():

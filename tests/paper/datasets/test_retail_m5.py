@@ -8,33 +8,68 @@ from deepctrl.paper.datasets.retail import build_table
 from deepctrl.paper.datasets.retail_m5 import load_m5, read_m5_market, write_m5
 from deepctrl.paper.datasets.retail_synthetic import synthetic_market
 
-CAL_COLUMNS = ["date", "wm_yr_wk", "weekday", "wday", "month", "year", "d", "event_name_1",
-               "event_type_1", "event_name_2", "event_type_2", "snap_CA", "snap_TX", "snap_WI"]
+CAL_COLUMNS = [
+    "date",
+    "wm_yr_wk",
+    "weekday",
+    "wday",
+    "month",
+    "year",
+    "d",
+    "event_name_1",
+    "event_type_1",
+    "event_name_2",
+    "event_type_2",
+    "snap_CA",
+    "snap_TX",
+    "snap_WI",
+]
 
 
 def _write_tiny(folder, n_days=23, codes=None, sales_name="sales_train_validation.csv"):
     """3 weeks + 2 days with real-looking wm_yr_wk codes (a year break after week 1)."""
     codes = codes or [11151, 11152, 11201, 11202]
     dates = pd.date_range("2011-01-29", periods=n_days, freq="D")
-    pd.DataFrame({
-        "date": dates.strftime("%Y-%m-%d"), "wm_yr_wk": [codes[i // 7] for i in range(n_days)],
-        "weekday": dates.day_name(), "wday": 1, "month": dates.month, "year": dates.year,
-        "d": [f"d_{i + 1}" for i in range(n_days)], "event_name_1": "", "event_type_1": "",
-        "event_name_2": "", "event_type_2": "", "snap_CA": 0, "snap_TX": 0, "snap_WI": 0,
-    })[CAL_COLUMNS].to_csv(folder / "calendar.csv", index=False)
-    sales = pd.DataFrame({
-        "id": ["A_1_CA_1_validation", "B_1_TX_1_validation"], "item_id": ["A_1", "B_1"],
-        "dept_id": ["A", "B"], "cat_id": ["A", "B"], "store_id": ["CA_1", "TX_1"],
-        "state_id": ["CA", "TX"]})
-    days = pd.DataFrame([np.arange(n_days), np.arange(n_days) * 2],
-                        columns=[f"d_{i + 1}" for i in range(n_days)])
+    pd.DataFrame(
+        {
+            "date": dates.strftime("%Y-%m-%d"),
+            "wm_yr_wk": [codes[i // 7] for i in range(n_days)],
+            "weekday": dates.day_name(),
+            "wday": 1,
+            "month": dates.month,
+            "year": dates.year,
+            "d": [f"d_{i + 1}" for i in range(n_days)],
+            "event_name_1": "",
+            "event_type_1": "",
+            "event_name_2": "",
+            "event_type_2": "",
+            "snap_CA": 0,
+            "snap_TX": 0,
+            "snap_WI": 0,
+        }
+    )[CAL_COLUMNS].to_csv(folder / "calendar.csv", index=False)
+    sales = pd.DataFrame(
+        {
+            "id": ["A_1_CA_1_validation", "B_1_TX_1_validation"],
+            "item_id": ["A_1", "B_1"],
+            "dept_id": ["A", "B"],
+            "cat_id": ["A", "B"],
+            "store_id": ["CA_1", "TX_1"],
+            "state_id": ["CA", "TX"],
+        }
+    )
+    days = pd.DataFrame(
+        [np.arange(n_days), np.arange(n_days) * 2], columns=[f"d_{i + 1}" for i in range(n_days)]
+    )
     pd.concat([sales, days], axis=1).to_csv(folder / sales_name, index=False)
-    pd.DataFrame({
-        "store_id": ["CA_1", "CA_1", "TX_1", "TX_1", "WI_1"],
-        "item_id": ["A_1", "A_1", "B_1", "A_1", "A_1"],
-        "wm_yr_wk": [11152, 11201, 11201, 11151, 11151],
-        "sell_price": [1.5, 1.25, 9.99, 4.0, 7.0],
-    }).to_csv(folder / "sell_prices.csv", index=False)
+    pd.DataFrame(
+        {
+            "store_id": ["CA_1", "CA_1", "TX_1", "TX_1", "WI_1"],
+            "item_id": ["A_1", "A_1", "B_1", "A_1", "A_1"],
+            "wm_yr_wk": [11152, 11201, 11201, 11151, 11151],
+            "sell_price": [1.5, 1.25, 9.99, 4.0, 7.0],
+        }
+    ).to_csv(folder / "sell_prices.csv", index=False)
     return folder
 
 
@@ -68,7 +103,8 @@ def test_appends_the_matching_test_file(tmp_path):
     sales.drop(columns=days[-30:]).to_csv(folder / "sales_train_evaluation.csv", index=False)
     # the test file lists its ids in another order and repeats 2 known days
     sales[["id", "item_id", "store_id", *days[-32:]]].iloc[::-1].to_csv(
-        folder / "sales_test_evaluation.csv", index=False)
+        folder / "sales_test_evaluation.csv", index=False
+    )
     market = read_m5_market(folder)
     np.testing.assert_array_equal(market.demand, sm.market.demand)
 
@@ -93,9 +129,14 @@ def test_missing_folder_and_files(tmp_path):
         load_m5(tmp_path)
 
 
-@pytest.mark.parametrize(("name", "drop"), [("sell_prices.csv", "sell_price"),
-                                            ("calendar.csv", "wm_yr_wk"),
-                                            ("sales_train_validation.csv", "store_id")])
+@pytest.mark.parametrize(
+    ("name", "drop"),
+    [
+        ("sell_prices.csv", "sell_price"),
+        ("calendar.csv", "wm_yr_wk"),
+        ("sales_train_validation.csv", "store_id"),
+    ],
+)
 def test_missing_columns(tmp_path, name, drop):
     _write_tiny(tmp_path)
     df = pd.read_csv(tmp_path / name)

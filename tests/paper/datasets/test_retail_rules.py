@@ -21,8 +21,9 @@ def _market(prices):
 @pytest.fixture(scope="module")
 def setup():
     rng = np.random.default_rng(5)
-    prices = np.round(2 + rng.choice([0.0, 0.0, -0.4, 0.5], (3, N_WEEKS)).cumsum(axis=1)
-                      .clip(-1, 3), 2).astype(np.float32)
+    prices = np.round(
+        2 + rng.choice([0.0, 0.0, -0.4, 0.5], (3, N_WEEKS)).cumsum(axis=1).clip(-1, 3), 2
+    ).astype(np.float32)
     prices[2, :33] = np.nan
     market = _market(prices)
     table = build_table(market)
@@ -78,7 +79,8 @@ def test_satisfied_when_sales_fall(setup, recompute):
     split = group_split(table, "NEG0.3", aux=recompute)
     rule = price_rule(split, recompute=recompute)
     x = split.val[0][:3]
-    ctx = Context(x, torch.tensor([[1.0], [1.0], [1.0]]), rule.perturb(x),
-                  torch.tensor([[0.5], [1.0], [1.5]]))
+    ctx = Context(
+        x, torch.tensor([[1.0], [1.0], [1.0]]), rule.perturb(x), torch.tensor([[0.5], [1.0], [1.5]])
+    )
     assert rule.satisfied(ctx).tolist() == [True, False, False]
     assert rule.loss(ctx).tolist() == [0.0, 0.0, 0.5]

@@ -46,10 +46,14 @@ def _results(curves: dict[str, list[float]], task_only: float) -> dict:
     for name, curve in curves.items():
         best = ALPHAS[int(np.argmin(curve))]
         domains[name] = {
-            "usual_ratio": 0.5, "rows": 10, "best_alpha": best,
+            "usual_ratio": 0.5,
+            "rows": 10,
+            "best_alpha": best,
             "best_alpha_by_method": {"DeepCTRL": best},
-            "methods": {"DeepCTRL": {"test": {"bce": {"mean": curve}}},
-                        "TaskOnly": {"test": {"bce": {"mean": [task_only] * N}}}},
+            "methods": {
+                "DeepCTRL": {"test": {"bce": {"mean": curve}}},
+                "TaskOnly": {"test": {"bce": {"mean": [task_only] * N}}},
+            },
         }
     return {"domains": domains}
 
@@ -59,8 +63,9 @@ def _bowl(center: float, low: float = 0.6) -> list[float]:
 
 
 def test_checks_pass_when_the_claims_hold():
-    res = _results({"Source": _bowl(0.0), "Target 1": _bowl(1.3), "Target 3": _bowl(0.5)},
-                   task_only=0.55)
+    res = _results(
+        {"Source": _bowl(0.0), "Target 1": _bowl(1.3), "Target 3": _bowl(0.5)}, task_only=0.55
+    )
     checks = {c["name"]: c for c in cardio.checks(res)}
     assert all(c["passed"] for c in checks.values())
     assert "alpha 1 0.6900" in checks["target1_falls_beyond_1"]["detail"]
@@ -68,15 +73,22 @@ def test_checks_pass_when_the_claims_hold():
 
 
 def test_checks_fail_when_the_claims_do_not_hold():
-    res = _results({"Source": _bowl(1.0, 0.5), "Target 1": _bowl(0.0), "Target 3": _bowl(0.5)},
-                   task_only=0.9)
+    res = _results(
+        {"Source": _bowl(1.0, 0.5), "Target 1": _bowl(0.0), "Target 3": _bowl(0.5)}, task_only=0.9
+    )
     checks = {c["name"]: c["passed"] for c in cardio.checks(res)}
-    assert checks == {"source_task_only_no_worse": False, "target1_falls_to_alpha_1": False,
-                      "target1_falls_beyond_1": False, "best_alpha_target1_ge_target3": False}
+    assert checks == {
+        "source_task_only_no_worse": False,
+        "target1_falls_to_alpha_1": False,
+        "target1_falls_beyond_1": False,
+        "best_alpha_target1_ge_target3": False,
+    }
 
 
-@pytest.mark.parametrize(("center", "phrase"), [
-    (0.0, "only hurts"), (0.5, "intermediate"), (1.0, "holds for most"), (1.3, "beyond 1")])
+@pytest.mark.parametrize(
+    ("center", "phrase"),
+    [(0.0, "only hurts"), (0.5, "intermediate"), (1.0, "holds for most"), (1.3, "beyond 1")],
+)
 def test_interpretation_follows_the_best_alpha(center, phrase):
     block = _results({"Target 2": _bowl(center)}, 0.7)["domains"]["Target 2"]
     text = interpret("Target 2", block, "DeepCTRL")
@@ -91,10 +103,15 @@ def test_perturbation_observations_by_hand():
         ratio[ALPHAS.index(1.0)] = v1
         return {"test": {"bce": {"mean": bce}, "verification_ratio": {"mean": ratio}}}
 
-    res = {"alphas": ALPHAS, "perturbations": [0.01, 0.1, 0.5],
-           "methods": {"DeepCTRL(u=0.01)": entry(0.60, 0.62, 0.4, 0.8),
-                       "DeepCTRL(u=0.1)": entry(0.60, 0.65, 0.4, 1.0),
-                       "DeepCTRL(u=0.5)": entry(0.61, 0.70, 0.4, 1.0)}}
+    res = {
+        "alphas": ALPHAS,
+        "perturbations": [0.01, 0.1, 0.5],
+        "methods": {
+            "DeepCTRL(u=0.01)": entry(0.60, 0.62, 0.4, 0.8),
+            "DeepCTRL(u=0.1)": entry(0.60, 0.65, 0.4, 1.0),
+            "DeepCTRL(u=0.5)": entry(0.61, 0.70, 0.4, 1.0),
+        },
+    }
     lines = perturbation_observations(res)
     assert "rises with u in 2 of 2 steps" in lines[0]
     assert "largest u is the highest" in lines[1]
@@ -129,8 +146,12 @@ def test_small_run_writes_the_schema(small_run):
     assert [round(c["usual_ratio"], 1) for c in counts.values()] == [0.8, 0.5, 0.4]
     assert saved["checks"][0]["name"] == "source_task_only_no_worse"
     assert saved["rho"]["DeepCTRL(rho=1)"] == [1.0]
-    for fig in ("bce_vs_alpha.png", "accuracy_vs_alpha.png", "verification_vs_alpha.png",
-                "domains_bce.png"):
+    for fig in (
+        "bce_vs_alpha.png",
+        "accuracy_vs_alpha.png",
+        "verification_vs_alpha.png",
+        "domains_bce.png",
+    ):
         assert (out / fig).stat().st_size > 10_000
     report = (out / "report.md").read_text()
     assert "QUICK smoke run" in report and "## Checks" in report
@@ -142,8 +163,16 @@ def test_small_run_matches_a_direct_evaluation(small_run):
     """The Target 2 numbers equal a sweep of a model trained the same way by hand."""
     res, _ = small_run
     task, _ = cardio.load_task(None, cohort_size=3000)
-    run = cardio.train(task, "TaskOnly", cardio.task_net(), dc.methods.TaskOnly(),
-                       task.rule(), cardio.Settings.make(1, True), "cpu", False)
+    run = cardio.train(
+        task,
+        "TaskOnly",
+        cardio.task_net(),
+        dc.methods.TaskOnly(),
+        task.rule(),
+        cardio.Settings.make(1, True),
+        "cpu",
+        False,
+    )
     t2 = task.targets["Target 2"]
     table = dc.sweep(run.fit.model, task.rule(), t2.X, t2.y, [0.0], ("bce",))
     saved = res["domains"]["Target 2"]["methods"]["TaskOnly"]["test"]["bce"]["mean"][0]
@@ -151,8 +180,9 @@ def test_small_run_matches_a_direct_evaluation(small_run):
 
 
 def test_small_perturbation_run(tmp_path):
-    res = cardio.reproduce_perturbation(seeds=1, quick=True, out=str(tmp_path), progress=False,
-                                        cohort_size=3000, us=(0.05, 0.5))
+    res = cardio.reproduce_perturbation(
+        seeds=1, quick=True, out=str(tmp_path), progress=False, cohort_size=3000, us=(0.05, 0.5)
+    )
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["experiment"] == "cardio-perturbation" and saved["perturbations"] == [0.05, 0.5]
     assert set(saved["methods"]) == {"DeepCTRL(u=0.05)", "DeepCTRL(u=0.5)", "TaskOnly"}

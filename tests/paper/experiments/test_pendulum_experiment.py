@@ -26,7 +26,7 @@ def test_every_merge_predicts_a_residual_state(merge):
     with torch.no_grad():
         for p in net.decision[-1].parameters():
             p.zero_()
-    assert torch.equal(net(x, 0.3), x)        # a zero decision block returns the input
+    assert torch.equal(net(x, 0.3), x)  # a zero decision block returns the input
 
 
 def test_task_net_is_residual():
@@ -45,14 +45,19 @@ def test_energy_rule_on_hand_computed_states():
     ctx = Context(x=x, y_hat=y)
     # E: (0,1,0,0) -> 3.0, (0,0,0,1) -> 2.5: a drop of 0.5, a rise of 0.5, no change
     assert rule.loss(ctx).tolist() == pytest.approx([0.0, 0.5, 0.0])
-    assert rule.satisfied(ctx).tolist() == [True, False, False]   # strict: equal fails
+    assert rule.satisfied(ctx).tolist() == [True, False, False]  # strict: equal fails
 
 
 def test_settings_follow_the_authors_protocol():
     full = exp.Settings.make(10, quick=False)
     assert full.seeds == tuple(range(10, 20))
     assert (full.max_epochs, full.patience, full.val_every, full.batch_size, full.lr) == (
-        1000, 10, 5, 64, 1e-3)
+        1000,
+        10,
+        5,
+        64,
+        1e-3,
+    )
     assert full.dual_lrs == (0.01, 0.1, 1.0)
     quick = exp.Settings.make(10, quick=True)
     assert quick.quick and quick.seeds == (10, 11) and quick.max_epochs < 50
@@ -73,8 +78,10 @@ def entry(test_mae, test_ratio, val_mae, val_ratio):
     def stats(values):
         return {"mean": list(values), "std": [0.0] * len(values)}
 
-    return {"test": {"mae": stats(test_mae), "verification_ratio": stats(test_ratio)},
-            "val": {"mae": stats(val_mae), "verification_ratio": stats(val_ratio)}}
+    return {
+        "test": {"mae": stats(test_mae), "verification_ratio": stats(test_ratio)},
+        "val": {"mae": stats(val_mae), "verification_ratio": stats(val_ratio)},
+    }
 
 
 def flat(value, n=5):
@@ -84,10 +91,12 @@ def flat(value, n=5):
 @pytest.fixture
 def entries():
     return {
-        "DeepCTRL": entry(test_mae=[0.5, 0.3, 0.2, 0.4, 0.6],
-                          test_ratio=[0.1, 0.5, 0.7, 0.85, 0.99],
-                          val_mae=[0.5, 0.25, 0.3, 0.4, 0.6],
-                          val_ratio=[0.2, 0.6, 0.8, 0.95, 1.0]),
+        "DeepCTRL": entry(
+            test_mae=[0.5, 0.3, 0.2, 0.4, 0.6],
+            test_ratio=[0.1, 0.5, 0.7, 0.85, 0.99],
+            val_mae=[0.5, 0.25, 0.3, 0.4, 0.6],
+            val_ratio=[0.2, 0.6, 0.8, 0.95, 1.0],
+        ),
         "TaskOnly": entry(flat(0.45), flat(0.1), flat(0.45), flat(0.1)),
         "TaskAndRule(0.01)": entry(flat(0.4), flat(0.5), flat(0.4), flat(0.6)),
         "TaskAndRule(0.1)": entry(flat(0.42), flat(0.7), flat(0.42), flat(0.92)),
@@ -97,8 +106,13 @@ def entries():
 
 def test_alpha_selection_follows_the_paper(entries):
     sel = exp.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
-    assert sel["by_ratio"] == {"alpha": 0.75, "reached": True, "val_ratio": 0.95,
-                               "test_ratio": 0.85, "test_mae": 0.4}
+    assert sel["by_ratio"] == {
+        "alpha": 0.75,
+        "reached": True,
+        "val_ratio": 0.95,
+        "test_ratio": 0.85,
+        "test_mae": 0.4,
+    }
     assert sel["task_and_rule_by_ratio"]["method"] == "TaskAndRule(0.1)"
     assert sel["task_and_rule_by_ratio"]["test_ratio"] == 0.7
     assert sel["by_val_mae"]["alpha"] == 0.25 and sel["by_val_mae"]["val_ratio"] == 0.6

@@ -12,8 +12,9 @@ from deepctrl.paper.experiments.retail import ALPHAS, checks, deepctrl_net, repr
 
 def test_networks_are_the_papers():
     net = deepctrl_net()
-    dims = [(m.in_features, m.out_features) for m in net.modules()
-            if isinstance(m, torch.nn.Linear)]
+    dims = [
+        (m.in_features, m.out_features) for m in net.modules() if isinstance(m, torch.nn.Linear)
+    ]
     assert dims == [(13, 64), (64, 64), (64, 16)] * 2 + [(32, 64), (64, 1)]
     assert net(torch.zeros(5, 13), 0.3).shape == (5, 1)
     # the baselines' network is the DeepCTRL data path: its alpha-0 decision sees 16 inputs
@@ -29,9 +30,14 @@ def test_networks_are_the_papers():
 
 def _block(best, best_val, deep_curve, task):
     n = len(ALPHAS)
-    return {"best_alpha": best, "best_alpha_val": best_val, "methods": {
-        "DeepCTRL": {"test": {"mae": {"mean": deep_curve, "std": [0.0] * n}}},
-        "TaskOnly": {"test": {"mae": {"mean": [task] * n, "std": [0.0] * n}}}}}
+    return {
+        "best_alpha": best,
+        "best_alpha_val": best_val,
+        "methods": {
+            "DeepCTRL": {"test": {"mae": {"mean": deep_curve, "std": [0.0] * n}}},
+            "TaskOnly": {"test": {"mae": {"mean": [task] * n, "std": [0.0] * n}}},
+        },
+    }
 
 
 def test_checks_follow_the_issue():
@@ -39,11 +45,16 @@ def test_checks_follow_the_issue():
     curve = [0.05] * n
     curve[ALPHAS.index(0.5)] = 0.04
     results = {
-        "groups": {"NEG0.1": _block(0.2, 0.1, curve, 0.045),
-                   "NEG0.2": _block(0.5, 0.5, curve, 0.045),
-                   "NEG0.3": _block(0.9, 0.0, curve, 0.045)},
-        "transfer": {"NEG0.2->POS0.2": {"best_alpha": 0.0, "best_alpha_val": 0.25},
-                     "NEG0.2->POS0.3": {"best_alpha": 0.2, "best_alpha_val": 0.1}}}
+        "groups": {
+            "NEG0.1": _block(0.2, 0.1, curve, 0.045),
+            "NEG0.2": _block(0.5, 0.5, curve, 0.045),
+            "NEG0.3": _block(0.9, 0.0, curve, 0.045),
+        },
+        "transfer": {
+            "NEG0.2->POS0.2": {"best_alpha": 0.0, "best_alpha_val": 0.25},
+            "NEG0.2->POS0.3": {"best_alpha": 0.2, "best_alpha_val": 0.1},
+        },
+    }
     got = {c["check"]: (c["values"], c["holds"]) for c in checks(results)}
     assert got["best_alpha: NEG0.1 <= NEG0.2 <= NEG0.3"] == ([0.2, 0.5, 0.9], True)
     assert got["best_alpha_val: NEG0.1 <= NEG0.2 <= NEG0.3"] == ([0.1, 0.5, 0.0], False)
@@ -73,8 +84,13 @@ def test_quick_reproduce_writes_results_report_and_figures(tmp_path, tiny_settin
     assert list(saved["groups"]) == ["NEG0.1", "NEG0.2", "NEG0.3"]
     assert list(saved["transfer"]) == ["NEG0.2->NEG0.1", "NEG0.2->POS0.2", "NEG0.2->POS0.3"]
     for block in [*saved["groups"].values(), *saved["transfer"].values()]:
-        assert set(block["methods"]) == {"DeepCTRL", "TaskOnly", "TaskAndRule(0.1)",
-                                         "LDF-MAE", "LDF-Ratio"}
+        assert set(block["methods"]) == {
+            "DeepCTRL",
+            "TaskOnly",
+            "TaskAndRule(0.1)",
+            "LDF-MAE",
+            "LDF-Ratio",
+        }
         assert block["best_alpha"] in ALPHAS and block["best_alpha_val"] in ALPHAS
         deep = block["methods"]["DeepCTRL"]
         curve = deep["test"]["mae"]["mean"]

@@ -3,6 +3,7 @@
 Usage: python curves.py RECOMPUTE(0|1) SEEDS N_ITEMS
 (used here with 90 items to see what a market with M5-like tiny groups does).
 """
+
 import sys
 import time
 
@@ -23,9 +24,19 @@ A = retail.ALPHAS
 def show(tag, e):
     m, v = e["test"]["mae"]["mean"], e["val"]["mae"]["mean"]
     r = e["test"]["verification_ratio"]["mean"]
-    print(tag, "test MAE at alpha 0, 0.1, ..., 1:", " ".join(f"{x:.4f}" for x in m[::2]),
-          "| best", A[int(np.argmin(m))], "val-best", A[int(np.argmin(v))],
-          "| ratio at 0 / 1", round(r[0], 3), round(r[-1], 3), flush=True)
+    print(
+        tag,
+        "test MAE at alpha 0, 0.1, ..., 1:",
+        " ".join(f"{x:.4f}" for x in m[::2]),
+        "| best",
+        A[int(np.argmin(m))],
+        "val-best",
+        A[int(np.argmin(v))],
+        "| ratio at 0 / 1",
+        round(r[0], 3),
+        round(r[-1], 3),
+        flush=True,
+    )
 
 
 for g in ("NEG0.3", "NEG0.2", "NEG0.1"):
@@ -33,12 +44,23 @@ for g in ("NEG0.3", "NEG0.2", "NEG0.1"):
     rule = retail.price_rule(split, recompute=recompute)
     runs = {}
     for name, model, method in [
-            ("DeepCTRL", retail.deepctrl_net(recompute), dc.methods.DeepCTRL(rho=1.0)),
-            ("TaskOnly", retail.task_net(recompute), dc.methods.TaskOnly())]:
+        ("DeepCTRL", retail.deepctrl_net(recompute), dc.methods.DeepCTRL(rho=1.0)),
+        ("TaskOnly", retail.task_net(recompute), dc.methods.TaskOnly()),
+    ]:
         t = time.time()
-        runs[name] = common.run_method(name, model, rule, method, split.train, split.val,
-                                       split.test, A, ("mae",), s.seeds,
-                                       **s.fit_kwargs("cpu", False))
+        runs[name] = common.run_method(
+            name,
+            model,
+            rule,
+            method,
+            split.train,
+            split.val,
+            split.test,
+            A,
+            ("mae",),
+            s.seeds,
+            **s.fit_kwargs("cpu", False),
+        )
         e = runs[name].entry()
         print(g, name, "epochs", e["epochs"], "seconds", round(time.time() - t), flush=True)
         show(f"  {g} {name}", e)
@@ -48,5 +70,7 @@ for g in ("NEG0.3", "NEG0.2", "NEG0.1"):
             for name, run in runs.items():
                 val = [sweep(m, rule, *ts.val, A, ("mae",)) for m in run.fit.models]
                 test = [sweep(m, rule, *ts.test, A, ("mae",)) for m in run.fit.models]
-                show(f"  NEG0.2->{tgt} {name}",
-                     {"test": common.summarize(test), "val": common.summarize(val)})
+                show(
+                    f"  NEG0.2->{tgt} {name}",
+                    {"test": common.summarize(test), "val": common.summarize(val)},
+                )

@@ -263,9 +263,7 @@ def make_context(
     Returns:
         The context.
     """
-    parts = tuple(
-        Context(x, y_hat, xp, yp) for xp, yp in zip(perturbed, y_perturbed, strict=True)
-    )
+    parts = tuple(Context(x, y_hat, xp, yp) for xp, yp in zip(perturbed, y_perturbed, strict=True))
     if len(parts) == 1 and rule.leaves() == [rule]:
         return parts[0]
     return Context(x, y_hat, parts=parts)

@@ -60,19 +60,27 @@ class AllOf(Rule):
 
     def loss(self, ctx: Context) -> Tensor:
         parts = self._parts(ctx)
-        return cast(Tensor, sum(w * r.loss(c) for r, w, c in zip(self._leaves, self.weights,
-                                                                 parts, strict=True)))
+        return cast(
+            Tensor,
+            sum(w * r.loss(c) for r, w, c in zip(self._leaves, self.weights, parts, strict=True)),
+        )
 
     def satisfied(self, ctx: Context) -> Tensor:
-        ok = [r.satisfied(c) | ~r.applicable(c) for r, c in zip(self._leaves, self._parts(ctx),
-                                                                 strict=True)]
+        ok = [
+            r.satisfied(c) | ~r.applicable(c)
+            for r, c in zip(self._leaves, self._parts(ctx), strict=True)
+        ]
         return torch.stack(ok).all(dim=0)
 
     def applicable(self, ctx: Context) -> Tensor:
         parts = self._parts(ctx)
-        return torch.stack([r.applicable(c) for r, c in zip(self._leaves, parts,
-                                                             strict=True)]).any(dim=0)
+        return torch.stack([r.applicable(c) for r, c in zip(self._leaves, parts, strict=True)]).any(
+            dim=0
+        )
 
     def config(self) -> dict[str, Any]:
-        return {"kind": "allof", "rules": [r.config() for r in self._leaves],
-                "weights": self.weights}
+        return {
+            "kind": "allof",
+            "rules": [r.config() for r in self._leaves],
+            "weights": self.weights,
+        }

@@ -21,16 +21,28 @@ import torch
 from torch import Tensor
 
 _BINARY: dict[type, Callable[[Tensor, Tensor], Tensor]] = {
-    ast.Add: torch.add, ast.Sub: torch.sub, ast.Mult: torch.mul, ast.Div: torch.div,
+    ast.Add: torch.add,
+    ast.Sub: torch.sub,
+    ast.Mult: torch.mul,
+    ast.Div: torch.div,
     ast.Pow: torch.pow,
 }
 _FUNCTIONS: dict[str, Callable[..., Tensor]] = {
-    "abs": torch.abs, "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt,
-    "relu": torch.relu, "min": torch.minimum, "max": torch.maximum,
+    "abs": torch.abs,
+    "exp": torch.exp,
+    "log": torch.log,
+    "sqrt": torch.sqrt,
+    "relu": torch.relu,
+    "min": torch.minimum,
+    "max": torch.maximum,
 }
 _ARITY = {"min": 2, "max": 2}
-_COMPARE = {ast.LtE: (1.0, False), ast.Lt: (1.0, True), ast.GtE: (-1.0, False),
-            ast.Gt: (-1.0, True)}
+_COMPARE = {
+    ast.LtE: (1.0, False),
+    ast.Lt: (1.0, True),
+    ast.GtE: (-1.0, False),
+    ast.Gt: (-1.0, True),
+}
 _QUOTED = re.compile(r"`([^`]*)`")
 
 Env = Mapping[str, Tensor]
@@ -54,10 +66,14 @@ def _fail(text: str, problem: str) -> ValueError:
     return ValueError(f"penalty expression {text!r}: {problem}")
 
 
-def _compile(node: ast.AST, text: str, names: dict[str, str],
-             used: list[str]) -> Callable[[Env], Tensor | float]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) \
-            and not isinstance(node.value, bool):
+def _compile(
+    node: ast.AST, text: str, names: dict[str, str], used: list[str]
+) -> Callable[[Env], Tensor | float]:
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
         value = float(node.value)
         return lambda env: value
     if isinstance(node, ast.Name):
@@ -74,8 +90,12 @@ def _compile(node: ast.AST, text: str, names: dict[str, str],
         left = _compile(node.left, text, names, used)
         right = _compile(node.right, text, names, used)
         return lambda env: op(torch.as_tensor(left(env)), torch.as_tensor(right(env)))
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-            and node.func.id in _FUNCTIONS and not node.keywords:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS
+        and not node.keywords
+    ):
         fname = node.func.id
         if len(node.args) != _ARITY.get(fname, 1):
             raise _fail(text, f"{fname}() takes {_ARITY.get(fname, 1)} argument(s)")
@@ -83,8 +103,11 @@ def _compile(node: ast.AST, text: str, names: dict[str, str],
         args = [_compile(a, text, names, used) for a in node.args]
         return lambda env: fn(*(torch.as_tensor(a(env)) for a in args))
     shown = ast.unparse(node) if isinstance(node, ast.expr) else type(node).__name__
-    raise _fail(text, f"{shown!r} is not allowed (use numbers, names, + - * / **, "
-                      f"and {', '.join(sorted(_FUNCTIONS))})")
+    raise _fail(
+        text,
+        f"{shown!r} is not allowed (use numbers, names, + - * / **, "
+        f"and {', '.join(sorted(_FUNCTIONS))})",
+    )
 
 
 def parse(text: str) -> Comparison:
@@ -103,8 +126,7 @@ def parse(text: str) -> Comparison:
         tree = ast.parse(_QUOTED.sub(quote, text.strip()), mode="eval").body
     except SyntaxError as exc:
         raise _fail(text, f"not a valid expression ({exc.msg})") from None
-    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1
-            and type(tree.ops[0]) in _COMPARE):
+    if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and type(tree.ops[0]) in _COMPARE):
         raise _fail(text, "write one comparison such as 'y <= 2 * x' (<=, <, >= or >)")
     sign, strict = _COMPARE[type(tree.ops[0])]
     used: list[str] = []

@@ -52,8 +52,14 @@ class _FeatureRule(SignedRule):
     column's name.
     """
 
-    def __init__(self, feature: int | str, direction: str, output: Output,
-                 perturbation: Perturbation | None, input: str | None = None) -> None:
+    def __init__(
+        self,
+        feature: int | str,
+        direction: str,
+        output: Output,
+        perturbation: Perturbation | None,
+        input: str | None = None,
+    ) -> None:
         self.feature = feature
         self.direction = _check_direction(direction)
         self.output = _check_output(output)
@@ -77,16 +83,20 @@ class _FeatureRule(SignedRule):
             return 0
         if isinstance(self.output, int) and not isinstance(self.output, bool):
             return self.output
-        raise ValueError(f"{type(self).__name__} output {self.output!r} names a class or a "
-                         "target: estimators translate names; on tensors give the output's "
-                         "index")
+        raise ValueError(
+            f"{type(self).__name__} output {self.output!r} names a class or a "
+            "target: estimators translate names; on tensors give the output's "
+            "index"
+        )
 
     def _values(self, x: Inputs) -> Tensor:
         """The input holding the feature; it must hold real numbers."""
         t = pick(x, self.input, type(self).__name__)
         if not t.dtype.is_floating_point:
-            raise ValueError(f"{type(self).__name__} cannot perturb input "
-                             f"{self.input or 'x'} of dtype {t.dtype}: it needs real values")
+            raise ValueError(
+                f"{type(self).__name__} cannot perturb input "
+                f"{self.input or 'x'} of dtype {t.dtype}: it needs real values"
+            )
         return t
 
     def _index(self, x: Tensor) -> int:
@@ -96,8 +106,9 @@ class _FeatureRule(SignedRule):
                 "(estimators translate column names)"
             )
         if not -x.shape[-1] <= self.feature < x.shape[-1]:
-            raise ValueError(f"feature index {self.feature} is out of range for {x.shape[-1]} "
-                             "input features")
+            raise ValueError(
+                f"feature index {self.feature} is out of range for {x.shape[-1]} input features"
+            )
         return self.feature
 
     def perturb(self, x: Inputs, generator: torch.Generator | None = None) -> Inputs:
@@ -159,9 +170,13 @@ class _FeatureRule(SignedRule):
 
     def config(self) -> dict[str, Any]:
         given = self.given_perturbation
-        out = {"kind": type(self).__name__.lower(), "feature": self.feature,
-               "direction": self.direction, "output": self.output,
-               "perturbation": given.config() if given is not None else None}
+        out = {
+            "kind": type(self).__name__.lower(),
+            "feature": self.feature,
+            "direction": self.direction,
+            "output": self.output,
+            "perturbation": given.config() if given is not None else None,
+        }
         return {**out, "input": self.input} if self.input is not None else out
 
 
@@ -279,5 +294,4 @@ def feature_rule_from_config(cfg: dict[str, Any]) -> Monotonic | Threshold:
     name = cfg.get("input")
     if cfg["kind"] == "monotonic":
         return Monotonic(cfg["feature"], cfg["direction"], cfg["output"], pert, name)
-    return Threshold(cfg["feature"], cfg["threshold"], cfg["output"], cfg["direction"], pert,
-                     name)
+    return Threshold(cfg["feature"], cfg["threshold"], cfg["output"], cfg["direction"], pert, name)

@@ -31,9 +31,7 @@ class Penalty(SignedRule):
         ([2.0, 0.0], [False, True])
     """
 
-    def __init__(
-        self, fn: Callable[..., Tensor], tau: float = 0.0, strict: bool = False
-    ) -> None:
+    def __init__(self, fn: Callable[..., Tensor], tau: float = 0.0, strict: bool = False) -> None:
         self.fn = fn
         self.tau = float(tau)
         self.strict = strict
@@ -43,5 +41,6 @@ class Penalty(SignedRule):
         n = batch_len(ctx.x)
         if tuple(r.shape) != (n,):
             raise ValueError(
-                f"Penalty fn must return one value per sample, shape ({n},), got {tuple(r.shape)}")
+                f"Penalty fn must return one value per sample, shape ({n},), got {tuple(r.shape)}"
+            )
         return r - self.tau

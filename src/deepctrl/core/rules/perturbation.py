@@ -113,8 +113,12 @@ class Standardized(Perturbation):
         return self.inner.delta(values * self.std + self.mean, generator) / self.std
 
     def config(self) -> dict[str, Any]:
-        return {"kind": "standardized", "inner": self.inner.config(), "mean": self.mean,
-                "std": self.std}
+        return {
+            "kind": "standardized",
+            "inner": self.inner.config(),
+            "mean": self.mean,
+            "std": self.std,
+        }
 
 
 def perturbation_from_config(cfg: dict[str, Any]) -> Perturbation:

@@ -30,15 +30,21 @@ from deepctrl.paper.datasets.cardio_synthetic import COLUMNS
 
 NUMERIC = ("age", "height", "weight", "ap_hi", "ap_lo")
 CATEGORIES: dict[str, tuple[int, ...]] = {
-    "gender": (1, 2), "cholesterol": (1, 2, 3), "gluc": (1, 2, 3),
-    "smoke": (0, 1), "alco": (0, 1), "active": (0, 1),
+    "gender": (1, 2),
+    "cholesterol": (1, 2, 3),
+    "gluc": (1, 2, 3),
+    "smoke": (0, 1),
+    "alco": (0, 1),
+    "active": (0, 1),
 }
 FEATURES = (*NUMERIC, *(f"{c}_{v}" for c, vs in CATEGORIES.items() for v in vs))
 AP_HI_INDEX = FEATURES.index("ap_hi")
 
 # Open ranges the loader accepts: age in days up to 150 years, height in cm, weight in kg.
 RANGES: dict[str, tuple[float, float]] = {
-    "age": (0.0, 150 * 365.25), "height": (0.0, 300.0), "weight": (0.0, 500.0),
+    "age": (0.0, 150 * 365.25),
+    "height": (0.0, 300.0),
+    "weight": (0.0, 500.0),
 }
 # Pressures are only required to be finite: the real file holds readings such as -150 or
 # 16020 mmHg, which the paper kept. They are counted as implausible outside these bounds.
@@ -46,8 +52,10 @@ PLAUSIBLE_BP: dict[str, tuple[float, float]] = {"ap_hi": (50.0, 300.0), "ap_lo":
 
 # The paper's Appendix table: (Usual, Unusual) patients per set.
 PAPER_SIZES: dict[str, tuple[int, int]] = {
-    "Source": (6007, 14018), "Target 1": (20000, 6009),
-    "Target 2": (6000, 6009), "Target 3": (4000, 6009),
+    "Source": (6007, 14018),
+    "Target 1": (20000, 6009),
+    "Target 2": (6000, 6009),
+    "Target 3": (4000, 6009),
 }
 TARGETS = ("Target 1", "Target 2", "Target 3")
 
@@ -84,8 +92,13 @@ def validate_cardio(frame: pd.DataFrame, where: str = "data") -> pd.DataFrame:
     for column, (low, high) in RANGES.items():
         bad = int(((out[column] <= low) | (out[column] > high)).sum())
         if bad:
-            raise _bad_rows_error(where, column, bad, f"outside ({low:g}, {high:g}]"
-                                  + (" (age must be in days)" if column == "age" else ""))
+            raise _bad_rows_error(
+                where,
+                column,
+                bad,
+                f"outside ({low:g}, {high:g}]"
+                + (" (age must be in days)" if column == "age" else ""),
+            )
     for column, codes in {**CATEGORIES, "cardio": (0, 1)}.items():
         bad = int((~out[column].isin(codes)).sum())
         if bad:
@@ -115,8 +128,10 @@ def load_cardio_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"{path}: not a readable ';'-separated file ({reason})") from None
     if len(frame.columns) == 1 and "," in str(frame.columns[0]):
-        raise ValueError(f"{path}: expected ';'-separated columns (cardio_train.csv format), "
-                         "the header looks ','-separated")
+        raise ValueError(
+            f"{path}: expected ';'-separated columns (cardio_train.csv format), "
+            "the header looks ','-separated"
+        )
     return validate_cardio(frame, where=str(path))
 
 
@@ -132,8 +147,9 @@ def discover_threshold(frame: pd.DataFrame) -> float:
     tree = DecisionTreeClassifier(max_depth=1, random_state=0)
     tree.fit(frame[["ap_hi"]].to_numpy(dtype=float), frame["cardio"].to_numpy())
     if tree.tree_.node_count < 3:
-        raise ValueError("systolic pressure (ap_hi) does not separate the cardio classes: "
-                         "no threshold found")
+        raise ValueError(
+            "systolic pressure (ap_hi) does not separate the cardio classes: no threshold found"
+        )
     return float(tree.tree_.threshold[0])
 
 
@@ -169,8 +185,9 @@ def partition_sizes(n_usual: int, n_unusual: int) -> dict[str, tuple[int, int]]:
         usual_left -= take
         sizes[name] = (take, source_unusual if name == "Source" else target_unusual)
     if any(u == 0 or v == 0 for u, v in sizes.values()):
-        raise ValueError(f"too few patients for the Source/Target sets ({n_usual} Usual, "
-                         f"{n_unusual} Unusual)")
+        raise ValueError(
+            f"too few patients for the Source/Target sets ({n_usual} Usual, {n_unusual} Unusual)"
+        )
     return sizes
 
 
@@ -203,8 +220,9 @@ class Encoder:
 
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
         numeric = (frame[list(NUMERIC)].to_numpy(dtype=float) - self.mean) / self.std
-        onehot = [(frame[c].to_numpy()[:, None] == np.array(vs)[None, :])
-                  for c, vs in CATEGORIES.items()]
+        onehot = [
+            (frame[c].to_numpy()[:, None] == np.array(vs)[None, :]) for c, vs in CATEGORIES.items()
+        ]
         return np.concatenate([numeric, *onehot], axis=1).astype(np.float32)
 
     def stats(self, column: str) -> tuple[float, float]:
@@ -229,8 +247,12 @@ class Domain:
         return float(self.usual.mean())
 
     def counts(self) -> dict[str, Any]:
-        return {"rows": len(self.y), "usual": int(self.usual.sum()),
-                "unusual": int((~self.usual).sum()), "usual_ratio": round(self.usual_ratio, 4)}
+        return {
+            "rows": len(self.y),
+            "usual": int(self.usual.sum()),
+            "unusual": int((~self.usual).sum()),
+            "usual_ratio": round(self.usual_ratio, 4),
+        }
 
 
 @dataclass(frozen=True)
@@ -260,12 +282,17 @@ class CardioTask:
 
     def summary(self) -> dict[str, Any]:
         source = {k: getattr(self, k).counts() for k in ("train", "val", "test")}
-        return {"rows": self.n_rows, "threshold": self.threshold,
-                "implausible_bp_rows": self.implausible_bp, "source": source,
-                "targets": {k: d.counts() for k, d in self.targets.items()},
-                "features": list(FEATURES), "ap_hi_index": self.ap_hi_index,
-                "ap_hi_mean": self.encoder.stats("ap_hi")[0],
-                "ap_hi_std": self.encoder.stats("ap_hi")[1]}
+        return {
+            "rows": self.n_rows,
+            "threshold": self.threshold,
+            "implausible_bp_rows": self.implausible_bp,
+            "source": source,
+            "targets": {k: d.counts() for k, d in self.targets.items()},
+            "features": list(FEATURES),
+            "ap_hi_index": self.ap_hi_index,
+            "ap_hi_mean": self.encoder.stats("ap_hi")[0],
+            "ap_hi_std": self.encoder.stats("ap_hi")[1],
+        }
 
 
 def prepare(frame: pd.DataFrame, seed: int = 0, threshold: float | None = None) -> CardioTask:
@@ -281,15 +308,19 @@ def prepare(frame: pd.DataFrame, seed: int = 0, threshold: float | None = None) 
     usual_rows = rng.permutation(np.flatnonzero(usual))
     unusual_rows = rng.permutation(np.flatnonzero(~usual))
     n_src_usual, n_src_unusual = sizes["Source"]
-    source = rng.permutation(np.concatenate([usual_rows[:n_src_usual],
-                                             unusual_rows[:n_src_unusual]]))
+    source = rng.permutation(
+        np.concatenate([usual_rows[:n_src_usual], unusual_rows[:n_src_unusual]])
+    )
     n_train, n_val, _ = split_source(len(source))
-    parts = {"train": source[:n_train], "val": source[n_train:n_train + n_val],
-             "test": source[n_train + n_val:]}
-    shared_unusual = unusual_rows[n_src_unusual:n_src_unusual + sizes["Target 1"][1]]
+    parts = {
+        "train": source[:n_train],
+        "val": source[n_train : n_train + n_val],
+        "test": source[n_train + n_val :],
+    }
+    shared_unusual = unusual_rows[n_src_unusual : n_src_unusual + sizes["Target 1"][1]]
     start = n_src_usual
     for name in TARGETS:
-        take = usual_rows[start:start + sizes[name][0]]
+        take = usual_rows[start : start + sizes[name][0]]
         start += sizes[name][0]
         parts[name] = np.sort(np.concatenate([take, shared_unusual]))
     encoder = Encoder.fit(frame.iloc[parts["train"]])
@@ -303,9 +334,12 @@ def prepare(frame: pd.DataFrame, seed: int = 0, threshold: float | None = None) 
     for column, (low, high) in PLAUSIBLE_BP.items():
         implausible |= (frame[column] < low).to_numpy() | (frame[column] > high).to_numpy()
     return CardioTask(
-        train=domain("Source train", parts["train"]), val=domain("Source val", parts["val"]),
+        train=domain("Source train", parts["train"]),
+        val=domain("Source val", parts["val"]),
         test=domain("Source", parts["test"]),
         targets={name: domain(name, parts[name]) for name in TARGETS},
-        threshold=threshold, encoder=encoder, n_rows=len(frame),
+        threshold=threshold,
+        encoder=encoder,
+        n_rows=len(frame),
         implausible_bp=int(implausible.sum()),
     )

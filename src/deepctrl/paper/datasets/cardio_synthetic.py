@@ -25,14 +25,28 @@ import pandas as pd
 
 from deepctrl.io.file_format import write_atomic
 
-COLUMNS = ("id", "age", "gender", "height", "weight", "ap_hi", "ap_lo", "cholesterol", "gluc",
-           "smoke", "alco", "active", "cardio")
+COLUMNS = (
+    "id",
+    "age",
+    "gender",
+    "height",
+    "weight",
+    "ap_hi",
+    "ap_lo",
+    "cholesterol",
+    "gluc",
+    "smoke",
+    "alco",
+    "active",
+    "cardio",
+)
 
 DAYS_PER_YEAR = 365.25
 
 
-def _round_like_clinicians(rng: np.random.Generator, values: np.ndarray,
-                           share_rounded: float) -> np.ndarray:
+def _round_like_clinicians(
+    rng: np.random.Generator, values: np.ndarray, share_rounded: float
+) -> np.ndarray:
     """Round a share of the readings to 10 mmHg, the rest to 1 mmHg."""
     tens = np.round(values / 10.0) * 10.0
     ones = np.round(values)
@@ -46,8 +60,9 @@ def _levels(rng: np.random.Generator, logit_2: np.ndarray, logit_3: np.ndarray) 
     return 1 + (rng.random(len(logit_2))[:, None] > cumulative[:, :2]).sum(axis=1)
 
 
-def synthetic_cohort(n: int = 70_000, seed: int = 0, bp_effect: float = 0.8,
-                     noise: float = 1.0) -> pd.DataFrame:
+def synthetic_cohort(
+    n: int = 70_000, seed: int = 0, bp_effect: float = 0.8, noise: float = 1.0
+) -> pd.DataFrame:
     """A cohort of ``n`` patients, deterministic per ``seed``.
 
     ``bp_effect`` is the rise of the log-odds of disease per 10 mmHg of systolic pressure
@@ -75,8 +90,14 @@ def synthetic_cohort(n: int = 70_000, seed: int = 0, bp_effect: float = 0.8,
     smoke = (rng.random(n) < np.where(male, 0.22, 0.02)).astype(np.int64)
     alco = (rng.random(n) < np.where(male, 0.11, 0.025)).astype(np.int64)
     active = (rng.random(n) < 0.80).astype(np.int64)
-    ap_hi_raw = (123.0 + 5.0 * age_z + 4.5 * bmi_z + 3.0 * male
-                 + 3.0 * (cholesterol - 1) + rng.normal(0.0, 15.0, n))
+    ap_hi_raw = (
+        123.0
+        + 5.0 * age_z
+        + 4.5 * bmi_z
+        + 3.0 * male
+        + 3.0 * (cholesterol - 1)
+        + rng.normal(0.0, 15.0, n)
+    )
     ap_hi = np.clip(_round_like_clinicians(rng, ap_hi_raw, 0.8), 85, 240)
     # Many normal readings are written down as 120 (the spike of the real file).
     ap_hi = np.where((np.abs(ap_hi_raw - 120.0) < 12.0) & (rng.random(n) < 0.45), 120, ap_hi)
@@ -84,25 +105,35 @@ def synthetic_cohort(n: int = 70_000, seed: int = 0, bp_effect: float = 0.8,
     ap_lo = np.clip(_round_like_clinicians(rng, ap_lo_raw, 0.8), 50, 150)
     # Risk rises with pressure and jumps at 130 mmHg (stage-1 hypertension).
     pressure_score = 0.5 * (ap_hi - 130.0) / 10.0 + (ap_hi >= 130) - 0.5
-    logit = (bp_effect * pressure_score + 0.55 * age_z + 0.25 * bmi_z
-             + 0.55 * (cholesterol - 1) + 0.2 * (gluc - 1) + 0.1 * smoke - 0.25 * (active - 0.8)
-             + noise * rng.normal(0.0, 0.8, n))
+    logit = (
+        bp_effect * pressure_score
+        + 0.55 * age_z
+        + 0.25 * bmi_z
+        + 0.55 * (cholesterol - 1)
+        + 0.2 * (gluc - 1)
+        + 0.1 * smoke
+        - 0.25 * (active - 0.8)
+        + noise * rng.normal(0.0, 0.8, n)
+    )
     cardio = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(np.int64)
-    return pd.DataFrame({
-        "id": np.arange(n, dtype=np.int64),
-        "age": np.round(age_years * DAYS_PER_YEAR).astype(np.int64),
-        "gender": np.where(male, 2, 1).astype(np.int64),
-        "height": height.astype(np.int64),
-        "weight": weight,
-        "ap_hi": ap_hi,
-        "ap_lo": ap_lo,
-        "cholesterol": cholesterol.astype(np.int64),
-        "gluc": gluc.astype(np.int64),
-        "smoke": smoke,
-        "alco": alco,
-        "active": active,
-        "cardio": cardio,
-    }, columns=list(COLUMNS))
+    return pd.DataFrame(
+        {
+            "id": np.arange(n, dtype=np.int64),
+            "age": np.round(age_years * DAYS_PER_YEAR).astype(np.int64),
+            "gender": np.where(male, 2, 1).astype(np.int64),
+            "height": height.astype(np.int64),
+            "weight": weight,
+            "ap_hi": ap_hi,
+            "ap_lo": ap_lo,
+            "cholesterol": cholesterol.astype(np.int64),
+            "gluc": gluc.astype(np.int64),
+            "smoke": smoke,
+            "alco": alco,
+            "active": active,
+            "cardio": cardio,
+        },
+        columns=list(COLUMNS),
+    )
 
 
 def write_cardio_csv(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:

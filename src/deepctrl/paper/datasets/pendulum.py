@@ -85,8 +85,12 @@ def energy(x: Tensor, config: PendulumConfig = DEFAULT) -> Tensor:
     """
     c = config
     th1, w1, th2, w2 = x.unbind(-1)
-    potential = (-(c.m1 + c.m2) * c.l1 * c.g * torch.cos(th1) - c.m2 * c.l2 * c.g * torch.cos(th2)
-                 + c.m1 * c.g * c.l1 + c.m2 * c.g * (c.l1 + c.l2))
+    potential = (
+        -(c.m1 + c.m2) * c.l1 * c.g * torch.cos(th1)
+        - c.m2 * c.l2 * c.g * torch.cos(th2)
+        + c.m1 * c.g * c.l1
+        + c.m2 * c.g * (c.l1 + c.l2)
+    )
     v1, v2 = c.l1 * w1, c.l2 * w2
     kinetic = 0.5 * c.m1 * v1**2 + 0.5 * c.m2 * (v1**2 + v2**2 + 2 * v1 * v2 * torch.cos(th1 - th2))
     return potential + kinetic
@@ -132,7 +136,8 @@ def check_energy(states: np.ndarray, times: np.ndarray, config: PendulumConfig =
     if rise[worst] > config.energy_tolerance:
         raise ValueError(
             f"pendulum energy rises by {rise[worst]:.3g} at t = {times[worst + 1]:.3f} s"
-            f" (tolerance {config.energy_tolerance:g}): tighten rtol/atol or check friction")
+            f" (tolerance {config.energy_tolerance:g}): tighten rtol/atol or check friction"
+        )
 
 
 def simulate(config: PendulumConfig = DEFAULT) -> tuple[np.ndarray, np.ndarray]:
@@ -153,8 +158,9 @@ def simulate(config: PendulumConfig = DEFAULT) -> tuple[np.ndarray, np.ndarray]:
     return times, states
 
 
-def make_pairs(times: np.ndarray, states: np.ndarray, preset: str = "paper",
-               stride: int = 20) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def make_pairs(
+    times: np.ndarray, states: np.ndarray, preset: str = "paper", stride: int = 20
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(x, y, t_x): every ``stride``-th fine state and its successor for the preset.
 
     ``"paper"``: the successor is ``stride`` fine steps ahead (10 Hz from 200 Hz);
@@ -201,11 +207,13 @@ def cache_folder(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else Path.home() / ".cache" / "deepctrl"
 
 
-def cache_path(preset: str, config: PendulumConfig = DEFAULT,
-               cache_dir: str | os.PathLike[str] | None = None) -> Path:
+def cache_path(
+    preset: str, config: PendulumConfig = DEFAULT, cache_dir: str | os.PathLike[str] | None = None
+) -> Path:
     """The cache file of a preset and configuration (a hash of every parameter)."""
-    key = json.dumps({"format": _CACHE_FORMAT, "preset": preset,
-                      **dataclasses.asdict(config)}, sort_keys=True)
+    key = json.dumps(
+        {"format": _CACHE_FORMAT, "preset": preset, **dataclasses.asdict(config)}, sort_keys=True
+    )
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return cache_folder(cache_dir) / f"pendulum-{preset}-{digest}.npz"
 
@@ -232,8 +240,11 @@ def generate(preset: str = "paper", config: PendulumConfig = DEFAULT) -> dict[st
     return {"x": x, "y": y, "t": t}
 
 
-def load(preset: str = "paper", cache_dir: str | os.PathLike[str] | None = None,
-         config: PendulumConfig = DEFAULT) -> PendulumData:
+def load(
+    preset: str = "paper",
+    cache_dir: str | os.PathLike[str] | None = None,
+    config: PendulumConfig = DEFAULT,
+) -> PendulumData:
     """The pendulum dataset of ``preset``, from the cache or simulated (then cached).
 
     >>> data = load("paper")                    # doctest: +SKIP

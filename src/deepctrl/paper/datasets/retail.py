@@ -58,18 +58,29 @@ from torch import Tensor
 from deepctrl.engine.progress import progress_bar
 
 FEATURES = (
-    "week_sell_price", "diff_week_price", "week_sell_price_rel_diff",
-    "week_sell_price_roll_sd7", "week_sell_price_cumrel", "week_lag_t28",
-    "week_rolling_mean_t7", "week_rolling_mean_t30", "week_rolling_mean_t60",
-    "week_rolling_mean_t90", "week_rolling_mean_t180", "week_rolling_std_t7",
+    "week_sell_price",
+    "diff_week_price",
+    "week_sell_price_rel_diff",
+    "week_sell_price_roll_sd7",
+    "week_sell_price_cumrel",
+    "week_lag_t28",
+    "week_rolling_mean_t7",
+    "week_rolling_mean_t30",
+    "week_rolling_mean_t60",
+    "week_rolling_mean_t90",
+    "week_rolling_mean_t180",
+    "week_rolling_std_t7",
     "week_rolling_std_t30",
 )
 PRICE = 0
 # Raw extras per row that let a rule recompute the price features after a price change.
 AUX = ("price_window_mean", "price_window_count", "price_cummin", "price_cummax")
 GROUPS: dict[str, tuple[str, float]] = {
-    "NEG0.1": ("<", -0.1), "NEG0.2": ("<", -0.2), "NEG0.3": ("<", -0.3),
-    "POS0.2": (">", 0.2), "POS0.3": (">", 0.3),
+    "NEG0.1": ("<", -0.1),
+    "NEG0.2": ("<", -0.2),
+    "NEG0.3": ("<", -0.3),
+    "POS0.2": (">", 0.2),
+    "POS0.3": (">", 0.3),
 }
 SHIFT, MEAN_WINDOWS, STD_WINDOWS = 28, (7, 30, 60, 90, 180), (7, 30)
 PRICE_WINDOW, VAL_WEEKS, TEST_WEEKS = 7, 4, 4
@@ -91,18 +102,23 @@ class Market:
         self.prices = np.asarray(self.prices, dtype=np.float32)
         n_ids, n_days = self.demand.shape
         if len(self.ids) != n_ids or self.prices.shape[0] != n_ids:
-            raise ValueError(f"market: {len(self.ids)} ids, {n_ids} demand rows and "
-                             f"{self.prices.shape[0]} price rows must agree")
+            raise ValueError(
+                f"market: {len(self.ids)} ids, {n_ids} demand rows and "
+                f"{self.prices.shape[0]} price rows must agree"
+            )
         if self.week_of_day.shape != (n_days,):
-            raise ValueError(f"market: week_of_day needs {n_days} entries, "
-                             f"got {self.week_of_day.shape[0]}")
+            raise ValueError(
+                f"market: week_of_day needs {n_days} entries, got {self.week_of_day.shape[0]}"
+            )
         if not np.isfinite(self.demand).all() or (self.demand < 0).any():
             raise ValueError("market: demand must be finite and >= 0")
         if (self.prices <= 0).any():
             raise ValueError("market: prices must be > 0 (NaN where there is none)")
         if self.week_of_day.max(initial=-1) >= self.prices.shape[1]:
-            raise ValueError(f"market: week_of_day refers to week {self.week_of_day.max()} but "
-                             f"prices has {self.prices.shape[1]} week columns")
+            raise ValueError(
+                f"market: week_of_day refers to week {self.week_of_day.max()} but "
+                f"prices has {self.prices.shape[1]} week columns"
+            )
         self.week_days = _week_days(self.week_of_day, self.prices.shape[1])
 
 
@@ -166,17 +182,22 @@ class RetailTable:
 
     def group_sizes(self) -> dict[str, dict[str, int]]:
         """Ids and rows per split of every group."""
-        return {g: {"ids": len(self.group_ids(g)),
-                    **{s: len(self.rows(g, s)) for s in ("train", "val", "test")}}
-                for g in GROUPS}
+        return {
+            g: {
+                "ids": len(self.group_ids(g)),
+                **{s: len(self.rows(g, s)) for s in ("train", "val", "test")},
+            }
+            for g in GROUPS
+        }
 
 
 def build_table(market: Market, chunk_ids: int = 2000, progress: bool = False) -> RetailTable:
     """The weekly table of ``market``, ``chunk_ids`` ids at a time (bounded memory)."""
     n_ids, n_weeks = market.prices.shape
     if n_weeks <= VAL_WEEKS + TEST_WEEKS:
-        raise ValueError(f"market has {n_weeks} full weeks; the split needs more than "
-                         f"{VAL_WEEKS + TEST_WEEKS}")
+        raise ValueError(
+            f"market has {n_weeks} full weeks; the split needs more than {VAL_WEEKS + TEST_WEEKS}"
+        )
     parts: list[tuple[np.ndarray, ...]] = []
     corr = np.full(n_ids, np.nan)
     bar = progress_bar(n_ids, "weekly features", progress)
@@ -185,12 +206,20 @@ def build_table(market: Market, chunk_ids: int = 2000, progress: bool = False) -
         demand_feats, weekly = _demand_features(market.demand[lo:hi], market.week_days)
         price_feats, aux = _price_features(market.prices[lo:hi])
         feats = np.concatenate([price_feats, demand_feats], axis=2)
-        corr[lo:hi] = spearman_rows(*_differences(market.prices[lo:hi], weekly,
-                                                  n_weeks - VAL_WEEKS - TEST_WEEKS))
+        corr[lo:hi] = spearman_rows(
+            *_differences(market.prices[lo:hi], weekly, n_weeks - VAL_WEEKS - TEST_WEEKS)
+        )
         ok = np.isfinite(feats).all(axis=2)
         rid, week = np.nonzero(ok)
-        parts.append((feats[rid, week].astype(np.float32), aux[rid, week].astype(np.float32),
-                      (weekly[rid, week] / 100.0).astype(np.float32), rid + lo, week))
+        parts.append(
+            (
+                feats[rid, week].astype(np.float32),
+                aux[rid, week].astype(np.float32),
+                (weekly[rid, week] / 100.0).astype(np.float32),
+                rid + lo,
+                week,
+            )
+        )
         bar.update(hi - lo)
     bar.close()
     cols = list(zip(*parts, strict=True))
@@ -212,7 +241,7 @@ def _window_sums(cum: np.ndarray, w: int, first_valid: int) -> np.ndarray:
     out = np.full((cum.shape[0], n_days), np.nan)
     start = first_valid + w - 1
     if start < n_days:
-        out[:, start:] = cum[:, start + 1:] - cum[:, start + 1 - w:n_days + 1 - w]
+        out[:, start:] = cum[:, start + 1 :] - cum[:, start + 1 - w : n_days + 1 - w]
     return out
 
 
@@ -221,7 +250,7 @@ def _demand_features(demand: np.ndarray, week_days: np.ndarray) -> tuple[np.ndar
     d = demand.astype(np.float64)
     n, n_days = d.shape
     shifted = np.full((n, n_days), np.nan)
-    shifted[:, SHIFT:] = d[:, :n_days - SHIFT]
+    shifted[:, SHIFT:] = d[:, : n_days - SHIFT]
     zero = np.zeros((n, 1))
     filled = np.nan_to_num(shifted)
     c1 = np.concatenate([zero, np.cumsum(filled, axis=1)], axis=1)
@@ -251,18 +280,19 @@ def _price_features(prices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sd = np.where(count >= 2, np.sqrt(ss / (count - 1)), np.nan)
         cummin = np.fmin.accumulate(p, axis=1)
         cummax = np.fmax.accumulate(p, axis=1)
-        feats = np.stack([p, diff, diff / prev, sd, (p - cummin) / (1 + cummax - cummin)],
-                         axis=2)
+        feats = np.stack([p, diff, diff / prev, sd, (p - cummin) / (1 + cummax - cummin)], axis=2)
     return feats, np.stack([mean, count, cummin, cummax], axis=2)
 
 
-def _differences(prices: np.ndarray, weekly: np.ndarray,
-                 n_train_weeks: int) -> tuple[np.ndarray, np.ndarray]:
+def _differences(
+    prices: np.ndarray, weekly: np.ndarray, n_train_weeks: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Week-over-week price and demand differences over the training weeks (NaN if none)."""
     p = prices[:, :n_train_weeks].astype(np.float64)
     dp = np.round(p[:, 1:] - p[:, :-1], 4)
-    dq = np.where(np.isfinite(dp), weekly[:, 1:n_train_weeks] - weekly[:, :n_train_weeks - 1],
-                  np.nan)
+    dq = np.where(
+        np.isfinite(dp), weekly[:, 1:n_train_weeks] - weekly[:, : n_train_weeks - 1], np.nan
+    )
     return dp, dq
 
 
@@ -284,10 +314,12 @@ def spearman_rows(a: np.ndarray, b: np.ndarray, min_pairs: int = 3) -> np.ndarra
     rb = _rank_rows(np.where(both, b, np.nan))
     k = both.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ca = np.where(both, ra - np.where(both, ra, 0.0).sum(axis=1, keepdims=True) / k[:, None],
-                      0.0)
-        cb = np.where(both, rb - np.where(both, rb, 0.0).sum(axis=1, keepdims=True) / k[:, None],
-                      0.0)
+        ca = np.where(
+            both, ra - np.where(both, ra, 0.0).sum(axis=1, keepdims=True) / k[:, None], 0.0
+        )
+        cb = np.where(
+            both, rb - np.where(both, rb, 0.0).sum(axis=1, keepdims=True) / k[:, None], 0.0
+        )
         r = (ca * cb).sum(axis=1) / np.sqrt((ca**2).sum(axis=1) * (cb**2).sum(axis=1))
     return np.where((k >= min_pairs) & np.isfinite(r), r, np.nan)
 
@@ -313,9 +345,12 @@ class RetailSplit:
         return self.mean, self.std
 
 
-def group_split(table: RetailTable, group: str,
-                stats: tuple[np.ndarray, np.ndarray] | None = None,
-                aux: bool = False) -> RetailSplit:
+def group_split(
+    table: RetailTable,
+    group: str,
+    stats: tuple[np.ndarray, np.ndarray] | None = None,
+    aux: bool = False,
+) -> RetailSplit:
     """Train/val/test tensors of ``group``; standardized with ``stats`` (a source group's,
     for testing a trained model on another group) or the group's own training statistics.
     """
@@ -336,5 +371,4 @@ def group_split(table: RetailTable, group: str,
             x = np.concatenate([x, table.aux[rows]], axis=1)
         return torch.from_numpy(x), torch.from_numpy(table.target[rows][:, None].copy())
 
-    return RetailSplit(group, pair(idx["train"]), pair(idx["val"]), pair(idx["test"]),
-                       mean, std)
+    return RetailSplit(group, pair(idx["train"]), pair(idx["val"]), pair(idx["test"]), mean, std)

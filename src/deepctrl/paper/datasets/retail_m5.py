@@ -59,8 +59,12 @@ def _files(folder: Path) -> tuple[Path, Path, Path, Path | None]:
     if missing or sales is None:
         raise ValueError(f"M5 folder {folder} lacks {', '.join(missing)}")
     extra = folder / sales.name.replace("_train_", "_test_")
-    return folder / "calendar.csv", folder / "sell_prices.csv", sales, (
-        extra if extra.is_file() else None)
+    return (
+        folder / "calendar.csv",
+        folder / "sell_prices.csv",
+        sales,
+        (extra if extra.is_file() else None),
+    )
 
 
 def _day_numbers(columns: list[str], path: Path) -> list[str]:
@@ -70,8 +74,9 @@ def _day_numbers(columns: list[str], path: Path) -> list[str]:
     return days
 
 
-def _read_sales(path: Path, days: list[str], progress: bool,
-                chunk_rows: int) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_sales(
+    path: Path, days: list[str], progress: bool, chunk_rows: int
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Id columns and the (rows, days) float32 demand matrix, read in chunks."""
     with open(path, "rb") as fh:
         n_rows = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b"")) - 1
@@ -79,8 +84,9 @@ def _read_sales(path: Path, days: list[str], progress: bool,
     dtypes = dict.fromkeys(ID_COLUMNS, str) | dict.fromkeys(days, np.float32)
     ids, values = [], []
     try:
-        for chunk in pd.read_csv(path, usecols=[*ID_COLUMNS, *days], dtype=dtypes,
-                                 chunksize=chunk_rows):
+        for chunk in pd.read_csv(
+            path, usecols=[*ID_COLUMNS, *days], dtype=dtypes, chunksize=chunk_rows
+        ):
             ids.append(chunk[list(ID_COLUMNS)])
             values.append(chunk[days].to_numpy(dtype=np.float32))
             bar.update(len(chunk))
@@ -95,8 +101,14 @@ def _read_sales(path: Path, days: list[str], progress: bool,
     return pd.concat(ids, ignore_index=True), demand
 
 
-def _append_days(meta: pd.DataFrame, demand: np.ndarray, days: list[str], extra: Path,
-                 progress: bool, chunk_rows: int) -> tuple[np.ndarray, list[str]]:
+def _append_days(
+    meta: pd.DataFrame,
+    demand: np.ndarray,
+    days: list[str],
+    extra: Path,
+    progress: bool,
+    chunk_rows: int,
+) -> tuple[np.ndarray, list[str]]:
     """Append the days of a ``sales_test_*`` file, rows matched by id."""
     extra_days = _day_numbers(_header(extra, ID_COLUMNS), extra)
     new = [d for d in extra_days if d not in set(days)]
@@ -133,9 +145,11 @@ def _prices(path: Path, meta: pd.DataFrame, week_codes: np.ndarray) -> np.ndarra
     """(ids, weeks) sell prices, NaN where the id has none."""
     _header(path, PRICE_COLUMNS)
     try:
-        sp = pd.read_csv(path, usecols=list(PRICE_COLUMNS),
-                         dtype={"store_id": str, "item_id": str, "wm_yr_wk": np.int64,
-                                "sell_price": np.float64})
+        sp = pd.read_csv(
+            path,
+            usecols=list(PRICE_COLUMNS),
+            dtype={"store_id": str, "item_id": str, "wm_yr_wk": np.int64, "sell_price": np.float64},
+        )
     except ValueError as exc:
         raise ValueError(f"sell_prices.csv has a non-numeric value: {exc}") from None
     keys = pd.Index(meta["item_id"] + "|" + meta["store_id"])
@@ -149,8 +163,9 @@ def _prices(path: Path, meta: pd.DataFrame, week_codes: np.ndarray) -> np.ndarra
     return prices
 
 
-def read_m5_market(folder: str | os.PathLike[str], progress: bool = False,
-                   chunk_rows: int = 2000) -> Market:
+def read_m5_market(
+    folder: str | os.PathLike[str], progress: bool = False, chunk_rows: int = 2000
+) -> Market:
     """The raw market of an M5 folder (daily demand, weeks, weekly prices)."""
     calendar, prices, sales, extra = _files(Path(folder))
     days = _day_numbers(_header(sales, ID_COLUMNS), sales)
@@ -161,8 +176,9 @@ def read_m5_market(folder: str | os.PathLike[str], progress: bool = False,
     return Market(list(meta["id"]), demand, week_of_day, _prices(prices, meta, codes))
 
 
-def load_m5(folder: str | os.PathLike[str], progress: bool = False,
-            chunk_rows: int = 2000) -> RetailTable:
+def load_m5(
+    folder: str | os.PathLike[str], progress: bool = False, chunk_rows: int = 2000
+) -> RetailTable:
     """The weekly table (features, target, groups, split) of an M5 folder."""
     market = read_m5_market(folder, progress, chunk_rows)
     return build_table(market, progress=progress)
@@ -174,8 +190,9 @@ def _week_codes(n_weeks: int) -> np.ndarray:
     return 10000 + (11 + w // 52) * 100 + w % 52 + 1
 
 
-def write_m5(market: Market, folder: str | os.PathLike[str], store: str = "CA_1",
-             suffix: str = "evaluation") -> Path:
+def write_m5(
+    market: Market, folder: str | os.PathLike[str], store: str = "CA_1", suffix: str = "evaluation"
+) -> Path:
     """Write ``market`` as M5 files (calendar, sell_prices, sales_train_<suffix>) in ``folder``.
 
     Days after the last full week get the next week's code (a partial week, as in M5).
@@ -187,22 +204,47 @@ def write_m5(market: Market, folder: str | os.PathLike[str], store: str = "CA_1"
     codes = _week_codes(n_weeks + 1)
     week = np.where(market.week_of_day >= 0, market.week_of_day, n_weeks)
     dates = pd.date_range(START_DATE, periods=n_days, freq="D")
-    calendar = pd.DataFrame({
-        "date": dates.strftime("%Y-%m-%d"), "wm_yr_wk": codes[week],
-        "weekday": dates.day_name(), "wday": (dates.day_of_week + 2) % 7 + 1,
-        "month": dates.month, "year": dates.year, "d": [f"d_{i + 1}" for i in range(n_days)],
-        "event_name_1": "", "event_type_1": "", "event_name_2": "", "event_type_2": "",
-        "snap_CA": 0, "snap_TX": 0, "snap_WI": 0})
+    calendar = pd.DataFrame(
+        {
+            "date": dates.strftime("%Y-%m-%d"),
+            "wm_yr_wk": codes[week],
+            "weekday": dates.day_name(),
+            "wday": (dates.day_of_week + 2) % 7 + 1,
+            "month": dates.month,
+            "year": dates.year,
+            "d": [f"d_{i + 1}" for i in range(n_days)],
+            "event_name_1": "",
+            "event_type_1": "",
+            "event_name_2": "",
+            "event_type_2": "",
+            "snap_CA": 0,
+            "snap_TX": 0,
+            "snap_WI": 0,
+        }
+    )
     calendar.to_csv(out / "calendar.csv", index=False)
     items = [f"ITEM_{i:05d}" for i in range(n_ids)]
-    sales = pd.DataFrame({"id": [f"{it}_{store}_{suffix}" for it in items], "item_id": items,
-                          "dept_id": "DEPT_1", "cat_id": "CAT", "store_id": store,
-                          "state_id": store.split("_")[0]})
-    days = pd.DataFrame(market.demand.astype(np.int64),
-                        columns=[f"d_{i + 1}" for i in range(n_days)])
+    sales = pd.DataFrame(
+        {
+            "id": [f"{it}_{store}_{suffix}" for it in items],
+            "item_id": items,
+            "dept_id": "DEPT_1",
+            "cat_id": "CAT",
+            "store_id": store,
+            "state_id": store.split("_")[0],
+        }
+    )
+    days = pd.DataFrame(
+        market.demand.astype(np.int64), columns=[f"d_{i + 1}" for i in range(n_days)]
+    )
     pd.concat([sales, days], axis=1).to_csv(out / f"sales_train_{suffix}.csv", index=False)
     row, wk = np.nonzero(np.isfinite(market.prices))
-    pd.DataFrame({"store_id": store, "item_id": np.array(items)[row], "wm_yr_wk": codes[wk],
-                  "sell_price": np.round(market.prices[row, wk].astype(np.float64), 2)}
-                 ).to_csv(out / "sell_prices.csv", index=False)
+    pd.DataFrame(
+        {
+            "store_id": store,
+            "item_id": np.array(items)[row],
+            "wm_yr_wk": codes[wk],
+            "sell_price": np.round(market.prices[row, wk].astype(np.float64), 2),
+        }
+    ).to_csv(out / "sell_prices.csv", index=False)
     return out

@@ -39,15 +39,13 @@ from deepctrl.paper.datasets.retail import AUX, FEATURES, PRICE, RetailSplit
 RELATIVE_U = 0.1
 
 
-def price_rule_for(mean: np.ndarray, std: np.ndarray,
-                   u: float = RELATIVE_U) -> dc.rules.Monotonic:
+def price_rule_for(mean: np.ndarray, std: np.ndarray, u: float = RELATIVE_U) -> dc.rules.Monotonic:
     """Monotonic decreasing on the standardized price, raised by u * U(0,1) * |raw price|."""
     raw = dc.rules.Standardized(dc.rules.Relative(u), float(mean[PRICE]), float(std[PRICE]))
     return dc.rules.Monotonic(PRICE, "decreasing", perturbation=raw)
 
 
-def price_rule(split: RetailSplit, recompute: bool = False,
-               u: float = RELATIVE_U) -> dc.rules.Rule:
+def price_rule(split: RetailSplit, recompute: bool = False, u: float = RELATIVE_U) -> dc.rules.Rule:
     """The rule for a split's standardization; ``recompute`` needs ``group_split(aux=True)``."""
     if recompute:
         return RecomputedPriceRule(split.mean, split.std, u)
@@ -63,18 +61,21 @@ class RecomputedPriceRule(dc.rules.SignedRule):
     """
 
     def __init__(self, mean: np.ndarray, std: np.ndarray, u: float = RELATIVE_U) -> None:
-        self.mean = torch.as_tensor(np.asarray(mean, dtype=np.float32)[:len(FEATURES)])
-        self.std = torch.as_tensor(np.asarray(std, dtype=np.float32)[:len(FEATURES)])
+        self.mean = torch.as_tensor(np.asarray(mean, dtype=np.float32)[: len(FEATURES)])
+        self.std = torch.as_tensor(np.asarray(std, dtype=np.float32)[: len(FEATURES)])
         self.relative = dc.rules.Relative(u)
 
-    def perturb(self, x: Tensor | dict[str, Tensor],
-                generator: torch.Generator | None = None) -> Tensor:
+    def perturb(
+        self, x: Tensor | dict[str, Tensor], generator: torch.Generator | None = None
+    ) -> Tensor:
         if isinstance(x, dict):
             raise ValueError("RecomputedPriceRule needs one input tensor, not a dict of inputs")
         k = len(FEATURES)
         if x.shape[-1] != k + len(AUX):
-            raise ValueError(f"RecomputedPriceRule needs {k} features + {len(AUX)} aux columns "
-                             f"(group_split(..., aux=True)), got {x.shape[-1]} columns")
+            raise ValueError(
+                f"RecomputedPriceRule needs {k} features + {len(AUX)} aux columns "
+                f"(group_split(..., aux=True)), got {x.shape[-1]} columns"
+            )
         mean, std = self.mean.to(x), self.std.to(x)
         raw = x[:, :k] * std + mean
         p, diff, sd = raw[:, 0], raw[:, 1], raw[:, 3]

@@ -73,7 +73,7 @@ def _price_paths(rng: np.random.Generator, n: int, n_weeks: int) -> tuple[np.nda
     lengths = rng.integers(1, 4, (n, n_weeks))
     depth = rng.uniform(0.1, 0.3, (n, n_weeks))
     for i, w in zip(*np.nonzero(starts), strict=True):
-        discount[i, w:w + lengths[i, w]] = depth[i, w]
+        discount[i, w : w + lengths[i, w]] = depth[i, w]
     price = np.round(regular * (1 - discount), 2)
     release = np.where(rng.random(n) < 0.5, 0, rng.integers(0, 150, n))
     price[np.arange(n_weeks)[None, :] < release[:, None]] = np.nan
@@ -97,12 +97,12 @@ def _levels(rng: np.random.Generator, noise: np.ndarray, n_weeks: int) -> np.nda
     return level
 
 
-def synthetic_market(seed: int = 0, n_items: int = 1000,
-                     n_weeks: int = N_WEEKS) -> SyntheticMarket:
+def synthetic_market(seed: int = 0, n_items: int = 1000, n_weeks: int = N_WEEKS) -> SyntheticMarket:
     """A market of ``n_items`` items over ``n_weeks`` full weeks; deterministic per seed."""
     if n_items < 1 or n_weeks < 40:
-        raise ValueError(f"synthetic market needs n_items >= 1 and n_weeks >= 40, "
-                         f"got {n_items} and {n_weeks}")
+        raise ValueError(
+            f"synthetic market needs n_items >= 1 and n_weeks >= 40, got {n_items} and {n_weeks}"
+        )
     rng = np.random.default_rng(np.random.SeedSequence([seed, 5]))
     n_days = n_weeks * 7 + PARTIAL_DAYS
     day = np.arange(n_days)

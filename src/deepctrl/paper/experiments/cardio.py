@@ -63,8 +63,9 @@ SAMPLE_SIZE = 200
 def deepctrl_net() -> dc.DeepCTRL:
     """Paper cardio network: encoders Linear(19,100)-ReLU-Linear(100,16), decision
     Linear(32,1)-Sigmoid."""
-    return dc.DeepCTRL(dc.mlp(19, 100, 16), dc.mlp(19, 100, 16),
-                       dc.mlp(32, 1, out_activation="sigmoid"))
+    return dc.DeepCTRL(
+        dc.mlp(19, 100, 16), dc.mlp(19, 100, 16), dc.mlp(32, 1, out_activation="sigmoid")
+    )
 
 
 def task_net() -> nn.Module:
@@ -93,14 +94,28 @@ class Settings:
         return cls(ids, quick=True, max_epochs=6, patience=3) if quick else cls(ids)
 
     def fit_kwargs(self, device: str, progress: bool) -> dict[str, Any]:
-        return {"task_loss": "bce", "batch_size": self.batch_size, "lr": self.lr,
-                "max_epochs": self.max_epochs, "patience": self.patience, "val_every": 1,
-                "device": device, "progress": progress}
+        return {
+            "task_loss": "bce",
+            "batch_size": self.batch_size,
+            "lr": self.lr,
+            "max_epochs": self.max_epochs,
+            "patience": self.patience,
+            "val_every": 1,
+            "device": device,
+            "progress": progress,
+        }
 
     def describe(self) -> dict[str, Any]:
-        return {"quick": self.quick, "max_epochs": self.max_epochs, "patience": self.patience,
-                "batch_size": self.batch_size, "lr": self.lr, "task_loss": "bce",
-                "prior": "Beta(0.1, 0.1)", "validation": "BCE at alpha 0, every epoch"}
+        return {
+            "quick": self.quick,
+            "max_epochs": self.max_epochs,
+            "patience": self.patience,
+            "batch_size": self.batch_size,
+            "lr": self.lr,
+            "task_loss": "bce",
+            "prior": "Beta(0.1, 0.1)",
+            "validation": "BCE at alpha 0, every epoch",
+        }
 
 
 def load_task(csv: str | None, cohort_size: int = COHORT_SIZE) -> tuple[CardioTask, dict]:
@@ -115,20 +130,42 @@ def _tensors(d: Domain) -> tuple[Tensor, Tensor]:
     return torch.from_numpy(d.X), torch.from_numpy(d.y)
 
 
-def train(task: CardioTask, name: str, model: nn.Module, method: dc.methods.Method,
-          rule: dc.rules.Monotonic, s: Settings, device: str, progress: bool) -> MethodRun:
+def train(
+    task: CardioTask,
+    name: str,
+    model: nn.Module,
+    method: dc.methods.Method,
+    rule: dc.rules.Monotonic,
+    s: Settings,
+    device: str,
+    progress: bool,
+) -> MethodRun:
     """Fit on Source train (early stopping on Source val), sweep Source val and test."""
-    return common.run_method(name, model, rule, method, _tensors(task.train),
-                             _tensors(task.val), _tensors(task.test), ALPHAS, METRICS,
-                             s.seeds, **s.fit_kwargs(device, progress))
+    return common.run_method(
+        name,
+        model,
+        rule,
+        method,
+        _tensors(task.train),
+        _tensors(task.val),
+        _tensors(task.test),
+        ALPHAS,
+        METRICS,
+        s.seeds,
+        **s.fit_kwargs(device, progress),
+    )
 
 
 def domain_entry(run: MethodRun, domain: Domain, rule: dc.rules.Monotonic) -> dict[str, Any]:
     """results.json entry of a trained method evaluated on a whole Target."""
     tables = [dc.sweep(m, rule, domain.X, domain.y, ALPHAS, METRICS) for m in run.fit.models]
     entry = run.entry()
-    return {"test": common.summarize(tables), "epochs": entry["epochs"],
-            "best_epochs": entry["best_epochs"], "train_seconds": entry["train_seconds"]}
+    return {
+        "test": common.summarize(tables),
+        "epochs": entry["epochs"],
+        "best_epochs": entry["best_epochs"],
+        "train_seconds": entry["train_seconds"],
+    }
 
 
 def best_alpha(entry: dict[str, Any], metric: str = "bce", split: str = "test") -> float:
@@ -159,8 +196,10 @@ def sample_adaptation(y_hat: Tensor, y: Tensor, sample: np.ndarray) -> dict[str,
     rest = np.setdiff1d(np.arange(y.shape[0]), sample)
     on_sample = [_bce(y_hat[i, sample], y[sample]) for i in range(len(ALPHAS))]
     chosen = int(np.argmin(on_sample))
-    return {"chosen_alpha": ALPHAS[chosen],
-            "bce_rest": [_bce(y_hat[i, rest], y[rest]) for i in range(len(ALPHAS))]}
+    return {
+        "chosen_alpha": ALPHAS[chosen],
+        "bce_rest": [_bce(y_hat[i, rest], y[rest]) for i in range(len(ALPHAS))],
+    }
 
 
 def adaptation(run: MethodRun, domain: Domain, sample_size: int = SAMPLE_SIZE) -> dict[str, Any]:
@@ -177,12 +216,15 @@ def adaptation(run: MethodRun, domain: Domain, sample_size: int = SAMPLE_SIZE) -
     rest = np.array(curves)
     at_chosen = rest[np.arange(len(chosen)), [ALPHAS.index(a) for a in chosen]]
     mean_curve = rest.mean(axis=0)
-    return {"sample_size": k, "chosen_alpha": chosen,
-            "bce_rest_at_alpha_0": float(rest[:, 0].mean()),
-            "bce_rest_at_chosen": float(at_chosen.mean()),
-            "bce_rest_at_chosen_std": float(at_chosen.std()),
-            "best_fixed_alpha": ALPHAS[int(mean_curve.argmin())],
-            "bce_rest_at_best_fixed": float(mean_curve.min())}
+    return {
+        "sample_size": k,
+        "chosen_alpha": chosen,
+        "bce_rest_at_alpha_0": float(rest[:, 0].mean()),
+        "bce_rest_at_chosen": float(at_chosen.mean()),
+        "bce_rest_at_chosen_std": float(at_chosen.std()),
+        "best_fixed_alpha": ALPHAS[int(mean_curve.argmin())],
+        "bce_rest_at_best_fixed": float(mean_curve.min()),
+    }
 
 
 def methods_to_train(quick: bool = False) -> list[tuple[str, dc.methods.Method]]:
@@ -193,8 +235,10 @@ def methods_to_train(quick: bool = False) -> list[tuple[str, dc.methods.Method]]
     """
     prior = dc.priors.Beta(0.1, 0.1)
     out: list[tuple[str, dc.methods.Method]] = [(MAIN, dc.methods.DeepCTRL(prior, rho="auto"))]
-    out += [(f"DeepCTRL(rho={r:g})", dc.methods.DeepCTRL(prior, rho=r))
-            for r in (QUICK_RHOS if quick else FIXED_RHOS)]
+    out += [
+        (f"DeepCTRL(rho={r:g})", dc.methods.DeepCTRL(prior, rho=r))
+        for r in (QUICK_RHOS if quick else FIXED_RHOS)
+    ]
     return out
 
 
@@ -203,38 +247,62 @@ def _rho(run: MethodRun) -> list[float]:
     return [round(float(v), 6) for v in state["rho"]] if "rho" in state else []
 
 
-def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/cardio",
-              device: str = "cpu", progress: bool = True, csv: str | None = None,
-              cohort_size: int = COHORT_SIZE) -> dict[str, Any]:
+def reproduce(
+    seeds: int = 10,
+    quick: bool = False,
+    out: str = "results/cardio",
+    device: str = "cpu",
+    progress: bool = True,
+    csv: str | None = None,
+    cohort_size: int = COHORT_SIZE,
+) -> dict[str, Any]:
     """Train on Source, evaluate on Source and Targets 1-3 over alpha 0..1.5; write
     ``out``/results.json, report.md and figures. Returns the results dict."""
     start = time.perf_counter()
     s = Settings.make(seeds, quick)
     task, data = load_task(csv, cohort_size)
     rule = task.rule(RULE_U)
-    runs = {name: train(task, name, deepctrl_net(), method, rule, s, device, progress)
-            for name, method in methods_to_train(s.quick)}
-    runs["TaskOnly"] = train(task, "TaskOnly", task_net(), dc.methods.TaskOnly(), rule, s,
-                             device, progress)
+    runs = {
+        name: train(task, name, deepctrl_net(), method, rule, s, device, progress)
+        for name, method in methods_to_train(s.quick)
+    }
+    runs["TaskOnly"] = train(
+        task, "TaskOnly", task_net(), dc.methods.TaskOnly(), rule, s, device, progress
+    )
     domains: dict[str, Any] = {}
     for name, domain in task.domains().items():
-        methods = {m: run.entry() if name == "Source" else domain_entry(run, domain, rule)
-                   for m, run in runs.items()}
+        methods = {
+            m: run.entry() if name == "Source" else domain_entry(run, domain, rule)
+            for m, run in runs.items()
+        }
         domains[name] = {
-            **domain.counts(), "methods": methods,
+            **domain.counts(),
+            "methods": methods,
             "best_alpha": best_alpha(methods[MAIN]),
-            "best_alpha_by_method": {m: best_alpha(e) for m, e in methods.items()
-                                     if m != "TaskOnly"},
+            "best_alpha_by_method": {
+                m: best_alpha(e) for m, e in methods.items() if m != "TaskOnly"
+            },
         }
         if name != "Source":
             domains[name]["adaptation"] = adaptation(runs[MAIN], domain)
     results: dict[str, Any] = {
-        "experiment": "cardio", "data": data, "quick": s.quick, "seeds": list(s.seeds),
-        "alphas": ALPHAS, "main_method": MAIN, "settings": s.describe(),
-        "rule": {"feature": "ap_hi", "direction": "increasing", "u": RULE_U,
-                 "perturbation": "relative, raw mmHg", "config": rule.config()},
+        "experiment": "cardio",
+        "data": data,
+        "quick": s.quick,
+        "seeds": list(s.seeds),
+        "alphas": ALPHAS,
+        "main_method": MAIN,
+        "settings": s.describe(),
+        "rule": {
+            "feature": "ap_hi",
+            "direction": "increasing",
+            "u": RULE_U,
+            "perturbation": "relative, raw mmHg",
+            "config": rule.config(),
+        },
         "rho": {m: _rho(r) for m, r in runs.items() if m != "TaskOnly"},
-        "dataset": task.summary(), "domains": domains,
+        "dataset": task.summary(),
+        "domains": domains,
     }
     results["checks"] = checks(results)
     results["checks_by_method"] = {m: checks(results, m) for m in results["rho"]}
@@ -253,23 +321,35 @@ def checks(results: dict[str, Any], method: str = MAIN) -> list[dict[str, Any]]:
     one = ALPHAS.index(1.0)
     source, t1 = _curve(results, "Source", method), _curve(results, "Target 1", method)
     task_only = _curve(results, "Source", "TaskOnly")[0]
-    beyond = min(t1[one + 1:])
+    beyond = min(t1[one + 1 :])
     best1 = results["domains"]["Target 1"]["best_alpha_by_method"][method]
     best3 = results["domains"]["Target 3"]["best_alpha_by_method"][method]
     return [
-        {"name": "source_task_only_no_worse", "passed": task_only <= source[one],
-         "claim": f"On Source, TaskOnly's BCE is no worse than {method}'s at alpha = 1",
-         "detail": f"TaskOnly {task_only:.4f} vs {method} at alpha 1 {source[one]:.4f}"},
-        {"name": "target1_falls_to_alpha_1", "passed": t1[one] < t1[0],
-         "claim": f"On Target 1, {method}'s BCE falls from alpha 0 to alpha 1",
-         "detail": f"alpha 0 {t1[0]:.4f} -> alpha 1 {t1[one]:.4f}"},
-        {"name": "target1_falls_beyond_1", "passed": beyond < t1[one],
-         "claim": "On Target 1 the BCE keeps falling somewhat beyond alpha = 1",
-         "detail": f"alpha 1 {t1[one]:.4f}, lowest beyond 1 {beyond:.4f} "
-                   f"(at alpha {ALPHAS[one + 1 + int(np.argmin(t1[one + 1:]))]:g})"},
-        {"name": "best_alpha_target1_ge_target3", "passed": best1 >= best3,
-         "claim": "The best alpha of Target 1 is at least that of Target 3",
-         "detail": f"Target 1 {best1:g}, Target 3 {best3:g}"},
+        {
+            "name": "source_task_only_no_worse",
+            "passed": task_only <= source[one],
+            "claim": f"On Source, TaskOnly's BCE is no worse than {method}'s at alpha = 1",
+            "detail": f"TaskOnly {task_only:.4f} vs {method} at alpha 1 {source[one]:.4f}",
+        },
+        {
+            "name": "target1_falls_to_alpha_1",
+            "passed": t1[one] < t1[0],
+            "claim": f"On Target 1, {method}'s BCE falls from alpha 0 to alpha 1",
+            "detail": f"alpha 0 {t1[0]:.4f} -> alpha 1 {t1[one]:.4f}",
+        },
+        {
+            "name": "target1_falls_beyond_1",
+            "passed": beyond < t1[one],
+            "claim": "On Target 1 the BCE keeps falling somewhat beyond alpha = 1",
+            "detail": f"alpha 1 {t1[one]:.4f}, lowest beyond 1 {beyond:.4f} "
+            f"(at alpha {ALPHAS[one + 1 + int(np.argmin(t1[one + 1 :]))]:g})",
+        },
+        {
+            "name": "best_alpha_target1_ge_target3",
+            "passed": best1 >= best3,
+            "claim": "The best alpha of Target 1 is at least that of Target 3",
+            "detail": f"Target 1 {best1:g}, Target 3 {best3:g}",
+        },
     ]
 
 
@@ -287,11 +367,16 @@ def write_outputs(results: dict[str, Any], out: Path) -> None:
     reports.write_text(out / "report.md", report_markdown(results))
 
 
-def reproduce_perturbation(seeds: int = 10, quick: bool = False,
-                           out: str = "results/cardio-perturbation", device: str = "cpu",
-                           progress: bool = True, csv: str | None = None,
-                           cohort_size: int = COHORT_SIZE,
-                           us: Sequence[float] = PERTURBATION_US) -> dict[str, Any]:
+def reproduce_perturbation(
+    seeds: int = 10,
+    quick: bool = False,
+    out: str = "results/cardio-perturbation",
+    device: str = "cpu",
+    progress: bool = True,
+    csv: str | None = None,
+    cohort_size: int = COHORT_SIZE,
+    us: Sequence[float] = PERTURBATION_US,
+) -> dict[str, Any]:
     """Appendix A.2: DeepCTRL (rho 1.0) trained on Source with perturbation bound u for each
     u in ``us``; BCE, accuracy and verification ratio vs alpha on the Source test split."""
     from deepctrl.paper.experiments.cardio_report import perturbation_markdown
@@ -307,13 +392,22 @@ def reproduce_perturbation(seeds: int = 10, quick: bool = False,
         method = dc.methods.DeepCTRL(dc.priors.Beta(0.1, 0.1), rho=PERTURBATION_RHO)
         run = train(task, name, deepctrl_net(), method, task.rule(u), s, device, progress)
         methods[name], rho[name] = run.entry(), _rho(run)
-    methods["TaskOnly"] = train(task, "TaskOnly", task_net(), dc.methods.TaskOnly(),
-                                task.rule(RULE_U), s, device, progress).entry()
+    methods["TaskOnly"] = train(
+        task, "TaskOnly", task_net(), dc.methods.TaskOnly(), task.rule(RULE_U), s, device, progress
+    ).entry()
     results = {
-        "experiment": "cardio-perturbation", "data": data, "quick": s.quick,
-        "seeds": list(s.seeds), "alphas": ALPHAS, "perturbations": list(us),
-        "settings": s.describe(), "rho": rho, "rho_setting": PERTURBATION_RHO,
-        "dataset": task.summary(), "domain": "Source", "methods": methods,
+        "experiment": "cardio-perturbation",
+        "data": data,
+        "quick": s.quick,
+        "seeds": list(s.seeds),
+        "alphas": ALPHAS,
+        "perturbations": list(us),
+        "settings": s.describe(),
+        "rho": rho,
+        "rho_setting": PERTURBATION_RHO,
+        "dataset": task.summary(),
+        "domain": "Source",
+        "methods": methods,
         "best_alpha": {m: best_alpha(e) for m, e in methods.items() if m != "TaskOnly"},
         "wall_seconds": round(time.perf_counter() - start, 1),
     }

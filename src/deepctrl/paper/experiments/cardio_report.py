@@ -27,7 +27,7 @@ DIFFERENCES = (
     "standardized with the Source training statistics. The authors applied the relative "
     "shift to the standardized value, which is zero for a patient at the mean pressure, "
     "shrinks near it and depends on where the mean lies.\n"
-    "- rho: `DeepCTRL` is the library default rho = \"auto\" (a rule-loss scale measured on "
+    '- rho: `DeepCTRL` is the library default rho = "auto" (a rule-loss scale measured on '
     "a reference response, see docs/rho.md; values per seed above); the authors used fixed "
     "values, trained here as `DeepCTRL(rho=1)` (their main cardio value), 0.1, 0.05 and "
     "0.01.\n"
@@ -56,56 +56,97 @@ def interpret(name: str, block: dict[str, Any], method: str) -> str:
     head = f"**{name}** (Usual ratio {block['usual_ratio']:.2f}): best alpha {best:g}"
     numbers = f"BCE {curve[0]:.4f} at alpha 0, {min(curve):.4f} at alpha {best:g}"
     if best == 0:
-        meaning = ("leaning on the rule only hurts: in this population high pressure does not "
-                   "mean high risk often enough to help the model")
+        meaning = (
+            "leaning on the rule only hurts: in this population high pressure does not "
+            "mean high risk often enough to help the model"
+        )
     elif best < 1:
-        meaning = ("an intermediate strength: the rule holds for part of this population, so "
-                   "the model mixes both representations")
+        meaning = (
+            "an intermediate strength: the rule holds for part of this population, so "
+            "the model mixes both representations"
+        )
     elif best == 1:
         meaning = "the rule holds for most of this population"
     else:
-        meaning = ("beyond 1 (extrapolated): the rule holds so widely here that leaning on it "
-                   "even more than in training still helps")
+        meaning = (
+            "beyond 1 (extrapolated): the rule holds so widely here that leaning on it "
+            "even more than in training still helps"
+        )
     return f"{head}: {meaning}. {numbers} ({gain:.4f} lower)."
 
 
 def _data_section(results: dict[str, Any]) -> list[str]:
     ds = results["dataset"]
     data = results["data"]
-    where = (f"the file `{data['csv']}`" if data["source"] == "csv"
-             else f"the synthetic cohort ({data['rows']:,} patients, seed {data['seed']})")
+    where = (
+        f"the file `{data['csv']}`"
+        if data["source"] == "csv"
+        else f"the synthetic cohort ({data['rows']:,} patients, seed {data['seed']})"
+    )
     sets = {"Source": ds["source"], **ds["targets"]}
     rows = []
     for name, paper in PAPER_SIZES.items():
-        c = ds["targets"][name] if name != "Source" else {
-            k: sum(s[k] for s in ds["source"].values()) for k in ("rows", "usual", "unusual")}
+        c = (
+            ds["targets"][name]
+            if name != "Source"
+            else {k: sum(s[k] for s in ds["source"].values()) for k in ("rows", "usual", "unusual")}
+        )
         ratio = c["usual"] / max(1, c["usual"] + c["unusual"])
-        rows.append([name, c["usual"], c["unusual"], f"{ratio:.2f}", f"{paper[0]:,}",
-                     f"{paper[1]:,}", f"{paper[0] / sum(paper):.2f}"])
+        rows.append(
+            [
+                name,
+                c["usual"],
+                c["unusual"],
+                f"{ratio:.2f}",
+                f"{paper[0]:,}",
+                f"{paper[1]:,}",
+                f"{paper[0] / sum(paper):.2f}",
+            ]
+        )
     split = ", ".join(f"{k} {v['rows']}" for k, v in sets["Source"].items())
     return [
-        "## Data", "",
+        "## Data",
+        "",
         f"Data: {where}, {ds['rows']:,} rows. A depth-1 decision tree on systolic pressure "
         f"splits at **{ds['threshold']:g} mmHg** (paper: 129.5). Source split: {split}. "
         f"Rows with implausible pressures (ap_hi outside 50-300 or ap_lo outside 20-200 "
-        f"mmHg, kept as the paper kept them): {ds['implausible_bp_rows']}.", "",
-        markdown_table(["set", "Usual", "Unusual", "Usual ratio", "paper Usual",
-                        "paper Unusual", "paper ratio"], rows),
+        f"mmHg, kept as the paper kept them): {ds['implausible_bp_rows']}.",
+        "",
+        markdown_table(
+            [
+                "set",
+                "Usual",
+                "Unusual",
+                "Usual ratio",
+                "paper Usual",
+                "paper Unusual",
+                "paper ratio",
+            ],
+            rows,
+        ),
     ]
 
 
 def _checks_section(results: dict[str, Any]) -> list[str]:
-    rows = [[c["claim"], "PASS" if c["passed"] else "FAIL", c["detail"]]
-            for c in results["checks"]]
-    lines = ["## Checks (mean test BCE over seeds)", "",
-             markdown_table(["claim", "result", "numbers"], rows), ""]
+    rows = [[c["claim"], "PASS" if c["passed"] else "FAIL", c["detail"]] for c in results["checks"]]
+    lines = [
+        "## Checks (mean test BCE over seeds)",
+        "",
+        markdown_table(["claim", "result", "numbers"], rows),
+        "",
+    ]
     others = results.get("checks_by_method", {})
     if others:
         names = [c["name"] for c in results["checks"]]
-        lines += ["The same checks for every DeepCTRL variant:", "",
-                  markdown_table(["method", *names],
-                                 [[m, *("PASS" if c["passed"] else "FAIL" for c in cs)]
-                                  for m, cs in others.items()]), ""]
+        lines += [
+            "The same checks for every DeepCTRL variant:",
+            "",
+            markdown_table(
+                ["method", *names],
+                [[m, *("PASS" if c["passed"] else "FAIL" for c in cs)] for m, cs in others.items()],
+            ),
+            "",
+        ]
     return lines
 
 
@@ -116,17 +157,35 @@ def _adaptation_section(results: dict[str, Any]) -> list[str]:
         if a is None:
             continue
         chosen = np.array(a["chosen_alpha"])
-        rows.append([name, a["sample_size"],
-                     f"{chosen.mean():.2f} ({chosen.min():g}-{chosen.max():g})",
-                     _fmt(a["bce_rest_at_alpha_0"]), _fmt(a["bce_rest_at_chosen"]),
-                     f"{a['best_fixed_alpha']:g}", _fmt(a["bce_rest_at_best_fixed"])])
+        rows.append(
+            [
+                name,
+                a["sample_size"],
+                f"{chosen.mean():.2f} ({chosen.min():g}-{chosen.max():g})",
+                _fmt(a["bce_rest_at_alpha_0"]),
+                _fmt(a["bce_rest_at_chosen"]),
+                f"{a['best_fixed_alpha']:g}",
+                _fmt(a["bce_rest_at_best_fixed"]),
+            ]
+        )
     return [
-        "## Choosing alpha on a small labelled sample", "",
+        "## Choosing alpha on a small labelled sample",
+        "",
         f"Per seed, {results['main_method']} picks the alpha of the lowest BCE on a random "
-        "labelled sample of the Target and is scored on the rest of it (no retraining).", "",
-        markdown_table(["target", "sample", "chosen alpha mean (range)", "BCE rest, alpha 0",
-                        "BCE rest, chosen", "best fixed alpha (hindsight)",
-                        "BCE rest, best fixed"], rows),
+        "labelled sample of the Target and is scored on the rest of it (no retraining).",
+        "",
+        markdown_table(
+            [
+                "target",
+                "sample",
+                "chosen alpha mean (range)",
+                "BCE rest, alpha 0",
+                "BCE rest, chosen",
+                "best fixed alpha (hindsight)",
+                "BCE rest, best fixed",
+            ],
+            rows,
+        ),
     ]
 
 
@@ -139,19 +198,40 @@ def _domain_rows(block: dict[str, Any], alphas: list[float]) -> list[list[Any]]:
         best = block["best_alpha_by_method"].get(name)
         i = alphas.index(best) if best is not None else 0
         ratio = _mean(entry, "verification_ratio")
-        rows.append([name, "-" if best is None else f"{best:g}", f"{bce[0]:.4f} ± {std[0]:.4f}",
-                     _fmt(bce[one]), _fmt(bce[last]), f"{bce[i]:.4f} ± {std[i]:.4f}",
-                     _fmt(_mean(entry, "accuracy")[i]), _fmt(_mean(entry, "auc")[i]),
-                     _fmt(ratio[0]), _fmt(ratio[one])])
+        rows.append(
+            [
+                name,
+                "-" if best is None else f"{best:g}",
+                f"{bce[0]:.4f} ± {std[0]:.4f}",
+                _fmt(bce[one]),
+                _fmt(bce[last]),
+                f"{bce[i]:.4f} ± {std[i]:.4f}",
+                _fmt(_mean(entry, "accuracy")[i]),
+                _fmt(_mean(entry, "auc")[i]),
+                _fmt(ratio[0]),
+                _fmt(ratio[one]),
+            ]
+        )
     return rows
 
 
 # The authors' published notebook, target with Usual ratio 0.50: method -> numbers.
 PAPER_TARGET2: dict[str, dict[str, float | None]] = {
-    "TaskOnly": {"alpha": None, "bce": 0.732, "accuracy": 0.567, "auc": 0.608,
-                 "verification_ratio": 0.755},
-    "DeepCTRL(rho=0.1)": {"alpha": 0.8, "bce": 0.675, "accuracy": 0.585, "auc": 0.614,
-                          "verification_ratio": 0.870}}
+    "TaskOnly": {
+        "alpha": None,
+        "bce": 0.732,
+        "accuracy": 0.567,
+        "auc": 0.608,
+        "verification_ratio": 0.755,
+    },
+    "DeepCTRL(rho=0.1)": {
+        "alpha": 0.8,
+        "bce": 0.675,
+        "accuracy": 0.585,
+        "auc": 0.614,
+        "verification_ratio": 0.870,
+    },
+}
 
 
 def _paper_section(results: dict[str, Any]) -> list[str]:
@@ -162,18 +242,20 @@ def _paper_section(results: dict[str, Any]) -> list[str]:
     source = _mean(domains["Source"]["methods"][main], "bce")
     task_only = _mean(domains["Source"]["methods"]["TaskOnly"], "bce")[0]
     t1 = _mean(domains["Target 1"]["methods"][main], "bce")
-    falls = sum(b < a for a, b in itertools.pairwise(t1[:one + 1]))
+    falls = sum(b < a for a, b in itertools.pairwise(t1[: one + 1]))
     last = one
     while last + 1 < len(t1) and t1[last + 1] < t1[last]:
         last += 1
     lines = [
-        "## Against the paper", "",
+        "## Against the paper",
+        "",
         f"- Source: TaskOnly ({task_only:.4f}) is "
         f"{'below' if task_only < min(source) else 'not below'} {main} at every alpha "
         f"(lowest {min(source):.4f}); paper: TaskOnly wins regardless of alpha.",
         f"- Target 1: the BCE falls in {falls} of {one} steps from alpha 0 to 1 and keeps "
         f"falling up to alpha {alphas[last]:g}; paper: monotonic up to 1, falling until 1.4.",
-        f"- Target 3: best alpha {domains['Target 3']['best_alpha']:g}; paper: about 0.5.", "",
+        f"- Target 3: best alpha {domains['Target 3']['best_alpha']:g}; paper: about 0.5.",
+        "",
     ]
     block = domains["Target 2"]
     rows = []
@@ -184,59 +266,119 @@ def _paper_section(results: dict[str, Any]) -> list[str]:
         best = block["best_alpha_by_method"].get(name)
         i = alphas.index(best) if best is not None else 0
         ours = [_mean(entry, m)[i] for m in ("bce", "accuracy", "auc", "verification_ratio")]
-        rows.append([name, "-" if best is None else f"{best:g}", *map(_fmt, ours),
-                     "-" if ref["alpha"] is None else f"{ref['alpha']:g}",
-                     *(f"{ref[m]:.3f}" for m in ("bce", "accuracy", "auc",
-                                                  "verification_ratio"))])
+        rows.append(
+            [
+                name,
+                "-" if best is None else f"{best:g}",
+                *map(_fmt, ours),
+                "-" if ref["alpha"] is None else f"{ref['alpha']:g}",
+                *(f"{ref[m]:.3f}" for m in ("bce", "accuracy", "auc", "verification_ratio")),
+            ]
+        )
     if rows:
-        lines += ["Target 2 (Usual ratio 0.50) next to the authors' notebook (real data, seeds "
-                  "1-9; ours are on this run's data, so only the pattern compares):", "",
-                  markdown_table(["method", "best alpha", "BCE", "accuracy", "AUC",
-                                  "verification", "paper alpha", "paper BCE",
-                                  "paper accuracy", "paper AUC", "paper verification"], rows),
-                  ""]
+        lines += [
+            "Target 2 (Usual ratio 0.50) next to the authors' notebook (real data, seeds "
+            "1-9; ours are on this run's data, so only the pattern compares):",
+            "",
+            markdown_table(
+                [
+                    "method",
+                    "best alpha",
+                    "BCE",
+                    "accuracy",
+                    "AUC",
+                    "verification",
+                    "paper alpha",
+                    "paper BCE",
+                    "paper accuracy",
+                    "paper AUC",
+                    "paper verification",
+                ],
+                rows,
+            ),
+            "",
+        ]
     return lines
 
 
 def _training_line(results: dict[str, Any]) -> str:
     source = results["domains"]["Source"]["methods"]
-    parts = [f"{m} {np.mean(e['epochs']):.0f} epochs, {e['train_seconds']:.0f} s"
-             for m, e in source.items()]
-    return "Training (mean epochs over seeds; seconds for all seeds at once): " + \
-        "; ".join(parts) + "."
+    parts = [
+        f"{m} {np.mean(e['epochs']):.0f} epochs, {e['train_seconds']:.0f} s"
+        for m, e in source.items()
+    ]
+    return (
+        "Training (mean epochs over seeds; seconds for all seeds at once): "
+        + "; ".join(parts)
+        + "."
+    )
 
 
 def report_markdown(results: dict[str, Any]) -> str:
     """The report of ``deepctrl reproduce cardio``."""
     s, main = results["settings"], results["main_method"]
-    quick = (" **QUICK smoke run: too few seeds and epochs to judge anything.**"
-             if results["quick"] else "")
+    quick = (
+        " **QUICK smoke run: too few seeds and epochs to judge anything.**"
+        if results["quick"]
+        else ""
+    )
     rho = {m: sorted(set(v)) for m, v in results["rho"].items()}
     lines = [
-        "# Healthcare: adapting to new populations with the rule strength (paper Sec. 4.3)", "",
+        "# Healthcare: adapting to new populations with the rule strength (paper Sec. 4.3)",
+        "",
         f"`deepctrl reproduce cardio`, seeds {results['seeds']}, batch {s['batch_size']}, "
         f"Adam {s['lr']:g}, max {s['max_epochs']} epochs, patience {s['patience']}, prior "
         f"{s['prior']}, rule perturbation u = {results['rule']['u']:g} (raw mmHg); "
-        f"rho per method {rho}; wall time {results['wall_seconds']:.0f} s.{quick}", "",
-        PAPER_FINDINGS, "", *_data_section(results), "",
-        f"## What the best alpha says ({main}, lowest mean test BCE)", "",
-        *[f"- {interpret(n, b, main)}" for n, b in results["domains"].items()], "",
-        *_checks_section(results), *_adaptation_section(results), "",
-        *_paper_section(results), _training_line(results), "",
-        "## Test metrics per domain (means over seeds)", "",
-        "Metrics at the best alpha of each method; TaskOnly has no alpha.", "",
+        f"rho per method {rho}; wall time {results['wall_seconds']:.0f} s.{quick}",
+        "",
+        PAPER_FINDINGS,
+        "",
+        *_data_section(results),
+        "",
+        f"## What the best alpha says ({main}, lowest mean test BCE)",
+        "",
+        *[f"- {interpret(n, b, main)}" for n, b in results["domains"].items()],
+        "",
+        *_checks_section(results),
+        *_adaptation_section(results),
+        "",
+        *_paper_section(results),
+        _training_line(results),
+        "",
+        "## Test metrics per domain (means over seeds)",
+        "",
+        "Metrics at the best alpha of each method; TaskOnly has no alpha.",
+        "",
     ]
-    header = ["method", "best alpha", "BCE alpha 0", "BCE alpha 1", "BCE alpha 1.5",
-              "BCE at best", "accuracy at best", "AUC at best", "verification alpha 0",
-              "verification alpha 1"]
+    header = [
+        "method",
+        "best alpha",
+        "BCE alpha 0",
+        "BCE alpha 1",
+        "BCE alpha 1.5",
+        "BCE at best",
+        "accuracy at best",
+        "AUC at best",
+        "verification alpha 0",
+        "verification alpha 1",
+    ]
     for name, block in results["domains"].items():
-        lines += [f"### {name} ({block['rows']} patients, Usual ratio "
-                  f"{block['usual_ratio']:.2f})", "",
-                  markdown_table(header, _domain_rows(block, results["alphas"])), ""]
-    lines += ["## Differences from the authors", "", DIFFERENCES, "",
-              "Figures: `bce_vs_alpha.png` (paper Fig. 6), `accuracy_vs_alpha.png`, "
-              "`verification_vs_alpha.png`, `domains_bce.png` (all domains, "
-              f"{main}, relative to alpha 0).", ""]
+        lines += [
+            f"### {name} ({block['rows']} patients, Usual ratio {block['usual_ratio']:.2f})",
+            "",
+            markdown_table(header, _domain_rows(block, results["alphas"])),
+            "",
+        ]
+    lines += [
+        "## Differences from the authors",
+        "",
+        DIFFERENCES,
+        "",
+        "Figures: `bce_vs_alpha.png` (paper Fig. 6), `accuracy_vs_alpha.png`, "
+        "`verification_vs_alpha.png`, `domains_bce.png` (all domains, "
+        f"{main}, relative to alpha 0).",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -247,8 +389,11 @@ def perturbation_observations(results: dict[str, Any]) -> list[str]:
     names = [f"DeepCTRL(u={u:g})" for u in results["perturbations"]]
     at_one = [_mean(results["methods"][n], "bce")[one] for n in names]
     at_zero = [_mean(results["methods"][n], "bce")[0] for n in names]
-    spread = [_mean(results["methods"][n], "verification_ratio")[one]
-              - _mean(results["methods"][n], "verification_ratio")[0] for n in names]
+    spread = [
+        _mean(results["methods"][n], "verification_ratio")[one]
+        - _mean(results["methods"][n], "verification_ratio")[0]
+        for n in names
+    ]
     rises = sum(b > a for a, b in itertools.pairwise(at_one))
     largest_zero = at_zero[-1] >= max(at_zero[:-1]) if len(at_zero) > 1 else False
     return [
@@ -266,31 +411,66 @@ def perturbation_markdown(results: dict[str, Any]) -> str:
     """The report of ``deepctrl reproduce cardio-perturbation``."""
     alphas, s = results["alphas"], results["settings"]
     idx = [alphas.index(a) for a in (0.0, 0.5, 1.0)]
-    quick = (" **QUICK smoke run: too few seeds and epochs to judge anything.**"
-             if results["quick"] else "")
+    quick = (
+        " **QUICK smoke run: too few seeds and epochs to judge anything.**"
+        if results["quick"]
+        else ""
+    )
     rows = []
     for name, entry in results["methods"].items():
         bce, acc = _mean(entry, "bce"), _mean(entry, "accuracy")
         ratio = _mean(entry, "verification_ratio")
         best = results["best_alpha"].get(name)
-        rows.append([name, *(_fmt(bce[i]) for i in idx), *(_fmt(acc[i]) for i in idx),
-                     _fmt(ratio[0]), _fmt(ratio[idx[2]]), "-" if best is None else f"{best:g}",
-                     f"{np.mean(entry['epochs']):.1f}"])
+        rows.append(
+            [
+                name,
+                *(_fmt(bce[i]) for i in idx),
+                *(_fmt(acc[i]) for i in idx),
+                _fmt(ratio[0]),
+                _fmt(ratio[idx[2]]),
+                "-" if best is None else f"{best:g}",
+                f"{np.mean(entry['epochs']):.1f}",
+            ]
+        )
     data = results["data"]
     where = data["csv"] if data["source"] == "csv" else f"synthetic cohort ({data['rows']:,})"
-    return "\n".join([
-        "# Cardio: impact of the perturbation scale (paper App. A.2, Fig. 8)", "",
-        f"`deepctrl reproduce cardio-perturbation`, data {where}, seeds {results['seeds']}, "
-        f"batch {s['batch_size']}, max {s['max_epochs']} epochs, patience {s['patience']}, "
-        f"DeepCTRL rho {results['rho_setting']:g}, trained on Source and tested on its test split; "
-        f"wall time {results['wall_seconds']:.0f} s.{quick}", "",
-        "ap_hi is raised by gamma |ap_hi| mmHg with gamma ~ U[0, u] (raw units, then scaled). "
-        "Each model's verification ratio is measured with its own u (a larger shift is a "
-        "different, easier-to-see test); TaskOnly is the reference without a rule (its "
-        "verification ratio uses u = 0.1).", "",
-        markdown_table(["method", "BCE a=0", "BCE a=0.5", "BCE a=1", "acc a=0", "acc a=0.5",
-                        "acc a=1", "verif. a=0", "verif. a=1", "best alpha (BCE)",
-                        "mean epochs"], rows), "",
-        "## Against the paper", "", *perturbation_observations(results), "",
-        "Figure: `perturbation.png` (BCE, accuracy, verification ratio vs alpha per u).", "",
-    ])
+    return "\n".join(
+        [
+            "# Cardio: impact of the perturbation scale (paper App. A.2, Fig. 8)",
+            "",
+            f"`deepctrl reproduce cardio-perturbation`, data {where}, seeds {results['seeds']}, "
+            f"batch {s['batch_size']}, max {s['max_epochs']} epochs, patience {s['patience']}, "
+            f"DeepCTRL rho {results['rho_setting']:g}, trained on Source and tested on its test "
+            "split; "
+            f"wall time {results['wall_seconds']:.0f} s.{quick}",
+            "",
+            "ap_hi is raised by gamma |ap_hi| mmHg with gamma ~ U[0, u] (raw units, then scaled). "
+            "Each model's verification ratio is measured with its own u (a larger shift is a "
+            "different, easier-to-see test); TaskOnly is the reference without a rule (its "
+            "verification ratio uses u = 0.1).",
+            "",
+            markdown_table(
+                [
+                    "method",
+                    "BCE a=0",
+                    "BCE a=0.5",
+                    "BCE a=1",
+                    "acc a=0",
+                    "acc a=0.5",
+                    "acc a=1",
+                    "verif. a=0",
+                    "verif. a=1",
+                    "best alpha (BCE)",
+                    "mean epochs",
+                ],
+                rows,
+            ),
+            "",
+            "## Against the paper",
+            "",
+            *perturbation_observations(results),
+            "",
+            "Figure: `perturbation.png` (BCE, accuracy, verification ratio vs alpha per u).",
+            "",
+        ]
+    )

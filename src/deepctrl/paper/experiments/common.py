@@ -48,8 +48,10 @@ def summarize(tables: Sequence[Table]) -> dict[str, dict[str, list[float]]]:
         if key == "alpha":
             continue
         values = np.array([t[key] for t in tables], dtype=float)
-        out[key] = {"mean": np.nanmean(values, axis=0).tolist(),
-                    "std": np.nanstd(values, axis=0).tolist()}
+        out[key] = {
+            "mean": np.nanmean(values, axis=0).tolist(),
+            "std": np.nanstd(values, axis=0).tolist(),
+        }
     return out
 
 
@@ -79,12 +81,22 @@ def merge_runs(parts: Sequence[MethodRun]) -> MethodRun:
     joined (:meth:`FitResult.join`) and the per-seed sweep tables in order."""
     if len(parts) == 1:
         return parts[0]
-    return MethodRun(parts[0].name, dc.FitResult.join([p.fit for p in parts]),
-                     [t for p in parts for t in p.val], [t for p in parts for t in p.test])
+    return MethodRun(
+        parts[0].name,
+        dc.FitResult.join([p.fit for p in parts]),
+        [t for p in parts for t in p.val],
+        [t for p in parts for t in p.test],
+    )
 
 
-def run_method(name: str, model: nn.Module, rule: dc.rules.Rule, method: dc.methods.Method,
-               *args: Any, **kwargs: Any) -> MethodRun:
+def run_method(
+    name: str,
+    model: nn.Module,
+    rule: dc.rules.Rule,
+    method: dc.methods.Method,
+    *args: Any,
+    **kwargs: Any,
+) -> MethodRun:
     """:func:`run_methods` for one method: fit it for all seeds at once, then sweep alpha on
     val and test per seed."""
     return run_methods([name], model, rule, [method], *args, **kwargs)[0]
@@ -108,15 +120,31 @@ def run_methods(
     (:func:`deepctrl.fit_methods`), then sweep alpha on val and test per seed; one run per
     method, in order. ``val_eval`` replaces ``val`` for the sweep (e.g. validation inputs
     with noise)."""
-    results = dc.fit_methods(model, rule, methods, train=train, val=val, seeds=seeds,
-                             desc=" + ".join(names), **fit_kwargs)
-    return [_swept(name, result, rule, val_eval or val, test, alphas, metrics)
-            for name, result in zip(names, results, strict=True)]
+    results = dc.fit_methods(
+        model,
+        rule,
+        methods,
+        train=train,
+        val=val,
+        seeds=seeds,
+        desc=" + ".join(names),
+        **fit_kwargs,
+    )
+    return [
+        _swept(name, result, rule, val_eval or val, test, alphas, metrics)
+        for name, result in zip(names, results, strict=True)
+    ]
 
 
-def _swept(name: str, result: dc.FitResult, rule: dc.rules.Rule, val: tuple[Tensor, Tensor],
-           test: tuple[Tensor, Tensor], alphas: Sequence[float],
-           metrics: Sequence[str]) -> MethodRun:
+def _swept(
+    name: str,
+    result: dc.FitResult,
+    rule: dc.rules.Rule,
+    val: tuple[Tensor, Tensor],
+    test: tuple[Tensor, Tensor],
+    alphas: Sequence[float],
+    metrics: Sequence[str],
+) -> MethodRun:
     """Per-seed alpha sweeps of a fit on ``val`` and ``test``."""
     val_tables = [dc.sweep(m, rule, val[0], val[1], alphas, metrics) for m in result.models]
     test_tables = [dc.sweep(m, rule, test[0], test[1], alphas, metrics) for m in result.models]

@@ -41,8 +41,14 @@ VAL_NOISE_SEED = 2021
 TARGET_RATIO = 0.9
 LAMBDAS = (0.01, 0.1, 1.0)
 DUAL_LRS = (0.01, 0.1, 1.0)
-METHOD_KEYS = ("DeepCTRL", "TaskOnly", "RuleOnly", *(f"TaskAndRule({lam})" for lam in LAMBDAS),
-               "LDF-MAE", "LDF-Ratio")
+METHOD_KEYS = (
+    "DeepCTRL",
+    "TaskOnly",
+    "RuleOnly",
+    *(f"TaskAndRule({lam})" for lam in LAMBDAS),
+    "LDF-MAE",
+    "LDF-Ratio",
+)
 
 
 @dataclass(frozen=True)
@@ -72,14 +78,29 @@ class Settings:
         ids = common.seed_range(seeds, quick, SEED_START)
         if not quick:
             return cls(ids)
-        return cls(ids, quick=True, max_epochs=8, patience=2, val_every=2, dual_lrs=(0.1, 1.0),
-                   timing_epochs=1, compile=False)
+        return cls(
+            ids,
+            quick=True,
+            max_epochs=8,
+            patience=2,
+            val_every=2,
+            dual_lrs=(0.1, 1.0),
+            timing_epochs=1,
+            compile=False,
+        )
 
     def fit_kwargs(self, device: str, progress: bool) -> dict[str, Any]:
-        return {"batch_size": self.batch_size, "lr": self.lr, "max_epochs": self.max_epochs,
-                "patience": self.patience, "val_every": self.val_every,
-                "input_noise": INPUT_NOISE, "device": device, "progress": progress,
-                "compile": self.compile}
+        return {
+            "batch_size": self.batch_size,
+            "lr": self.lr,
+            "max_epochs": self.max_epochs,
+            "patience": self.patience,
+            "val_every": self.val_every,
+            "input_noise": INPUT_NOISE,
+            "device": device,
+            "progress": progress,
+            "compile": self.compile,
+        }
 
 
 def deepctrl_net(merge: str = "deepctrl") -> dc.DeepCTRL:
@@ -87,10 +108,22 @@ def deepctrl_net(merge: str = "deepctrl") -> dc.DeepCTRL:
     (64-64-4 for ``merge="add"`` and ``"input"``), output + x."""
     decision_in = 64 if merge in ("add", "input") else 128
     if merge == "input":
-        return dc.DeepCTRL(dc.mlp(17, 64, 64, 64), None, dc.mlp(decision_in, 64, 4),
-                           shared=dc.mlp(4, 64, 16), merge="input", residual=True)
-    return dc.DeepCTRL(dc.mlp(16, 64, 64, 64), dc.mlp(16, 64, 64, 64), dc.mlp(decision_in, 64, 4),
-                       shared=dc.mlp(4, 64, 16), merge=merge, residual=True)
+        return dc.DeepCTRL(
+            dc.mlp(17, 64, 64, 64),
+            None,
+            dc.mlp(decision_in, 64, 4),
+            shared=dc.mlp(4, 64, 16),
+            merge="input",
+            residual=True,
+        )
+    return dc.DeepCTRL(
+        dc.mlp(16, 64, 64, 64),
+        dc.mlp(16, 64, 64, 64),
+        dc.mlp(decision_in, 64, 4),
+        shared=dc.mlp(4, 64, 16),
+        merge=merge,
+        residual=True,
+    )
 
 
 def TaskNet() -> dc.Residual:  # noqa: N802 (the network's name in the paper's appendix)
@@ -99,8 +132,9 @@ def TaskNet() -> dc.Residual:  # noqa: N802 (the network's name in the paper's a
     Built from plain parts (``dc.Residual`` of a ``Sequential``), so stacked seeds run it as
     batched matrix products (:mod:`deepctrl.engine.lowering`).
     """
-    return dc.Residual(nn.Sequential(OrderedDict(encoder=dc.mlp(4, 64, 64, 64),
-                                                 decision=dc.mlp(64, 64, 4))))
+    return dc.Residual(
+        nn.Sequential(OrderedDict(encoder=dc.mlp(4, 64, 64, 64), decision=dc.mlp(64, 64, 4)))
+    )
 
 
 def energy_rule() -> dc.rules.Penalty:
@@ -114,15 +148,32 @@ def noisy_validation(val: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
     return val[0] + INPUT_NOISE * torch.randn(val[0].shape, generator=gen), val[1]
 
 
-def train_group(names: list[str], model: nn.Module, methods: list[dc.methods.Method],
-                pend: pendulum.PendulumData, s: Settings, alphas: list[float], device: str,
-                progress: bool) -> list[MethodRun]:
+def train_group(
+    names: list[str],
+    model: nn.Module,
+    methods: list[dc.methods.Method],
+    pend: pendulum.PendulumData,
+    s: Settings,
+    alphas: list[float],
+    device: str,
+    progress: bool,
+) -> list[MethodRun]:
     """Methods of one network over the seeds of ``s``, trained as one stacked job and swept
     on noisy validation and clean test inputs."""
-    return common.run_methods(names, model, energy_rule(), methods, pend.train, pend.val,
-                              pend.test, alphas, ("mae",), s.seeds,
-                              val_eval=noisy_validation(pend.val),
-                              **s.fit_kwargs(device, progress))
+    return common.run_methods(
+        names,
+        model,
+        energy_rule(),
+        methods,
+        pend.train,
+        pend.val,
+        pend.test,
+        alphas,
+        ("mae",),
+        s.seeds,
+        val_eval=noisy_validation(pend.val),
+        **s.fit_kwargs(device, progress),
+    )
 
 
 def _mean(entry: dict[str, Any], split: str, metric: str) -> list[float]:
@@ -140,8 +191,11 @@ def _ratio_rule_pick(entries: dict[str, dict[str, Any]], names: list[str]) -> tu
 def select(entries: dict[str, dict[str, Any]], alphas: list[float]) -> dict[str, Any]:
     """Paper Sec. 4.1 "Optimizing rule strength on validation set" on seed-averaged curves."""
     d = entries["DeepCTRL"]
-    val = {"alpha": alphas, "mae": _mean(d, "val", "mae"),
-           "verification_ratio": _mean(d, "val", "verification_ratio")}
+    val = {
+        "alpha": alphas,
+        "mae": _mean(d, "val", "mae"),
+        "verification_ratio": _mean(d, "val", "verification_ratio"),
+    }
     test_mae, test_ratio = _mean(d, "test", "mae"), _mean(d, "test", "verification_ratio")
     try:
         a_ratio, reached = dc.select_alpha(val, min_verification=TARGET_RATIO), True
@@ -156,19 +210,34 @@ def select(entries: dict[str, dict[str, Any]], alphas: list[float]) -> dict[str,
     i_oracle = min(range(len(alphas)), key=lambda i: test_mae[i])
     return {
         "target_val_ratio": TARGET_RATIO,
-        "by_ratio": {"alpha": a_ratio, "reached": reached,
-                     "val_ratio": val["verification_ratio"][i_ratio],
-                     "test_ratio": test_ratio[i_ratio], "test_mae": test_mae[i_ratio]},
+        "by_ratio": {
+            "alpha": a_ratio,
+            "reached": reached,
+            "val_ratio": val["verification_ratio"][i_ratio],
+            "test_ratio": test_ratio[i_ratio],
+            "test_mae": test_mae[i_ratio],
+        },
         "task_and_rule_by_ratio": {
-            "method": lam_name, "reached": lam_reached,
+            "method": lam_name,
+            "reached": lam_reached,
             "val_ratio": _mean(entries[lam_name], "val", "verification_ratio")[0],
             "test_ratio": _mean(entries[lam_name], "test", "verification_ratio")[0],
-            "test_mae": _mean(entries[lam_name], "test", "mae")[0]},
-        "by_val_mae": {"alpha": alphas[i_mae], "val_mae": val["mae"][i_mae], "val_ratio": target,
-                       "test_mae": test_mae[i_mae], "test_ratio": test_ratio[i_mae]},
-        "proxy": {"alpha": alphas[i_proxy], "test_ratio": test_ratio[i_proxy],
-                  "test_mae": test_mae[i_proxy], "oracle_alpha": alphas[i_oracle],
-                  "oracle_test_mae": test_mae[i_oracle]},
+            "test_mae": _mean(entries[lam_name], "test", "mae")[0],
+        },
+        "by_val_mae": {
+            "alpha": alphas[i_mae],
+            "val_mae": val["mae"][i_mae],
+            "val_ratio": target,
+            "test_mae": test_mae[i_mae],
+            "test_ratio": test_ratio[i_mae],
+        },
+        "proxy": {
+            "alpha": alphas[i_proxy],
+            "test_ratio": test_ratio[i_proxy],
+            "test_mae": test_mae[i_proxy],
+            "oracle_alpha": alphas[i_oracle],
+            "oracle_test_mae": test_mae[i_oracle],
+        },
     }
 
 
@@ -182,43 +251,75 @@ def claims(preset: str, entries: dict[str, dict[str, Any]], sel: dict[str, Any])
     ratio_1 = _mean(entries["DeepCTRL"], "test", "verification_ratio")[-1]
     task_mae = _mean(entries["TaskOnly"], "test", "mae")[0]
     authors = preset == "authors"
-    out = [{"claim": "DeepCTRL test verification ratio at alpha = 1",
-            "value": ratio_1, "bound": ">= 0.99" if authors else ">= 0.95",
-            "holds": ratio_1 >= (0.99 if authors else 0.95)}]
+    out = [
+        {
+            "claim": "DeepCTRL test verification ratio at alpha = 1",
+            "value": ratio_1,
+            "bound": ">= 0.99" if authors else ">= 0.95",
+            "holds": ratio_1 >= (0.99 if authors else 0.95),
+        }
+    ]
     by_val = sel["by_val_mae"]
-    choices = (("lowest validation MAE", by_val["alpha"], by_val["test_mae"]),
-               ("verification proxy", sel["proxy"]["alpha"], sel["proxy"]["test_mae"]),
-               ("best test alpha (oracle)", sel["proxy"]["oracle_alpha"],
-                sel["proxy"]["oracle_test_mae"]))
+    choices = (
+        ("lowest validation MAE", by_val["alpha"], by_val["test_mae"]),
+        ("verification proxy", sel["proxy"]["alpha"], sel["proxy"]["test_mae"]),
+        ("best test alpha (oracle)", sel["proxy"]["oracle_alpha"], sel["proxy"]["oracle_test_mae"]),
+    )
     bound = f"< TaskOnly {task_mae:.5f} and <= 0.0030" if authors else f"<= TaskOnly {task_mae:.5f}"
     for how, alpha, mae in choices:
         holds = mae < task_mae and mae <= 0.0030 if authors else mae <= task_mae
-        out.append({"claim": f"DeepCTRL test MAE, alpha {alpha:g} by {how}", "value": mae,
-                    "bound": bound, "holds": holds})
+        out.append(
+            {
+                "claim": f"DeepCTRL test MAE, alpha {alpha:g} by {how}",
+                "value": mae,
+                "bound": bound,
+                "holds": holds,
+            }
+        )
     if authors:
         task_ratio = _mean(entries["TaskOnly"], "test", "verification_ratio")[0]
-        out.append({"claim": "TaskOnly test verification ratio", "value": task_ratio,
-                    "bound": "<= 0.2", "holds": task_ratio <= 0.2})
+        out.append(
+            {
+                "claim": "TaskOnly test verification ratio",
+                "value": task_ratio,
+                "bound": "<= 0.2",
+                "holds": task_ratio <= 0.2,
+            }
+        )
     return out
 
 
-def time_one_seed(pend: pendulum.PendulumData, s: Settings,
-                  device: str) -> dict[str, dict[str, float]]:
+def time_one_seed(
+    pend: pendulum.PendulumData, s: Settings, device: str
+) -> dict[str, dict[str, float]]:
     """Seconds per epoch of ONE model (TaskOnly vs DeepCTRL), the paper's App. A.4 unit."""
     out = {}
-    for name, model, method in (("TaskOnly", TaskNet(), dc.methods.TaskOnly()),
-                                ("DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL())):
+    for name, model, method in (
+        ("TaskOnly", TaskNet(), dc.methods.TaskOnly()),
+        ("DeepCTRL", deepctrl_net(), dc.methods.DeepCTRL()),
+    ):
         start = time.perf_counter()
-        dc.fit(model, energy_rule(), method, train=pend.train, seeds=[s.seeds[0]],
-               max_epochs=s.timing_epochs, input_noise=INPUT_NOISE, device=device)
-        out[name] = {"epochs": s.timing_epochs,
-                     "seconds_per_epoch": (time.perf_counter() - start) / s.timing_epochs}
+        dc.fit(
+            model,
+            energy_rule(),
+            method,
+            train=pend.train,
+            seeds=[s.seeds[0]],
+            max_epochs=s.timing_epochs,
+            input_noise=INPUT_NOISE,
+            device=device,
+        )
+        out[name] = {
+            "epochs": s.timing_epochs,
+            "seconds_per_epoch": (time.perf_counter() - start) / s.timing_epochs,
+        }
     return out
 
 
 @torch.no_grad()
-def _energy_trace(runs: dict[str, MethodRun], pend: pendulum.PendulumData,
-                  sel: dict[str, Any]) -> dict[str, Any]:
+def _energy_trace(
+    runs: dict[str, MethodRun], pend: pendulum.PendulumData, sel: dict[str, Any]
+) -> dict[str, Any]:
     """Current and predicted energy over the test period for the first seed (Fig. 4c)."""
     x = pend.test[0]
 
@@ -229,20 +330,31 @@ def _energy_trace(runs: dict[str, MethodRun], pend: pendulum.PendulumData,
     out = {name: predicted(runs[name].fit.models[0]) for name in ("TaskOnly", "TaskAndRule(1.0)")}
     for a in sorted({0.0, sel["proxy"]["alpha"], 1.0}):
         out[f"DeepCTRL alpha={a:g}"] = predicted(runs["DeepCTRL"].fit.models[0], a)
-    return {"time": pend.times[2].numpy(), "current": pendulum.energy(x.double()).numpy(),
-            "predicted": out}
+    return {
+        "time": pend.times[2].numpy(),
+        "current": pendulum.energy(x.double()).numpy(),
+        "predicted": out,
+    }
 
 
 Group = tuple[list[str], nn.Module, list[dc.methods.Method]]
 """Methods trained on one network: (names, network, methods)."""
 
 
-def group_job(preset: str, s: Settings, device: str, progress: bool, names: list[str],
-              model: nn.Module, methods: list[dc.methods.Method]) -> list[MethodRun]:
+def group_job(
+    preset: str,
+    s: Settings,
+    device: str,
+    progress: bool,
+    names: list[str],
+    model: nn.Module,
+    methods: list[dc.methods.Method],
+) -> list[MethodRun]:
     """:func:`train_group` on one thread, loading the (cached) data itself."""
     with single_thread():
-        return train_group(names, model, methods, pendulum.load(preset), s, alpha_grid(),
-                           device, progress)
+        return train_group(
+            names, model, methods, pendulum.load(preset), s, alpha_grid(), device, progress
+        )
 
 
 def method_groups(s: Settings) -> list[Group]:
@@ -251,21 +363,30 @@ def method_groups(s: Settings) -> list[Group]:
     baselines: list[tuple[str, dc.methods.Method]] = [
         ("TaskOnly", dc.methods.TaskOnly()),
         *((f"TaskAndRule({lam})", dc.methods.TaskAndRule(lam)) for lam in LAMBDAS),
-        *((f"LDF({eta:g})", dc.methods.LagrangianDual(eta)) for eta in s.dual_lrs)]
+        *((f"LDF({eta:g})", dc.methods.LagrangianDual(eta)) for eta in s.dual_lrs),
+    ]
     ours: list[tuple[str, dc.methods.Method]] = [
-        ("DeepCTRL", dc.methods.DeepCTRL(rho="auto")), ("RuleOnly", dc.methods.RuleOnly())]
-    return [([n for n, _ in group], net, [m for _, m in group])
-            for group, net in ((baselines, TaskNet()), (ours, deepctrl_net()))]
+        ("DeepCTRL", dc.methods.DeepCTRL(rho="auto")),
+        ("RuleOnly", dc.methods.RuleOnly()),
+    ]
+    return [
+        ([n for n, _ in group], net, [m for _, m in group])
+        for group, net in ((baselines, TaskNet()), (ours, deepctrl_net()))
+    ]
 
 
-def train_stacked(preset: str, s: Settings, device: str, progress: bool, workers: int,
-                  groups: list[Group]) -> dict[str, MethodRun]:
+def train_stacked(
+    preset: str, s: Settings, device: str, progress: bool, workers: int, groups: list[Group]
+) -> dict[str, MethodRun]:
     """Train every group as stacked jobs, one per group and per share of the seeds, so that
     each of the ``workers`` processes gets a share of every group (put the longest group
     first); returns the runs by name, each over all seeds."""
     parts = seed_parts(s.seeds, workers)
-    jobs = [(preset, dataclasses.replace(s, seeds=part), device, progress, *group)
-            for group in groups for part in parts]
+    jobs = [
+        (preset, dataclasses.replace(s, seeds=part), device, progress, *group)
+        for group in groups
+        for part in parts
+    ]
     by_name: dict[str, list[MethodRun]] = {}
     for group_runs in run_jobs(group_job, jobs, workers):
         for run in group_runs:
@@ -273,8 +394,9 @@ def train_stacked(preset: str, s: Settings, device: str, progress: bool, workers
     return {name: common.merge_runs(part_runs) for name, part_runs in by_name.items()}
 
 
-def run_all(preset: str, s: Settings, device: str, progress: bool,
-            workers: int = 1) -> tuple[dict[str, MethodRun], dict[str, Any]]:
+def run_all(
+    preset: str, s: Settings, device: str, progress: bool, workers: int = 1
+) -> tuple[dict[str, MethodRun], dict[str, Any]]:
     """Train every method (:func:`train_stacked`); returns runs by name (LDF per dual lr)
     and the LDF choice."""
     trained = train_stacked(preset, s, device, progress, workers, method_groups(s))
@@ -283,11 +405,18 @@ def run_all(preset: str, s: Settings, device: str, progress: bool,
     ldf = {name: run.entry() for name, run in runs.items() if name.startswith("LDF(")}
     by_mae = min(ldf, key=lambda n: _mean(ldf[n], "val", "mae")[0])
     by_ratio = max(ldf, key=lambda n: _mean(ldf[n], "val", "verification_ratio")[0])
-    choice = {"LDF-MAE": by_mae, "LDF-Ratio": by_ratio,
-              "candidates": {n: {"dual_lr": _dual_lr(runs[n]),
-                                 "val_mae": _mean(e, "val", "mae")[0],
-                                 "val_ratio": _mean(e, "val", "verification_ratio")[0]}
-                             for n, e in ldf.items()}}
+    choice = {
+        "LDF-MAE": by_mae,
+        "LDF-Ratio": by_ratio,
+        "candidates": {
+            n: {
+                "dual_lr": _dual_lr(runs[n]),
+                "val_mae": _mean(e, "val", "mae")[0],
+                "val_ratio": _mean(e, "val", "verification_ratio")[0],
+            }
+            for n, e in ldf.items()
+        },
+    }
     return runs, choice
 
 
@@ -296,8 +425,9 @@ def _dual_lr(run: MethodRun) -> float:
     return cast(dc.methods.LagrangianDual, run.fit.method).dual_lr
 
 
-def prepare(seeds: int, quick: bool, out: str, device: str, preset: str,
-            workers: int | None) -> tuple[Settings, int, Path, pendulum.PendulumData]:
+def prepare(
+    seeds: int, quick: bool, out: str, device: str, preset: str, workers: int | None
+) -> tuple[Settings, int, Path, pendulum.PendulumData]:
     """Settings, number of worker processes, output folder (created) and data of a run."""
     s = Settings.make(seeds, quick)
     workers = default_workers(device) if workers is None else workers
@@ -306,9 +436,15 @@ def prepare(seeds: int, quick: bool, out: str, device: str, preset: str,
     return s, workers, out_dir, pendulum.load(preset)
 
 
-def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum",
-              device: str = "cpu", progress: bool = True, preset: str = "paper",
-              workers: int | None = None) -> dict[str, Any]:
+def reproduce(
+    seeds: int = 10,
+    quick: bool = False,
+    out: str = "results/pendulum",
+    device: str = "cpu",
+    progress: bool = True,
+    preset: str = "paper",
+    workers: int | None = None,
+) -> dict[str, Any]:
     """Run the pendulum experiment and write OUT/results.json, OUT/report.md and figures.
 
     ``workers`` processes train methods side by side (default: one per CPU core).
@@ -327,15 +463,28 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     with single_thread():
         timed = time_one_seed(pend, s, device)
     results = {
-        "experiment": "pendulum", "preset": preset, "quick": s.quick, "seeds": list(s.seeds),
-        "alphas": alphas, "methods": {k: entries[k] for k in METHOD_KEYS}, "selection": sel,
-        "settings": {**dataclasses.asdict(s), "input_noise": INPUT_NOISE,
-                     "val_noise_seed": VAL_NOISE_SEED, "device": device, "workers": workers,
-                     "sizes": [len(p[0]) for p in (pend.train, pend.val, pend.test)]},
-        "timing": {"one_seed": timed,
-                   "all_seeds": {k: {f: entries[k][f] for f in
-                                     ("train_seconds", "seconds_per_epoch", "epochs")}
-                                 for k in ("TaskOnly", "DeepCTRL")}},
+        "experiment": "pendulum",
+        "preset": preset,
+        "quick": s.quick,
+        "seeds": list(s.seeds),
+        "alphas": alphas,
+        "methods": {k: entries[k] for k in METHOD_KEYS},
+        "selection": sel,
+        "settings": {
+            **dataclasses.asdict(s),
+            "input_noise": INPUT_NOISE,
+            "val_noise_seed": VAL_NOISE_SEED,
+            "device": device,
+            "workers": workers,
+            "sizes": [len(p[0]) for p in (pend.train, pend.val, pend.test)],
+        },
+        "timing": {
+            "one_seed": timed,
+            "all_seeds": {
+                k: {f: entries[k][f] for f in ("train_seconds", "seconds_per_epoch", "epochs")}
+                for k in ("TaskOnly", "DeepCTRL")
+            },
+        },
         "claims": claims(preset, entries, sel),
     }
     figures = write_main_figures(results, _energy_trace(runs, pend, sel), out_dir)
@@ -343,7 +492,8 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/pendulum
     results["wall_seconds"] = round(time.perf_counter() - wall, 1)
     reports.write_json(out_dir / "results.json", results)
     reports.write_text(out_dir / "report.md", report_markdown(results))
-    print(f"pendulum ({preset}{', quick' if s.quick else ''}): wrote {out_dir / 'report.md'}"
-          f" in {results['wall_seconds']:.0f} s")
+    print(
+        f"pendulum ({preset}{', quick' if s.quick else ''}): wrote {out_dir / 'report.md'}"
+        f" in {results['wall_seconds']:.0f} s"
+    )
     return results
-

@@ -8,10 +8,17 @@ from typing import Any
 from deepctrl.io.reports import markdown_table
 
 # The authors' published notebooks: 5 ms pairs, DeepCTRL with rho = 1, means over 10 seeds.
-AUTHORS_DEEPCTRL = {0.0: (0.00150, 0.852), 0.2: (0.00146, 0.933), 0.5: (0.00182, 0.990),
-                    0.7: (0.00228, 0.999), 1.0: (0.00346, 0.9995)}
-AUTHORS_BASELINES = {"TaskOnly": ("0.0056-0.0061 (one seed)", "about 0.000"),
-                     "TaskAndRule(1.0)": ("0.0022", "0.84")}
+AUTHORS_DEEPCTRL = {
+    0.0: (0.00150, 0.852),
+    0.2: (0.00146, 0.933),
+    0.5: (0.00182, 0.990),
+    0.7: (0.00228, 0.999),
+    1.0: (0.00346, 0.9995),
+}
+AUTHORS_BASELINES = {
+    "TaskOnly": ("0.0056-0.0061 (one seed)", "about 0.000"),
+    "TaskAndRule(1.0)": ("0.0022", "0.84"),
+}
 
 
 def _mean(entry: dict[str, Any], split: str, metric: str) -> list[float]:
@@ -23,12 +30,26 @@ def _reference_rows(results: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for a, (mae, ratio) in AUTHORS_DEEPCTRL.items():
         i = alphas.index(a)
-        rows.append([f"DeepCTRL alpha={a:g}", mae, _mean(m["DeepCTRL"], "test", "mae")[i],
-                     ratio, _mean(m["DeepCTRL"], "test", "verification_ratio")[i]])
+        rows.append(
+            [
+                f"DeepCTRL alpha={a:g}",
+                mae,
+                _mean(m["DeepCTRL"], "test", "mae")[i],
+                ratio,
+                _mean(m["DeepCTRL"], "test", "verification_ratio")[i],
+            ]
+        )
     for name, key in (("TaskOnly", "TaskOnly"), ("TaskAndRule(1.0)", "TaskAndRule(1.0)")):
         mae_text, ratio_text = AUTHORS_BASELINES[name]
-        rows.append([name, mae_text, _mean(m[key], "test", "mae")[0], ratio_text,
-                     _mean(m[key], "test", "verification_ratio")[0]])
+        rows.append(
+            [
+                name,
+                mae_text,
+                _mean(m[key], "test", "mae")[0],
+                ratio_text,
+                _mean(m[key], "test", "verification_ratio")[0],
+            ]
+        )
     return rows
 
 
@@ -38,28 +59,56 @@ def report_markdown(results: dict[str, Any]) -> str:
     st = results["settings"]
     lines = [f"# Double pendulum, preset `{results['preset']}`", ""]
     if results["quick"]:
-        lines += ["> **SMOKE RUN (`--quick`)**: few seeds and epochs; these numbers check that the",
-                  "> pipeline runs and say nothing about the method.", ""]
-    lines += [f"Seeds {results['seeds']}; train/val/test {st['sizes']}; batch {st['batch_size']},"
-              f" Adam {st['lr']}, validate every {st['val_every']} epochs, patience"
-              f" {st['patience']} checks, at most {st['max_epochs']} epochs; input noise"
-              f" N(0, {st['input_noise']}^2). Wall time {results['wall_seconds']:.0f} s. Means over"
-              " seeds; test inputs are clean, validation inputs noisy (one fixed draw).", "",
-              "![MAE vs alpha](mae_vs_alpha.png)",
-              "![verification vs alpha](verification_vs_alpha.png)",
-              "", "![energy](energy.png)", "", "## Test results", ""]
-    rows = [[f"DeepCTRL alpha={a:g}", _mean(m["DeepCTRL"], "test", "mae")[i],
-             _mean(m["DeepCTRL"], "test", "verification_ratio")[i]] for i, a in enumerate(alphas)]
-    rows += [[k, _mean(m[k], "test", "mae")[0], _mean(m[k], "test", "verification_ratio")[0]]
-             for k in m if k != "DeepCTRL"]
+        lines += [
+            "> **SMOKE RUN (`--quick`)**: few seeds and epochs; these numbers check that the",
+            "> pipeline runs and say nothing about the method.",
+            "",
+        ]
+    lines += [
+        f"Seeds {results['seeds']}; train/val/test {st['sizes']}; batch {st['batch_size']},"
+        f" Adam {st['lr']}, validate every {st['val_every']} epochs, patience"
+        f" {st['patience']} checks, at most {st['max_epochs']} epochs; input noise"
+        f" N(0, {st['input_noise']}^2). Wall time {results['wall_seconds']:.0f} s. Means over"
+        " seeds; test inputs are clean, validation inputs noisy (one fixed draw).",
+        "",
+        "![MAE vs alpha](mae_vs_alpha.png)",
+        "![verification vs alpha](verification_vs_alpha.png)",
+        "",
+        "![energy](energy.png)",
+        "",
+        "## Test results",
+        "",
+    ]
+    rows = [
+        [
+            f"DeepCTRL alpha={a:g}",
+            _mean(m["DeepCTRL"], "test", "mae")[i],
+            _mean(m["DeepCTRL"], "test", "verification_ratio")[i],
+        ]
+        for i, a in enumerate(alphas)
+    ]
+    rows += [
+        [k, _mean(m[k], "test", "mae")[0], _mean(m[k], "test", "verification_ratio")[0]]
+        for k in m
+        if k != "DeepCTRL"
+    ]
     lines += [markdown_table(["method", "test MAE", "test verification ratio"], rows), ""]
-    lines += [f"DeepCTRL rho (auto) per seed: {[round(r, 2) for r in m['DeepCTRL']['rho']]}.",
-              f"LDF dual lr: LDF-MAE {m['LDF-MAE']['dual_lr']:g}, LDF-Ratio"
-              f" {m['LDF-Ratio']['dual_lr']:g} (chosen on validation):", "",
-              markdown_table(["LDF dual lr", "val MAE", "val verification ratio"],
-                             [[c["dual_lr"], c["val_mae"], c["val_ratio"]]
-                              for c in sel["ldf"]["candidates"].values()]), "",
-              "## Choosing alpha", ""]
+    lines += [
+        f"DeepCTRL rho (auto) per seed: {[round(r, 2) for r in m['DeepCTRL']['rho']]}.",
+        f"LDF dual lr: LDF-MAE {m['LDF-MAE']['dual_lr']:g}, LDF-Ratio"
+        f" {m['LDF-Ratio']['dual_lr']:g} (chosen on validation):",
+        "",
+        markdown_table(
+            ["LDF dual lr", "val MAE", "val verification ratio"],
+            [
+                [c["dual_lr"], c["val_mae"], c["val_ratio"]]
+                for c in sel["ldf"]["candidates"].values()
+            ],
+        ),
+        "",
+        "## Choosing alpha",
+        "",
+    ]
     r, t, v, p = sel["by_ratio"], sel["task_and_rule_by_ratio"], sel["by_val_mae"], sel["proxy"]
     lines += [
         f"- Smallest alpha with validation verification >= {sel['target_val_ratio']:g}:"
@@ -74,24 +123,54 @@ def report_markdown(results: dict[str, Any]) -> str:
         f"- Verification as an unsupervised proxy: on test, alpha {p['alpha']:g} has the"
         f" verification ratio closest to {v['val_ratio']:.3f} ({p['test_ratio']:.3f}); its test"
         f" MAE is {p['test_mae']:.5f}; the lowest test MAE is {p['oracle_test_mae']:.5f} at alpha"
-        f" {p['oracle_alpha']:g}.", "", "## The paper's claims, checked", ""]
-    checks = [[c["claim"], c["value"], c["bound"], "yes" if c["holds"] else "**NO**"]
-              for c in results["claims"]]
+        f" {p['oracle_alpha']:g}.",
+        "",
+        "## The paper's claims, checked",
+        "",
+    ]
+    checks = [
+        [c["claim"], c["value"], c["bound"], "yes" if c["holds"] else "**NO**"]
+        for c in results["claims"]
+    ]
     lines += [markdown_table(["claim", "value", "required", "holds"], checks), ""]
     if results["quick"]:
         lines += ["(Smoke run: these checks are not meaningful here.)", ""]
-    lines += ["## Against the authors' numbers", "",
-              "Authors: their notebooks, 5 ms pairs (preset `authors`), DeepCTRL with rho = 1,"
-              " 10 seeds. Ours: this run (rho auto). With preset `paper` the target is 100 ms"
-              " ahead and MAEs are not comparable.", "",
-              markdown_table(["", "authors MAE", "our MAE", "authors verification",
-                              "our verification"], _reference_rows(results)), "",
-              "## Training time (App. A.4)", ""]
+    lines += [
+        "## Against the authors' numbers",
+        "",
+        "Authors: their notebooks, 5 ms pairs (preset `authors`), DeepCTRL with rho = 1,"
+        " 10 seeds. Ours: this run (rho auto). With preset `paper` the target is 100 ms"
+        " ahead and MAEs are not comparable.",
+        "",
+        markdown_table(
+            ["", "authors MAE", "our MAE", "authors verification", "our verification"],
+            _reference_rows(results),
+        ),
+        "",
+        "## Training time (App. A.4)",
+        "",
+    ]
     one, allseeds = results["timing"]["one_seed"], results["timing"]["all_seeds"]
-    lines += [markdown_table(
-        ["method", "s/epoch, one seed", f"total s, {len(results['seeds'])} seeds vectorized",
-         "s/epoch, all seeds", "epochs (max)"],
-        [[k, one[k]["seconds_per_epoch"], allseeds[k]["train_seconds"],
-          allseeds[k]["seconds_per_epoch"], max(allseeds[k]["epochs"])]
-         for k in ("TaskOnly", "DeepCTRL")]), ""]
+    lines += [
+        markdown_table(
+            [
+                "method",
+                "s/epoch, one seed",
+                f"total s, {len(results['seeds'])} seeds vectorized",
+                "s/epoch, all seeds",
+                "epochs (max)",
+            ],
+            [
+                [
+                    k,
+                    one[k]["seconds_per_epoch"],
+                    allseeds[k]["train_seconds"],
+                    allseeds[k]["seconds_per_epoch"],
+                    max(allseeds[k]["epochs"]),
+                ]
+                for k in ("TaskOnly", "DeepCTRL")
+            ],
+        ),
+        "",
+    ]
     return "\n".join(lines)

@@ -53,8 +53,14 @@ DUAL_LRS = (0.01, 0.1, 1.0)
 SYNTHETIC_ITEMS, QUICK_ITEMS = 400, 200
 PLOTTED = ("DeepCTRL", "TaskOnly", "TaskAndRule(0.1)", "LDF-MAE")
 # Paper Fig. 5 and 6: alpha of the lowest test MAE.
-PAPER_BEST_ALPHA = {"NEG0.1": 0.2, "NEG0.2": 0.45, "NEG0.3": 0.9, "NEG0.2->NEG0.1": 0.3,
-                    "NEG0.2->POS0.2": 0.0, "NEG0.2->POS0.3": 0.0}
+PAPER_BEST_ALPHA = {
+    "NEG0.1": 0.2,
+    "NEG0.2": 0.45,
+    "NEG0.3": 0.9,
+    "NEG0.2->NEG0.1": 0.3,
+    "NEG0.2->POS0.2": 0.0,
+    "NEG0.2->POS0.3": 0.0,
+}
 
 
 class FirstColumns(nn.Module):
@@ -65,7 +71,7 @@ class FirstColumns(nn.Module):
         self.n = n
 
     def forward(self, x: Tensor) -> Tensor:
-        return x[..., :self.n]
+        return x[..., : self.n]
 
 
 def _encoder(aux: bool) -> nn.Module:
@@ -102,13 +108,28 @@ class Settings:
         ids = common.seed_range(seeds, quick)
         if not quick:
             return cls(ids, shuffle=shuffle)
-        return cls(ids, quick=True, max_epochs=10, patience=3, shuffle=shuffle, lambdas=(0.1,),
-                   dual_lrs=(1.0,))
+        return cls(
+            ids,
+            quick=True,
+            max_epochs=10,
+            patience=3,
+            shuffle=shuffle,
+            lambdas=(0.1,),
+            dual_lrs=(1.0,),
+        )
 
     def fit_kwargs(self, device: str, progress: bool) -> dict[str, Any]:
-        return {"task_loss": "mse", "batch_size": self.batch_size, "lr": self.lr,
-                "max_epochs": self.max_epochs, "patience": self.patience, "val_every": 1,
-                "shuffle": self.shuffle, "device": device, "progress": progress}
+        return {
+            "task_loss": "mse",
+            "batch_size": self.batch_size,
+            "lr": self.lr,
+            "max_epochs": self.max_epochs,
+            "patience": self.patience,
+            "val_every": 1,
+            "shuffle": self.shuffle,
+            "device": device,
+            "progress": progress,
+        }
 
 
 @dataclass
@@ -121,32 +142,52 @@ class GroupRun:
     ldf: dict[str, str]
 
 
-def train_group(table: RetailTable, group: str, s: Settings, recompute: bool, device: str,
-                progress: bool, rho: float | str = 1.0) -> GroupRun:
+def train_group(
+    table: RetailTable,
+    group: str,
+    s: Settings,
+    recompute: bool,
+    device: str,
+    progress: bool,
+    rho: float | str = 1.0,
+) -> GroupRun:
     """Train every method on ``group`` over all seeds and sweep alpha on its val and test."""
     split = group_split(table, group, aux=recompute)
     rule = price_rule(split, recompute=recompute)
     methods: list[tuple[str, nn.Module, dc.methods.Method]] = [
         ("DeepCTRL", deepctrl_net(recompute), dc.methods.DeepCTRL(rho=rho)),
         ("TaskOnly", task_net(recompute), dc.methods.TaskOnly()),
-        *((f"TaskAndRule({lam})", task_net(recompute), dc.methods.TaskAndRule(lam))
-          for lam in s.lambdas),
-        *((f"LDF({lr})", task_net(recompute), dc.methods.LagrangianDual(lr))
-          for lr in s.dual_lrs),
+        *(
+            (f"TaskAndRule({lam})", task_net(recompute), dc.methods.TaskAndRule(lam))
+            for lam in s.lambdas
+        ),
+        *((f"LDF({lr})", task_net(recompute), dc.methods.LagrangianDual(lr)) for lr in s.dual_lrs),
     ]
     runs = {}
     for name, model, method in methods:
-        runs[name] = common.run_method(f"{group} {name}", model, rule, method, split.train,
-                                       split.val, split.test, ALPHAS, ("mae",), s.seeds,
-                                       **s.fit_kwargs(device, progress))
+        runs[name] = common.run_method(
+            f"{group} {name}",
+            model,
+            rule,
+            method,
+            split.train,
+            split.val,
+            split.test,
+            ALPHAS,
+            ("mae",),
+            s.seeds,
+            **s.fit_kwargs(device, progress),
+        )
         runs[name].name = name
     ldf = [n for n in runs if n.startswith("LDF(")]
 
     def val_mean(name: str, metric: str) -> float:
         return common.summarize(runs[name].val)[metric]["mean"][0]
 
-    choice = {"LDF-MAE": min(ldf, key=lambda n: val_mean(n, "mae")),
-              "LDF-Ratio": max(ldf, key=lambda n: val_mean(n, "verification_ratio"))}
+    choice = {
+        "LDF-MAE": min(ldf, key=lambda n: val_mean(n, "mae")),
+        "LDF-Ratio": max(ldf, key=lambda n: val_mean(n, "verification_ratio")),
+    }
     return GroupRun(split, rule, runs, choice)
 
 
@@ -177,8 +218,9 @@ def group_results(g: GroupRun) -> dict[str, Any]:
     return block
 
 
-def transfer_results(g: GroupRun, table: RetailTable, target: str,
-                     recompute: bool) -> dict[str, Any]:
+def transfer_results(
+    g: GroupRun, table: RetailTable, target: str, recompute: bool
+) -> dict[str, Any]:
     """The source group's models swept on ``target`` (standardized like the source)."""
     tgt = group_split(table, target, stats=g.split.stats, aux=recompute)
     per_run = {}
@@ -191,8 +233,9 @@ def transfer_results(g: GroupRun, table: RetailTable, target: str,
     return block
 
 
-def load_data(m5_dir: str | None, quick: bool, progress: bool,
-              n_items: int | None = None) -> tuple[RetailTable, dict[str, Any]]:
+def load_data(
+    m5_dir: str | None, quick: bool, progress: bool, n_items: int | None = None
+) -> tuple[RetailTable, dict[str, Any]]:
     """The weekly table from the M5 files, or from the synthetic market (seed 0)."""
     if m5_dir is not None:
         from deepctrl.paper.datasets.retail_m5 import load_m5
@@ -204,8 +247,12 @@ def load_data(m5_dir: str | None, quick: bool, progress: bool,
     n = n_items or (QUICK_ITEMS if quick else SYNTHETIC_ITEMS)
     sm = synthetic_market(seed=0, n_items=n)
     table = build_table(sm.market, progress=progress)
-    return table, {"source": "synthetic", "n_items": n, "seed": 0,
-                   "groups_truth": report_groups(sm, table)}
+    return table, {
+        "source": "synthetic",
+        "n_items": n,
+        "seed": 0,
+        "groups_truth": report_groups(sm, table),
+    }
 
 
 def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -214,27 +261,46 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for key in ("best_alpha", "best_alpha_val"):
         a = [g[n][key] for n in RULE_GROUPS]
-        out.append({"check": f"{key}: NEG0.1 <= NEG0.2 <= NEG0.3", "values": a,
-                    "holds": a[0] <= a[1] <= a[2]})
+        out.append(
+            {
+                "check": f"{key}: NEG0.1 <= NEG0.2 <= NEG0.3",
+                "values": a,
+                "holds": a[0] <= a[1] <= a[2],
+            }
+        )
     for name in ("NEG0.2", "NEG0.3"):
         m = g[name]["methods"]
         task = m["TaskOnly"]["test"]["mae"]["mean"][0]
         for key in ("best_alpha", "best_alpha_val"):
             d = m["DeepCTRL"]["test"]["mae"]["mean"][ALPHAS.index(g[name][key])]
-            out.append({"check": f"{name}: DeepCTRL MAE at {key} < TaskOnly MAE",
-                        "values": [d, task], "holds": d < task})
+            out.append(
+                {
+                    "check": f"{name}: DeepCTRL MAE at {key} < TaskOnly MAE",
+                    "values": [d, task],
+                    "holds": d < task,
+                }
+            )
     for target in ("POS0.2", "POS0.3"):
         for key in ("best_alpha", "best_alpha_val"):
             a = t[f"{SOURCE}->{target}"][key]
-            out.append({"check": f"{SOURCE}->{target}: {key} <= 0.2", "values": [a],
-                        "holds": a <= 0.2})
+            out.append(
+                {"check": f"{SOURCE}->{target}: {key} <= 0.2", "values": [a], "holds": a <= 0.2}
+            )
     return out
 
 
-def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/retail",
-              device: str = "cpu", progress: bool = True, m5_dir: str | None = None,
-              recompute_price_features: bool = False, shuffle: bool = False,
-              n_items: int | None = None, rho: float | str = 1.0) -> dict[str, Any]:
+def reproduce(
+    seeds: int = 10,
+    quick: bool = False,
+    out: str = "results/retail",
+    device: str = "cpu",
+    progress: bool = True,
+    m5_dir: str | None = None,
+    recompute_price_features: bool = False,
+    shuffle: bool = False,
+    n_items: int | None = None,
+    rho: float | str = 1.0,
+) -> dict[str, Any]:
     """Run the retail experiment and write results.json, report.md and figures to ``out``.
 
     ``recompute_price_features`` uses :class:`RecomputedPriceRule`; ``n_items`` sizes the
@@ -245,19 +311,28 @@ def reproduce(seeds: int = 10, quick: bool = False, out: str = "results/retail",
     table, data = load_data(m5_dir, quick, progress, n_items)
     data["group_sizes"] = table.group_sizes()
     results: dict[str, Any] = {
-        "experiment": "retail", "quick": quick, "seeds": list(s.seeds), "alphas": ALPHAS,
-        "data": data, "settings": {**asdict(s), "device": device, "rho": rho,
-                                   "recompute_price_features": recompute_price_features},
-        "groups": {}, "transfer": {},
+        "experiment": "retail",
+        "quick": quick,
+        "seeds": list(s.seeds),
+        "alphas": ALPHAS,
+        "data": data,
+        "settings": {
+            **asdict(s),
+            "device": device,
+            "rho": rho,
+            "recompute_price_features": recompute_price_features,
+        },
+        "groups": {},
+        "transfer": {},
     }
     runs = {}
     for group in RULE_GROUPS:
-        runs[group] = train_group(table, group, s, recompute_price_features, device, progress,
-                                  rho)
+        runs[group] = train_group(table, group, s, recompute_price_features, device, progress, rho)
         results["groups"][group] = group_results(runs[group])
     for target in TARGETS:
         results["transfer"][f"{SOURCE}->{target}"] = transfer_results(
-            runs[SOURCE], table, target, recompute_price_features)
+            runs[SOURCE], table, target, recompute_price_features
+        )
     results["checks"] = checks(results)
     results["paper_best_alpha"] = PAPER_BEST_ALPHA
     results["wall_seconds"] = round(time.perf_counter() - start, 1)

@@ -27,11 +27,19 @@ def _method_rows(block: dict[str, Any], alphas: list[float]) -> list[list[Any]]:
     i_test, i_val = alphas.index(block["best_alpha"]), alphas.index(block["best_alpha_val"])
     for name, e in block["methods"].items():
         if name == "DeepCTRL":
-            for label, i in (("alpha 0", 0), (f"best alpha val {alphas[i_val]:g}", i_val),
-                             (f"best alpha test {alphas[i_test]:g}", i_test),
-                             ("alpha 1", len(alphas) - 1)):
-                rows.append([f"DeepCTRL ({label})", _at(e, "test", "mae", i),
-                             _at(e, "test", "verification_ratio", i)])
+            for label, i in (
+                ("alpha 0", 0),
+                (f"best alpha val {alphas[i_val]:g}", i_val),
+                (f"best alpha test {alphas[i_test]:g}", i_test),
+                ("alpha 1", len(alphas) - 1),
+            ):
+                rows.append(
+                    [
+                        f"DeepCTRL ({label})",
+                        _at(e, "test", "mae", i),
+                        _at(e, "test", "verification_ratio", i),
+                    ]
+                )
         else:
             label = f"{name} ({e['setting']})" if "setting" in e else name
             rows.append([label, _at(e, "test", "mae", 0), _at(e, "test", "verification_ratio", 0)])
@@ -42,34 +50,65 @@ def _data_section(results: dict[str, Any]) -> list[str]:
     data = results["data"]
     lines = ["## Data", ""]
     if data["source"] == "synthetic":
-        lines.append(f"Synthetic market (`deepctrl.paper.datasets.retail_synthetic`, seed "
-                     f"{data['seed']}, {data['n_items']} items): no M5 files were given.")
+        lines.append(
+            f"Synthetic market (`deepctrl.paper.datasets.retail_synthetic`, seed "
+            f"{data['seed']}, {data['n_items']} items): no M5 files were given."
+        )
     else:
         lines.append(f"Kaggle M5 files from `{data['m5_dir']}`.")
     sizes = data["group_sizes"]
-    lines += ["", markdown_table(["group", "ids", "train rows", "val rows", "test rows"],
-                                 [[g, v["ids"], v["train"], v["val"], v["test"]]
-                                  for g, v in sizes.items()])]
+    lines += [
+        "",
+        markdown_table(
+            ["group", "ids", "train rows", "val rows", "test rows"],
+            [[g, v["ids"], v["train"], v["val"], v["test"]] for g, v in sizes.items()],
+        ),
+    ]
     truth = data.get("groups_truth")
     if truth:
-        lines += ["", "What the synthetic items of each group were drawn with (medians):", "",
-                  markdown_table(["group", "share with e > 0", "elasticity e",
-                                  "level noise sigma", "base demand / day",
-                                  "promotion rate / week"],
-                                 [[r["group"], r["share_elastic"], r["median_elasticity"],
-                                   r["median_noise"], r["median_base"], r["median_promo_rate"]]
-                                  for r in truth])]
+        lines += [
+            "",
+            "What the synthetic items of each group were drawn with (medians):",
+            "",
+            markdown_table(
+                [
+                    "group",
+                    "share with e > 0",
+                    "elasticity e",
+                    "level noise sigma",
+                    "base demand / day",
+                    "promotion rate / week",
+                ],
+                [
+                    [
+                        r["group"],
+                        r["share_elastic"],
+                        r["median_elasticity"],
+                        r["median_noise"],
+                        r["median_base"],
+                        r["median_promo_rate"],
+                    ]
+                    for r in truth
+                ],
+            ),
+        ]
     return lines
 
 
 def _checks_section(results: dict[str, Any]) -> list[str]:
-    rows = [[c["check"], ", ".join(f"{v:.4g}" for v in c["values"]),
-             "yes" if c["holds"] else "NO"] for c in results["checks"]]
-    return ["## Do our numbers support the paper?", "",
-            "`best_alpha` is the lowest mean TEST MAE (the paper's dashed line; it looks at "
-            "the test set), `best_alpha_val` the lowest mean VALIDATION MAE (for transfers, "
-            "the target group's validation weeks): only the latter is a fair choice.", "",
-            markdown_table(["check", "values", "holds"], rows)]
+    rows = [
+        [c["check"], ", ".join(f"{v:.4g}" for v in c["values"]), "yes" if c["holds"] else "NO"]
+        for c in results["checks"]
+    ]
+    return [
+        "## Do our numbers support the paper?",
+        "",
+        "`best_alpha` is the lowest mean TEST MAE (the paper's dashed line; it looks at "
+        "the test set), `best_alpha_val` the lowest mean VALIDATION MAE (for transfers, "
+        "the target group's validation weeks): only the latter is a fair choice.",
+        "",
+        markdown_table(["check", "values", "holds"], rows),
+    ]
 
 
 def _informative_section(results: dict[str, Any]) -> list[str]:
@@ -79,48 +118,88 @@ def _informative_section(results: dict[str, Any]) -> list[str]:
     for key, block in [*results["groups"].items(), *results["transfer"].items()]:
         m = block["methods"]
         target = key.split("->")[-1]
-        rows.append([key, _at(m["TaskOnly"], "test", "verification_ratio", 0),
-                     _at(m["DeepCTRL"], "test", "verification_ratio", 0),
-                     truth.get(target, {}).get("share_elastic", float("nan"))])
-    return ["## Is the rule informative here?", "",
-            "A rule can only help where a model fitted to the data alone breaks it. The first "
-            "column is the share of test rows on which TaskOnly already lowers its forecast "
-            "when the price rises; the last, for the synthetic market, the share of the test "
-            "group's items whose demand truly falls with the price (elasticity e > 0).", "",
-            markdown_table(["train -> test", "TaskOnly ratio", "DeepCTRL ratio at alpha 0",
-                            "share of items with e > 0"], rows)]
+        rows.append(
+            [
+                key,
+                _at(m["TaskOnly"], "test", "verification_ratio", 0),
+                _at(m["DeepCTRL"], "test", "verification_ratio", 0),
+                truth.get(target, {}).get("share_elastic", float("nan")),
+            ]
+        )
+    return [
+        "## Is the rule informative here?",
+        "",
+        "A rule can only help where a model fitted to the data alone breaks it. The first "
+        "column is the share of test rows on which TaskOnly already lowers its forecast "
+        "when the price rises; the last, for the synthetic market, the share of the test "
+        "group's items whose demand truly falls with the price (elasticity e > 0).",
+        "",
+        markdown_table(
+            [
+                "train -> test",
+                "TaskOnly ratio",
+                "DeepCTRL ratio at alpha 0",
+                "share of items with e > 0",
+            ],
+            rows,
+        ),
+    ]
 
 
 def report_markdown(results: dict[str, Any]) -> str:
     """The whole report."""
     alphas = results["alphas"]
     s = results["settings"]
-    quick = " **QUICK smoke run: too few seeds and epochs to judge anything.**" \
-        if results["quick"] else ""
+    quick = (
+        " **QUICK smoke run: too few seeds and epochs to judge anything.**"
+        if results["quick"]
+        else ""
+    )
     lines = [
-        "# Retail: examining candidate rules and models (paper Sec. 4.2)", "",
+        "# Retail: examining candidate rules and models (paper Sec. 4.2)",
+        "",
         f"`deepctrl reproduce retail`, seeds {results['seeds']}, batch {s['batch_size']}, "
         f"shuffle {s['shuffle']}, max {s['max_epochs']} epochs, patience {s['patience']}, "
         f"price features recomputed under perturbation: {s['recompute_price_features']}, "
-        f"wall time {results['wall_seconds']:.0f} s.{quick}", "",
-        PAPER_CONCLUSIONS, "", *_data_section(results), "", *_checks_section(results), "",
-        *_informative_section(results), "",
-        "## Best alpha", "",
-        markdown_table(["train -> test", "best alpha (test)", "best alpha (val)", "paper"],
-                       [[k, b["best_alpha"], b["best_alpha_val"],
-                         results["paper_best_alpha"].get(k, "")]
-                        for k, b in [*results["groups"].items(),
-                                     *results["transfer"].items()]]),
-        "", "## Test MAE and verification ratio (means over seeds)", "",
+        f"wall time {results['wall_seconds']:.0f} s.{quick}",
+        "",
+        PAPER_CONCLUSIONS,
+        "",
+        *_data_section(results),
+        "",
+        *_checks_section(results),
+        "",
+        *_informative_section(results),
+        "",
+        "## Best alpha",
+        "",
+        markdown_table(
+            ["train -> test", "best alpha (test)", "best alpha (val)", "paper"],
+            [
+                [k, b["best_alpha"], b["best_alpha_val"], results["paper_best_alpha"].get(k, "")]
+                for k, b in [*results["groups"].items(), *results["transfer"].items()]
+            ],
+        ),
+        "",
+        "## Test MAE and verification ratio (means over seeds)",
+        "",
     ]
     for key, block in [*results["groups"].items(), *results["transfer"].items()]:
         title = f"Train/test {key}" if "->" not in key else f"Train -> test {key}"
-        lines += [f"### {title}", "",
-                  markdown_table(["method", "test MAE", "verification ratio"],
-                                 _method_rows(block, alphas)), ""]
+        lines += [
+            f"### {title}",
+            "",
+            markdown_table(
+                ["method", "test MAE", "verification ratio"], _method_rows(block, alphas)
+            ),
+            "",
+        ]
         rho = block["methods"]["DeepCTRL"].get("rho")
         if rho:
-            lines += [f"DeepCTRL rho per seed: {sorted({round(r, 6) for r in rho})}; "
-                      f"epochs: {block['methods']['DeepCTRL'].get('epochs')}", ""]
+            lines += [
+                f"DeepCTRL rho per seed: {sorted({round(r, 6) for r in rho})}; "
+                f"epochs: {block['methods']['DeepCTRL'].get('epochs')}",
+                "",
+            ]
     lines += ["Figures: `fig5_candidate_rules.png`, `fig6_candidate_models.png`.", ""]
     return "\n".join(lines)

@@ -9,8 +9,12 @@ from typing import Any
 from deepctrl.io.figures import pyplot, save_figure
 from deepctrl.paper.plots.common import metric_vs_alpha
 
-LABELS = {"bce": "test cross entropy (BCE)", "accuracy": "test accuracy",
-          "auc": "test AUC", "verification_ratio": "verification ratio (y_hat_p > y_hat)"}
+LABELS = {
+    "bce": "test cross entropy (BCE)",
+    "accuracy": "test accuracy",
+    "auc": "test AUC",
+    "verification_ratio": "verification ratio (y_hat_p > y_hat)",
+}
 
 
 def _ratio_title(name: str, block: dict[str, Any]) -> str:
@@ -24,11 +28,21 @@ def domain_grid(results: dict[str, Any], metric: str, path: str | os.PathLike[st
     main = results["main_method"]
     for ax, (name, block) in zip(axes.flat, results["domains"].items(), strict=False):
         best = block["best_alpha"] if metric == "bce" else None
-        metric_vs_alpha(ax, results["alphas"], block["methods"], metric, best_alpha=best,
-                        ylabel=LABELS.get(metric, metric), title=_ratio_title(name, block))
+        metric_vs_alpha(
+            ax,
+            results["alphas"],
+            block["methods"],
+            metric,
+            best_alpha=best,
+            ylabel=LABELS.get(metric, metric),
+            title=_ratio_title(name, block),
+        )
     quick = " (QUICK smoke run)" if results["quick"] else ""
-    fig.suptitle(f"Cardio: trained on Source, applied to Targets; dashed line = best alpha "
-                 f"of {main}; seeds {len(results['seeds'])}{quick}", fontsize=10)
+    fig.suptitle(
+        f"Cardio: trained on Source, applied to Targets; dashed line = best alpha "
+        f"of {main}; seeds {len(results['seeds'])}{quick}",
+        fontsize=10,
+    )
     save_figure(fig, path)
 
 
@@ -39,8 +53,13 @@ def domains_overlay(results: dict[str, Any], path: str | os.PathLike[str]) -> No
     main = results["main_method"]
     for name, block in results["domains"].items():
         mean = block["methods"][main]["test"]["bce"]["mean"]
-        ax.plot(results["alphas"], [m - mean[0] for m in mean], marker="o", ms=3,
-                label=f"{name} (Usual {block['usual_ratio']:.2f}, best {block['best_alpha']:g})")
+        ax.plot(
+            results["alphas"],
+            [m - mean[0] for m in mean],
+            marker="o",
+            ms=3,
+            label=f"{name} (Usual {block['usual_ratio']:.2f}, best {block['best_alpha']:g})",
+        )
     ax.axhline(0.0, color="k", lw=0.8)
     ax.axvline(1.0, color="grey", lw=0.8, linestyle=":")
     ax.set_xlabel("rule strength alpha")
@@ -56,10 +75,16 @@ def perturbation_figure(results: dict[str, Any], path: str | os.PathLike[str]) -
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.3))
     for ax, metric in zip(axes, ("bce", "accuracy", "verification_ratio"), strict=True):
-        metric_vs_alpha(ax, results["alphas"], results["methods"], metric,
-                        ylabel=LABELS[metric].replace("test ", "Source test "),
-                        title=LABELS[metric].split(" (")[0])
+        metric_vs_alpha(
+            ax,
+            results["alphas"],
+            results["methods"],
+            metric,
+            ylabel=LABELS[metric].replace("test ", "Source test "),
+            title=LABELS[metric].split(" (")[0],
+        )
     quick = " (QUICK smoke run)" if results["quick"] else ""
-    fig.suptitle(f"Cardio: perturbation upper bound u, seeds {len(results['seeds'])}{quick}",
-                 fontsize=10)
+    fig.suptitle(
+        f"Cardio: perturbation upper bound u, seeds {len(results['seeds'])}{quick}", fontsize=10
+    )
     save_figure(fig, path)

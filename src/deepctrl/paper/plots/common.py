@@ -42,8 +42,9 @@ def metric_vs_alpha(
         else:
             ax.axhline(mean[0], linestyle=next(styles, "--"), label=name, lw=1.2, color=color)
     if best_alpha is not None:
-        ax.axvline(best_alpha, color="k", linestyle="--", lw=1,
-                   label=f"best alpha = {best_alpha:g}")
+        ax.axvline(
+            best_alpha, color="k", linestyle="--", lw=1, label=f"best alpha = {best_alpha:g}"
+        )
     ax.set_xlabel("rule strength alpha")
     ax.set_ylabel(ylabel or metric)
     if title:

@@ -23,18 +23,28 @@ def _log_if_spread(ax: Any, methods: dict[str, dict[str, Any]], metric: str) -> 
         ax.set_yscale("log")
 
 
-def alpha_figures(results: dict[str, Any], out_dir: Path, best_alpha: float | None = None,
-                  title: str = "") -> list[str]:
+def alpha_figures(
+    results: dict[str, Any], out_dir: Path, best_alpha: float | None = None, title: str = ""
+) -> list[str]:
     """mae_vs_alpha.png and verification_vs_alpha.png: test curves of every method."""
     plt = pyplot()
     alphas, methods = results["alphas"], results["methods"]
     names = []
-    for metric, fname, label in (("mae", "mae_vs_alpha.png", "test MAE"),
-                                 ("verification_ratio", "verification_vs_alpha.png",
-                                  "test verification ratio")):
+    for metric, fname, label in (
+        ("mae", "mae_vs_alpha.png", "test MAE"),
+        ("verification_ratio", "verification_vs_alpha.png", "test verification ratio"),
+    ):
         fig, ax = plt.subplots(figsize=(6, 4.2))
-        metric_vs_alpha(ax, alphas, methods, metric, "test", best_alpha, label,
-                        f"{title}{label} vs rule strength")
+        metric_vs_alpha(
+            ax,
+            alphas,
+            methods,
+            metric,
+            "test",
+            best_alpha,
+            label,
+            f"{title}{label} vs rule strength",
+        )
         if metric == "mae":
             _log_if_spread(ax, methods, metric)
         else:
@@ -61,12 +71,20 @@ def energy_figure(trace: dict[str, Any], path: Path) -> str:
     for name, pred in trace["predicted"].items():
         left.plot(t[:k], pred[:k], lw=1, marker=".", ms=3, label=f"predicted, {name}")
         above = float(np.mean(change[name] >= 0))
-        right.hist(np.clip(change[name], edges[0], edges[-1]), bins=edges, histtype="step",
-                   lw=1.3, label=f"{name}: {above:.1%} >= 0")
+        right.hist(
+            np.clip(change[name], edges[0], edges[-1]),
+            bins=edges,
+            histtype="step",
+            lw=1.3,
+            label=f"{name}: {above:.1%} >= 0",
+        )
     right.axvline(0.0, color="k", lw=1)
     left.set(xlabel="time (s)", ylabel="energy", title="Energy at t and predicted at t+1")
-    right.set(xlabel="E(predicted t+1) - E(current t)", ylabel="test samples",
-              title="Predicted energy change (right of 0 breaks the rule)")
+    right.set(
+        xlabel="E(predicted t+1) - E(current t)",
+        ylabel="test samples",
+        title="Predicted energy change (right of 0 breaks the rule)",
+    )
     for ax in (left, right):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
@@ -81,8 +99,9 @@ def write_main_figures(results: dict[str, Any], trace: dict[str, Any], out_dir: 
     return names
 
 
-def tsne_figure(latents: np.ndarray, encoder: np.ndarray, mixed: np.ndarray,
-                mixed_alpha: np.ndarray, path: Path) -> str:
+def tsne_figure(
+    latents: np.ndarray, encoder: np.ndarray, mixed: np.ndarray, mixed_alpha: np.ndarray, path: Path
+) -> str:
     """t-SNE maps (App. A.3, Fig. 8): z_r against z_d, and z over several alphas."""
     plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8))
