@@ -25,7 +25,7 @@ _WHERE = {
     "MLP": "deepctrl.core.layers",
     "mlp": "deepctrl.core.layers",
     "Residual": "deepctrl.core.layers",
-    "FitResult": "deepctrl.engine.training",
+    "FitResult": "deepctrl.engine.result",
     "fit": "deepctrl.engine.training",
     "Callback": "deepctrl.engine.callbacks",
     "EpochEnd": "deepctrl.engine.callbacks",
@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     from deepctrl.core.objective import Objective, ObjectiveOutput
     from deepctrl.core.rules import Monotonic
     from deepctrl.engine.callbacks import Callback, EpochEnd
-    from deepctrl.engine.training import FitResult, fit, fit_methods
+    from deepctrl.engine.result import FitResult
+    from deepctrl.engine.training import fit, fit_methods
     from deepctrl.io.checkpoint import load, read_checkpoint, save
     from deepctrl.io.onnx_export import to_onnx
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor

@@ -384,7 +384,7 @@ def against(tmp_path_factory) -> tuple[Path, Path]:
 def grid_ratios(model: Path, data: Path) -> tuple[list[float], list[float]]:
     """The label-free grid and the loaded model's verification ratio at each alpha, computed
     one alpha at a time."""
-    from deepctrl.tabular.estimator_base import LABEL_FREE_GRID
+    from deepctrl.tabular.alpha_choice import LABEL_FREE_GRID
     from deepctrl.tabular.estimators import load_any
 
     est = load_any(model)

@@ -154,7 +154,7 @@ def test_sigkill_during_fit_leaves_no_partial_model(tmp_path, existing):
 
 @pytest.mark.slow
 def test_alpha_chosen_without_labels_through_the_installed_command(cli, fitted, tmp_path):
-    from deepctrl.tabular.estimator_base import LABEL_FREE_GRID
+    from deepctrl.tabular.alpha_choice import LABEL_FREE_GRID
     from deepctrl.tabular.estimators import load_any
 
     data, model = fitted

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 import deepctrl as dc
-from deepctrl.engine.training import init_models
+from deepctrl.engine.fit_run import init_models
 
 
 class LastStep(nn.Module):

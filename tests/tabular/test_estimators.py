@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV
 
 import deepctrl as dc
 import deepctrl.tabular.model_file
-from deepctrl.tabular.estimator_base import ALPHA_GRID
+from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.model_file import estimator_config
 from deepctrl.tabular.table_rules import Expression
 

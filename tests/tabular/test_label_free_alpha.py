@@ -12,7 +12,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 
 import deepctrl as dc
-from deepctrl.tabular.estimator_base import ALPHA_GRID, LABEL_FREE_GRID
+from deepctrl.tabular.alpha_choice import ALPHA_GRID, LABEL_FREE_GRID
 
 FAST = {"max_epochs": 30, "batch_size": 32, "n_seeds": 1, "random_state": 0}
 

@@ -12,152 +12,19 @@ Examples:
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-import os
-import pickle
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch import Tensor, nn
-from torch.utils.data import Dataset, IterableDataset
+from torch import nn
 
-from deepctrl.core.data import as_data, resolve_device
-from deepctrl.core.method_stack import MethodStack
-from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import DeepCTRLMethod, Method
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule
-from deepctrl.core.seeding import derive_seed
-from deepctrl.core.sources import is_loader
-from deepctrl.engine.callbacks import Callback, EpochEnd, as_callbacks
-from deepctrl.engine.options import LR_SCHEDULES, Options
-from deepctrl.engine.trainer import Trainer
-from deepctrl.engine.workers import run_jobs, seed_parts, single_thread
-
-
-@dataclass
-class FitResult:
-    """What [fit][deepctrl.engine.training.fit] returns: one trained model per seed (best
-    weights restored, eval mode), and how training went.
-
-    Every list has one entry per seed, in the order of `seeds`.
-
-    Attributes:
-        models: The trained models.
-        seeds: The seeds, as integers.
-        method: The method the models trained with.
-        state: The method's final per-seed state (rho, multipliers, alpha priors).
-        history: Per seed, a dict of lists: `"train_loss"` (one per epoch), and
-            `"val_epoch"` and `"val_loss"` (one per validation).
-        epochs: The number of epochs each seed trained (early stopping may end it sooner).
-        best_epochs: The epoch whose weights each seed kept (its last without validation).
-        seconds: Wall-clock time of training (of the slowest worker with `workers > 1`).
-        val_loss: Each seed's best validation loss (infinity without validation data).
-        path: How the seeds ran: `"lowered"` (batched matrix products), `"vmap"` or
-            `"loop"`.
-    """
-
-    models: list[nn.Module]
-    seeds: list[int]
-    method: Method
-    state: SeedState
-    history: list[dict[str, list[float]]]
-    epochs: list[int]
-    best_epochs: list[int]
-    seconds: float
-    val_loss: list[float] = field(default_factory=list)
-    path: str = "lowered"
-
-    @property
-    def model(self) -> nn.Module:
-        """The model of the first seed, `models[0]`."""
-        return self.models[0]
-
-    @classmethod
-    def join(cls, parts: Sequence[FitResult]) -> FitResult:
-        """Fits of one method on disjoint seed sets (side by side) as one result: the
-        per-seed lists and method states joined in order, the time of the slowest part.
-
-        Args:
-            parts: Results of the same method, in seed order.
-
-        Returns:
-            The one result (`parts[0]` itself when there is one part).
-        """
-        if len(parts) == 1:
-            return parts[0]
-        return dataclasses.replace(
-            parts[0],
-            models=[m for p in parts for m in p.models],
-            seeds=[s for p in parts for s in p.seeds],
-            state=SeedState.join([p.state for p in parts]),
-            history=[h for p in parts for h in p.history],
-            epochs=[e for p in parts for e in p.epochs],
-            best_epochs=[e for p in parts for e in p.best_epochs],
-            seconds=max(p.seconds for p in parts),
-            val_loss=[v for p in parts for v in p.val_loss],
-            path=" + ".join(sorted({p.path for p in parts})),
-        )
-
-
-def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> list[nn.Module]:
-    """One copy of `model` per seed, re-initialised from that seed: every submodule's
-    `reset_parameters` (`_reset_parameters` for attention layers) runs under a
-    generator seeded from the seed.
-
-    Args:
-        model: The module to copy; it is left as it is.
-        seeds: One copy per seed.
-        reinit: Re-initialise the copies; False returns plain copies of `model`'s weights.
-
-    Returns:
-        The copies, in the order of `seeds`.
-    """
-    out = []
-    for seed in seeds:
-        m = copy.deepcopy(model)
-        if reinit:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(derive_seed(seed, "init"))
-                for module in m.modules():
-                    reset = getattr(module, "reset_parameters", None) or getattr(
-                        module, "_reset_parameters", None
-                    )
-                    if callable(reset):
-                        reset()
-        out.append(m)
-    return out
-
-
-def _data(
-    data: Any, name: str, device: torch.device, dtype: torch.dtype
-) -> tuple[Any, Tensor | None]:
-    """Tensors (X, y) checked and moved to the device, and their per-row weights (None
-    without); a Dataset or DataLoader as it is (no weights)."""
-    if is_loader(data):
-        _refuse_weighted_samples(data, name)
-        return data, None
-    X, y, w = as_data(data, name, device, dtype)
-    return (X, y), w
-
-
-def _refuse_weighted_samples(data: Any, name: str) -> None:
-    """A clear error for a map-style Dataset whose samples are (x, y, w) triples."""
-    if not isinstance(data, Dataset) or isinstance(data, IterableDataset):
-        return
-    try:
-        first = data[0]
-    except Exception:  # an empty or unusual dataset: reading it for training will tell
-        return
-    if isinstance(first, tuple | list) and len(first) == 3:
-        raise ValueError(
-            f"{name}: the Dataset yields (x, y, w) triples, but sample weights "
-            f"are supported for tensors only: pass {name}=(X, y, w)"
-        )
+from deepctrl.engine.callbacks import Callback, EpochEnd
+from deepctrl.engine.fit_run import fit_in_workers
+from deepctrl.engine.options import Options
+from deepctrl.engine.result import FitResult
 
 
 def fit(
@@ -246,7 +113,7 @@ def fit(
     as one process for small networks): the model, rule, method and data go to each
     process, so they must be picklable (module-level functions, not lambdas), and callbacks
     are refused. Each share computes what `fit` computes for those seeds alone; the result
-    joins the shares in seed order ([FitResult.join][deepctrl.engine.training.FitResult.join]).
+    joins the shares in seed order ([FitResult.join][deepctrl.engine.result.FitResult.join]).
 
     Args:
         model: The network to train, copied once per seed: a
@@ -318,7 +185,7 @@ def fit(
         lr_schedule=lr_schedule,
         callbacks=tuple(callbacks),
     )
-    return _in_workers(
+    return fit_in_workers(
         model, rule, [method], train, val, seeds, options, desc or method.name, workers
     )[0]
 
@@ -380,7 +247,7 @@ def fit_methods(
     unknown = set(options) - set(Options.__dataclass_fields__)
     if unknown:
         raise ValueError(f"fit_methods got unknown options {sorted(unknown)}")
-    return _in_workers(
+    return fit_in_workers(
         model,
         rule,
         members,
@@ -391,139 +258,3 @@ def fit_methods(
         desc or " + ".join(m.name for m in members),
         workers,
     )
-
-
-def _check(
-    rule: Rule | None,
-    methods: list[Method],
-    train: Any,
-    seeds: list[int],
-    model: nn.Module,
-    o: Options,
-) -> None:
-    if train is None:
-        raise ValueError("fit needs train=(X, y), (X, y, w), a Dataset or a DataLoader")
-    for method in methods:
-        if method.uses_rule and rule is None:
-            raise ValueError(f"{method.name} needs a rule")
-    if o.batch_size < 1 or o.max_epochs < 0 or o.patience < 1 or o.val_every < 1:
-        raise ValueError("batch_size, patience and val_every must be >= 1, max_epochs >= 0")
-    if o.lr_schedule not in LR_SCHEDULES:
-        raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {o.lr_schedule!r}")
-    if o.input_noise < 0:
-        raise ValueError(f"input_noise must be >= 0, got {o.input_noise}")
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds}")
-    if next(model.parameters(), None) is None:
-        raise ValueError("the model has no parameters to train")
-
-
-def _in_workers(
-    model: nn.Module,
-    rule: Rule | None,
-    methods: list[Method],
-    train: Any,
-    val: Any,
-    seeds: Sequence[int],
-    o: Options,
-    desc: str,
-    workers: int,
-) -> list[FitResult]:
-    """`_run` over `workers` shares of the seeds, side by side, joined."""
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    parts = seed_parts(seeds, workers)
-    if len(parts) == 1:
-        return _run(model, rule, methods, train, val, seeds, o, desc)
-    _check(rule, methods, train, [int(s) for s in seeds], model, o)
-    if o.callbacks:
-        raise ValueError(
-            "callbacks need workers=1: with several workers they would run in other processes"
-        )
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        raise ValueError("workers > 1 under torchrun: the ranks already share the work")
-    try:
-        pickle.dumps((model, rule, methods, o, *(d for d in (train, val) if is_loader(d))))
-    except Exception as exc:
-        raise ValueError(
-            f"workers={workers} sends the model, rule, method and data to other "
-            f"processes, so they must be picklable (module-level functions, not "
-            f"lambdas): {exc}"
-        ) from None
-    jobs = [(model, rule, methods, train, val, part, o, desc) for part in parts]
-    shares = run_jobs(_share, jobs, workers)
-    return [FitResult.join([share[i] for share in shares]) for i in range(len(methods))]
-
-
-def _share(
-    model: nn.Module,
-    rule: Rule | None,
-    methods: list[Method],
-    train: Any,
-    val: Any,
-    seeds: Sequence[int],
-    o: Options,
-    desc: str,
-) -> list[FitResult]:
-    """One worker's share of the seeds, on one thread."""
-    with single_thread():
-        return _run(model, rule, methods, train, val, seeds, o, desc)
-
-
-def _run(
-    model: nn.Module,
-    rule: Rule | None,
-    methods: list[Method],
-    train: Any,
-    val: Any,
-    seeds: Sequence[int],
-    o: Options,
-    desc: str,
-) -> list[FitResult]:
-    """Train `methods` x `seeds` copies as one stack; one result per method."""
-    seeds = [int(s) for s in seeds]
-    _check(rule, methods, train, seeds, model, o)
-    callbacks = as_callbacks(o.callbacks)
-    device = resolve_device(o.device)
-    dtype = next(model.parameters()).dtype
-    copies = seeds * len(methods)
-    models = [m.to(device) for m in init_models(model, copies, o.reinit)]
-    method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
-    train_data, train_w = _data(train, "train", device, dtype)
-    val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
-    trainer = Trainer(
-        models,
-        rule,
-        method,
-        train_data,
-        val_data,
-        o,
-        copy_seeds=copies,
-        device=device,
-        train_weights=train_w,
-        val_weights=val_w,
-    )
-    trainer.check()
-    trainer.calibrate()
-    start = time.perf_counter()
-    history, epochs, best_epochs, best = trainer.run(desc, callbacks)
-    seconds = time.perf_counter() - start
-    path = trainer.stack.path or "lowered"
-    k = len(seeds)
-    state = trainer.method_state()
-    states = state.parts if len(methods) > 1 else [state]
-    return [
-        FitResult(
-            trainer.models[i * k : (i + 1) * k],
-            seeds,
-            m,
-            states[i],
-            history[i * k : (i + 1) * k],
-            epochs[i * k : (i + 1) * k],
-            best_epochs[i * k : (i + 1) * k],
-            seconds,
-            best[i * k : (i + 1) * k],
-            path,
-        )
-        for i, m in enumerate(methods)
-    ]

@@ -1,11 +1,11 @@
 """What DeepCTRLRegressor and DeepCTRLClassifier share: input checks, a network sized from
-the data, training with `deepctrl.fit`, and evaluation over the rule strength."""
+the data and training with `deepctrl.fit`; evaluation over the rule strength comes from
+`deepctrl.tabular.alpha_evaluation`."""
 
 from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,12 +15,10 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from torch import Tensor, nn
+from torch import Tensor
 
-from deepctrl.core import evaluation, methods, priors
+from deepctrl.core import methods, priors
 from deepctrl.core.data import resolve_device
-from deepctrl.core.evaluation import JoinedRows
-from deepctrl.core.inputs import Inputs
 from deepctrl.core.methods import RHO_MODES
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import DeepCTRL
@@ -29,14 +27,9 @@ from deepctrl.engine.options import LR_SCHEDULES
 from deepctrl.tabular import model_file
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
-    LABEL_FREE_GRID,
     check_alpha,
-    check_goal,
-    first_reaching,
-    keep_rule_alpha,
-    min_error_alpha,
-    per_row_alphas,
 )
+from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.fit_summary import summary_lines
 from deepctrl.tabular.frames import checked_frame, row_weights
@@ -45,12 +38,8 @@ from deepctrl.tabular.onnx_graph import OnnxExport
 from deepctrl.tabular.recipe import training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
 
-SWEEP_ROWS = 16_384
-"""Rows times alphas per block when evaluating several alphas (50,000 swept as fast and
-held about 50 MB more at its peak, `benchmarks/sweep_memory.py`)."""
 
-
-class DeepCTRLEstimator(OnnxExport, BaseEstimator):
+class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
     """Base class; use `deepctrl.DeepCTRLRegressor` or `deepctrl.DeepCTRLClassifier`."""
 
     def __init__(
@@ -346,252 +335,6 @@ class DeepCTRLEstimator(OnnxExport, BaseEstimator):
 
     def _n_model_outputs(self) -> int:
         return self.rule_outputs().n_model_outputs
-
-    def _select(
-        self,
-        table: dict[str, list[float]],
-        min_verification: float | None = None,
-        min_error: bool = False,
-    ) -> float:
-        """The rule-keeping alpha (default), the lowest-error one, or the smallest alpha
-        reaching `min_verification`."""
-        if self.rule_ is None:
-            return 0.0
-        if min_verification is not None:
-            return float(evaluation.select_alpha(table, min_verification=min_verification))
-        if min_error:
-            return min_error_alpha(table, self.primary_metric)
-        return keep_rule_alpha(table, self.primary_metric)
-
-    # -- evaluation ----------------------------------------------------------------------
-    def _forward_alphas(self, x: Inputs, alphas: Sequence[float]) -> Tensor:
-        """The networks' combined outputs (n_alphas, rows, out) on encoded rows `x` at every
-        alpha: the forward of the sweeps."""
-        return self._combine(torch.stack([m.forward_alphas(x, alphas) for m in self.models_]))
-
-    def _evaluate(
-        self, X: Tensor, alphas: Sequence[float], rule: bool = True
-    ) -> tuple[Tensor, Tensor | None]:
-        """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None:
-        `deepctrl.core.evaluation.predict_sweep` of the networks' combined forward,
-        in blocks of max(64, SWEEP_ROWS // n_alphas) rows."""
-        alphas = [float(a) for a in alphas]
-        return evaluation.predict_sweep(
-            nn.ModuleList(self.models_),
-            self.rule_ if rule else None,
-            X,
-            alphas,
-            block_rows=max(64, SWEEP_ROWS // len(alphas)),
-            forward=self._forward_alphas,
-        )
-
-    def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
-        """Combined outputs at `alpha`: one value for every row, or one per row (an
-        array, list or Series of finite numbers)."""
-        X_enc = self._encode(X)
-        if isinstance(alpha, str) or alpha is None or np.ndim(alpha) == 0:
-            y, _ = self._evaluate(X_enc, [self.resolve_alpha(alpha)], rule=False)
-            return y[0].double().numpy()
-        rows = per_row_alphas(alpha, X_enc.shape[0])
-        if self.rule_ is None:
-            rows = np.zeros_like(rows)
-        return self._at_row_alphas(X_enc, torch.tensor(rows, dtype=torch.float32)).double().numpy()
-
-    def combined_at(self, X: Tensor, alphas: Tensor) -> Tensor:
-        """The networks' combined outputs on encoded rows (what the ONNX file computes too).
-
-        Args:
-            X: Encoded rows, as `encoder_.transform` gives them.
-            alphas: One rule strength per row: row i runs at `alphas[i]`.
-
-        Returns:
-            The combined outputs, before the target scaling (regressors) or the
-                probabilities (classifiers).
-        """
-        return self._combine(torch.stack([m(X, alpha=alphas) for m in self.models_]))
-
-    @torch.no_grad()
-    def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
-        """`combined_at` in blocks of rows."""
-        joined = JoinedRows(X.shape[0])
-        for i in range(0, X.shape[0], SWEEP_ROWS):
-            joined.add(self.combined_at(X[i : i + SWEEP_ROWS], alphas[i : i + SWEEP_ROWS]))
-        return joined.result()
-
-    def _sweep_encoded(
-        self,
-        X: Tensor,
-        y_true: np.ndarray | None,
-        alphas: Sequence[float],
-        weight: np.ndarray | None = None,
-    ) -> dict[str, list[float]]:
-        """`sweep` on encoded rows, with targets for the metrics and row weights."""
-        if self.rule_ is None:
-            alphas = [float(a) for a in alphas]
-            y, _ = self._evaluate(X, [0.0], rule=False)
-            y = y.expand(len(alphas), *y.shape[1:])
-            ok = None
-        else:
-            y, ok = self._evaluate(X, alphas)
-        table: dict[str, list[float]] = {
-            "alpha": [float(a) for a in alphas],
-            "verification_ratio": [],
-        }
-        target = None if y_true is None else torch.tensor(y_true)
-        w = None if weight is None else torch.tensor(weight)
-        for i in range(len(alphas)):
-            ratio = float(ok[i].nanmean()) if ok is not None else float("nan")
-            table["verification_ratio"].append(ratio)
-            if target is None:
-                continue
-            for name, value in self._metrics(y[i].double(), target, w).items():
-                table.setdefault(name, []).append(value)
-        return table
-
-    def sweep(self, X: Any, y: Any = None, alphas: Sequence[float] | None = None) -> pd.DataFrame:
-        """The verification ratio and the error metrics at every alpha.
-
-        Without rules the verification ratio is NaN and every alpha gives the same model.
-
-        Args:
-            X: The rows.
-            y: Their targets, for the error metrics; None measures the verification ratio
-                only.
-            alphas: The rule strengths, numbers; None is 0, 0.1, ..., 1.
-
-        Returns:
-            One row per alpha: `alpha`, `verification_ratio` and the error metrics.
-
-        Raises:
-            ValueError: When `alphas` is empty or holds something other than finite
-                numbers, or `y` does not fit X.
-        """
-        X_enc = self._encode(X)
-        alphas = list(np.round(np.linspace(0, 1, 11), 10)) if alphas is None else list(alphas)
-        if not alphas:
-            raise ValueError("sweep needs at least one alpha")
-        checked = [check_alpha(a, "every alpha") for a in alphas]
-        named = [a for a in checked if isinstance(a, str)]
-        if named:
-            raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
-        alphas = [float(a) for a in checked]
-        y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
-        return pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas))
-
-    def verification_ratio(self, X: Any, alpha: float | str | None = None) -> float:
-        """Fraction of the rows of X (that the rules can judge) on which the rules hold.
-
-        Args:
-            X: The rows.
-            alpha: The rule strength, as for `resolve_alpha`; None is `alpha_`.
-
-        Returns:
-            The verification ratio, between 0 and 1.
-
-        Raises:
-            ValueError: When the model has no rules.
-        """
-        X_enc = self._encode(X)
-        if self.rule_ is None:
-            raise ValueError("this model has no rules, so it has no verification ratio")
-        _, ok = self._evaluate(X_enc, [self.resolve_alpha(alpha)])
-        assert ok is not None  # the rules are evaluated
-        return float(ok.nanmean())
-
-    def alpha_for_verification(
-        self, X: Any, min_verification: float, alphas: Sequence[float] | None = None
-    ) -> tuple[float, float]:
-        """The smallest alpha whose verification ratio on the rows of X reaches
-        `min_verification`; no labels needed and the estimator is left as it is.
-
-        Args:
-            X: The rows, without labels.
-            min_verification: The verification ratio to reach, in (0, 1].
-            alphas: The alphas to try; None is 0 to 1.5 by 0.05 (above 1 the rule path is
-                extrapolated).
-
-        Returns:
-            The alpha and its verification ratio.
-
-        Raises:
-            ValueError: When no alpha reaches the goal (the message names the highest ratio
-                reached), `min_verification` is out of range, or the model has no rules.
-
-        Examples:
-            ```python
-            alpha, ratio = model.alpha_for_verification(X_new, 0.95)
-            ```
-        """
-        goal = check_goal(min_verification)
-        check_is_fitted(self, "models_")
-        if self.rule_ is None:
-            raise ValueError(
-                "this model has no rules, so it has no verification ratio to choose alpha by"
-            )
-        grid = LABEL_FREE_GRID if alphas is None else alphas
-        return first_reaching(self.sweep(X, None, grid).to_dict(orient="list"), goal)
-
-    def select_alpha(
-        self,
-        X_val: Any,
-        y_val: Any = None,
-        min_verification: float | None = None,
-        alphas: Sequence[float] | None = None,
-        objective: str = "auto",
-    ) -> float:
-        """Choose the alpha that predictions use by default (`alpha_`) on a validation set
-        and return it.
-
-        As at fit, the lowest-error alpha whose verification ratio on X_val reaches 0.99
-        (`objective="auto"`) or the lowest error alone (`objective="min_error"`); with
-        `min_verification`, the smallest alpha whose verification ratio on X_val reaches
-        it. The `alpha` parameter stays as you set it. Without labels (`y_val=None`)
-        `min_verification` is required and the choice is that of `alpha_for_verification`.
-
-        Args:
-            X_val: The validation rows.
-            y_val: Their targets; None chooses by verification alone.
-            min_verification: The verification ratio to reach, in (0, 1]; None chooses by
-                `objective`.
-            alphas: The alphas to try; None is 0 to 1 by 0.05 (0 to 1.5 without labels).
-            objective: `"auto"` or `"min_error"`, as above.
-
-        Returns:
-            The chosen alpha, now `alpha_`.
-
-        Raises:
-            ValueError: When `objective` or `min_verification` is not valid, `y_val` is
-                None without `min_verification`, no alpha reaches `min_verification`, or
-                the model has no rules.
-
-        Examples:
-            On unlabelled rows:
-
-            ```python
-            model.select_alpha(X_new, min_verification=0.95)
-            ```
-        """
-        if min_verification is not None:
-            min_verification = check_goal(min_verification)
-        if objective not in ("auto", "min_error"):
-            raise ValueError(f"objective must be 'auto' or 'min_error', got {objective!r}")
-        if y_val is None:
-            if min_verification is None:
-                raise ValueError(
-                    "select_alpha without labels (y_val=None) needs "
-                    "min_verification, the verification ratio to reach"
-                )
-            alpha, _ = self.alpha_for_verification(X_val, min_verification, alphas)
-            self.alpha_ = alpha
-            return alpha
-        table = self.sweep(X_val, y_val, ALPHA_GRID if alphas is None else alphas)
-        if self.rule_ is None:
-            raise ValueError("this model has no rules, so alpha has no effect")
-        alpha = self._select(
-            table.to_dict(orient="list"), min_verification, min_error=objective == "min_error"
-        )
-        self.alpha_ = alpha
-        return alpha
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the fitted model to one file: safetensors weights with the preprocessing,

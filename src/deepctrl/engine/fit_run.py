@@ -1,0 +1,221 @@
+"""How `deepctrl.fit` runs: the arguments checked, one copy of the model per seed, the data
+on the device, and the trainer's steps (check, calibrate, run); or the seeds in shares in
+worker processes (`workers=N`), joined.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.utils.data import Dataset, IterableDataset
+
+from deepctrl.core.data import as_data, resolve_device
+from deepctrl.core.method_stack import MethodStack
+from deepctrl.core.methods import Method
+from deepctrl.core.rules.base import Rule
+from deepctrl.core.seeding import derive_seed
+from deepctrl.core.sources import is_loader
+from deepctrl.engine.callbacks import as_callbacks
+from deepctrl.engine.options import LR_SCHEDULES, Options
+from deepctrl.engine.result import FitResult
+from deepctrl.engine.trainer import Trainer
+from deepctrl.engine.workers import run_jobs, seed_parts, single_thread
+
+
+def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> list[nn.Module]:
+    """One copy of `model` per seed, re-initialised from that seed: every submodule's
+    `reset_parameters` (`_reset_parameters` for attention layers) runs under a
+    generator seeded from the seed.
+
+    Args:
+        model: The module to copy; it is left as it is.
+        seeds: One copy per seed.
+        reinit: Re-initialise the copies; False returns plain copies of `model`'s weights.
+
+    Returns:
+        The copies, in the order of `seeds`.
+    """
+    out = []
+    for seed in seeds:
+        m = copy.deepcopy(model)
+        if reinit:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(derive_seed(seed, "init"))
+                for module in m.modules():
+                    reset = getattr(module, "reset_parameters", None) or getattr(
+                        module, "_reset_parameters", None
+                    )
+                    if callable(reset):
+                        reset()
+        out.append(m)
+    return out
+
+
+def _data(
+    data: Any, name: str, device: torch.device, dtype: torch.dtype
+) -> tuple[Any, Tensor | None]:
+    """Tensors (X, y) checked and moved to the device, and their per-row weights (None
+    without); a Dataset or DataLoader as it is (no weights)."""
+    if is_loader(data):
+        _refuse_weighted_samples(data, name)
+        return data, None
+    X, y, w = as_data(data, name, device, dtype)
+    return (X, y), w
+
+
+def _refuse_weighted_samples(data: Any, name: str) -> None:
+    """A clear error for a map-style Dataset whose samples are (x, y, w) triples."""
+    if not isinstance(data, Dataset) or isinstance(data, IterableDataset):
+        return
+    try:
+        first = data[0]
+    except Exception:  # an empty or unusual dataset: reading it for training will tell
+        return
+    if isinstance(first, tuple | list) and len(first) == 3:
+        raise ValueError(
+            f"{name}: the Dataset yields (x, y, w) triples, but sample weights "
+            f"are supported for tensors only: pass {name}=(X, y, w)"
+        )
+
+
+def check_fit(
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    seeds: list[int],
+    model: nn.Module,
+    o: Options,
+) -> None:
+    if train is None:
+        raise ValueError("fit needs train=(X, y), (X, y, w), a Dataset or a DataLoader")
+    for method in methods:
+        if method.uses_rule and rule is None:
+            raise ValueError(f"{method.name} needs a rule")
+    if o.batch_size < 1 or o.max_epochs < 0 or o.patience < 1 or o.val_every < 1:
+        raise ValueError("batch_size, patience and val_every must be >= 1, max_epochs >= 0")
+    if o.lr_schedule not in LR_SCHEDULES:
+        raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {o.lr_schedule!r}")
+    if o.input_noise < 0:
+        raise ValueError(f"input_noise must be >= 0, got {o.input_noise}")
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds}")
+    if next(model.parameters(), None) is None:
+        raise ValueError("the model has no parameters to train")
+
+
+def fit_in_workers(
+    model: nn.Module,
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    val: Any,
+    seeds: Sequence[int],
+    o: Options,
+    desc: str,
+    workers: int,
+) -> list[FitResult]:
+    """`run_fit` over `workers` shares of the seeds, side by side, joined."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    parts = seed_parts(seeds, workers)
+    if len(parts) == 1:
+        return run_fit(model, rule, methods, train, val, seeds, o, desc)
+    check_fit(rule, methods, train, [int(s) for s in seeds], model, o)
+    if o.callbacks:
+        raise ValueError(
+            "callbacks need workers=1: with several workers they would run in other processes"
+        )
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise ValueError("workers > 1 under torchrun: the ranks already share the work")
+    try:
+        pickle.dumps((model, rule, methods, o, *(d for d in (train, val) if is_loader(d))))
+    except Exception as exc:
+        raise ValueError(
+            f"workers={workers} sends the model, rule, method and data to other "
+            f"processes, so they must be picklable (module-level functions, not "
+            f"lambdas): {exc}"
+        ) from None
+    jobs = [(model, rule, methods, train, val, part, o, desc) for part in parts]
+    shares = run_jobs(_share, jobs, workers)
+    return [FitResult.join([share[i] for share in shares]) for i in range(len(methods))]
+
+
+def _share(
+    model: nn.Module,
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    val: Any,
+    seeds: Sequence[int],
+    o: Options,
+    desc: str,
+) -> list[FitResult]:
+    """One worker's share of the seeds, on one thread."""
+    with single_thread():
+        return run_fit(model, rule, methods, train, val, seeds, o, desc)
+
+
+def run_fit(
+    model: nn.Module,
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    val: Any,
+    seeds: Sequence[int],
+    o: Options,
+    desc: str,
+) -> list[FitResult]:
+    """Train `methods` x `seeds` copies as one stack; one result per method."""
+    seeds = [int(s) for s in seeds]
+    check_fit(rule, methods, train, seeds, model, o)
+    callbacks = as_callbacks(o.callbacks)
+    device = resolve_device(o.device)
+    dtype = next(model.parameters()).dtype
+    copies = seeds * len(methods)
+    models = [m.to(device) for m in init_models(model, copies, o.reinit)]
+    method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
+    train_data, train_w = _data(train, "train", device, dtype)
+    val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
+    trainer = Trainer(
+        models,
+        rule,
+        method,
+        train_data,
+        val_data,
+        o,
+        copy_seeds=copies,
+        device=device,
+        train_weights=train_w,
+        val_weights=val_w,
+    )
+    trainer.check()
+    trainer.calibrate()
+    start = time.perf_counter()
+    history, epochs, best_epochs, best = trainer.run(desc, callbacks)
+    seconds = time.perf_counter() - start
+    path = trainer.stack.path or "lowered"
+    k = len(seeds)
+    state = trainer.method_state()
+    states = state.parts if len(methods) > 1 else [state]
+    return [
+        FitResult(
+            trainer.models[i * k : (i + 1) * k],
+            seeds,
+            m,
+            states[i],
+            history[i * k : (i + 1) * k],
+            epochs[i * k : (i + 1) * k],
+            best_epochs[i * k : (i + 1) * k],
+            seconds,
+            best[i * k : (i + 1) * k],
+            path,
+        )
+        for i, m in enumerate(methods)
+    ]
