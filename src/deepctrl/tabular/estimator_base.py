@@ -4,10 +4,9 @@ the data and training with `deepctrl.fit`; evaluation over the rule strength com
 
 from __future__ import annotations
 
-import numbers
 import os
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -35,12 +34,43 @@ from deepctrl.tabular.fit_summary import summary_lines
 from deepctrl.tabular.frames import checked_frame, row_weights
 from deepctrl.tabular.network import build_network, network_spec
 from deepctrl.tabular.onnx_graph import OnnxExport
+from deepctrl.tabular.params import (
+    COUNT,
+    COUNT_OR_AUTO,
+    FRACTION,
+    POSITIVE,
+    POSITIVE_OR_AUTO,
+    Allowed,
+    check,
+    number_or,
+    one_of,
+)
 from deepctrl.tabular.recipe import training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
+
+PARAMETERS: dict[str, Allowed] = {
+    "beta": POSITIVE,
+    "rho": number_or(RHO_MODES),
+    "max_epochs": COUNT_OR_AUTO,
+    "patience": COUNT_OR_AUTO,
+    "n_seeds": COUNT_OR_AUTO,
+    "hidden_size": COUNT,
+    "latent_size": COUNT,
+    "batch_size": COUNT_OR_AUTO,
+    "learning_rate": POSITIVE_OR_AUTO,
+    "lr_schedule": one_of("auto", *LR_SCHEDULES),
+    "validation_fraction": FRACTION,
+}
+"""What each parameter the estimators share may be (`alpha` and `device` have their own
+checks; subclasses add theirs)."""
 
 
 class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
     """Base class; use `deepctrl.DeepCTRLRegressor` or `deepctrl.DeepCTRLClassifier`."""
+
+    _parameters: ClassVar[dict[str, Allowed]] = PARAMETERS
+    """What each parameter may be, checked by `fit` (declared, as scikit-learn's
+    parameter constraints are)."""
 
     def __init__(
         self,
@@ -131,47 +161,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
     # -- checks --------------------------------------------------------------------------
     def _check_params(self) -> None:
         check_alpha(self.alpha)
-        if not (isinstance(self.beta, numbers.Real) and self.beta > 0):
-            raise ValueError(f"beta must be a positive number, got {self.beta!r}")
-        if not (self.rho in RHO_MODES or (isinstance(self.rho, numbers.Real) and self.rho > 0)):
-            raise ValueError(
-                f"rho must be a positive number or one of {RHO_MODES}, got {self.rho!r}"
-            )
-        ints = {
-            "max_epochs": self.max_epochs,
-            "patience": self.patience,
-            "n_seeds": self.n_seeds,
-            "hidden_size": 1 if self.hidden_size is None else self.hidden_size,
-            "latent_size": 1 if self.latent_size is None else self.latent_size,
-            "batch_size": self.batch_size,
-        }
-        for name, value in ints.items():
-            automatic = name in ("max_epochs", "patience", "batch_size", "n_seeds")
-            if value == "auto" and automatic:
-                continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(
-                    f"{name} must be a positive integer"
-                    + (" or 'auto'" if automatic else "")
-                    + f", got {getattr(self, name)!r}"
-                )
-        if self.learning_rate != "auto" and not (
-            isinstance(self.learning_rate, numbers.Real) and self.learning_rate > 0
-        ):
-            raise ValueError(
-                f"learning_rate must be positive or 'auto', got {self.learning_rate!r}"
-            )
-        if self.lr_schedule not in ("auto", *LR_SCHEDULES):
-            raise ValueError(
-                f"lr_schedule must be 'auto' or one of {LR_SCHEDULES}, got {self.lr_schedule!r}"
-            )
+        check(self.get_params(deep=False), self._parameters)
         resolve_device(self.device)
-        if not (
-            isinstance(self.validation_fraction, numbers.Real) and 0 <= self.validation_fraction < 1
-        ):
-            raise ValueError(
-                f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}"
-            )
 
     def _frame(self, X: Any, reset: bool) -> pd.DataFrame:
         """X as a DataFrame with its column names (`frames.checked_frame`)."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -44,8 +44,9 @@ from sklearn.utils.validation import check_array, check_consistent_length, colum
 from torch import Tensor
 
 from deepctrl.core.metrics import score
-from deepctrl.tabular.estimator_base import DeepCTRLEstimator
+from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
 from deepctrl.tabular.model_file import load_estimator, register
+from deepctrl.tabular.params import Allowed, one_of
 from deepctrl.tabular.table_rules import Outputs
 
 _EPS = 1e-7
@@ -117,6 +118,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             chose.
     """
 
+    _parameters: ClassVar[dict[str, Allowed]] = {**PARAMETERS, "loss": one_of("mse", "mae")}
+
     def __init__(
         self,
         rules: Any = None,
@@ -171,11 +174,6 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def primary_metric(self) -> str:  # type: ignore[override]
         """The error metric that chooses alpha: the training loss, `"mse"` or `"mae"`."""
         return self.loss
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        if self.loss not in ("mse", "mae"):
-            raise ValueError(f"loss must be 'mse' or 'mae', got {self.loss!r}")
 
     def _values(self, y: Any, n: int) -> tuple[np.ndarray, bool]:
         """y as (n, n_targets) floats, and whether it was 1-D."""
