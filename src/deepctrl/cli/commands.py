@@ -1,4 +1,4 @@
-"""What ``deepctrl fit``, ``deepctrl sweep`` and ``deepctrl predict`` do; cli.py only parses.
+"""What ``deepctrl fit``, ``deepctrl sweep`` and ``deepctrl predict`` do; main.py only parses.
 
 Every problem with the user's input raises ValueError with one line naming it (file, column,
 row counts, line numbers), which the command line prints without a traceback. The options,
