@@ -49,8 +49,9 @@ from the training split:
 
 * DeepCTRL (DeepCTRLClassifier / DeepCTRLRegressor with default settings and the table's
   Monotonic rules): early stopping and its default alpha (``alpha_``) come from its own
-  ``validation_fraction`` of the training rows. Reported at alpha = 1 and at ``alpha_``
-  (one fit; the fit time is the same for both rows).
+  ``validation_fraction`` of the training rows. Reported at alpha = 1, at ``alpha_`` and,
+  to show what the networks fit without the rule, at alpha = 0 (one fit; the fit time is
+  the same for the three rows).
 * HistGradientBoosting with ``monotonic_cst``: early stopping on 20 % of the training rows
   (``early_stopping=True, validation_fraction=0.2``).
 * LightGBM and XGBoost with ``monotone_constraints``: learning rate 0.05, up to 2,000 trees,
@@ -274,6 +275,7 @@ PUBLISHED = (
 MODELS = [
     "deepctrl_alpha1",
     "deepctrl_default_alpha",
+    "deepctrl_alpha0",
     "hgb_monotonic",
     "lightgbm_monotone",
     "xgboost_monotone",
@@ -644,7 +646,12 @@ def run_seed(
     start = time.perf_counter()
     est = fit_deepctrl(table, seed, max_epochs, params)
     seconds = time.perf_counter() - start
-    for name, alpha in (("deepctrl_alpha1", 1.0), ("deepctrl_default_alpha", float(est.alpha_))):
+    at = (
+        ("deepctrl_alpha1", 1.0),
+        ("deepctrl_default_alpha", float(est.alpha_)),
+        ("deepctrl_alpha0", 0.0),
+    )
+    for name, alpha in at:
         predict = deepctrl_predictor(table, est, alpha)
         rate, per = violations(table, predict)
         out[name] = {

@@ -409,6 +409,8 @@ class Trainer:
 
         Returns (history, epochs, best epochs, best validation losses) per seed.
         """
+        if len(self.state) != len(self.active):
+            raise RuntimeError("Trainer.run needs the method's state: call calibrate() first")
         o = self.options
         S = len(self.seeds)
         stopping = EarlyStopping(S, o.patience, self.stack.state_of)
