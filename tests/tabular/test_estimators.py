@@ -194,6 +194,25 @@ def test_errors_are_one_clear_line(regressor):
         dc.DeepCTRLClassifier().fit(X, np.zeros(len(X)))
 
 
+def test_the_training_objective_is_the_papers_and_a_subclass_may_change_it():
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], beta=0.3, rho=2.0)
+    est.rule_ = est.rules[0]
+    method = est._training_method()
+    assert isinstance(method, dc.methods.DeepCTRL) and method.rho_mode == 2.0
+    assert method.prior.a == method.prior.b == 0.3
+    est.rule_ = None
+    assert isinstance(est._training_method(), dc.methods.TaskOnly)
+
+    class Penalized(dc.DeepCTRLRegressor):
+        def _training_method(self) -> dc.methods.Method:
+            return dc.methods.TaskAndRule(10.0)
+
+    X, y = demand_table(64)
+    fitted = Penalized(rules=[dc.Monotonic("price", "decreasing")], **FAST).fit(X, y)
+    default = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST).fit(X, y)
+    assert fitted.rho_ == [] and len(default.rho_) == 1
+
+
 def test_without_rules_alpha_has_no_effect():
     X, y = demand_table(64)
     est = dc.DeepCTRLRegressor(max_epochs=3, random_state=0).fit(X.to_numpy()[:, :2], y)

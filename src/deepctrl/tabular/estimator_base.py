@@ -267,11 +267,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             self.latent_size,
             recipe.max_hidden,
         )
-        method: methods.Method = (
-            methods.DeepCTRLMethod(prior=priors.Beta(self.beta, self.beta), rho=self.rho)
-            if self.rule_ is not None
-            else methods.TaskOnly()
-        )
+        method = self._training_method()
         n = len(train_idx)
         train, val_part = (
             (X_all[part], torch.from_numpy(y_train[r]))
@@ -312,6 +308,14 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.selected_alpha_ = self._select(self.validation_sweep_)
         self.alpha_ = self.resolve_alpha(self.alpha)
         return self
+
+    def _training_method(self) -> methods.Method:
+        """The objective the networks train with: the paper's (Beta(beta, beta) prior and
+        `rho`) when there is a rule, the task loss alone otherwise. Benchmarks override it
+        to train the same networks with another objective."""
+        if self.rule_ is None:
+            return methods.TaskOnly()
+        return methods.DeepCTRLMethod(prior=priors.Beta(self.beta, self.beta), rho=self.rho)
 
     def summary(self) -> str:
         """What the fit did, in a few lines: rows, inputs, imputed values, what each rule
