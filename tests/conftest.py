@@ -1,6 +1,5 @@
 """Shared test settings: deterministic, single-threaded torch for stable timings."""
 
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,17 +13,13 @@ sys.path.insert(0, str(Path(__file__).parent))  # tests import the shared helper
 
 
 @pytest.fixture
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (for torchrun)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def single_and_ddp(tmp_path: Path, free_port: int) -> Callable[..., tuple[Path, Path]]:
+def single_and_ddp(tmp_path: Path) -> Callable[..., tuple[Path, Path]]:
     """Run a worker script alone, then as two gloo ranks; return the two files it wrote.
-    Extra arguments go to the worker after the output file, whose name ends in ``suffix``."""
+    Extra arguments go to the worker after the output file, whose name ends in ``suffix``.
+
+    torchrun runs ``--standalone``: it binds a free port itself, so two tests that start
+    ranks at once (pytest -n 2) cannot be handed the same port between a check and a bind.
+    """
 
     def run(worker: Path, *args: str, suffix: str = ".safetensors") -> tuple[Path, Path]:
         single, multi = tmp_path / f"single{suffix}", tmp_path / f"ddp{suffix}"
@@ -34,12 +29,9 @@ def single_and_ddp(tmp_path: Path, free_port: int) -> Callable[..., tuple[Path, 
                 sys.executable,
                 "-m",
                 "torch.distributed.run",
+                "--standalone",
                 "--nproc_per_node",
                 "2",
-                "--master_addr",
-                "127.0.0.1",
-                "--master_port",
-                str(free_port),
                 str(worker),
                 str(multi),
                 *args,

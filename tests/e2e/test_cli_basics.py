@@ -51,7 +51,7 @@ def test_usage_errors_are_one_line(cli, args, message):
     assert lines[0].endswith("--help')")
 
 
-def test_under_torchrun_every_line_is_printed_once(tmp_path, free_port):
+def test_under_torchrun_every_line_is_printed_once(tmp_path):
     rows = ["price,kind,y"] + [
         f"{1 + i % 7},{'ab'[i % 2]},{-(i % 7) + 0.1 * (i % 3)}" for i in range(120)
     ]
@@ -61,12 +61,9 @@ def test_under_torchrun_every_line_is_printed_once(tmp_path, free_port):
             sys.executable,
             "-m",
             "torch.distributed.run",
+            "--standalone",
             "--nproc_per_node",
             "2",
-            "--master_addr",
-            "127.0.0.1",
-            "--master_port",
-            str(free_port),
             "-m",
             "deepctrl.cli.main",
             "fit",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import time
 
 import torch
 import torch.distributed as tdist
@@ -29,13 +30,25 @@ def join_world(device: torch.device) -> World:
     return World.current()
 
 
+GLOO_SETTLE_SECONDS = 0.2
+"""How long the process sleeps between the last barrier and closing the group."""
+
+
 def _leave_process_group() -> None:
     """Wait for every rank, then close the group we opened.
 
     Left open, gloo's threads are torn down by the C++ runtime at interpreter exit, which
     aborts the process ("terminate called without an active exception") when another rank
     is still busy, e.g. writing results.
+
+    Between the barrier and the close the process sleeps :data:`GLOO_SETTLE_SECONDS`. In
+    PyTorch releases before mid-2025 (2.3.1 hangs here; later ones release the GIL there)
+    closing a gloo group holds Python's lock while it joins the group's threads, and a
+    thread still freeing the barrier's record of earlier all-reduces needs that lock to
+    free their tensors: the two wait for each other forever. Sleeping lets the threads
+    take the lock and finish first.
     """
     if tdist.is_initialized():
         tdist.barrier()
+        time.sleep(GLOO_SETTLE_SECONDS)
         tdist.destroy_process_group()
