@@ -585,31 +585,37 @@ def _predictor(table: Table, model: Any) -> Predict:
     return lambda X: np.asarray(model.predict_proba(X)[:, 1], dtype=float)
 
 
+def estimator_kind(table: Table) -> type:
+    """DeepCTRLRegressor or DeepCTRLClassifier, by the table's task."""
+    return dc.DeepCTRLRegressor if table.task == "regression" else dc.DeepCTRLClassifier
+
+
 def fit_deepctrl(
-    table: Table, seed: int, max_epochs: int | None, params: dict[str, Any] | None = None
+    table: Table,
+    seed: int,
+    max_epochs: int | None,
+    params: dict[str, Any] | None = None,
+    kind: type | None = None,
 ) -> Any:
-    """The estimator with its defaults and the table's rules; ``params`` on top."""
+    """The estimator (``kind``, by default the table's) with its defaults and the table's
+    rules; ``params`` on top."""
     direction = {1: "increasing", -1: "decreasing"}
     rules = [dc.Monotonic(c, direction[s]) for c, s in table.monotone.items()]
-    kind = dc.DeepCTRLRegressor if table.task == "regression" else dc.DeepCTRLClassifier
     kwargs = dict(params or {})
     if max_epochs is not None:
         kwargs["max_epochs"] = max_epochs
+    kind = kind or estimator_kind(table)
     return kind(rules=rules, random_state=seed, **kwargs).fit(table.X_train, table.y_train)
 
 
 def fit_penalty_mlp(table: Table, seed: int, max_epochs: int | None, lam: float) -> Any:
     """The estimator's networks trained with L_task + lam L_rule at alpha 0."""
-    kind = dc.DeepCTRLRegressor if table.task == "regression" else dc.DeepCTRLClassifier
 
-    class PenaltyMLP(kind):  # type: ignore[misc, valid-type]
+    class PenaltyMLP(estimator_kind(table)):  # type: ignore[misc]
         def _training_method(self) -> Any:
             return dc.methods.TaskAndRule(lam)
 
-    direction = {1: "increasing", -1: "decreasing"}
-    rules = [dc.Monotonic(c, direction[s]) for c, s in table.monotone.items()]
-    kwargs = {} if max_epochs is None else {"max_epochs": max_epochs}
-    return PenaltyMLP(rules=rules, random_state=seed, **kwargs).fit(table.X_train, table.y_train)
+    return fit_deepctrl(table, seed, max_epochs, kind=PenaltyMLP)
 
 
 def parse_param(text: str) -> tuple[str, Any]:
