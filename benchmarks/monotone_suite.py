@@ -540,7 +540,11 @@ def fit_lightgbm(table: Table, seed: int, threads: int) -> Predict:
         verbose=-1,
     )
     model.fit(
-        X_fit, y_fit, eval_set=[(X_val, y_val)], callbacks=[lgb.early_stopping(50, verbose=False)]
+        X_fit,
+        y_fit,
+        eval_X=(X_val,),
+        eval_y=(y_val,),
+        callbacks=[lgb.early_stopping(50, verbose=False)],
     )
     return _predictor(table, model)
 
