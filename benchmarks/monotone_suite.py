@@ -103,7 +103,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 import deepctrl as dc
-from monotone_net import fit_monotone_net
+from estimator_params import add_param_option, params_of
+from monotone_net import Predict, fit_monotone_net
 from monotone_tables import DEFAULT_DATA_DIR, Table, load_tables, resplit, shrink
 
 PUBLISHED = (
@@ -126,8 +127,6 @@ MODELS = [
 
 
 # -- models -------------------------------------------------------------------------------
-
-Predict = Callable[[pd.DataFrame], np.ndarray]
 
 
 def _carve(table: Table, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.Series, pd.Series]:
@@ -254,21 +253,6 @@ def fit_penalty_mlp(table: Table, seed: int, max_epochs: int | None, lam: float)
     return fit_deepctrl(table, seed, max_epochs, kind=PenaltyMLP)
 
 
-def parse_param(text: str) -> tuple[str, Any]:
-    """``NAME=VALUE`` with VALUE read as an int, else a float, else text.
-
-    >>> parse_param("hidden_size=128"), parse_param("rho=0.3"), parse_param("rho=epoch")
-    (('hidden_size', 128), ('rho', 0.3), ('rho', 'epoch'))
-    """
-    name, _, value = text.partition("=")
-    for kind in (int, float):
-        try:
-            return name, kind(value)
-        except ValueError:
-            pass
-    return name, value
-
-
 def deepctrl_predictor(table: Table, est: Any, alpha: float) -> Predict:
     if table.task == "regression":
         return lambda X: np.asarray(est.predict(X, alpha=alpha), dtype=float).ravel()
@@ -288,10 +272,10 @@ def scores(table: Table, pred: np.ndarray) -> dict[str, float]:
     }
 
 
-def violations(table: Table, predict: Predict) -> tuple[float, dict[str, float]]:
+def violations(table: Table, predict: Predict, base: np.ndarray) -> tuple[float, dict[str, float]]:
     """Share of (test row, constrained feature) pairs whose prediction moves strictly the
-    wrong way when the feature rises by one training standard deviation; and per feature."""
-    base = predict(table.X_test)
+    wrong way from ``base`` (the test rows' predictions) when the feature rises by one
+    training standard deviation; and per feature."""
     wrong, total, per = 0, 0, {}
     for col, sign in table.monotone.items():
         X = table.X_test.copy()
@@ -305,9 +289,10 @@ def violations(table: Table, predict: Predict) -> tuple[float, dict[str, float]]
 
 def evaluated(table: Table, predict: Predict, seconds: float) -> dict[str, Any]:
     """A model's test scores, violation rates and fit seconds."""
-    rate, per = violations(table, predict)
+    base = predict(table.X_test)
+    rate, per = violations(table, predict, base)
     return {
-        **scores(table, predict(table.X_test)),
+        **scores(table, base),
         "violation_rate": rate,
         "violation_by_feature": per,
         "seconds": seconds,
@@ -523,14 +508,7 @@ def main(argv: list[str] | None = None) -> int:
         help="smoke test: 1 seed, few rows, DeepCTRL at most 15 epochs",
     )
     parser.add_argument("--markdown", default=None, help="also write a markdown table here")
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a DeepCTRL estimator parameter instead of its default, e.g. "
-        "hidden_size=128 or rho=0.3 (repeatable)",
-    )
+    add_param_option(parser, "hidden_size=128 or rho=0.3")
     parser.add_argument(
         "--penalty-lam",
         type=float,
@@ -557,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
         "HistGradientBoosting (row blend_deepctrl_hgb)",
     )
     args = parser.parse_args(argv)
-    params = dict(parse_param(p) for p in args.param)
+    params = params_of(args)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
     seeds = 1 if args.quick else args.seeds

@@ -36,6 +36,7 @@ import pandas as pd
 from sklearn.metrics import r2_score
 
 import deepctrl as dc
+from estimator_params import add_param_option, params_of
 
 
 def table(rows: int, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
@@ -133,14 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         "measured is the fit's, not PyTorch's first use of its kernels",
     )
     parser.add_argument("--former", action="store_true", help="fit with the former defaults")
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=INT",
-        help="an estimator parameter on top of the recipe, e.g. "
-        "hidden_size=64 or max_epochs=36 (repeatable)",
-    )
+    add_param_option(parser, "hidden_size=64 or learning_rate=0.014")
     args = parser.parse_args(argv)
     X, y = table(args.rows, args.seed)
     n_train = int(0.8 * len(X))
@@ -170,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             "test_r2": float(r2_score(y_te, lgbm.predict(cats[n_train:]))),
         }
     params = dict(FORMER) if args.former else {}
-    params.update({k: int(v) for k, v in (p.split("=", 1) for p in args.param)})
+    params.update(params_of(args))
     if args.warm_up:
         warm_start = rss_mb()
         dc.DeepCTRLRegressor(

@@ -32,6 +32,7 @@ from sklearn.datasets import make_friedman1
 from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
 
 import deepctrl as dc
+from estimator_params import add_param_option, params_of
 from table_speed import table, timed
 
 
@@ -70,15 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=40_000)
     parser.add_argument("--test-rows", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=INT",
-        help="an estimator parameter on top of the recipe (repeatable)",
-    )
+    add_param_option(parser, "hidden_size=48")
     args = parser.parse_args(argv)
-    params = {k: int(v) for k, v in (p.split("=", 1) for p in args.param)}
+    params = params_of(args)
     total = args.rows + args.test_rows
     if args.table == "friedman":
         est, X, y, metric = _friedman(total, args.seed, params)
