@@ -4,6 +4,7 @@ to hold, plus one table whose training labels contradict the rule.
 
     OMP_NUM_THREADS=1 python benchmarks/tabular_quality.py --repeats 3 > quality.json
     python benchmarks/tabular_quality.py --repeats 3 --markdown docs/results/tabular.md
+    python benchmarks/tabular_quality.py --param validation=cross_fit > cross_fit.json
 
 Prints JSON: per table and repeat (train/test split seed), the test error of each model,
 DeepCTRL's error at its default alpha (the lowest validation error among alphas whose
@@ -35,6 +36,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 import deepctrl as dc
+from estimator_params import add_param_option, params_of
 
 ALPHAS = [round(0.1 * i, 10) for i in range(11)]
 
@@ -192,7 +194,9 @@ def _errors(task: str, y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
     }
 
 
-def run_table(table: Table, seed: int, n_seeds: str) -> dict[str, Any]:
+def run_table(
+    table: Table, seed: int, n_seeds: str, params: dict[str, Any] | None = None
+) -> dict[str, Any]:
     if table.X_test is not None:
         X_tr, y_tr, X_te, y_te = table.X, table.y, table.X_test, table.y_test
     else:
@@ -225,7 +229,10 @@ def run_table(table: Table, seed: int, n_seeds: str) -> dict[str, Any]:
     kind = dc.DeepCTRLRegressor if table.task == "regression" else dc.DeepCTRLClassifier
     start = time.perf_counter()
     est = kind(
-        rules=[rule], random_state=seed, n_seeds=n_seeds if n_seeds == "auto" else int(n_seeds)
+        rules=[rule],
+        random_state=seed,
+        n_seeds=n_seeds if n_seeds == "auto" else int(n_seeds),
+        **(params or {}),
     ).fit(X_tr, y_tr)
     seconds = time.perf_counter() - start
     sweep = est.sweep(X_te, y_te, ALPHAS)
@@ -317,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-seeds", default="auto", help="DeepCTRL n_seeds (default: its own)")
     parser.add_argument("--only", default=None, help="run only tables whose name has this")
     parser.add_argument("--markdown", default=None, help="also print a markdown table here")
+    add_param_option(parser, "validation=cross_fit")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     results, summaries = [], []
@@ -325,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         runs = []
         for seed in range(args.repeats):
-            runs.append(run_table(table, seed, args.n_seeds))
+            runs.append(run_table(table, seed, args.n_seeds, params_of(args)))
             print(f"{table.name} seed {seed}: done", file=sys.stderr)
         results.append(
             {
@@ -336,7 +344,9 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
         summaries.append(summary(table.name, table.task, runs))
-    print(json.dumps({"summaries": summaries, "tables": results}, indent=1))
+    print(
+        json.dumps({"params": params_of(args), "summaries": summaries, "tables": results}, indent=1)
+    )
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
             f.write(markdown(summaries, args.repeats, args.n_seeds) + "\n")

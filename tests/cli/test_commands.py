@@ -193,6 +193,10 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
             "column 'price' has text in 1 of 120 rows \\(line 7: 'abc'\\)",
         ),
         ([*fit, "--val-fraction", "1.5"], "--val-fraction must be a number between 0 and 1"),
+        (
+            [*fit, "--cross-fit", "--val-fraction", "0.3"],
+            "--val-fraction and --cross-fit exclude each other",
+        ),
         ([*fit, "--device", "cuda"], "device 'cuda' is not available: this PyTorch sees no CUDA"),
         ([*fit, "--device", "tpu"], "unknown device 'tpu'"),
         ([*fit[:-1], str(out.parent / "no" / "m")], "folder .* does not exist"),

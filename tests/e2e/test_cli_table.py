@@ -79,6 +79,19 @@ def test_fit_sweep_predict(cli, fitted, tmp_path):
     assert pd.read_csv(tmp_path / "p1")["sales"].iloc[0] == pytest.approx(pred["sales"].iloc[0])
 
 
+def test_cross_fit_through_the_installed_command(cli, fitted, tmp_path):
+    data, _ = fitted
+    model = tmp_path / "cross.deepctrl"
+    common = ("--target", "sales", "--monotonic", "price=decreasing", "--max-epochs", "3")
+    done = cli("fit", str(data), *common, "--cross-fit", "--no-progress", "--out", str(model))
+    assert done.returncode == 0, done.stderr
+    assert "cross-fitted: 5 networks, each validated on its own fold" in done.stdout
+    assert "out-of-fold at alpha 0" in done.stdout
+    out = tmp_path / "pred.csv"
+    done = cli("predict", str(model), str(data), "--out", str(out))
+    assert done.returncode == 0 and len(pd.read_csv(out)) == len(pd.read_csv(data))
+
+
 @pytest.mark.slow
 def test_every_bad_input_through_the_installed_command(cli, fitted, tmp_path):
     data, model = fitted

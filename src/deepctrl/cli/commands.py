@@ -147,7 +147,8 @@ def fit_command(
     monotonic: Sequence[str] = (),
     rules: str | None = None,
     rule_class: str | None = None,
-    val_fraction: float | str = 0.2,
+    val_fraction: float | str | None = None,
+    cross_fit: bool = False,
     seed: int | str = 0,
     id_columns: Sequence[str] = (),
     drop_missing: bool = False,
@@ -158,6 +159,12 @@ def fit_command(
     """``deepctrl fit``: train a table model and write it to ``out``."""
     out_path = check_output_path(out)
     check_device(device)
+    if cross_fit and val_fraction is not None:
+        raise ValueError(
+            "--val-fraction and --cross-fit exclude each other: cross-fitting holds out "
+            "one fold per network"
+        )
+    val_fraction = 0.2 if val_fraction is None else val_fraction
     val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
     seed = number(seed, "--seed", int, 0, 2**31)
     max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
@@ -193,6 +200,7 @@ def fit_command(
     est = kind(
         rules=rule_list or None,
         validation_fraction=val_fraction,
+        validation="cross_fit" if cross_fit else "holdout",
         random_state=seed,
         max_epochs=max_epochs,
         verbose=progress,

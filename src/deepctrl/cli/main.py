@@ -164,9 +164,15 @@ def _add_fit(subparsers: Any) -> None:
     _add_table_and_rules(p, "rule")
     p.add_argument(
         "--val-fraction",
-        default="0.2",
+        default=None,
         metavar="F",
         help="share of rows for early stopping and choosing alpha (default 0.2)",
+    )
+    p.add_argument(
+        "--cross-fit",
+        action="store_true",
+        help="each network holds out its own fold of the rows instead, and alpha is "
+        "chosen on every row out of fold (helps small tables)",
     )
     p.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
     p.add_argument(
@@ -213,6 +219,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         rules=args.rules,
         rule_class=args.rule_class,
         val_fraction=args.val_fraction,
+        cross_fit=args.cross_fit,
         seed=args.seed,
         id_columns=args.id_columns,
         drop_missing=args.drop_missing,

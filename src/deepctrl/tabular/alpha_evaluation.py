@@ -71,26 +71,43 @@ class AlphaEvaluation:
         return keep_rule_alpha(table, self.primary_metric)
 
     # -- evaluation ----------------------------------------------------------------------
-    def _forward_alphas(self, x: Inputs, alphas: Sequence[float]) -> Tensor:
-        """The networks' combined outputs (n_alphas, rows, out) on encoded rows `x` at every
-        alpha: the forward of the sweeps."""
-        return self._combine(torch.stack([m.forward_alphas(x, alphas) for m in self.models_]))
-
     def _evaluate(
-        self, X: Tensor, alphas: Sequence[float], rule: bool = True
+        self,
+        X: Tensor,
+        alphas: Sequence[float],
+        rule: bool = True,
+        models: Sequence[DeepCTRL] | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """Combined outputs (n_alphas, n, out) and rule satisfaction (n_alphas, n) or None:
-        `deepctrl.core.evaluation.predict_sweep` of the networks' combined forward,
-        in blocks of max(64, SWEEP_ROWS // n_alphas) rows."""
+        """Combined outputs (n_alphas, n, out) of `models` (all networks by default) and
+        rule satisfaction (n_alphas, n) or None: `deepctrl.core.evaluation.predict_sweep`
+        of their combined forward, in blocks of max(64, SWEEP_ROWS // n_alphas) rows."""
         alphas = [float(a) for a in alphas]
+        nets = list(self.models_ if models is None else models)
+
+        def forward(x: Inputs, a: Sequence[float]) -> Tensor:
+            return self._combine(torch.stack([m.forward_alphas(x, a) for m in nets]))
+
         return evaluation.predict_sweep(
-            nn.ModuleList(self.models_),
+            nn.ModuleList(nets),
             self.rule_ if rule else None,
             X,
             alphas,
             block_rows=max(64, SWEEP_ROWS // len(alphas)),
-            forward=self._forward_alphas,
+            forward=forward,
         )
+
+    def _evaluate_out_of_fold(
+        self, X: Tensor, folds: Sequence[np.ndarray], alphas: Sequence[float], rule: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """`_evaluate` where network k answers for the rows `folds[k]` it did not train on;
+        the rows come in the folds' order."""
+        parts = [
+            self._evaluate(X[torch.from_numpy(fold)], alphas, rule, [m])
+            for m, fold in zip(self.models_, folds, strict=True)
+        ]
+        y = torch.cat([p[0] for p in parts], dim=1)
+        checks = [p[1] for p in parts if p[1] is not None]
+        return y, torch.cat(checks, dim=1) if checks else None
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
         """Combined outputs at `alpha`: one value for every row, or one per row (an
@@ -131,15 +148,28 @@ class AlphaEvaluation:
         y_true: np.ndarray | None,
         alphas: Sequence[float],
         weight: np.ndarray | None = None,
+        folds: Sequence[np.ndarray] | None = None,
     ) -> dict[str, list[float]]:
-        """`sweep` on encoded rows, with targets for the metrics and row weights."""
+        """`sweep` on encoded rows, with targets for the metrics and row weights; with
+        `folds`, out of fold (network k predicts the rows `folds[k]`; `y_true` and `weight`
+        follow the rows of X)."""
+        if folds is not None:
+            order = np.concatenate(folds)
+            y_true = None if y_true is None else y_true[order]
+            weight = None if weight is None else weight[order]
+
+        def evaluate(at: Sequence[float], rule: bool) -> tuple[Tensor, Tensor | None]:
+            if folds is None:
+                return self._evaluate(X, at, rule)
+            return self._evaluate_out_of_fold(X, folds, at, rule)
+
         if self.rule_ is None:
             alphas = [float(a) for a in alphas]
-            y, _ = self._evaluate(X, [0.0], rule=False)
+            y, _ = evaluate([0.0], False)
             y = y.expand(len(alphas), *y.shape[1:])
             ok = None
         else:
-            y, ok = self._evaluate(X, alphas)
+            y, ok = evaluate(alphas, True)
         table: dict[str, list[float]] = {
             "alpha": [float(a) for a in alphas],
             "verification_ratio": [],

@@ -23,6 +23,7 @@ from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import DeepCTRL
 from deepctrl.engine import training
 from deepctrl.engine.options import LR_SCHEDULES
+from deepctrl.engine.result import FitResult
 from deepctrl.tabular import model_file
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
@@ -45,8 +46,11 @@ from deepctrl.tabular.params import (
     number_or,
     one_of,
 )
-from deepctrl.tabular.recipe import training_recipe
+from deepctrl.tabular.recipe import Recipe, training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
+
+Data = tuple[Tensor, ...]
+"""Encoded rows with their targets, and their weights if any: what `deepctrl.fit` trains on."""
 
 PARAMETERS: dict[str, Allowed] = {
     "beta": POSITIVE,
@@ -60,6 +64,7 @@ PARAMETERS: dict[str, Allowed] = {
     "learning_rate": POSITIVE_OR_AUTO,
     "lr_schedule": one_of("auto", *LR_SCHEDULES),
     "validation_fraction": FRACTION,
+    "validation": one_of("holdout", "cross_fit"),
 }
 """What each parameter the estimators share may be (`alpha` and `device` have their own
 checks; subclasses add theirs)."""
@@ -87,6 +92,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         patience: int | str = "auto",
         lr_schedule: str = "auto",
         validation_fraction: float = 0.2,
+        validation: str = "holdout",
         n_seeds: int | str = "auto",
         random_state: Any = None,
         verbose: bool = False,
@@ -104,6 +110,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.patience = patience
         self.lr_schedule = lr_schedule
         self.validation_fraction = validation_fraction
+        self.validation = validation
         self.n_seeds = n_seeds
         self.random_state = random_state
         self.verbose = verbose
@@ -213,6 +220,10 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             return order, order[:0]
         return order[n_val:], order[:n_val]
 
+    def _folds(self, n: int, y: np.ndarray, k: int, rng: np.random.RandomState) -> list[np.ndarray]:
+        """The rows of `k` folds of nearly equal size (classifiers: stratified)."""
+        return [np.sort(f) for f in np.array_split(rng.permutation(n), k)]
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DeepCTRLEstimator:
         """Train on a table and choose alpha on its validation rows.
 
@@ -244,42 +255,32 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.encoder_ = TableEncoder.fit(frame)
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
         rng = check_random_state(self.random_state)
-        train_idx, val_idx = self._split(len(frame), y_train, rng)
-        recipe = training_recipe(
-            len(train_idx),
+        if self.validation == "cross_fit":
+            self._fit_cross(frame, y_train, y_metric, weight, rng)
+        else:
+            self._fit_holdout(frame, y_train, y_metric, weight, rng)
+        self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
+        self.selected_alpha_ = self._select(self.validation_sweep_)
+        self.alpha_ = self.resolve_alpha(self.alpha)
+        return self
+
+    def _recipe(self, n_train: int, n_seeds: Any) -> Recipe:
+        return training_recipe(
+            n_train,
             self.batch_size,
             self.learning_rate,
             self.max_epochs,
             self.patience,
             self.lr_schedule,
-            self.n_seeds,
+            n_seeds,
         )
-        seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
-        # one encoded table, training rows first: the two parts are views of it
-        X_all = torch.from_numpy(
-            self.encoder_.transform(frame, np.concatenate([train_idx, val_idx]))
-        )
-        self.network_ = network_spec(
-            X_all.shape[1],
-            self._n_model_outputs(),
-            self._head,
-            self.hidden_size,
-            self.latent_size,
-            recipe.max_hidden,
-        )
-        method = self._training_method()
-        n = len(train_idx)
-        train, val_part = (
-            (X_all[part], torch.from_numpy(y_train[r]))
-            if weight is None
-            else (X_all[part], torch.from_numpy(y_train[r]), torch.from_numpy(weight[r]))
-            for part, r in ((slice(None, n), train_idx), (slice(n, None), val_idx))
-        )
-        val = val_part if len(val_idx) else None
-        result = training.fit(
+
+    def _train(self, train: Data, val: Data | None, recipe: Recipe, seeds: range) -> FitResult:
+        """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe."""
+        return training.fit(
             build_network(self.network_),
             self.rule_,
-            method,
+            self._training_method(),
             train=train,
             val=val,
             task_loss=self._task_loss,
@@ -288,26 +289,94 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             max_epochs=recipe.max_epochs,
             patience=recipe.patience,
             lr_schedule=recipe.lr_schedule,
-            seeds=range(seed, seed + recipe.n_seeds),
+            seeds=seeds,
             progress=bool(self.verbose),
             desc=type(self).__name__,
             device=self.device,
         )
-        self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
-        self.rho_ = [float(r) for r in result.state["rho"]] if "rho" in result.state else []
-        self.n_epochs_ = max(result.epochs)
-        self.best_epochs_ = list(result.best_epochs)
+
+    def _keep(self, results: list[FitResult], recipe: Recipe, n_train: int, n_val: int) -> None:
+        """The fitted networks and what their fits report, in the order of `results`."""
+        self.models_ = [cast(DeepCTRL, m.cpu().eval()) for r in results for m in r.models]
+        self.rho_ = [float(x) for r in results if "rho" in r.state for x in r.state["rho"]]
+        self.n_epochs_ = max(e for r in results for e in r.epochs)
+        self.best_epochs_ = [e for r in results for e in r.best_epochs]
         self.batch_size_ = recipe.batch_size
         self.recipe_ = recipe
-        self.n_train_, self.n_validation_ = len(train_idx), len(val_idx)
+        self.n_train_, self.n_validation_ = n_train, n_val
+
+    def _fit_holdout(
+        self,
+        frame: pd.DataFrame,
+        y_train: np.ndarray,
+        y_metric: np.ndarray,
+        weight: np.ndarray | None,
+        rng: np.random.RandomState,
+    ) -> None:
+        """All networks on the same training rows, stopped and alpha chosen on the held-out
+        `validation_fraction` of the rows."""
+        train_idx, val_idx = self._split(len(frame), y_train, rng)
+        recipe = self._recipe(len(train_idx), self.n_seeds)
+        seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
+        # one encoded table, training rows first: the two parts are views of it
+        X_all = torch.from_numpy(
+            self.encoder_.transform(frame, np.concatenate([train_idx, val_idx]))
+        )
+        self.network_ = self._network_spec(X_all.shape[1], recipe)
+        n = len(train_idx)
+        train = _labelled(X_all[:n], y_train, weight, train_idx)
+        val = _labelled(X_all[n:], y_train, weight, val_idx) if len(val_idx) else None
+        result = self._train(train, val, recipe, range(seed, seed + recipe.n_seeds))
+        self._keep([result], recipe, len(train_idx), len(val_idx))
         rows = val_idx if len(val_idx) else train_idx
         self.validation_sweep_ = self._sweep_encoded(
             (val or train)[0], y_metric[rows], ALPHA_GRID, None if weight is None else weight[rows]
         )
-        self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
-        self.selected_alpha_ = self._select(self.validation_sweep_)
-        self.alpha_ = self.resolve_alpha(self.alpha)
-        return self
+
+    def _fit_cross(
+        self,
+        frame: pd.DataFrame,
+        y_train: np.ndarray,
+        y_metric: np.ndarray,
+        weight: np.ndarray | None,
+        rng: np.random.RandomState,
+    ) -> None:
+        """Cross-fitting: network k trains on every fold but the k-th, which stops it early;
+        alpha is chosen on every row, each predicted by the network that did not train on
+        it."""
+        n = len(frame)
+        k = self._recipe(n, self.n_seeds).n_seeds
+        if k < 2:
+            raise ValueError(f"validation='cross_fit' needs n_seeds >= 2 (one fold each), got {k}")
+        if n < 2 * k:
+            raise ValueError(
+                f"validation='cross_fit' needs at least 2 rows per fold: {n} rows, {k} folds"
+            )
+        folds = self._folds(n, y_train, k, rng)
+        recipe = self._recipe(n - len(folds[0]), k)
+        seed = int(rng.randint(0, 2**31 - 1 - k))
+        X_all = torch.from_numpy(self.encoder_.transform(frame))
+        self.network_ = self._network_spec(X_all.shape[1], recipe)
+        results = []
+        for j, fold in enumerate(folds):
+            rest = np.setdiff1d(np.arange(n), fold)
+            train = _labelled(X_all[rest], y_train, weight, rest)
+            val = _labelled(X_all[fold], y_train, weight, fold)
+            results.append(self._train(train, val, recipe, range(seed + j, seed + j + 1)))
+        self._keep(results, recipe, n, n)
+        self.validation_sweep_ = self._sweep_encoded(
+            X_all, y_metric, ALPHA_GRID, weight, folds=folds
+        )
+
+    def _network_spec(self, n_inputs: int, recipe: Recipe) -> dict[str, Any]:
+        return network_spec(
+            n_inputs,
+            self._n_model_outputs(),
+            self._head,
+            self.hidden_size,
+            self.latent_size,
+            recipe.max_hidden,
+        )
 
     def _training_method(self) -> methods.Method:
         """The objective the networks train with: the paper's (Beta(beta, beta) prior and
@@ -357,3 +426,10 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             ValueError: When the file cannot be read or holds another kind of model.
         """
         return model_file.load_estimator(path, cls)
+
+
+def _labelled(x: Tensor, y: np.ndarray, weight: np.ndarray | None, rows: np.ndarray) -> Data:
+    """(x, y[rows]) or, with weights, (x, y[rows], weight[rows]): `x` holds the encoded
+    `rows`."""
+    targets = torch.from_numpy(y[rows])
+    return (x, targets) if weight is None else (x, targets, torch.from_numpy(weight[rows]))

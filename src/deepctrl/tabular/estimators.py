@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from scipy.special import expit
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
@@ -91,6 +91,14 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         validation_fraction: The share of the rows held out for early stopping and the
             choice of alpha, in [0, 1); with fewer than two rows on either side, nothing is
             held out and alpha is chosen on the training rows.
+        validation: `"holdout"`: every network trains on the same rows and the
+            `validation_fraction` held out stops them and chooses alpha. `"cross_fit"`:
+            the rows are split into `n_seeds` folds (stratified for a classifier),
+            network k trains on all folds but the k-th, which stops it early, and alpha
+            is chosen on every row, each predicted by the one network that did not train
+            on it (`validation_fraction` is not used). Every row then trains most
+            networks: more accurate at alpha 1 on tables of 250 to 5,000 rows, and the
+            default alpha keeps the rule better; the networks train one after another.
         n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
             training rows, else 3.
         random_state: Seeds the split, the networks and their training (an int, a
@@ -136,6 +144,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         patience: int | str = "auto",
         lr_schedule: str = "auto",
         validation_fraction: float = 0.2,
+        validation: str = "holdout",
         n_seeds: int | str = "auto",
         random_state: Any = None,
         verbose: bool = False,
@@ -154,6 +163,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             patience=patience,
             lr_schedule=lr_schedule,
             validation_fraction=validation_fraction,
+            validation=validation,
             n_seeds=n_seeds,
             random_state=random_state,
             verbose=verbose,
@@ -285,6 +295,14 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         validation_fraction: The share of the rows held out for early stopping and the
             choice of alpha, in [0, 1); with fewer than two rows on either side, nothing is
             held out and alpha is chosen on the training rows.
+        validation: `"holdout"`: every network trains on the same rows and the
+            `validation_fraction` held out stops them and chooses alpha. `"cross_fit"`:
+            the rows are split into `n_seeds` folds (stratified for a classifier),
+            network k trains on all folds but the k-th, which stops it early, and alpha
+            is chosen on every row, each predicted by the one network that did not train
+            on it (`validation_fraction` is not used). Every row then trains most
+            networks: more accurate at alpha 1 on tables of 250 to 5,000 rows, and the
+            default alpha keeps the rule better; the networks train one after another.
         n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
             training rows, else 3.
         random_state: Seeds the split, the networks and their training (an int, a
@@ -327,6 +345,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         patience: int | str = "auto",
         lr_schedule: str = "auto",
         validation_fraction: float = 0.2,
+        validation: str = "holdout",
         n_seeds: int | str = "auto",
         random_state: Any = None,
         verbose: bool = False,
@@ -345,6 +364,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             patience=patience,
             lr_schedule=lr_schedule,
             validation_fraction=validation_fraction,
+            validation=validation,
             n_seeds=n_seeds,
             random_state=random_state,
             verbose=verbose,
@@ -414,6 +434,14 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         except ValueError:
             order = rng.permutation(n)
             return order[n_val:], order[:n_val]
+
+    def _folds(self, n: int, y: np.ndarray, k: int, rng: np.random.RandomState) -> list[np.ndarray]:
+        """`k` folds stratified by class, or plain ones when a class has fewer than `k` rows."""
+        labels = y.reshape(n, -1)[:, 0]
+        if np.unique(labels, return_counts=True)[1].min() < k:
+            return super()._folds(n, y, k, rng)
+        split = StratifiedKFold(k, shuffle=True, random_state=rng.randint(2**31 - 1))
+        return [fold for _, fold in split.split(np.zeros(n), labels)]
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
         labels = column_or_1d(y)

@@ -50,6 +50,9 @@ def summary_lines(est: Any) -> list[str]:
     default alpha beside the lowest-error one."""
     label = "validation" if est.n_validation_ else "training"
     split = f"validated on {est.n_validation_}" if est.n_validation_ else "no validation split"
+    if est.validation == "cross_fit":
+        label = "out-of-fold"
+        split = f"cross-fitted: {len(est.models_)} networks, each validated on its own fold"
     lines = [
         f"trained {type(est).__name__} on {est.n_train_} rows ({split}), "
         f"{est.encoder_.n_encoded} inputs after encoding"

@@ -1,0 +1,136 @@
+"""validation="cross_fit": each network holds out its own fold, alpha is chosen out of fold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.utils import check_random_state
+
+import deepctrl as dc
+import deepctrl.tabular.estimator_base as estimator_base
+from deepctrl.tabular.alpha_choice import ALPHA_GRID
+
+QUICK = {"max_epochs": 4, "batch_size": 16, "n_seeds": 3, "random_state": 7}
+
+
+def table(n: int = 90, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"price": rng.uniform(1, 10, n), "size": rng.uniform(0, 1, n)})
+    y = 10 - X["price"] + 2 * X["size"] + rng.normal(0, 0.3, n)
+    return X, y.rename("demand")
+
+
+@pytest.fixture(scope="module")
+def fitted_with_calls():
+    """A cross-fitted regressor and the (train, val) row blocks each of its fits got."""
+    X, y = table()
+    calls = []
+    fit = estimator_base.training.fit
+
+    def recording(*args, **kwargs):
+        calls.append((kwargs["train"][0].clone(), kwargs["val"][0].clone()))
+        return fit(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(estimator_base.training, "fit", recording)
+        est = dc.DeepCTRLRegressor(
+            rules=[dc.Monotonic("price", "decreasing")], validation="cross_fit", **QUICK
+        ).fit(X, y)
+    return est, X, y, calls
+
+
+def _rows(block) -> set[tuple[float, ...]]:
+    return {tuple(r) for r in block.tolist()}
+
+
+def test_each_network_trains_on_every_fold_but_its_own(fitted_with_calls):
+    est, X, _, calls = fitted_with_calls
+    assert len(calls) == 3 and len(est.models_) == 3 and len(est.best_epochs_) == 3
+    encoded = est.encoder_.transform(X)
+    folds = [_rows(val) for _, val in calls]
+    assert sum(len(f) for f in folds) == len(X) and set.union(*folds) == _rows(encoded)
+    assert sorted(len(f) for f in folds) == [30, 30, 30]
+    for train, val in calls:
+        assert _rows(train).isdisjoint(_rows(val)) and len(train) + len(val) == len(X)
+    assert est.n_train_ == est.n_validation_ == len(X)
+
+
+def test_the_sweep_scores_each_row_with_the_network_that_held_it_out(fitted_with_calls):
+    est, X, y, _ = fitted_with_calls
+    y_std = (y.to_numpy() - est.target_mean_[0]) / est.target_scale_[0]
+    folds = est._folds(len(X), y_std, 3, check_random_state(QUICK["random_state"]))
+    models = est.models_
+    error = 0.0
+    for model, fold in zip(models, folds, strict=True):
+        est.models_ = [model]
+        error += float(((est.predict(X.iloc[fold], alpha=0.0) - y.iloc[fold]) ** 2).sum())
+    est.models_ = models
+    assert est.validation_sweep_["alpha"] == ALPHA_GRID
+    assert est.validation_sweep_["mse"][0] == pytest.approx(error / len(X), rel=1e-5)
+
+
+def test_weighted_rows_weigh_the_out_of_fold_error():
+    X, y = table(60, seed=1)
+    w = np.random.default_rng(2).integers(1, 4, len(X)).astype(float)
+    est = dc.DeepCTRLRegressor(validation="cross_fit", **QUICK).fit(X, y, sample_weight=w)
+    y_std = (y.to_numpy() - est.target_mean_[0]) / est.target_scale_[0]
+    folds = est._folds(len(X), y_std, 3, check_random_state(QUICK["random_state"]))
+    models, total = est.models_, 0.0
+    for model, fold in zip(models, folds, strict=True):
+        est.models_ = [model]
+        residual = est.predict(X.iloc[fold], alpha=0.0) - y.iloc[fold].to_numpy()
+        total += float((w[fold] * residual**2).sum())
+    est.models_ = models
+    assert est.validation_sweep_["mse"][0] == pytest.approx(total / w.sum(), rel=1e-5)
+
+
+def test_summary_and_model_file_say_cross_fitted(fitted_with_calls, tmp_path):
+    est, X, _, _ = fitted_with_calls
+    summary = est.summary()
+    assert "cross-fitted: 3 networks, each validated on its own fold" in summary
+    assert "out-of-fold at alpha 0" in summary
+    loaded = dc.DeepCTRLRegressor.load(est.save(tmp_path / "m.dcm"))
+    assert loaded.validation == "cross_fit"
+    np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+
+
+def test_classifier_folds_are_stratified():
+    est = dc.DeepCTRLClassifier()
+    y = np.array([0] * 40 + [1] * 20)[:, None].astype(np.float32)
+    folds = est._folds(60, y, 4, check_random_state(0))
+    assert sorted(np.concatenate(folds).tolist()) == list(range(60))
+    assert [int(y[f, 0].sum()) for f in folds] == [5, 5, 5, 5]
+
+
+def test_classifier_falls_back_to_plain_folds_for_a_rare_class():
+    est = dc.DeepCTRLClassifier()
+    y = np.array([0] * 58 + [1] * 2)[:, None].astype(np.float32)
+    folds = est._folds(60, y, 5, check_random_state(0))
+    assert sorted(len(f) for f in folds) == [12] * 5
+    assert sorted(np.concatenate(folds).tolist()) == list(range(60))
+
+
+def test_cross_fitted_classifier_predicts_probabilities():
+    X, y = table(80)
+    est = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("size", "increasing")], validation="cross_fit", **QUICK
+    ).fit(X, y > y.median())
+    proba = est.predict_proba(X)
+    assert proba.shape == (80, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    assert len(est.validation_sweep_["accuracy"]) == len(ALPHA_GRID)
+
+
+@pytest.mark.parametrize(
+    ("params", "rows", "message"),
+    [
+        ({"n_seeds": 1}, 40, "needs n_seeds >= 2 (one fold each), got 1"),
+        ({"n_seeds": 5}, 8, "needs at least 2 rows per fold: 8 rows, 5 folds"),
+        ({"validation": "kfold"}, 40, "validation must be one of ('holdout', 'cross_fit')"),
+    ],
+)
+def test_bad_cross_fit_settings_fail_with_one_message(params, rows, message):
+    X, y = table(rows)
+    settings = {**QUICK, "validation": "cross_fit", **params}
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        dc.DeepCTRLRegressor(**settings).fit(X, y)
