@@ -29,7 +29,7 @@ def fitted_with_calls():
     fit = estimator_base.training.fit
 
     def recording(*args, **kwargs):
-        calls.append((kwargs["train"][0].clone(), kwargs["val"][0].clone()))
+        calls.append((kwargs["train"][0].clone(), kwargs["val"][0].clone(), kwargs["desc"]))
         return fit(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
@@ -48,11 +48,12 @@ def test_each_network_trains_on_every_fold_but_its_own(fitted_with_calls):
     est, X, _, calls = fitted_with_calls
     assert len(calls) == 3 and len(est.models_) == 3 and len(est.best_epochs_) == 3
     encoded = est.encoder_.transform(X)
-    folds = [_rows(val) for _, val in calls]
+    folds = [_rows(val) for _, val, _ in calls]
     assert sum(len(f) for f in folds) == len(X) and set.union(*folds) == _rows(encoded)
     assert sorted(len(f) for f in folds) == [30, 30, 30]
-    for train, val in calls:
+    for train, val, _ in calls:
         assert _rows(train).isdisjoint(_rows(val)) and len(train) + len(val) == len(X)
+    assert [desc for _, _, desc in calls] == [f"DeepCTRLRegressor fold {k}/3" for k in (1, 2, 3)]
     assert est.n_train_ == est.n_validation_ == len(X)
 
 

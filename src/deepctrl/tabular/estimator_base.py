@@ -275,8 +275,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             n_seeds,
         )
 
-    def _train(self, train: Data, val: Data | None, recipe: Recipe, seeds: range) -> FitResult:
-        """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe."""
+    def _train(
+        self, train: Data, val: Data | None, recipe: Recipe, seeds: range, desc: str = ""
+    ) -> FitResult:
+        """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe;
+        `desc` follows the class name on the progress bar."""
         return training.fit(
             build_network(self.network_),
             self.rule_,
@@ -291,7 +294,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             lr_schedule=recipe.lr_schedule,
             seeds=seeds,
             progress=bool(self.verbose),
-            desc=type(self).__name__,
+            desc=f"{type(self).__name__}{desc}",
             device=self.device,
         )
 
@@ -362,7 +365,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             rest = np.setdiff1d(np.arange(n), fold)
             train = _labelled(X_all[rest], y_train, weight, rest)
             val = _labelled(X_all[fold], y_train, weight, fold)
-            results.append(self._train(train, val, recipe, range(seed + j, seed + j + 1)))
+            seeds = range(seed + j, seed + j + 1)
+            results.append(self._train(train, val, recipe, seeds, f" fold {j + 1}/{k}"))
         self._keep(results, recipe, n, n)
         self.validation_sweep_ = self._sweep_encoded(
             X_all, y_metric, ALPHA_GRID, weight, folds=folds
