@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
 import numpy as np
 import pandas as pd
@@ -48,6 +48,16 @@ from deepctrl.tabular.params import (
 )
 from deepctrl.tabular.recipe import Recipe, training_recipe
 from deepctrl.tabular.table_rules import Outputs, resolve
+
+
+class Labels(NamedTuple):
+    """The targets as the networks train on them, as the metrics read them, and the row
+    weights (None without)."""
+
+    train: np.ndarray
+    metric: np.ndarray
+    weight: np.ndarray | None
+
 
 Data = tuple[Tensor, ...]
 """Encoded rows with their targets, and their weights if any: what `deepctrl.fit` trains on."""
@@ -255,10 +265,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.encoder_ = TableEncoder.fit(frame)
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
         rng = check_random_state(self.random_state)
+        labels = Labels(y_train, y_metric, weight)
         if self.validation == "cross_fit":
-            self._fit_cross(frame, y_train, y_metric, weight, rng)
+            self._fit_cross(frame, labels, rng)
         else:
-            self._fit_holdout(frame, y_train, y_metric, weight, rng)
+            self._fit_holdout(frame, labels, rng)
         self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
         self.selected_alpha_ = self._select(self.validation_sweep_)
         self.alpha_ = self.resolve_alpha(self.alpha)
@@ -308,16 +319,10 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.recipe_ = recipe
         self.n_train_, self.n_validation_ = n_train, n_val
 
-    def _fit_holdout(
-        self,
-        frame: pd.DataFrame,
-        y_train: np.ndarray,
-        y_metric: np.ndarray,
-        weight: np.ndarray | None,
-        rng: np.random.RandomState,
-    ) -> None:
+    def _fit_holdout(self, frame: pd.DataFrame, labels: Labels, rng: np.random.RandomState) -> None:
         """All networks on the same training rows, stopped and alpha chosen on the held-out
         `validation_fraction` of the rows."""
+        y_train, y_metric, weight = labels
         train_idx, val_idx = self._split(len(frame), y_train, rng)
         recipe = self._recipe(len(train_idx), self.n_seeds)
         seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
@@ -336,17 +341,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             (val or train)[0], y_metric[rows], ALPHA_GRID, None if weight is None else weight[rows]
         )
 
-    def _fit_cross(
-        self,
-        frame: pd.DataFrame,
-        y_train: np.ndarray,
-        y_metric: np.ndarray,
-        weight: np.ndarray | None,
-        rng: np.random.RandomState,
-    ) -> None:
+    def _fit_cross(self, frame: pd.DataFrame, labels: Labels, rng: np.random.RandomState) -> None:
         """Cross-fitting: network k trains on every fold but the k-th, which stops it early;
         alpha is chosen on every row, each predicted by the network that did not train on
         it."""
+        y_train, y_metric, weight = labels
         n = len(frame)
         k = self._recipe(n, self.n_seeds).n_seeds
         if k < 2:
