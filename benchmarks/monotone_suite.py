@@ -7,6 +7,8 @@ honest protocol: DeepCTRL with default settings against monotone gradient boosti
     python benchmarks/monotone_suite.py --quick > /tmp/monotone_quick.json   # smoke test
     OMP_NUM_THREADS=1 python benchmarks/monotone_suite.py --only compas --seeds 10 \\
         --param hidden_size=128 > /tmp/compas_wide.json   # an estimator parameter changed
+    OMP_NUM_THREADS=1 python benchmarks/monotone_suite.py --seeds 10 \\
+        --param validation=cross_fit > /tmp/cross_fit.json   # the cross-fitted estimators
 
 Data: ``monotone_tables.py`` (where the tables come from, their splits, features and
 constrained columns).
