@@ -97,8 +97,9 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             network k trains on all folds but the k-th, which stops it early, and alpha
             is chosen on every row, each predicted by the one network that did not train
             on it (`validation_fraction` is not used). Every row then trains most
-            networks: more accurate at alpha 1 on tables of 250 to 5,000 rows, and the
-            default alpha keeps the rule better; the networks train one after another.
+            networks: as accurate or more at alpha 1 on benchmark tables of 250 to 5,000
+            rows, and the default alpha keeps the rule better; the networks train one
+            after another.
         n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
             training rows, else 3.
         random_state: Seeds the split, the networks and their training (an int, a
@@ -301,8 +302,9 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             network k trains on all folds but the k-th, which stops it early, and alpha
             is chosen on every row, each predicted by the one network that did not train
             on it (`validation_fraction` is not used). Every row then trains most
-            networks: more accurate at alpha 1 on tables of 250 to 5,000 rows, and the
-            default alpha keeps the rule better; the networks train one after another.
+            networks: as accurate or more at alpha 1 on benchmark tables of 250 to 5,000
+            rows, and the default alpha keeps the rule better; the networks train one
+            after another.
         n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
             training rows, else 3.
         random_state: Seeds the split, the networks and their training (an int, a
