@@ -25,13 +25,13 @@ def table(n: int = 90, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
 
 @pytest.fixture(scope="module")
 def fitted_with_calls():
-    """A cross-fitted regressor and the (train, val) row blocks each of its fits got."""
-    X, y = table()
+    """A cross-fitted regressor on 92 rows and what its `deepctrl.fit` calls got."""
+    X, y = table(92)
     calls = []
     fit = estimator_base.training.fit
 
     def recording(*args, **kwargs):
-        calls.append((kwargs["train"][0].clone(), kwargs["val"][0].clone(), kwargs["desc"]))
+        calls.append(kwargs)
         return fit(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
@@ -46,23 +46,25 @@ def _rows(block) -> set[tuple[float, ...]]:
     return {tuple(r) for r in block.tolist()}
 
 
-def test_each_network_trains_on_every_fold_but_its_own(fitted_with_calls):
+def test_the_networks_train_in_one_fit_each_on_every_fold_but_its_own(fitted_with_calls):
     est, X, _, calls = fitted_with_calls
-    assert len(calls) == 3 and len(est.models_) == 3 and len(est.best_epochs_) == 3
-    encoded = est.encoder_.transform(X)
-    folds = [_rows(val) for _, val, _ in calls]
-    assert sum(len(f) for f in folds) == len(X) and set.union(*folds) == _rows(encoded)
-    assert sorted(len(f) for f in folds) == [30, 30, 30]
-    for train, val, _ in calls:
-        assert _rows(train).isdisjoint(_rows(val)) and len(train) + len(val) == len(X)
-    assert [desc for _, _, desc in calls] == [f"DeepCTRLRegressor fold {k}/3" for k in (1, 2, 3)]
-    assert est.n_train_ == est.n_validation_ == len(X)
+    assert len(calls) == 1 and len(est.models_) == 3 and len(est.best_epochs_) == 3
+    (call,) = calls
+    assert call["val"] is None and call["desc"] == "DeepCTRLRegressor (3 folds)"
+    assert len(call["seeds"]) == 3
+    assert _rows(call["train"][0]) == _rows(est.encoder_.transform(X))
+    folds = [set(f.tolist()) for f in call["folds"]]
+    # 92 rows in 3 folds of 31, 31, 30: one row of each larger fold is cut, and the two cut
+    # rows train every network
+    assert [len(f) for f in folds] == [30, 30, 30]
+    assert len(set.union(*folds)) == 90 and all(f.isdisjoint(g) for f, g in [folds[:2], folds[1:]])
+    assert est.n_train_ == 92 and est.n_validation_ == 90
 
 
 def test_the_sweep_scores_each_row_with_the_network_that_held_it_out(fitted_with_calls):
     est, X, y, _ = fitted_with_calls
     y_std = (y.to_numpy() - est.target_mean_[0]) / est.target_scale_[0]
-    folds = est._folds(len(X), y_std, 3, check_random_state(QUICK["random_state"]))
+    folds = est._equal_folds(len(X), y_std, 3, check_random_state(QUICK["random_state"]))
     models = est.models_
     error = 0.0
     for model, fold in zip(models, folds, strict=True):
@@ -70,7 +72,15 @@ def test_the_sweep_scores_each_row_with_the_network_that_held_it_out(fitted_with
         error += float(((est.predict(X.iloc[fold], alpha=0.0) - y.iloc[fold]) ** 2).sum())
     est.models_ = models
     assert est.validation_sweep_["alpha"] == ALPHA_GRID
-    assert est.validation_sweep_["mse"][0] == pytest.approx(error / len(X), rel=1e-5)
+    assert est.validation_sweep_["mse"][0] == pytest.approx(error / 90, rel=1e-5)
+
+
+def test_equal_folds_cut_the_larger_folds_at_random():
+    est = dc.DeepCTRLRegressor()
+    folds = est._equal_folds(23, np.zeros((23, 1)), 5, check_random_state(3))
+    assert [len(f) for f in folds] == [4] * 5
+    assert len(np.unique(np.concatenate(folds))) == 20
+    assert all((np.diff(f) > 0).all() for f in folds)
 
 
 def test_weighted_rows_weigh_the_out_of_fold_error():
@@ -78,7 +88,7 @@ def test_weighted_rows_weigh_the_out_of_fold_error():
     w = np.random.default_rng(2).integers(1, 4, len(X)).astype(float)
     est = dc.DeepCTRLRegressor(validation="cross_fit", **QUICK).fit(X, y, sample_weight=w)
     y_std = (y.to_numpy() - est.target_mean_[0]) / est.target_scale_[0]
-    folds = est._folds(len(X), y_std, 3, check_random_state(QUICK["random_state"]))
+    folds = est._equal_folds(len(X), y_std, 3, check_random_state(QUICK["random_state"]))
     models, total = est.models_, 0.0
     for model, fold in zip(models, folds, strict=True):
         est.models_ = [model]

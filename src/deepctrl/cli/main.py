@@ -172,7 +172,7 @@ def _add_fit(subparsers: Any) -> None:
         "--cross-fit",
         action="store_true",
         help="each network holds out its own fold of the rows instead, and alpha is "
-        "chosen on every row out of fold (helps small tables)",
+        "chosen out of fold (helps small tables)",
     )
     p.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
     p.add_argument(

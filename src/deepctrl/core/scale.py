@@ -129,6 +129,7 @@ class RunningScales:
 
 def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tensor) -> Tensor:
     """Per-sample rule loss with perturbation leaves measured on the reference response.
+    The scales are shared by every sample, or given per sample (one row each).
 
     >>> import torch
     >>> from deepctrl.core.rules import Monotonic
@@ -148,7 +149,7 @@ def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tens
             total = total + w * leaf.loss(part)
             continue
         out = getattr(leaf, "output", None)
-        s_y = y_scale[out] if out is not None and out < y_scale.numel() else y_scale.mean()
+        s_y = y_scale[..., out] if out is not None and out < y_scale.shape[-1] else y_scale.mean(-1)
         total = total + w * _scaled_shift(part.x, part.x_p, x_scale) * s_y
     return cast(Tensor, total)  # a rule has at least one leaf
 

@@ -3,7 +3,9 @@ training (the rule loss at alpha 1 and the task loss at alpha 0 over the trainin
 the validation loss after each epoch.
 
 Rows come from tensors (in blocks of at least 4,096 rows) or from a Dataset/DataLoader.
-With per-row weights the means are weighted, sum(w l) / sum(w). Under DDP every rank draws
+With per-row weights the means are weighted, sum(w l) / sum(w). With folds
+(:mod:`deepctrl.engine.folds`) every seed's means run over its own rows, with its own data
+scales. Under DDP every rank draws
 the same perturbations for a block, evaluates its share of the block's rows, and the sums
 are added over the ranks, so the result does not depend on the number of ranks.
 """
@@ -17,18 +19,20 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.calls import in_mode
-from deepctrl.core.inputs import Inputs, expand_seeds, rows, stack_inputs
+from deepctrl.core.inputs import Inputs, apply, expand_seeds, rows, stack_inputs
 from deepctrl.core.losses import block_sums
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule
-from deepctrl.core.scale import Scales, scales_of
+from deepctrl.core.scale import Scales, data_scales, scales_of
 from deepctrl.core.sources import blocks, is_loader
 from deepctrl.core.world import World
 from deepctrl.engine.ensemble import Stack
 from deepctrl.engine.feed import Streams, add_noise, perturb_seeds, seed_rows, with_noise
+from deepctrl.engine.folds import SeedFolds
 
 Blocks = Iterator[tuple[Inputs, Tensor, Tensor | None]]
-"""(inputs (S, m, ...), targets (m, ...), per-row weights (m,) or None) per block of rows."""
+"""(inputs (S, m, ...), targets (S, m, ...), per-row weights (S, m) or None) per block of
+rows."""
 
 
 class DataLosses:
@@ -37,6 +41,8 @@ class DataLosses:
     ``train``, ``val``: ``(X, y)`` tensors or a Dataset/DataLoader (``val`` may be None);
     ``train_weights``, ``val_weights``: per-row weights of tensor data scaled to mean 1, or
     None. ``noise``: the validation inputs get N(0, noise^2) per seed, drawn once.
+    ``folds``: every seed's training and validation rows of ``train`` (``val`` is then
+    None); the weights are then (S, n), scaled to mean 1 over each seed's rows.
     """
 
     def __init__(
@@ -54,8 +60,10 @@ class DataLosses:
         exact: bool,
         train_weights: Tensor | None,
         val_weights: Tensor | None,
+        folds: SeedFolds | None = None,
     ) -> None:
         self.stack, self.rule, self.loss_fn = stack, rule, loss_fn
+        self.folds = folds
         self.train, self.val = train, val
         self.train_weights, self.val_weights = train_weights, val_weights
         self.step = max(batch_size, 4096)
@@ -66,14 +74,34 @@ class DataLosses:
         self.val_noisy = self._noisy_validation()
 
     def _noisy_validation(self) -> list[Inputs] | None:
-        if self.val is None or self.noise == 0 or is_loader(self.val):
+        if self.noise == 0:
+            return None
+        if self.folds is not None:
+            X = self.train[0]
+            return [
+                with_noise(rows(X, r), self.noise, g)
+                for r, g in zip(self.folds.val, self.streams.val, strict=True)
+            ]
+        if self.val is None or is_loader(self.val):
             return None
         return [with_noise(self.val[0], self.noise, g) for g in self.streams.val]
 
     def keep(self, mask: list[bool]) -> None:
-        """Seeds that stopped leave the noisy validation inputs."""
+        """Seeds that stopped leave the noisy validation inputs, and with folds their rows,
+        weights and data scales."""
         if self.val_noisy is not None:
             self.val_noisy = [x for x, k in zip(self.val_noisy, mask, strict=True) if k]
+        if self.folds is None:
+            return
+        kept = torch.tensor(mask, device=self.device)
+        self.folds.keep(kept)
+        if self.train_weights is not None:
+            self.train_weights = self.train_weights[kept]
+        if self.val_weights is not None:
+            self.val_weights = self.val_weights[kept]
+        if self.scales is not None:
+            x_scale, y_scale = self.scales
+            self.scales = apply(lambda t: t[kept], x_scale), y_scale[kept]
 
     def _tensor_blocks(
         self, X: list[Inputs] | Inputs, y: Tensor, w: Tensor | None = None
@@ -81,21 +109,40 @@ class DataLosses:
         S, n = self.stack.size, y.shape[0]
         for start in range(0, n, self.step):
             part = slice(start, min(start + self.step, n))
-            wp = None if w is None else w[part]
+            wp = None if w is None else expand_seeds(w[part], S)
             if isinstance(X, list):
-                yield stack_inputs([rows(x, part) for x in X]), y[part], wp
+                xs = stack_inputs([rows(x, part) for x in X])
             else:
-                yield expand_seeds(rows(X, part), S), y[part], wp
+                xs = expand_seeds(rows(X, part), S)
+            yield xs, expand_seeds(y[part], S), wp
+
+    def _fold_blocks(self, index: Tensor, w: Tensor | None, noisy: list[Inputs] | None) -> Blocks:
+        """Blocks of every seed's own rows ``index`` (S, m) of the training tensors, with
+        its weights ``w`` (S, n); ``noisy``: the seeds' rows as they are to be read."""
+        X, y = self.train
+        for start in range(0, index.shape[1], self.step):
+            idx = index[:, start : start + self.step]
+            wp = None if w is None else w.gather(1, idx)
+            if noisy is None:
+                xs = rows(X, idx)
+            else:
+                part = slice(start, start + idx.shape[1])
+                xs = stack_inputs([rows(x, part) for x in noisy])
+            yield xs, y[idx], wp
 
     def _loader_blocks(self, data: Any, noisy: bool) -> Blocks:
         gens = self.streams.fresh("val") if noisy else []
+        S = self.stack.size
         for x, y in blocks(data, self.step, self.device, self.dtype, "val"):
-            xs = expand_seeds(x, self.stack.size)
-            yield (add_noise(xs, self.noise, gens) if noisy else xs), y, None  # type: ignore[misc]
+            assert y is not None  # blocks read targets unless told not to
+            xs = expand_seeds(x, S)
+            yield (add_noise(xs, self.noise, gens) if noisy else xs), expand_seeds(y, S), None
 
     def _train_blocks(self) -> Blocks:
         if is_loader(self.train):
             return self._loader_blocks(self.train, noisy=False)
+        if self.folds is not None:
+            return self._fold_blocks(self.folds.train, self.train_weights, None)
         X, y = self.train
         return self._tensor_blocks(X, y, self.train_weights)
 
@@ -109,7 +156,7 @@ class DataLosses:
         """
         S = self.stack.size
         total = torch.zeros(S, device=self.device, dtype=torch.float64)
-        n: int | float = 0
+        n: int | Tensor = 0
         a = (
             alpha.to(self.device)
             if isinstance(alpha, Tensor)
@@ -118,11 +165,9 @@ class DataLosses:
         rule = self.rule if what != "task" else None
         with in_mode(self.stack.template, False):
             for xs, y, w in data:
-                m = y.shape[0]
+                m = y.shape[1]
                 perturbed = perturb_seeds(rule, xs, self.streams.eval)
                 lo, hi = self.world.shard(0, m)
-                ys = expand_seeds(y[lo:hi], S)
-                ws = None if w is None else expand_seeds(w[lo:hi], S)
                 part = slice(lo, hi)
                 perturbed = [None if p is None else seed_rows(p, part) for p in perturbed]
                 total += block_sums(
@@ -130,31 +175,39 @@ class DataLosses:
                     rule,
                     self.loss_fn,
                     seed_rows(xs, part),
-                    ys,
+                    y[:, part],
                     perturbed,
                     what,
-                    self.scales,
+                    self._block_scales(hi - lo),
                     self.exact,
-                    ws,
+                    None if w is None else w[:, part],
                 )
-                n += m if w is None else float(w.double().sum())
+                n = n + (m if w is None else w.double().sum(dim=1))
         return (self.world.all_reduce_sum(total) / n).float()
+
+    def _block_scales(self, m: int) -> tuple[Scales, Tensor] | None:
+        """The data scales as the reference rule loss reads them: shared, or with folds one
+        row per seed repeated for each of the block's ``m`` rows (S * m, ...)."""
+        if self.scales is None or self.folds is None:
+            return self.scales
+        x_scale, y_scale = self.scales
+        return apply(lambda t: per_row(t, m), x_scale), per_row(y_scale, m)
 
     def initial(self, reference: bool = False) -> tuple[Tensor, Tensor]:
         """Per-seed (L_rule at alpha 1, L_task at alpha 0) over the training set (weighted
         means with sample weights); ``reference`` measures a perturbation rule on the
         reference response (rho="auto")."""
         if reference:
-            self.scales = scales_of(
-                self.train, self.step, self.device, self.dtype, self.train_weights
-            )
+            self.scales = self._data_scales()
         rule_loss = self.mean_over(self._train_blocks(), 1.0, "reference" if reference else "rule")
         task_loss = self.mean_over(self._train_blocks(), 0.0, "task")
         return rule_loss.cpu(), task_loss.cpu()
 
     def validation(self, alphas: Tensor) -> Tensor:
         """Per-seed task loss over the validation set at ``alphas`` (one per seed)."""
-        if is_loader(self.val):
+        if self.folds is not None:
+            data = self._fold_blocks(self.folds.val, self.val_weights, self.val_noisy)
+        elif is_loader(self.val):
             data = self._loader_blocks(self.val, noisy=self.noise > 0)
         elif self.val_noisy is not None:
             data = self._tensor_blocks(self.val_noisy, self.val[1], self.val_weights)
@@ -162,3 +215,22 @@ class DataLosses:
             Xv, yv = self.val
             data = self._tensor_blocks(Xv, yv, self.val_weights)
         return self.mean_over(data, alphas, "task")
+
+    def _data_scales(self) -> tuple[Scales, Tensor]:
+        """The data scales of ``rho="auto"`` over the training rows; with folds, each
+        seed's over its own rows, stacked (S, ...)."""
+        if self.folds is None:
+            return scales_of(self.train, self.step, self.device, self.dtype, self.train_weights)
+        X, y = self.train
+        w = self.train_weights
+        per_seed = [
+            data_scales(rows(X, r), y[r], None if w is None else w[i, r])
+            for i, r in enumerate(self.folds.train)
+        ]
+        x_scales = [x for x, _ in per_seed]
+        return stack_inputs(x_scales), torch.stack([s for _, s in per_seed])
+
+
+def per_row(t: Tensor, m: int) -> Tensor:
+    """Per-seed values (S, ...) repeated for ``m`` rows of every seed: (S * m, ...)."""
+    return t.unsqueeze(1).expand(t.shape[0], m, *t.shape[1:]).flatten(0, 1)

@@ -10,6 +10,7 @@ import os
 import pickle
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -23,6 +24,7 @@ from deepctrl.core.rules.base import Rule
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import is_loader
 from deepctrl.engine.callbacks import as_callbacks
+from deepctrl.engine.folds import SeedFolds
 from deepctrl.engine.options import LR_SCHEDULES, Options
 from deepctrl.engine.result import FitResult
 from deepctrl.engine.trainer import Trainer
@@ -142,9 +144,40 @@ def fit_in_workers(
             f"processes, so they must be picklable (module-level functions, not "
             f"lambdas): {exc}"
         ) from None
-    jobs = [(model, rule, methods, train, val, part, o, desc) for part in parts]
+    jobs = [
+        (model, rule, methods, train, val, part, _share_folds(o, seeds, part), desc)
+        for part in parts
+    ]
     shares = run_jobs(_share, jobs, workers)
     return [FitResult.join([share[i] for share in shares]) for i in range(len(methods))]
+
+
+def _share_folds(o: Options, seeds: Sequence[int], part: Sequence[int]) -> Options:
+    """The options of one worker: with folds, those of its seeds."""
+    if o.folds is None:
+        return o
+    _check_fold_count(o.folds, seeds)
+    where = {int(s): i for i, s in enumerate(seeds)}
+    return replace(o, folds=tuple(o.folds[where[s]] for s in part))
+
+
+def _check_fold_count(folds: Sequence[Any], seeds: Sequence[int]) -> None:
+    if len(folds) != len(seeds):
+        raise ValueError(f"folds needs one fold per seed: {len(folds)} folds, {len(seeds)} seeds")
+
+
+def _seed_folds(
+    o: Options, train: Any, val: Any, seeds: list[int], copies: int, device: torch.device
+) -> SeedFolds | None:
+    """The seeds' own rows of the training tensors, or None without folds."""
+    if o.folds is None:
+        return None
+    if val is not None:
+        raise ValueError("folds take their validation rows from train: pass val=None")
+    if is_loader(train):
+        raise ValueError("folds need train as tensors, not a Dataset or DataLoader")
+    _check_fold_count(o.folds, seeds)
+    return SeedFolds.of(o.folds, train[1].shape[0], copies, device)
 
 
 def _share(
@@ -183,6 +216,7 @@ def run_fit(
     method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
     train_data, train_w = _data(train, "train", device, dtype)
     val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
+    folds = _seed_folds(o, train_data, val, seeds, len(methods), device)
     trainer = Trainer(
         models,
         rule,
@@ -194,6 +228,7 @@ def run_fit(
         device=device,
         train_weights=train_w,
         val_weights=val_w,
+        folds=folds,
     )
     trainer.check()
     trainer.calibrate()

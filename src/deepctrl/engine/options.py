@@ -36,6 +36,7 @@ class Options:
     exact_sums: bool = False
     lr_schedule: str = "constant"
     callbacks: tuple[Any, ...] = ()
+    folds: tuple[Any, ...] | None = None
 
 
 LR_SCHEDULES = ("constant", "cosine")

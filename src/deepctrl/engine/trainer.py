@@ -17,6 +17,9 @@ that :class:`deepctrl.Objective` computes for one model.
 Tensors may come with per-row sample weights: training multiplies every row's losses by
 w_i / mean(w) (so integer weights act as repeated rows), the rho estimate and the
 validation loss are weighted means sum(w l) / sum(w).
+
+With folds (:mod:`deepctrl.engine.folds`) every seed draws its batches from its own
+training rows and validates on its own fold.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from deepctrl.engine.distributed import join_world
 from deepctrl.engine.early_stopping import EarlyStopping
 from deepctrl.engine.ensemble import FlatAdam, Stack
 from deepctrl.engine.feed import Streams, add_noise, mean_one, perturb_seeds, seed_rows
+from deepctrl.engine.folds import SeedFolds, per_seed_weights
 from deepctrl.engine.lowering import ExactSums
 from deepctrl.engine.options import Options, scheduled_lr
 from deepctrl.engine.progress import progress_bar
@@ -68,6 +72,7 @@ class Trainer:
     per method). ``train``, ``val``: ``(X, y)`` tensors or a Dataset/DataLoader (``val`` may
     be None);
     ``train_weights``, ``val_weights``: per-row sample weights (n,) of tensor data, or None.
+    ``folds``: every copy's training and validation rows of ``train`` (then ``val`` is None).
     """
 
     def __init__(
@@ -83,6 +88,7 @@ class Trainer:
         device: torch.device,
         train_weights: Tensor | None = None,
         val_weights: Tensor | None = None,
+        folds: SeedFolds | None = None,
     ) -> None:
         if (train_weights is not None and is_loader(train)) or (
             val_weights is not None and is_loader(val)
@@ -97,7 +103,11 @@ class Trainer:
         self.shuffle, self.device = options.shuffle, device
         self.chunk = max(1, min(options.chunk_batches, CHUNK_ROWS // self.batch_size))
         self.dtype = next(models[0].parameters()).dtype
+        self.folds = folds
         self.train_weights = mean_one(train_weights, device, self.dtype)
+        if folds is not None and train_weights is not None:
+            self.train_weights = per_seed_weights(train_weights, folds.train, self.dtype)
+            val_weights = per_seed_weights(train_weights, folds.val, self.dtype)
         self.world = join_world(device)
         self.models = models
         self.exact = options.exact_sums
@@ -128,8 +138,10 @@ class Trainer:
             noise=self.noise,
             exact=self.exact,
             train_weights=self.train_weights,
-            val_weights=mean_one(val_weights, device, self.dtype),
+            val_weights=val_weights if folds else mean_one(val_weights, device, self.dtype),
+            folds=folds,
         )
+        self.validates = val is not None or folds is not None
         self.checked = False
         self.want_compile = options.compile
         self.compiled: CompiledStep | None = None
@@ -319,15 +331,18 @@ class Trainer:
             return self._train_epoch_loader()
         X, y = self.train_data
         w = self.train_weights
-        n, B = y.shape[0], self.batch_size
+        n = y.shape[0] if self.folds is None else self.folds.train.shape[1]
+        B = self.batch_size
         n_batches = -(-n // B)
         order = self._epoch_order(n)
+        if self.folds is not None:
+            order = self.folds.train.gather(1, order)
         alphas = self.method.draw_alphas(n_batches, self.state).to(self.device)
         total = torch.zeros(self.stack.size, device=self.device)
         for c0 in range(0, n_batches, self.chunk):
             idx = order[:, c0 * B : (c0 + self.chunk) * B]
             xc, yc = rows(X, idx), y[idx]
-            wc = None if w is None else w[idx]
+            wc = None if w is None else (w[idx] if w.dim() == 1 else w.gather(1, idx))
             if self.noise > 0:
                 xc = add_noise(xc, self.noise, self.streams.noise)
             pc = perturb_seeds(self.rule, xc, self.streams.perturb) if self.use_rule else []
@@ -384,10 +399,12 @@ class Trainer:
             if not k:
                 self.stopped[self.active[j]] = self.state.select(_only(j, len(keep)))
         self.state = self.state.select(keep)
+        if self.folds is not None and self.train_weights is not None:
+            self.train_weights = self.train_weights[mask]
         self.streams.keep(keep)
         if self.batches is not None:
             self.batches.keep(keep)
-        self.losses.keep(keep)
+        self.losses.keep(keep)  # with folds, also the seeds' rows
         self.active = [g for g, k in zip(self.active, keep, strict=True) if k]
 
     def method_state(self) -> SeedState:
@@ -431,7 +448,7 @@ class Trainer:
                 history[g]["train_loss"].append(train_loss[j])
                 epochs[g] = epoch
             keep = [True] * len(self.active)
-            if self.val_data is not None and epoch % o.val_every == 0:
+            if self.validates and epoch % o.val_every == 0:
                 val_loss = self.losses.validation(self.method.val_alphas(self.state)).tolist()
                 for j, g in enumerate(self.active):
                     history[g]["val_epoch"].append(epoch)
@@ -454,7 +471,7 @@ class Trainer:
                 break
         bar.close()
         best_state, best_epochs = stopping.best_state, stopping.best_epochs
-        if self.val_data is None:
+        if not self.validates:
             best_state = [self.stack.state_of(j) for j in range(S)]
             best_epochs = list(epochs)
         for m, state in zip(self.models, best_state, strict=True):

@@ -52,6 +52,7 @@ def fit(
     lr_schedule: str = "constant",
     callbacks: Sequence[Callback | Callable[[EpochEnd], Any]] = (),
     workers: int = 1,
+    folds: Sequence[Any] | None = None,
 ) -> FitResult:
     """Train `model` with `method` (default DeepCTRL) under `rule`, one copy per seed.
 
@@ -101,6 +102,14 @@ def fit(
     (docs/core-api.md, "Devices and several processes"). MLP-made models only; an eager
     epoch takes about 1.5 times as long for one seed and 1.7 times for ten
     (benchmarks/exact_sums_cost.py).
+
+    `folds` cross-fits in one stacked fit: one array of row indices of `train` per seed
+    (equally many rows in each); seed i validates (early stopping) on the rows of
+    `folds[i]` and trains on all the other rows, rows in no fold training every seed. Each
+    seed then computes what a fit of that seed alone with `train` its training rows and
+    `val` its fold computes (its rho and the data scales of `rho="auto"` over its own
+    training rows, sample weights scaled to mean 1 over its own rows), to float rounding.
+    `val` must be None, and `train` tensors.
 
     `callbacks` are called after every epoch with an
     [EpochEnd][deepctrl.engine.callbacks.EpochEnd] (the epoch, the seeds still training,
@@ -154,6 +163,8 @@ def fit(
             [Callback][deepctrl.engine.callbacks.Callback] objects (`on_epoch_start`,
             `on_epoch_end`).
         workers: Processes that train shares of the seeds side by side; 1 trains here.
+        folds: One array of validation row indices of `train` per seed, or None (see
+            above).
 
     Returns:
         The trained models, one per seed, and how training went.
@@ -162,7 +173,8 @@ def fit(
         ValueError: When `train` is missing, `method` needs a rule and `rule` is None, an
             option is out of range (`batch_size`, `patience`, `val_every` or `workers`
             below 1, `max_epochs` or `input_noise` below 0, an unknown `lr_schedule`), the
-            seeds are empty or repeated, or the model has no parameters; with `workers > 1`,
+            seeds are empty or repeated, the model has no parameters, or `folds` are not
+            one array of distinct row indices per seed, all of one size; with `workers > 1`,
             also when callbacks are given, under `torchrun`, or when the model, rule, method
             or data cannot be pickled.
     """
@@ -184,6 +196,7 @@ def fit(
         exact_sums=exact_sums,
         lr_schedule=lr_schedule,
         callbacks=tuple(callbacks),
+        folds=None if folds is None else tuple(folds),
     )
     return fit_in_workers(
         model, rule, [method], train, val, seeds, options, desc or method.name, workers

@@ -234,6 +234,15 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         """The rows of `k` folds of nearly equal size (classifiers: stratified)."""
         return [np.sort(f) for f in np.array_split(rng.permutation(n), k)]
 
+    def _equal_folds(
+        self, n: int, y: np.ndarray, k: int, rng: np.random.RandomState
+    ) -> list[np.ndarray]:
+        """`_folds` cut to the size of the smallest, so that the networks train in step: the
+        fewer than `k` rows cut (drawn at random) train every network and validate none."""
+        folds = self._folds(n, y, k, rng)
+        size = min(len(f) for f in folds)
+        return [f if len(f) == size else np.sort(rng.choice(f, size, replace=False)) for f in folds]
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DeepCTRLEstimator:
         """Train on a table and choose alpha on its validation rows.
 
@@ -287,10 +296,16 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         )
 
     def _train(
-        self, train: Data, val: Data | None, recipe: Recipe, seeds: range, desc: str = ""
+        self,
+        train: Data,
+        val: Data | None,
+        recipe: Recipe,
+        seeds: range,
+        desc: str = "",
+        folds: list[np.ndarray] | None = None,
     ) -> FitResult:
-        """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe;
-        `desc` follows the class name on the progress bar."""
+        """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe
+        (cross-fitted with `folds`); `desc` follows the class name on the progress bar."""
         return training.fit(
             build_network(self.network_),
             self.rule_,
@@ -307,14 +322,15 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             progress=bool(self.verbose),
             desc=f"{type(self).__name__}{desc}",
             device=self.device,
+            folds=folds,
         )
 
-    def _keep(self, results: list[FitResult], recipe: Recipe, n_train: int, n_val: int) -> None:
-        """The fitted networks and what their fits report, in the order of `results`."""
-        self.models_ = [cast(DeepCTRL, m.cpu().eval()) for r in results for m in r.models]
-        self.rho_ = [float(x) for r in results if "rho" in r.state for x in r.state["rho"]]
-        self.n_epochs_ = max(e for r in results for e in r.epochs)
-        self.best_epochs_ = [e for r in results for e in r.best_epochs]
+    def _keep(self, result: FitResult, recipe: Recipe, n_train: int, n_val: int) -> None:
+        """The fitted networks and what their fit reports."""
+        self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
+        self.rho_ = [float(r) for r in result.state["rho"]] if "rho" in result.state else []
+        self.n_epochs_ = max(result.epochs)
+        self.best_epochs_ = list(result.best_epochs)
         self.batch_size_ = recipe.batch_size
         self.recipe_ = recipe
         self.n_train_, self.n_validation_ = n_train, n_val
@@ -335,7 +351,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         train = _labelled(X_all[:n], y_train, weight, train_idx)
         val = _labelled(X_all[n:], y_train, weight, val_idx) if len(val_idx) else None
         result = self._train(train, val, recipe, range(seed, seed + recipe.n_seeds))
-        self._keep([result], recipe, len(train_idx), len(val_idx))
+        self._keep(result, recipe, len(train_idx), len(val_idx))
         rows = val_idx if len(val_idx) else train_idx
         self.validation_sweep_ = self._sweep_encoded(
             (val or train)[0], y_metric[rows], ALPHA_GRID, None if weight is None else weight[rows]
@@ -343,8 +359,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
 
     def _fit_cross(self, frame: pd.DataFrame, labels: Labels, rng: np.random.RandomState) -> None:
         """Cross-fitting: network k trains on every fold but the k-th, which stops it early;
-        alpha is chosen on every row, each predicted by the network that did not train on
-        it."""
+        alpha is chosen on the folds' rows, each predicted by the network that did not train
+        on it. The networks train at once, in one stacked fit (`deepctrl.fit`'s `folds`)."""
         y_train, y_metric, weight = labels
         n = len(frame)
         k = self._recipe(n, self.n_seeds).n_seeds
@@ -354,19 +370,15 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             raise ValueError(
                 f"validation='cross_fit' needs at least 2 rows per fold: {n} rows, {k} folds"
             )
-        folds = self._folds(n, y_train, k, rng)
+        folds = self._equal_folds(n, y_train, k, rng)
         recipe = self._recipe(n - len(folds[0]), k)
         seed = int(rng.randint(0, 2**31 - 1 - k))
         X_all = torch.from_numpy(self.encoder_.transform(frame))
         self.network_ = self._network_spec(X_all.shape[1], recipe)
-        results = []
-        for j, fold in enumerate(folds):
-            rest = np.setdiff1d(np.arange(n), fold)
-            train = _labelled(X_all[rest], y_train, weight, rest)
-            val = _labelled(X_all[fold], y_train, weight, fold)
-            seeds = range(seed + j, seed + j + 1)
-            results.append(self._train(train, val, recipe, seeds, f" fold {j + 1}/{k}"))
-        self._keep(results, recipe, n, n)
+        train = _labelled(X_all, y_train, weight, np.arange(n))
+        seeds = range(seed, seed + k)
+        result = self._train(train, None, recipe, seeds, f" ({k} folds)", folds)
+        self._keep(result, recipe, n, k * len(folds[0]))
         self.validation_sweep_ = self._sweep_encoded(
             X_all, y_metric, ALPHA_GRID, weight, folds=folds
         )

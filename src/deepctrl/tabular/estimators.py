@@ -95,11 +95,11 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             `validation_fraction` held out stops them and chooses alpha. `"cross_fit"`:
             the rows are split into `n_seeds` folds (stratified for a classifier),
             network k trains on all folds but the k-th, which stops it early, and alpha
-            is chosen on every row, each predicted by the one network that did not train
-            on it (`validation_fraction` is not used). Every row then trains most
-            networks: as accurate or more at alpha 1 on benchmark tables of 250 to 5,000
-            rows, and the default alpha keeps the rule better; the networks train one
-            after another.
+            is chosen on the folds' rows, each predicted by the one network that did not
+            train on it (`validation_fraction` is not used; the folds are cut to one size,
+            so fewer than `n_seeds` rows train every network and validate none). Every
+            row then trains most networks, and the default alpha keeps the rule better;
+            the networks train at once in one stacked fit, as fast as `"holdout"`.
         n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
             training rows, else 3.
         random_state: Seeds the split, the networks and their training (an int, a
@@ -300,11 +300,11 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             `validation_fraction` held out stops them and chooses alpha. `"cross_fit"`:
             the rows are split into `n_seeds` folds (stratified for a classifier),
             network k trains on all folds but the k-th, which stops it early, and alpha
-            is chosen on every row, each predicted by the one network that did not train
-            on it (`validation_fraction` is not used). Every row then trains most
-            networks: as accurate or more at alpha 1 on benchmark tables of 250 to 5,000
-            rows, and the default alpha keeps the rule better; the networks train one
-            after another.
+            is chosen on the folds' rows, each predicted by the one network that did not
+            train on it (`validation_fraction` is not used; the folds are cut to one size,
+            so fewer than `n_seeds` rows train every network and validate none). Every
+            row then trains most networks, and the default alpha keeps the rule better;
+            the networks train at once in one stacked fit, as fast as `"holdout"`.
         n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
             training rows, else 3.
         random_state: Seeds the split, the networks and their training (an int, a
