@@ -9,10 +9,11 @@ import deepctrl as dc
 WORKER = Path(__file__).with_name("ddp_worker.py")
 
 
-@pytest.mark.parametrize("compile", [False, True], ids=["eager", "compiled"])
-def test_two_gloo_ranks_end_where_one_process_ends(single_and_ddp, compile):
-    # compiled: each rank's graph gives its shard's gradients, all-reduced before Adam
-    single, multi = single_and_ddp(WORKER, *(["compile"] if compile else []))
+@pytest.mark.parametrize("mode", ["", "compile", "folds"], ids=["eager", "compiled", "folds"])
+def test_two_gloo_ranks_end_where_one_process_ends(single_and_ddp, mode):
+    # compiled: each rank's graph gives its shard's gradients, all-reduced before Adam;
+    # folds: each seed's own rows are sharded, and its rho and data scales summed over ranks
+    single, multi = single_and_ddp(WORKER, *([mode] if mode else []))
     a, b = dc.read_checkpoint(single), dc.read_checkpoint(multi)
     assert (a.config["world_size"], b.config["world_size"]) == (1, 2)
     assert a.config["epochs"] == b.config["epochs"]
