@@ -109,6 +109,14 @@ def test_bad_folds_fail_with_one_message(change, message):
         dc.fit(model(), RULE, dc.methods.DeepCTRL(rho=0.5), train=(X, y), max_epochs=1, **kwargs)
 
 
+def test_a_fold_whose_rows_all_weigh_zero_is_refused():
+    X, y, _ = data()
+    w = torch.ones(N, dtype=torch.float64)
+    w[torch.as_tensor(FOLDS[1])] = 0.0
+    with pytest.raises(ValueError, match="every validation row of fold 1 has weight 0"):
+        dc.fit(model(), RULE, train=(X, y, w), folds=FOLDS[:2], seeds=[0, 1], max_epochs=1)
+
+
 def test_folds_need_tensors():
     X, y, _ = data()
     dataset = torch.utils.data.TensorDataset(X, y)

@@ -5,9 +5,9 @@ the validation loss after each epoch.
 Rows come from tensors (in blocks of at least 4,096 rows) or from a Dataset/DataLoader.
 With per-row weights the means are weighted, sum(w l) / sum(w). With folds
 (:mod:`deepctrl.engine.folds`) every seed's means run over its own rows, with its own data
-scales. Under DDP every rank draws
-the same perturbations for a block, evaluates its share of the block's rows, and the sums
-are added over the ranks, so the result does not depend on the number of ranks.
+scales. Under DDP every rank draws the same perturbations for a block, evaluates its share
+of the block's rows, and the sums are added over the ranks, so the result does not depend
+on the number of ranks.
 """
 
 from __future__ import annotations

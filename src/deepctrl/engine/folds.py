@@ -68,8 +68,13 @@ def _stacked(parts: list[np.ndarray], copies: int, device: torch.device) -> Tens
     return torch.as_tensor(np.stack(parts), device=device).repeat(copies, 1)
 
 
-def per_seed_weights(w: Tensor, rows: Tensor, dtype: torch.dtype) -> Tensor:
+def per_seed_weights(w: Tensor, rows: Tensor, dtype: torch.dtype, what: str) -> Tensor:
     """Row weights (n,) as one row per copy (copies, n), each scaled to mean 1 over that
-    copy's ``rows`` (computed in float64, as :func:`deepctrl.engine.feed.mean_one`)."""
+    copy's ``rows`` (computed in float64, as :func:`deepctrl.engine.feed.mean_one`);
+    ``what`` names the rows in the error when all of a copy's weigh 0."""
     w = w.to(rows.device, torch.float64)
-    return (w / w[rows].mean(dim=1, keepdim=True)).to(dtype)
+    means = w[rows].mean(dim=1, keepdim=True)
+    if (means == 0).any():
+        i = int((means[:, 0] == 0).nonzero()[0])
+        raise ValueError(f"every {what} row of fold {i} has weight 0")
+    return (w / means).to(dtype)

@@ -106,8 +106,10 @@ class Trainer:
         self.folds = folds
         self.train_weights = mean_one(train_weights, device, self.dtype)
         if folds is not None and train_weights is not None:
-            self.train_weights = per_seed_weights(train_weights, folds.train, self.dtype)
-            val_weights = per_seed_weights(train_weights, folds.val, self.dtype)
+            self.train_weights = per_seed_weights(
+                train_weights, folds.train, self.dtype, "training"
+            )
+            val_weights = per_seed_weights(train_weights, folds.val, self.dtype, "validation")
         self.world = join_world(device)
         self.models = models
         self.exact = options.exact_sums
