@@ -57,7 +57,7 @@ def test_the_networks_train_in_one_fit_each_on_every_fold_but_its_own(fitted_wit
     # 92 rows in 3 folds of 31, 31, 30: one row of each larger fold is cut, and the two cut
     # rows train every network
     assert [len(f) for f in folds] == [30, 30, 30]
-    assert len(set.union(*folds)) == 90 and all(f.isdisjoint(g) for f, g in [folds[:2], folds[1:]])
+    assert len(set.union(*folds)) == 90  # three disjoint folds of 30
     assert est.n_train_ == 92 and est.n_validation_ == 90
 
 
