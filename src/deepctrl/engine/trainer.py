@@ -140,7 +140,9 @@ class Trainer:
             noise=self.noise,
             exact=self.exact,
             train_weights=self.train_weights,
-            val_weights=val_weights if folds else mean_one(val_weights, device, self.dtype),
+            val_weights=(
+                val_weights if folds is not None else mean_one(val_weights, device, self.dtype)
+            ),
             folds=folds,
         )
         self.validates = val is not None or folds is not None
