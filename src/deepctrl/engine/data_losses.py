@@ -42,7 +42,7 @@ class DataLosses:
     ``train_weights``, ``val_weights``: per-row weights of tensor data scaled to mean 1, or
     None. ``noise``: the validation inputs get N(0, noise^2) per seed, drawn once.
     ``folds``: every seed's training and validation rows of ``train`` (``val`` is then
-    None); the weights are then (S, n), scaled to mean 1 over each seed's rows.
+    None), with their weights.
     """
 
     def __init__(
@@ -95,10 +95,6 @@ class DataLosses:
             return
         kept = torch.tensor(mask, device=self.device)
         self.folds.keep(kept)
-        if self.train_weights is not None:
-            self.train_weights = self.train_weights[kept]
-        if self.val_weights is not None:
-            self.val_weights = self.val_weights[kept]
         if self.scales is not None:
             x_scale, y_scale = self.scales
             self.scales = apply(lambda t: t[kept], x_scale), y_scale[kept]
@@ -142,7 +138,7 @@ class DataLosses:
         if is_loader(self.train):
             return self._loader_blocks(self.train, noisy=False)
         if self.folds is not None:
-            return self._fold_blocks(self.folds.train, self.train_weights, None)
+            return self._fold_blocks(self.folds.train, self.folds.train_weights, None)
         X, y = self.train
         return self._tensor_blocks(X, y, self.train_weights)
 
@@ -206,7 +202,7 @@ class DataLosses:
     def validation(self, alphas: Tensor) -> Tensor:
         """Per-seed task loss over the validation set at ``alphas`` (one per seed)."""
         if self.folds is not None:
-            data = self._fold_blocks(self.folds.val, self.val_weights, self.val_noisy)
+            data = self._fold_blocks(self.folds.val, self.folds.val_weights, self.val_noisy)
         elif is_loader(self.val):
             data = self._loader_blocks(self.val, noisy=self.noise > 0)
         elif self.val_noisy is not None:
@@ -222,7 +218,7 @@ class DataLosses:
         if self.folds is None:
             return scales_of(self.train, self.step, self.device, self.dtype, self.train_weights)
         X, y = self.train
-        w = self.train_weights
+        w = self.folds.train_weights
         per_seed = [
             data_scales(rows(X, r), y[r], None if w is None else w[i, r])
             for i, r in enumerate(self.folds.train)

@@ -26,10 +26,14 @@ from torch import Tensor
 @dataclass
 class SeedFolds:
     """The rows of every copy in the stack: ``train`` (copies, m) and ``val`` (copies, v)
-    indices into the training data, each row sorted."""
+    indices into the training data, each row sorted; with sample weights (:meth:`weigh`),
+    each copy's weights (copies, n) scaled to mean 1 over its training or its validation
+    rows."""
 
     train: Tensor
     val: Tensor
+    train_weights: Tensor | None = None
+    val_weights: Tensor | None = None
 
     @classmethod
     def of(cls, folds: Sequence[Any], n: int, copies: int, device: torch.device) -> SeedFolds:
@@ -47,9 +51,18 @@ class SeedFolds:
         train = [np.setdiff1d(everyone, p) for p in parts]
         return cls(_stacked(train, copies, device), _stacked(parts, copies, device))
 
+    def weigh(self, w: Tensor | None, dtype: torch.dtype) -> None:
+        """Every copy's weights from the row weights ``w`` (n,) of the training data."""
+        if w is not None:
+            self.train_weights = per_seed_weights(w, self.train, dtype, "training")
+            self.val_weights = per_seed_weights(w, self.val, dtype, "validation")
+
     def keep(self, mask: Tensor) -> None:
-        """Copies marked False (stopped seeds) leave."""
+        """Copies marked False (stopped seeds) leave, with their weights."""
         self.train, self.val = self.train[mask], self.val[mask]
+        if self.train_weights is not None and self.val_weights is not None:
+            self.train_weights = self.train_weights[mask]
+            self.val_weights = self.val_weights[mask]
 
 
 def _rows(fold: Any, i: int, n: int) -> np.ndarray:

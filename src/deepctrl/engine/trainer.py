@@ -48,7 +48,7 @@ from deepctrl.engine.distributed import join_world
 from deepctrl.engine.early_stopping import EarlyStopping
 from deepctrl.engine.ensemble import FlatAdam, Stack
 from deepctrl.engine.feed import Streams, add_noise, mean_one, perturb_seeds, seed_rows
-from deepctrl.engine.folds import SeedFolds, per_seed_weights
+from deepctrl.engine.folds import SeedFolds
 from deepctrl.engine.lowering import ExactSums
 from deepctrl.engine.options import Options, scheduled_lr
 from deepctrl.engine.progress import progress_bar
@@ -105,11 +105,8 @@ class Trainer:
         self.dtype = next(models[0].parameters()).dtype
         self.folds = folds
         self.train_weights = mean_one(train_weights, device, self.dtype)
-        if folds is not None and train_weights is not None:
-            self.train_weights = per_seed_weights(
-                train_weights, folds.train, self.dtype, "training"
-            )
-            val_weights = per_seed_weights(train_weights, folds.val, self.dtype, "validation")
+        if folds is not None:
+            folds.weigh(train_weights, self.dtype)
         self.world = join_world(device)
         self.models = models
         self.exact = options.exact_sums
@@ -140,9 +137,7 @@ class Trainer:
             noise=self.noise,
             exact=self.exact,
             train_weights=self.train_weights,
-            val_weights=(
-                val_weights if folds is not None else mean_one(val_weights, device, self.dtype)
-            ),
+            val_weights=mean_one(val_weights, device, self.dtype),
             folds=folds,
         )
         self.validates = val is not None or folds is not None
@@ -334,7 +329,7 @@ class Trainer:
         if self.batches is not None:
             return self._train_epoch_loader()
         X, y = self.train_data
-        w = self.train_weights
+        w = self.train_weights if self.folds is None else self.folds.train_weights
         n = y.shape[0] if self.folds is None else self.folds.train.shape[1]
         B = self.batch_size
         n_batches = -(-n // B)
@@ -403,8 +398,6 @@ class Trainer:
             if not k:
                 self.stopped[self.active[j]] = self.state.select(_only(j, len(keep)))
         self.state = self.state.select(keep)
-        if self.folds is not None and self.train_weights is not None:
-            self.train_weights = self.train_weights[mask]
         self.streams.keep(keep)
         if self.batches is not None:
             self.batches.keep(keep)
