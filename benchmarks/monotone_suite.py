@@ -65,6 +65,10 @@ reference only and are not comparable with the numbers here.
 Paired comparison: the models of one seed share its split, so the suite also reports, for
 DeepCTRL at alpha 1 and at its default alpha, the gain over each monotone booster seed by
 seed (accuracy points gained or MSE saved), with its mean, standard error and the seeds won.
+On a fixed split the seeds share one set of test rows, so that standard error leaves out
+which rows were drawn; ``se_test_rows`` is the standard error of the same mean over the
+test rows (each row's gain averaged over the seeds), what the choice of test rows alone
+could move it by.
 ``--resplit`` replaces the papers' fixed split by a new random split of the same sizes for
 each seed (the pooled rows shuffled with ``RandomState(seed)``), so the spread includes the
 choice of test rows, which a fixed split of 61 to 1,235 rows leaves out.
@@ -274,6 +278,15 @@ def scores(table: Table, pred: np.ndarray) -> dict[str, float]:
     }
 
 
+def row_losses(table: Table, pred: np.ndarray) -> np.ndarray:
+    """Each test row's share of the metric as a loss: its squared error, or 1 where the
+    class at probability 0.5 is wrong (the metric is their mean, or 1 minus it)."""
+    y = table.y_test.to_numpy()
+    if table.task == "regression":
+        return (np.asarray(pred, dtype=float) - y) ** 2
+    return ((pred > 0.5).astype(int) != y).astype(float)
+
+
 def violations(table: Table, predict: Predict, base: np.ndarray) -> tuple[float, dict[str, float]]:
     """Share of (test row, constrained feature) pairs whose prediction moves strictly the
     wrong way from ``base`` (the test rows' predictions) when the feature rises by one
@@ -289,12 +302,17 @@ def violations(table: Table, predict: Predict, base: np.ndarray) -> tuple[float,
     return wrong / total, per
 
 
+ROW_LOSSES = "row_losses"
+"""The key of a model's per-row test losses in a seed's run (not written to the JSON)."""
+
+
 def evaluated(table: Table, predict: Predict, seconds: float) -> dict[str, Any]:
-    """A model's test scores, violation rates and fit seconds."""
+    """A model's test scores, per-row losses, violation rates and fit seconds."""
     base = predict(table.X_test)
     rate, per = violations(table, predict, base)
     return {
         **scores(table, base),
+        ROW_LOSSES: row_losses(table, base),
         "violation_rate": rate,
         "violation_by_feature": per,
         "seconds": seconds,
@@ -383,10 +401,15 @@ MONOTONE_PEERS = ["hgb_monotonic", "lightgbm_monotone", "xgboost_monotone"]
 
 
 def paired_gain(
-    table: Table, runs: list[dict[str, dict[str, Any]]], own_row: str
+    table: Table, runs: list[dict[str, dict[str, Any]]], own_row: str, fixed_split: bool = True
 ) -> dict[str, Any]:
     """How much better the row ``own_row`` scores than each monotone booster, seed by seed
     (accuracy points gained, or MSE saved): mean, its standard error and the seeds won.
+
+    On a fixed split the seeds share their test rows, so the standard error over seeds
+    leaves out which rows were drawn for testing. There ``se_test_rows`` adds the standard
+    error of the same mean over the test rows: each row's gain averaged over the seeds, its
+    standard deviation over the rows divided by the square root of their number.
 
     >>> t = Table("t", "regression", *[pd.DataFrame()] * 4, monotone={})
     >>> runs = [{"deepctrl_alpha1": {"mse": a}, "hgb_monotonic": {"mse": b}}
@@ -394,6 +417,19 @@ def paired_gain(
     >>> gain = paired_gain(t, runs, "deepctrl_alpha1")["hgb_monotonic"]  # gains 1, 0.5, -0.5
     >>> round(gain["mean"], 4), round(gain["se"] ** 2, 4), gain["wins"]  # se^2 = 7/12 / 3
     (0.3333, 0.1944, 2)
+
+    Two seeds, four test rows; the network is wrong on rows 0 and 1 in seed 0 and on row 0
+    in seed 1, the booster on row 2 in both. Per row, averaged over the seeds, the network
+    gains -1, -0.5, 1 and 0 (mean -0.125; squared deviations summing to 2.1875):
+
+    >>> c = Table("c", "classification", *[pd.DataFrame()] * 4, monotone={})
+    >>> own, peer = [[1, 1, 0, 0], [1, 0, 0, 0]], [[0, 0, 1, 0]] * 2
+    >>> runs = [{"deepctrl_alpha1": {"accuracy": 1 - np.mean(o), ROW_LOSSES: np.array(o)},
+    ...          "hgb_monotonic": {"accuracy": 1 - np.mean(q), ROW_LOSSES: np.array(q)}}
+    ...         for o, q in zip(own, peer)]
+    >>> gain = paired_gain(c, runs, "deepctrl_alpha1")["hgb_monotonic"]
+    >>> gain["mean"], round(gain["se_test_rows"] ** 2, 6)  # 2.1875 / 3 / 4
+    (-0.125, 0.182292)
     """
     sign = -1.0 if table.task == "regression" else 1.0
     own = np.array([r[own_row][table.metric] for r in runs])
@@ -407,10 +443,15 @@ def paired_gain(
             "wins": int((gain > 0).sum()),
             "seeds": int(gain.size),
         }
+        if fixed_split and all(ROW_LOSSES in r[own_row] for r in runs):
+            rows = np.mean([r[peer][ROW_LOSSES] - r[own_row][ROW_LOSSES] for r in runs], axis=0)
+            out[peer]["se_test_rows"] = float(rows.std(ddof=1) / np.sqrt(rows.size))
     return out
 
 
-def summarize(table: Table, runs: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
+def summarize(
+    table: Table, runs: list[dict[str, dict[str, Any]]], fixed_split: bool = True
+) -> dict[str, Any]:
     keys = ["mse"] if table.task == "regression" else ["accuracy", "auc"]
     keys += ["violation_rate", "seconds"]
     models = {}
@@ -436,7 +477,7 @@ def summarize(table: Table, runs: list[dict[str, dict[str, Any]]]) -> dict[str, 
         "categorical": table.categorical,
         "models": models,
         "gain_over_boosters": {
-            row: paired_gain(table, runs, row)
+            row: paired_gain(table, runs, row, fixed_split)
             for row in ("deepctrl_alpha1", "deepctrl_default_alpha")
         },
     }
@@ -474,7 +515,9 @@ def markdown(results: dict[str, Any], seeds: int, resplit: bool = False) -> str:
         "training split. DeepCTRL's rows at three alphas are one fit (the same fit time).",
         "",
         "DeepCTRL against each monotone booster, seed by seed (accuracy points gained or "
-        "MSE saved; mean ± standard error, seeds won):",
+        "MSE saved; mean ± standard error over the seeds, seeds won"
+        + ("" if resplit else "; the standard error over the test rows after 'rows'")
+        + "):",
         "",
         "| data set | DeepCTRL | " + " | ".join(MONOTONE_PEERS) + " |",
         "|---|---|" + "---|" * len(MONOTONE_PEERS),
@@ -483,7 +526,8 @@ def markdown(results: dict[str, Any], seeds: int, resplit: bool = False) -> str:
         scale = 100.0 if res["metric"] == "accuracy" else 1.0
         for row, gains in res["gain_over_boosters"].items():
             cells = [
-                f"{scale * g['mean']:+.2f} ± {scale * g['se']:.2f} ({g['wins']} / {g['seeds']})"
+                f"{scale * g['mean']:+.2f} ± {scale * g['se']:.2f} ({g['wins']} / {g['seeds']}"
+                + (f"; rows ± {scale * g['se_test_rows']:.2f})" if "se_test_rows" in g else ")")
                 for g in gains.values()
             ]
             lines.append(f"| {name} | {row} | " + " | ".join(cells) + " |")
@@ -574,8 +618,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{table.name} seed {seed}: done ({time.perf_counter() - wall:.0f} s)",
                 file=sys.stderr,
             )
-        results[table.name] = summarize(table, runs)
-        runs_out[table.name] = runs
+        results[table.name] = summarize(table, runs, not args.resplit)
+        runs_out[table.name] = [
+            {model: {k: v for k, v in m.items() if k != ROW_LOSSES} for model, m in r.items()}
+            for r in runs
+        ]
     print(f"Reference: {PUBLISHED}.", file=sys.stderr)
     report = {
         "seeds": seeds,
