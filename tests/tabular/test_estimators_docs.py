@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from deepctrl.cli.main import main
@@ -74,3 +75,28 @@ def test_example_script_runs():
     )
     assert done.returncode == 0, done.stderr
     assert "ridge: test MSE" in done.stdout and "rule holds for" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_deliveries_example_in_polars_gives_the_command_lines_model(tmp_path, monkeypatch):
+    pytest.importorskip("polars")
+    import deepctrl as dc
+
+    text = (ROOT / "docs" / "tables-cli.md").read_text()
+    data = re.findall(
+        r"```python\n(import numpy as np, pandas as pd\n\nrng = np.random.default_rng\(1\).*?)```",
+        text,
+        re.S,
+    )
+    in_polars = re.findall(r"```python\n(import polars as pl\n.*?)```", text, re.S)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(data[0], "tables-cli", "exec"), {})  # deliveries.csv, deliveries_new.csv
+    args = "fit deliveries.csv --target status --monotonic dist_km=increasing --monotonic "
+    args += "stops=increasing --rule-class late --out deliveries.deepctrl --no-progress"
+    assert main(args.split()) == 0
+    names: dict = {"dc": dc}
+    exec(compile(in_polars[0], "tables-cli", "exec"), names)
+    by_command = dc.DeepCTRLClassifier.load("deliveries.deepctrl")
+    np.testing.assert_array_equal(
+        names["late"], by_command.predict_proba(names["new"].drop("status"))[:, 0]
+    )

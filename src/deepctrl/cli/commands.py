@@ -340,8 +340,6 @@ def _alpha_option(alpha: str) -> float | str:
     value = check_alpha(alpha if alpha in CHOICES or number is None else number, "--alpha")
     if isinstance(value, str):
         return value
-    if value < 0:
-        raise ValueError(f"--alpha must be >= 0 (0 follows the data, 1 the rule), got {alpha}")
     if value > 1:
         print(
             f"note: alpha {value:g} is above 1: the rule's direction is extrapolated beyond "

@@ -33,20 +33,29 @@ HIGHER_IS_BETTER = ("accuracy", "auc")
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
-    """``alpha`` as a finite float, or one of the texts "auto" and "min_error"."""
+    """``alpha`` as a finite float >= 0 (0 follows the data, 1 the rule; above 1 extrapolates
+    the rule), or one of the texts "auto" and "min_error"; a 0-d array counts as its number.
+
+    >>> check_alpha(np.array(0.5)), check_alpha("auto")
+    (0.5, 'auto')
+    """
     if isinstance(alpha, str) and alpha in CHOICES:
         return alpha
+    if isinstance(alpha, np.ndarray) and alpha.ndim == 0:
+        alpha = alpha.item()
     if (
         isinstance(alpha, bool)
         or not isinstance(alpha, numbers.Real)
         or not math.isfinite(float(alpha))
     ):
         raise ValueError(f"{name} must be a finite number, 'auto' or 'min_error', got {alpha!r}")
+    if alpha < 0:
+        raise ValueError(f"{name} must be >= 0 (0 follows the data, 1 the rule), got {alpha:g}")
     return float(alpha)
 
 
 def per_row_alphas(alpha: Any, n: int) -> np.ndarray:
-    """One rule strength per row, as float64: finite numbers, as many as the rows.
+    """One rule strength per row, as float64: finite numbers >= 0, as many as the rows.
 
     >>> per_row_alphas([0.0, 0.5], 2).tolist()
     [0.0, 0.5]
@@ -61,6 +70,9 @@ def per_row_alphas(alpha: Any, n: int) -> np.ndarray:
         )
     if not np.isfinite(values).all():
         raise ValueError("a per-row alpha must hold finite numbers")
+    if (values < 0).any():
+        row = int(np.argmax(values < 0))
+        raise ValueError(f"a per-row alpha must be >= 0: row {row} has {values[row]:g}")
     return values
 
 

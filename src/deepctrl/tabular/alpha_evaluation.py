@@ -111,7 +111,7 @@ class AlphaEvaluation:
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
         """Combined outputs at `alpha`: one value for every row, or one per row (an
-        array, list or Series of finite numbers)."""
+        array, list or Series of finite numbers >= 0)."""
         X_enc = self._encode(X)
         if isinstance(alpha, str) or alpha is None or np.ndim(alpha) == 0:
             y, _ = self._evaluate(X_enc, [self.resolve_alpha(alpha)], rule=False)
@@ -201,7 +201,7 @@ class AlphaEvaluation:
 
         Raises:
             ValueError: When `alphas` is empty or holds something other than finite
-                numbers, or `y` does not fit X.
+                numbers >= 0, or `y` does not fit X.
         """
         X_enc = self._encode(X)
         alphas = list(np.round(np.linspace(0, 1, 11), 10)) if alphas is None else list(alphas)

@@ -313,16 +313,41 @@ class TableEncoder:
         return [name for c in self.columns for name in c.encoded_names()]
 
     def column(self, ref: str | int) -> Column:
-        """The column named ``ref``, or at position ``ref`` when it is an integer."""
+        """The column named ``ref``, or at position ``ref`` when it is an integer.
+
+        Column names are text (a frame's labels 1, 2 become "1", "2"), so an integer that
+        is also another column's name is refused as ambiguous:
+
+        >>> enc = TableEncoder.fit(pd.DataFrame({"1": [1.0, 2.0], "2": [3.0, 4.0]}))
+        >>> enc.column("1").name, enc.column(0).name
+        ('1', '1')
+        >>> enc.column(1)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: column 1 is ambiguous: position 1 is column '2', and a column is named '1'...
+        """
         if isinstance(ref, bool | np.bool_):
             raise ValueError(f"a column is named by text or position, got {ref!r}")
         if isinstance(ref, int | np.integer):
-            if not 0 <= int(ref) < len(self.columns):
+            ref, label = int(ref), str(int(ref))
+            if not 0 <= ref < len(self.columns):
+                named = (
+                    f"; a column is named {label!r}: write it as text"
+                    if label in self._by_name
+                    else ""
+                )
                 raise ValueError(
                     f"column position {ref} is out of range: the table has "
-                    f"{len(self.columns)} columns"
+                    f"{len(self.columns)} columns{named}"
                 )
-            return self.columns[int(ref)]
+            col = self.columns[ref]
+            if label in self._by_name and col.name != label:
+                raise ValueError(
+                    f"column {ref} is ambiguous: position {ref} is column {col.name!r}, and a "
+                    f"column is named {label!r}; write the name as text ({label!r}) to mean "
+                    "that column"
+                )
+            return col
         if ref not in self._by_name:
             shown = ", ".join(self.names[:20]) + (", ..." if len(self.names) > 20 else "")
             raise ValueError(f"unknown column {ref!r}; the table has: {shown}")

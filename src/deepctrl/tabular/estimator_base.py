@@ -208,7 +208,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             The alpha; 0 without rules.
 
         Raises:
-            ValueError: When `alpha` is neither a finite number nor one of the two names.
+            ValueError: When `alpha` is neither a finite number >= 0 nor one of the two names.
         """
         check_is_fitted(self, "models_")
         if self.rule_ is None:
@@ -424,7 +424,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
 
         Returns:
             The path written.
+
+        Raises:
+            sklearn.exceptions.NotFittedError: Before `fit`.
         """
+        check_is_fitted(self, "models_")
         return model_file.save_estimator(self, path)
 
     @classmethod

@@ -45,11 +45,24 @@ from torch import Tensor
 
 from deepctrl.core.metrics import score
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
+from deepctrl.tabular.frames import shown, target_names
 from deepctrl.tabular.model_file import load_estimator, register
 from deepctrl.tabular.params import Allowed, one_of
 from deepctrl.tabular.table_rules import Outputs
 
 _EPS = 1e-7
+
+
+def _labels(y: Any, warn: bool = False) -> np.ndarray:
+    """Class labels as a 1-D array; a missing label is an error."""
+    labels = column_or_1d(y, warn=warn)
+    missing = np.flatnonzero(pd.isna(labels))
+    if len(missing):
+        raise ValueError(
+            f"y has {len(missing)} missing class label(s) (first at row {missing[0]}); "
+            "drop those rows or give them a class"
+        )
+    return labels
 
 
 def _logit_bce(logit: Tensor, y: Tensor) -> Tensor:
@@ -195,11 +208,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
 
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         values, self.target_1d_ = self._values(y, n)
-        if isinstance(y, pd.DataFrame):
-            names = [str(c) for c in y.columns]
-        elif isinstance(y, pd.Series) and y.name is not None:
-            names = [str(y.name)]
-        else:
+        names = target_names(y)
+        if names is None or len(names) != values.shape[1]:
             names = ["y"] if values.shape[1] == 1 else [f"y{j}" for j in range(values.shape[1])]
         self.output_names_ = names
         self.target_mean_ = values.mean(axis=0)
@@ -405,14 +415,14 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         return "cross_entropy" if len(self.classes_) > 2 else "bce"
 
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-        labels = column_or_1d(y, warn=True)
+        labels = _labels(y, warn=True)
         check_consistent_length(labels, np.empty(n))
         check_classification_targets(labels)
-        self.target_name_ = str(y.name) if getattr(y, "name", None) is not None else "y"
+        self.target_name_ = (target_names(y) or ["y"])[0]
         self.classes_, index = np.unique(labels, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"y has only 1 class ({self.classes_[0]!r}); a classifier needs at least two"
+                f"y has only 1 class ({shown(self.classes_[0])}); a classifier needs at least two"
             )
         multi = len(self.classes_) > 2
         train = index.astype(np.int64) if multi else index.astype(np.float32)[:, None]
@@ -446,7 +456,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         return [fold for _, fold in split.split(np.zeros(n), labels)]
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
-        labels = column_or_1d(y)
+        labels = _labels(y)
         if labels.shape[0] != n:
             raise ValueError(f"y has {labels.shape[0]} rows but X has {n}")
         index = np.searchsorted(self.classes_, labels).clip(0, len(self.classes_) - 1)
@@ -454,7 +464,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         if unknown.any():
             raise ValueError(
                 f"y has {int(unknown.sum())} rows with classes not seen in "
-                f"training, e.g. {labels[unknown][0]!r}"
+                f"training, e.g. {shown(labels[unknown][0])}"
             )
         return index
 

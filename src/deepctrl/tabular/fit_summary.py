@@ -62,7 +62,7 @@ def summary_lines(est: Any) -> list[str]:
     if not leaves:
         lines.append("rules: none")
     else:
-        feature_rules = acts_on(est.rules, est.rule_outputs())
+        feature_rules = acts_on(est.rules, est.rule_outputs(), est.encoder_)
         others = [describe(r) for r in leaves if not hasattr(r, "direction")]
         lines.append("rules: " + ", ".join(feature_rules + others))
     lines.append(f"epochs: {est.n_epochs_} (best at {max(est.best_epochs_)})")
@@ -83,4 +83,15 @@ def summary_lines(est: Any) -> list[str]:
         lines.append(
             f"lowest {label} error: {_choice(est, est.min_error_alpha_, label)} (alpha='min_error')"
         )
+        if est.alpha_ != est.selected_alpha_:
+            lines.append(f"predict uses alpha {est.alpha_:g} ({_set_by(est)})")
     return lines
+
+
+def _set_by(est: Any) -> str:
+    """Why the alpha `predict` uses is not the default one."""
+    if est.alpha == "min_error" and est.alpha_ == est.min_error_alpha_:
+        return "alpha='min_error'"
+    if not isinstance(est.alpha, str) and est.alpha_ == float(est.alpha):
+        return f"alpha={est.alpha!r}"
+    return "chosen by select_alpha"

@@ -35,9 +35,15 @@ def _narwhals_frame(X: Any) -> nw.DataFrame[Any] | None:
 
 def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
     """``X`` as a pandas DataFrame with string column names; arrays get ``names`` (by
-    default ``x0, x1, ...``)."""
+    default ``x0, x1, ...``). Columns of Python objects that are all numbers (or dates)
+    become numeric (or dates), for arrays and data frames alike.
+
+    >>> as_frame(pd.DataFrame({"price": [1.5, 2.0]}, dtype=object)).dtypes["price"]
+    dtype('float64')
+    """
     if isinstance(X, pd.DataFrame):
-        return X.set_axis([str(c) for c in X.columns], axis=1)
+        frame = X.set_axis([str(c) for c in X.columns], axis=1)
+        return frame.infer_objects() if any(d == np.dtype(object) for d in frame.dtypes) else frame
     frame = _narwhals_frame(X)
     if frame is not None:
         return pd.DataFrame({str(c): frame[c].to_numpy() for c in frame.columns})
@@ -55,10 +61,13 @@ def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
 def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.DataFrame:
     """X as a DataFrame for estimator ``est``, checked the scikit-learn way (the number of
     columns, and their names for data frames, set at fit and compared later); arrays and
-    sparse matrices take ``names`` (at fit: x0, x1, ...)."""
+    sparse matrices take ``names`` (at fit: x0, x1, ...). A data frame given to a model
+    fitted on an array is read by position, as scikit-learn does (with its warning)."""
     if has_names(X):
         frame = as_frame(X)
         validate_data(est, frame, reset=reset, skip_check_array=True)
+        if not reset and names is not None and not hasattr(est, "feature_names_in_"):
+            frame = frame.set_axis(names, axis=1)
     else:
         arr = validate_data(
             est, X, reset=reset, dtype=None, accept_sparse=True, ensure_all_finite="allow-nan"
@@ -67,6 +76,36 @@ def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError(f"X is empty: {frame.shape[0]} rows, {frame.shape[1]} columns")
     return frame
+
+
+def shown(value: Any) -> str:
+    """``repr`` of a value from a table, numpy scalars shown as Python ones.
+
+    >>> shown(np.str_("late")), shown(np.int64(3))
+    ("'late'", '3')
+    """
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def target_names(y: Any) -> list[str] | None:
+    """The column names of a target table, or the name of a target column (pandas, polars,
+    pyarrow and other data frames narwhals knows); None when ``y`` has none.
+
+    >>> target_names(pd.Series([1.0], name="sales")), target_names(np.zeros(3))
+    (['sales'], None)
+    """
+    if isinstance(y, pd.DataFrame):
+        return [str(c) for c in y.columns]
+    if isinstance(y, pd.Series):
+        return None if y.name is None else [str(y.name)]
+    if isinstance(y, np.ndarray | list | tuple) or sp.issparse(y):
+        return None
+    native = nw.from_native(y, eager_only=True, allow_series=True, pass_through=True)
+    if isinstance(native, nw.DataFrame):
+        return [str(c) for c in native.columns]
+    if isinstance(native, nw.Series) and native.name not in (None, ""):
+        return [str(native.name)]
+    return None
 
 
 def row_weights(

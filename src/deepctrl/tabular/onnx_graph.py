@@ -24,6 +24,7 @@ ONNX operators, is joined in front of them and the label lookup behind.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -342,12 +343,14 @@ def check_table_graph(
     """Raise ValueError unless onnxruntime's outputs for `frame` match the estimator's."""
     feed = onnx_feed(est.encoder_, frame, alpha)
     rows = feed["alpha"].astype(np.float64)
-    if hasattr(est, "classes_"):
-        proba = est.predict_proba(frame, alpha=rows)
-        expected = [est.classes_[proba.argmax(axis=1)], proba]
-        expected[0] = _label_values(np.asarray(expected[0]))
-    else:
-        expected = [est.predict(frame, alpha=rows)]
+    with warnings.catch_warnings():
+        # `frame` carries the model's own column names, also for a model fitted on an array
+        warnings.filterwarnings("ignore", "X has feature names", UserWarning)
+        if hasattr(est, "classes_"):
+            proba = est.predict_proba(frame, alpha=rows)
+            expected = [_label_values(np.asarray(est.classes_[proba.argmax(axis=1)])), proba]
+        else:
+            expected = [est.predict(frame, alpha=rows)]
     check_outputs(proto, feed, expected, atol)
 
 

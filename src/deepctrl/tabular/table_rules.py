@@ -305,14 +305,19 @@ def _check_pairs(keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs
         )
 
 
-def acts_on(rules: Any, outputs: Outputs) -> list[str]:
-    """What each feature rule constrains, e.g. ``monotonic(dist, increasing): P('late')``."""
+def acts_on(rules: Any, outputs: Outputs, encoder: TableEncoder | None = None) -> list[str]:
+    """What each feature rule constrains, e.g. ``monotonic(dist, increasing): P('late')``;
+    with the ``encoder``, a column given by position also gets its name
+    (``monotonic(1, increasing) on 'x1': y``)."""
     leaves, _ = leaves_and_weights(rules)
     out = []
     for leaf in leaves:
         if isinstance(leaf, Monotonic | Threshold):
             index = outputs.find(leaf.output)
-            out.append(f"{describe(leaf)}: {outputs.describe(index)}")
+            named = ""
+            if encoder is not None and isinstance(leaf.feature, int | np.integer):
+                named = f" on {encoder.column(leaf.feature).name!r}"
+            out.append(f"{describe(leaf)}{named}: {outputs.describe(index)}")
     return out
 
 

@@ -1,0 +1,121 @@
+"""What a user hands the estimators and what they answer: column references, labels and
+alphas that are refused with one clear line, inputs read the way scikit-learn reads them,
+and a summary that names what the model uses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import NotFittedError
+
+import deepctrl as dc
+
+pl = pytest.importorskip("polars")
+FAST = {"max_epochs": 4, "batch_size": 32, "n_seeds": 1, "random_state": 0}
+
+
+def _sales(n: int = 120) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"price": rng.uniform(1, 10, n), "ads": rng.uniform(0, 5, n)})
+    return X, 20 - 1.5 * X["price"].to_numpy() + X["ads"].to_numpy() + rng.normal(0, 0.3, n)
+
+
+def test_an_integer_that_is_a_position_and_another_columns_name_is_refused():
+    X, y = _sales()
+    numbered = X.set_axis([1, 2], axis=1)  # a frame whose first column was dropped
+    falling = dc.Monotonic(1, "decreasing")
+    with pytest.raises(ValueError, match=r"column 1 is ambiguous: position 1 is column '2', and"):
+        dc.DeepCTRLRegressor(rules=[falling], **FAST).fit(numbered, y)
+    by_name = dc.DeepCTRLRegressor(rules=[dc.Monotonic("1", "decreasing")], **FAST)
+    assert "rules: monotonic(1, decreasing): y" in by_name.fit(numbered, y).summary()
+    # labels that equal the positions mean the same column either way
+    est = dc.DeepCTRLRegressor(rules=[falling], **FAST).fit(X.set_axis([0, 1], axis=1), y)
+    assert "monotonic(1, decreasing) on '1': y" in est.summary()
+
+
+def test_the_summary_names_a_column_given_by_position():
+    X, y = _sales()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(0, "decreasing")], **FAST)
+    assert "rules: monotonic(0, decreasing) on 'x0': y" in est.fit(X.to_numpy(), y).summary()
+
+
+def test_missing_class_labels_are_refused_in_one_line():
+    X = pd.DataFrame({"a": np.arange(8.0)})
+    y = pd.Series(["x", "y", None, "x", "y", "x", np.nan, "x"])
+    with pytest.raises(ValueError, match=r"y has 2 missing class label\(s\) \(first at row 2\)"):
+        dc.DeepCTRLClassifier(**FAST).fit(X, y)
+    with pytest.raises(ValueError, match=r"y has only 1 class \('late'\); a classifier needs"):
+        dc.DeepCTRLClassifier(**FAST).fit(X, np.array(["late"] * 8))
+
+
+def test_a_frame_given_to_a_model_fitted_on_an_array_is_read_by_position():
+    X, y = _sales()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(0, "decreasing")], **FAST).fit(X.values, y)
+    with pytest.warns(UserWarning, match="X has feature names"):
+        from_frame = est.predict(X.set_axis(["p", "q"], axis=1), alpha=1.0)
+    np.testing.assert_array_equal(from_frame, est.predict(X.values, alpha=1.0))
+    with pytest.raises(ValueError, match="X has 1 features"):
+        est.predict(X[["price"]])
+
+
+def test_a_column_of_python_numbers_is_numeric():
+    X, y = _sales()
+    rule = [dc.Monotonic("price", "decreasing")]
+    as_objects = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X.astype({"price": object}), y)
+    as_floats = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X, y)
+    assert as_objects.encoder_.n_encoded == 2
+    np.testing.assert_array_equal(as_objects.predict(X), as_floats.predict(X))
+
+
+def test_target_names_come_from_polars_and_pandas_alike():
+    X, y = _sales()
+    est = dc.DeepCTRLRegressor(**FAST).fit(X, pl.Series("sales", y))
+    assert est.output_names_ == ["sales"]
+    targets = pl.DataFrame({"a": y, "b": -y})
+    rule = dc.Monotonic("price", "increasing", output="b")
+    two = dc.DeepCTRLRegressor(rules=[rule], **FAST).fit(X, targets)
+    assert two.output_names_ == ["a", "b"]
+    assert "monotonic(price, increasing, on 'b'): b" in two.summary()
+    clf = dc.DeepCTRLClassifier(**FAST).fit(X, pl.Series("high", y > np.median(y)))
+    assert clf.target_name_ == "high"
+
+
+def test_saving_an_unfitted_model_says_it_is_not_fitted(tmp_path):
+    with pytest.raises(NotFittedError):
+        dc.DeepCTRLClassifier().save(tmp_path / "m.deepctrl")
+
+
+def test_an_alpha_below_zero_is_refused_everywhere():
+    X, y = _sales()
+    with pytest.raises(ValueError, match=r"alpha must be >= 0 \(0 follows the data, 1 the rule\)"):
+        dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], alpha=-0.5).fit(X, y)
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="alpha must be >= 0 .*got -0.1"):
+        est.predict(X, alpha=-0.1)
+    with pytest.raises(ValueError, match="a per-row alpha must be >= 0: row 3 has -1"):
+        est.predict(X, alpha=np.r_[0.0, 0.5, 1.0, -1.0, np.zeros(len(X) - 4)])
+    with pytest.raises(ValueError, match="every alpha must be >= 0"):
+        est.sweep(X, y, alphas=[0.0, -1.0])
+    # a 0-d array is its number; above 1 extrapolates and is kept
+    np.testing.assert_array_equal(est.predict(X, alpha=np.array(0.5)), est.predict(X, alpha=0.5))
+    assert est.resolve_alpha(1.5) == 1.5
+
+
+def test_the_summary_says_which_alpha_predict_uses():
+    X, y = _sales()
+    rule = [dc.Monotonic("price", "decreasing")]
+    fixed = dc.DeepCTRLRegressor(rules=rule, alpha=0.37, **FAST).fit(X, y)
+    assert fixed.summary().splitlines()[-1] == "predict uses alpha 0.37 (alpha=0.37)"
+    chosen = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X, y)
+    assert "predict uses" not in chosen.summary()
+    chosen.select_alpha(X, y, alphas=[0.123])
+    assert chosen.summary().splitlines()[-1] == "predict uses alpha 0.123 (chosen by select_alpha)"
+
+
+def test_exporting_a_model_fitted_on_an_array_warns_of_nothing(tmp_path, recwarn):
+    pytest.importorskip("onnxruntime")
+    X, y = _sales()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(0, "decreasing")], **FAST).fit(X.values, y)
+    est.to_onnx(tmp_path / "m.onnx", X.values[:20])
+    assert [str(w.message) for w in recwarn] == []
