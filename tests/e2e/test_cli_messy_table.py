@@ -218,3 +218,41 @@ def test_export_writes_an_onnx_file_that_predicts_as_the_model(cli, fitted, tmp_
     bad = cli("export", str(rows), "--out", str(tmp_path / "x.onnx"))
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.onnx").exists()
+
+
+@pytest.mark.skipif(not EXPORTER_READY, reason="torch.onnx.export is too old")
+def test_categories_that_look_like_numbers_predict_as_in_training(cli, tmp_path):
+    """A store called "10": a prediction file where every store is 10 reads as numbers,
+    yet finds that category in the command's predictions and in the ONNX file."""
+    rng = np.random.default_rng(0)
+    n = 300
+    x = rng.uniform(0, 1, n)
+    store = rng.choice(["north", "south", "10"], n)
+    y = 2 * x + 3 * (store == "10") - 3 * (store == "south") + rng.normal(0, 0.1, n)
+    pd.DataFrame({"store": store, "x": x, "y": y}).to_csv(tmp_path / "stores.csv", index=False)
+    pd.DataFrame({"store": ["10", "10"], "x": [0.2, 0.8]}).to_csv(
+        tmp_path / "tens.csv", index=False
+    )
+    model, out = tmp_path / "stores.deepctrl", tmp_path / "p.csv"
+    done = cli(
+        "fit",
+        "stores.csv",
+        "--target",
+        "y",
+        "--max-epochs",
+        "40",
+        "--no-progress",
+        "--out",
+        str(model),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    done = cli("predict", str(model), "tens.csv", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0 and "not seen in training" not in done.stderr, done.stderr
+    est = dc.DeepCTRLRegressor.load(model)
+    as_text = pd.DataFrame({"store": ["10", "10"], "x": [0.2, 0.8]})
+    np.testing.assert_allclose(pd.read_csv(out)["y"], est.predict(as_text), rtol=1e-6)
+    done = cli(
+        "export", str(model), "--out", str(tmp_path / "s.onnx"), "--check", "tens.csv", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr

@@ -1,3 +1,4 @@
+import json
 import pickle
 import struct
 
@@ -121,3 +122,22 @@ def test_only_rank_zero_writes_under_torchrun(tmp_path, monkeypatch):
     monkeypatch.setenv("RANK", "0")
     dc.save(model(), tmp_path / "m.safetensors")
     assert (tmp_path / "m.safetensors").exists()
+
+
+def test_damaged_weights_are_refused_and_files_without_a_checksum_still_load(tmp_path):
+    model = dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 1))
+    path = dc.save(model, tmp_path / "m.safetensors")
+    data = bytearray(path.read_bytes())
+    data[-4:] = bytes(4)  # the last weight's bytes zeroed
+    damaged = tmp_path / "damaged.safetensors"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="damaged: its weights differ from the checksum"):
+        dc.load(damaged)
+    # a file written before checksums (the same weights, no digest in the metadata) loads
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    meta = read_checkpoint(path)
+    header = {"format": "deepctrl", "format_version": "1", "deepctrl_version": meta.version}
+    older = tmp_path / "older.safetensors"
+    save_file(state, older, metadata={**header, "config": json.dumps(meta.config)})
+    x = torch.randn(5, 3)
+    torch.testing.assert_close(dc.load(older)(x, 0.3), model(x, 0.3), rtol=0, atol=0)

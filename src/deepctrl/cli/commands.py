@@ -22,9 +22,10 @@ import numpy as np
 import pandas as pd
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.tables import clean_columns, read_table
+from deepctrl.cli.tables import as_categories, clean_columns, read_table
 from deepctrl.io.file_format import table_model_columns, write_atomic
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
+from deepctrl.tabular.encoding import shown
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -90,13 +91,18 @@ def check_table_rules(
     check_rules(rules, features, outputs)
 
 
-def check_output_path(out: str | Path) -> Path:
+def check_output_path(out: str | Path, *inputs: str | Path) -> Path:
+    """``--out`` as a path whose folder exists, and that is none of the command's
+    ``inputs`` (writing would replace them)."""
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; give a file name")
     if not parent.is_dir():
         raise ValueError(f"--out {out}: folder {parent} does not exist")
+    for given in map(Path, inputs):
+        if out.exists() and given.exists() and out.samefile(given):
+            raise ValueError(f"--out {out} is the input file {given}; writing would replace it")
     return out
 
 
@@ -155,9 +161,11 @@ def fit_command(
     max_epochs: int | str = "auto",
     progress: bool = True,
     device: str = "cpu",
+    categorical: Sequence[str] = (),
 ) -> int:
-    """``deepctrl fit``: train a table model and write it to ``out``."""
-    out_path = check_output_path(out)
+    """``deepctrl fit``: train a table model and write it to ``out``; the ``categorical``
+    columns are read as categories whatever their values look like."""
+    out_path = check_output_path(out, data)
     check_device(device)
     if cross_fit and val_fraction is not None:
         raise ValueError(
@@ -188,12 +196,28 @@ def fit_command(
             f"{path} has no feature columns besides the target {target!r}"
             + (" and the id columns" if len(ids) else "")
         )
-    frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
+    for name in categorical:
+        if name not in features:
+            raise ValueError(f"--categorical {name}: {path} has no feature column {name!r}")
+        frame[name] = as_categories(frame[name])
+    frame = clean_columns(
+        frame, [*features, target], path, drop_missing, targets=[target], categorical=categorical
+    )
     task, note = infer_task(frame[target], task)
     if task == "regression" and rule_class is not None:
         raise ValueError("--rule-class is for classification; the task is regression")
-    if task == "classification" and frame[target].nunique() < 2:
-        raise ValueError(f"target column {target!r} has only one class ({frame[target].iloc[0]!r})")
+    classes = sorted(frame[target].unique().tolist()) if task == "classification" else []
+    if task == "classification" and len(classes) < 2:
+        raise ValueError(f"target column {target!r} has only one class ({shown(classes[0])})")
+    for spec in monotonic:
+        if spec.rpartition("=")[0].strip() == target:
+            raise ValueError(f"--monotonic {spec}: {target!r} is the target; name a feature")
+    if monotonic and rule_class is None and len(classes) > 2:
+        note = (note + "\n" if note else "") + (
+            f"note: the --monotonic rules constrain P({shown(classes[0])}), the first of "
+            f"{len(classes)} classes; --rule-class LABEL chooses the class (or --task "
+            "regression, if the target is a quantity)"
+        )
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
@@ -223,14 +247,22 @@ def model_and_frame(
     targets, when ``with_target`` and present), checked for missing and non-numeric values;
     those columns; the targets found. The model file's header and the table are checked
     before PyTorch loads."""
-    needed, targets = table_model_columns(model)
+    needed, targets, categorical = table_model_columns(model)
     path = Path(data)
     frame = read_table(path)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ValueError(f"{path} lacks column(s) the model needs: {', '.join(missing)}")
     targets = targets if with_target and all(t in frame.columns for t in targets) else []
-    frame = clean_columns(frame, [*needed, *targets], path, drop, hint=with_target, targets=targets)
+    frame = clean_columns(
+        frame,
+        [*needed, *targets],
+        path,
+        drop,
+        hint=with_target,
+        targets=targets,
+        categorical=categorical,
+    )
     from deepctrl.tabular.estimators import load_any
 
     return load_any(model), frame, needed, targets
@@ -396,7 +428,7 @@ def predict_command(
     ``id_columns`` first; at one alpha, at one per row (``alpha_column``), or with
     ``min_verification`` at the smallest alpha whose verification ratio on these rows
     reaches it (no labels needed; nothing is written when no alpha does)."""
-    out_path = check_output_path(out)
+    out_path = check_output_path(out, model, data)
     value = _alpha_option(alpha)
     goal = None if min_verification is None else _goal(min_verification)
     if sum((goal is not None, value != "auto", alpha_column is not None)) > 1:
@@ -408,6 +440,12 @@ def predict_command(
     clash = [c for c in ids.columns if c in columns]
     if clash:
         raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
+    named = est.output_names_ if hasattr(est, "output_names_") else [est.target_name_]
+    clash = [c for c in ids.columns if c in named]
+    if clash:
+        raise ValueError(f"id column {clash[0]!r} has the name of the model's prediction column")
+    if est.rule_ is None and (value != "auto" or alpha_column is not None):
+        print("note: the model has no rules, so alpha has no effect", file=sys.stderr)
     X = frame[columns]
     chosen: Any
     if alpha_column is not None:

@@ -10,7 +10,7 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
     """Write the ONNX form of the table model in ``model`` to ``out``; with ``check`` (a
     table), run it in onnxruntime on those rows first (alphas 0 to 1, one per row) and
     refuse to write unless it gives the model's predictions to 1e-4."""
-    out_path = check_output_path(out)
+    out_path = check_output_path(out, model, *([] if check is None else [check]))
     if check is not None:
         est, frame, columns, _ = model_and_frame(model, check, drop=False, with_target=False)
         X = frame[columns]

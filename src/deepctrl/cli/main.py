@@ -179,8 +179,8 @@ def _add_fit(subparsers: Any) -> None:
         "--max-epochs",
         default="auto",
         metavar="N",
-        help="training epochs (default auto: about 2000 optimizer steps, 5 to 200 "
-        "epochs; early stopping may end sooner)",
+        help="training epochs (default auto: 500 below 10,000 training rows, else about "
+        "2000 optimizer steps in 5 to 200 epochs; early stopping may end sooner)",
     )
     p.add_argument(
         "--rule-class",
@@ -194,6 +194,13 @@ def _add_fit(subparsers: Any) -> None:
         "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
     )
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
+    p.add_argument(
+        "--categorical",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="read this column as categories even if its values look like numbers (repeatable)",
+    )
     p.add_argument(
         "--device",
         default="cpu",
@@ -226,6 +233,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         max_epochs=args.max_epochs,
         progress=args.progress,
         device=args.device,
+        categorical=args.categorical,
     )
 
 

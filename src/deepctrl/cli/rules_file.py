@@ -181,7 +181,7 @@ def monotonic_spec(text: str, rule_class: str | None = None) -> RuleSpec:
     """A rule from ``--monotonic COLUMN=increasing|decreasing`` (on the class
     ``rule_class`` when given: ``--rule-class``)."""
     where = f"--monotonic {text}"
-    column, sep, direction = text.rpartition("=")
+    column, sep, direction = (part.strip() for part in text.rpartition("="))
     if not sep or not column:
         raise ValueError(f"{where}: write COLUMN=increasing or COLUMN=decreasing")
     values = {"kind": "monotonic", "column": column, "direction": direction}

@@ -1,6 +1,7 @@
-"""Reading the user's table: CSV (comma, semicolon or tab separated) or Parquet, with one
-clear line for every problem (missing file, empty file, not text, text in a numeric column,
-with the line number). Missing values are kept for the model to impute.
+"""Reading the user's table: CSV (comma, semicolon or tab separated; in a semicolon file,
+numbers may have a decimal comma) or Parquet, with one clear line for every problem
+(missing file, empty file, not text, a column named twice, text in a numeric column, with
+the line number). Missing values are kept for the model to impute.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from deepctrl.tabular.encoding import category_key
 
 _PARQUET = (".parquet", ".pq")
 
@@ -23,6 +26,40 @@ def _separator(path: Path) -> str:
             if sep in head:
                 return sep
     return ","
+
+
+def _check_header(path: Path, sep: str) -> None:
+    """A column name given twice is an error (pandas would rename the second)."""
+    header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str).iloc[0].tolist()
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise ValueError(f"data file {path}: the header names column {name!r} twice")
+        seen.add(name)
+
+
+_DECIMAL_COMMA = r"^\s*[-+]?\d*,\d+\s*$|^\s*[-+]?\d+\s*$"
+
+
+def _decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns whose every value is a number written with a decimal comma (as
+    semicolon-separated files from spreadsheets in many locales write them) as numbers.
+
+    >>> _decimal_commas(pd.DataFrame({"p": ["1,5", "-2", None], "c": ["a", "1,5", "2"]})).p.tolist()
+    [1.5, -2.0, nan]
+    """
+    for name in frame.columns:
+        series = frame[name]
+        if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+            continue
+        present = series.dropna().astype(str)
+        if (
+            len(present)
+            and present.str.contains(",", regex=False).any()
+            and present.str.match(_DECIMAL_COMMA).all()
+        ):
+            frame[name] = pd.to_numeric(series.str.replace(",", ".", regex=False))
+    return frame
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
@@ -40,7 +77,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
                 raise ValueError(f"reading {path} needs pyarrow: pip install pyarrow") from None
             frame = pd.read_parquet(path)
         else:
-            frame = pd.read_csv(path, sep=_separator(path))
+            sep = _separator(path)
+            _check_header(path, sep)
+            frame = pd.read_csv(path, sep=sep)
+            if sep == ";":
+                frame = _decimal_commas(frame)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:
@@ -53,6 +94,24 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"data file {path} has no data rows")
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+def as_categories(series: pd.Series) -> pd.Series:
+    """A column as categories spelled as text (whole numbers without a decimal point, as a
+    model matches them at prediction), missing values kept.
+
+    >>> as_categories(pd.Series([1.0, None, 2.5])).tolist()
+    ['1', None, '2.5']
+    """
+    return pd.Series(
+        [
+            None if pd.isna(v) else category_key(v.item() if isinstance(v, np.generic) else v)
+            for v in series
+        ],
+        index=series.index,
+        name=series.name,
+        dtype=object,
+    )
 
 
 def _lines(rows: np.ndarray, csv: bool) -> str:
@@ -68,19 +127,23 @@ def clean_columns(
     drop: bool,
     hint: bool = True,
     targets: Sequence[str] = (),
+    categorical: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Check ``columns`` for text in mostly-numeric columns (an error naming the first such
-    line, or with ``drop`` those rows are dropped). Missing values stay (the model imputes
+    line, or with ``drop`` those rows are dropped); ``categorical`` columns hold categories,
+    numbers and text alike, and are not checked. Missing values stay (the model imputes
     them), unless ``drop`` is set; rows whose ``targets`` are missing are always dropped,
-    saying how many."""
+    saying how many, and a target of whole numbers stays whole once they are."""
     csv = path.suffix.lower() not in _PARQUET
     frame = frame.copy()
     bad = np.zeros(len(frame), dtype=bool)
     for name in columns:
         series = frame[name]
         missing = series.isna().to_numpy()
-        if not pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
-            series.dtype
+        if (
+            name not in categorical
+            and not pd.api.types.is_numeric_dtype(series.dtype)
+            and not pd.api.types.is_bool_dtype(series.dtype)
         ):
             as_number = pd.to_numeric(series, errors="coerce")
             text = as_number.isna().to_numpy() & ~missing
@@ -91,7 +154,12 @@ def clean_columns(
             ):
                 rows = np.flatnonzero(text)
                 if not drop:
-                    tip = "; use --drop-missing to drop those rows" if hint else ""
+                    tip = (
+                        "; use --drop-missing to drop those rows, or --categorical "
+                        f"{name} if its values are categories"
+                        if hint
+                        else ""
+                    )
                     raise ValueError(
                         f"{path}: column {name!r} has text in {len(rows)} of "
                         f"{len(frame)} rows ({_lines(rows, csv)}: "
@@ -109,8 +177,13 @@ def clean_columns(
             raise ValueError(f"{path}: no rows left after dropping rows with {what}")
         for name in columns:
             if (
-                pd.api.types.is_object_dtype(frame[name].dtype)
+                name not in categorical
+                and pd.api.types.is_object_dtype(frame[name].dtype)
                 and pd.to_numeric(frame[name], errors="coerce").notna().all()
             ):
                 frame[name] = pd.to_numeric(frame[name])
+        for name in targets:
+            values = frame[name]
+            if pd.api.types.is_float_dtype(values.dtype) and (values % 1 == 0).all():
+                frame[name] = values.astype(np.int64)
     return frame

@@ -24,7 +24,14 @@ from safetensors.torch import save as st_save
 from torch import Tensor, nn
 
 from deepctrl.core.model import DeepCTRL
-from deepctrl.io.file_format import model_config, model_file_metadata, read_model_file, write_atomic
+from deepctrl.io.file_format import (
+    WEIGHTS_DIGEST,
+    model_config,
+    model_file_metadata,
+    read_model_file,
+    weights_digest,
+    write_atomic,
+)
 
 
 class Checkpoint(NamedTuple):
@@ -73,6 +80,8 @@ def save(
         raise ValueError(f"checkpoint config is not JSON-serialisable: {exc}") from None
     state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
     meta = {**model_file_metadata(), "config": config_json}
+    # the weight bytes do not depend on the metadata: checksum them, then write both
+    meta[WEIGHTS_DIGEST] = weights_digest(st_save(state, metadata=meta))
     return write_atomic(path, st_save(state, metadata=meta))
 
 

@@ -18,6 +18,7 @@ it looks like a pickle or torch.save file, which deepctrl never loads
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
@@ -72,6 +73,18 @@ def model_file_metadata() -> dict[str, str]:
     }
 
 
+WEIGHTS_DIGEST = "weights_sha256"
+"""The metadata key of the SHA-256 of a model file's weight bytes (files written before it
+existed have none and are read unchecked)."""
+
+
+def weights_digest(data: bytes) -> str:
+    """The SHA-256 (hex) of the weight bytes of a safetensors file's contents ``data``: all
+    that follows its header."""
+    (n,) = struct.unpack("<Q", data[:8])
+    return hashlib.sha256(memoryview(data)[8 + n :]).hexdigest()
+
+
 def _describe_foreign(head: bytes) -> str:
     if head[:1] == b"\x80" or head[:2] == b"PK":
         return "it looks like a pickle or torch.save file, which deepctrl never loads"
@@ -102,6 +115,10 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
             f"{path} was written by deepctrl {meta.get('deepctrl_version')} in model-file format"
             f" {meta.get('format_version')}; this deepctrl ({__version__}) reads format"
             f" {FORMAT_VERSION}"
+        )
+    if WEIGHTS_DIGEST in meta and weights_digest(data) != meta[WEIGHTS_DIGEST]:
+        raise ValueError(
+            f"{path} is damaged: its weights differ from the checksum written with them"
         )
     return data, meta
 
@@ -143,18 +160,20 @@ def damaged_table_model(path: str | os.PathLike[str], problem: Exception | str) 
     return ValueError(f"{path} is a damaged table model: {detail}")
 
 
-def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
-    """The columns a table model file reads and the names of its targets, from the checked
-    header alone (no weights, no PyTorch)."""
+def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[str], list[str]]:
+    """The columns a table model file reads, the names of its targets and the columns it
+    reads as categories, from the checked header alone (no weights, no PyTorch)."""
     _, meta = read_model_file(path)
     config = model_config(meta, path)
     check_table_model(config, path, meta.get("deepctrl_version", "?"))
     try:
-        inputs = [c["name"] for c in config["preprocessing"]["columns"]]
+        columns = config["preprocessing"]["columns"]
+        inputs = [c["name"] for c in columns]
+        categorical = [c["name"] for c in columns if c["kind"] == "categorical"]
         fitted = config["fitted"]
         targets = (
             list(fitted["output_names_"]) if "output_names_" in fitted else [fitted["target_name_"]]
         )
     except (KeyError, TypeError) as exc:
         raise damaged_table_model(path, exc) from None
-    return inputs, targets
+    return inputs, targets, categorical

@@ -154,6 +154,30 @@ def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
     return np.asarray(codes, dtype=np.int64), [_plain(v) for v in distinct]
 
 
+def shown(value: Any) -> str:
+    """``repr`` of a value from a table, numpy scalars shown as Python ones.
+
+    >>> shown(np.str_("late")), shown(np.int64(3))
+    ("'late'", '3')
+    """
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def category_key(value: Category) -> str | None:
+    """A category as text, whole numbers without a decimal point: the spelling by which a
+    value read another way (the text "10" from a CSV, the number 10 or 10.0 from a frame,
+    "True" beside the boolean True) still finds its training category.
+
+    >>> category_key(10.0), category_key("10"), category_key(True), category_key(None)
+    ('10', '10', 'True', None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def numeric_values(series: pd.Series) -> np.ndarray:
     """The values of a numeric column as float64 (NaN where missing); infinities are errors."""
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -412,8 +436,12 @@ class TableEncoder:
     @staticmethod
     def _one_hot(c: Column, series: pd.Series, take: slice | np.ndarray, out: np.ndarray) -> None:
         index = {v: i for i, v in enumerate(c.categories)}
+        by_text: dict[str | None, int] = {}
+        for i, v in enumerate(c.categories):
+            by_text.setdefault(category_key(v), i)
         codes, distinct = _plain_codes(series)
-        codes = np.array([index.get(v, -1) for v in distinct], dtype=np.int64)[codes[take]]
+        found = [index.get(v, by_text.get(category_key(v), -1)) for v in distinct]
+        codes = np.array(found, dtype=np.int64)[codes[take]]
         known = codes >= 0
         if not known.all():
             warnings.warn(

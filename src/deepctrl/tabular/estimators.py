@@ -44,8 +44,9 @@ from sklearn.utils.validation import check_array, check_consistent_length, colum
 from torch import Tensor
 
 from deepctrl.core.metrics import score
+from deepctrl.tabular.encoding import shown
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
-from deepctrl.tabular.frames import shown, target_names
+from deepctrl.tabular.frames import target_names
 from deepctrl.tabular.model_file import load_estimator, register
 from deepctrl.tabular.params import Allowed, one_of
 from deepctrl.tabular.table_rules import Outputs

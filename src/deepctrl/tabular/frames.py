@@ -78,15 +78,6 @@ def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.
     return frame
 
 
-def shown(value: Any) -> str:
-    """``repr`` of a value from a table, numpy scalars shown as Python ones.
-
-    >>> shown(np.str_("late")), shown(np.int64(3))
-    ("'late'", '3')
-    """
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
 def target_names(y: Any) -> list[str] | None:
     """The column names of a target table, or the name of a target column (pandas, polars,
     pyarrow and other data frames narwhals knows); None when ``y`` has none.

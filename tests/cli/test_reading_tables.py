@@ -1,0 +1,170 @@
+"""How the command line reads the user's files: categories that look like numbers, stray
+values, whole-number classes with gaps, decimal commas, repeated column names, outputs that
+would replace an input, and the notes a model without rules or a many-class rule gets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from deepctrl.cli.main import main
+from deepctrl.cli.tables import read_table
+from deepctrl.tabular.encoding import TableEncoder
+
+FAST = ["--max-epochs", "5", "--no-progress"]
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_category_is_found_by_its_text_when_read_as_another_type():
+    enc = TableEncoder.fit(
+        pd.DataFrame({"store": ["north", "10", "south"], "open": [True, False, True]})
+    )
+    again = pd.DataFrame({"store": [10, 10.0, "north"], "open": ["True", "False", "maybe"]})
+    with pytest.warns(UserWarning, match="column 'open': 1 rows have a category not seen"):
+        out = enc.transform(again)
+    # store: 10, 10 (north, 10, south sorted as training saw them), then north
+    store = out[:, : len(enc.column("store").categories)]
+    cats = enc.column("store").categories
+    assert [cats[i] for i in store.argmax(axis=1)] == ["10", "10", "north"]
+    assert store.sum() == 3
+    flags = out[:, len(cats) :]
+    assert flags.sum(axis=1).tolist() == [1.0, 1.0, 0.0]
+
+
+def _stores(folder: Path) -> tuple[Path, Path]:
+    rng = np.random.default_rng(0)
+    n = 300
+    x = rng.uniform(0, 1, n)
+    store = rng.choice(["north", "south", "10"], n)
+    y = 2 * x + 3 * (store == "10") - 3 * (store == "south") + rng.normal(0, 0.1, n)
+    pd.DataFrame({"store": store, "x": x, "y": y}).to_csv(folder / "stores.csv", index=False)
+    new = pd.DataFrame({"store": ["10", "10", "north"], "x": [0.5] * 3})
+    new.iloc[:2].to_csv(folder / "tens.csv", index=False)
+    new.to_csv(folder / "mixed.csv", index=False)
+    return folder / "stores.csv", folder / "stores.deepctrl"
+
+
+def test_predict_reads_categories_that_look_like_numbers_as_the_model_does(tmp_path, capsys):
+    data, model = _stores(tmp_path)
+    assert run(["fit", data, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    for name in ("tens", "mixed"):
+        code, _, err = run(
+            ["predict", model, tmp_path / f"{name}.csv", "--out", tmp_path / f"{name}_p.csv"],
+            capsys,
+        )
+        assert code == 0 and "not seen" not in err, err
+    tens = pd.read_csv(tmp_path / "tens_p.csv")["y"].to_numpy()
+    mixed = pd.read_csv(tmp_path / "mixed_p.csv")["y"].to_numpy()
+    np.testing.assert_allclose(mixed[:2], tens, rtol=1e-6)
+    assert tens[0] - mixed[2] > 1.5  # the store "10" sells 3 more than "north"
+
+
+def test_categorical_reads_codes_that_look_like_numbers(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    n = 200
+    size = rng.choice(["1", "2", "2", "XL"], n)
+    frame = pd.DataFrame({"size": size, "x": rng.uniform(0, 1, n)})
+    frame["y"] = frame["x"] + (frame["size"] == "XL") + rng.normal(0, 0.1, n)
+    frame.to_csv(tmp_path / "sizes.csv", index=False)
+    code, _, err = run(["fit", tmp_path / "sizes.csv", "--target", "y", "--out", "m"], capsys)
+    assert code == 2
+    assert "column 'size' has text in" in err and "or --categorical size if its values" in err
+    model = tmp_path / "sizes.deepctrl"
+    args = ["fit", tmp_path / "sizes.csv", "--target", "y", "--categorical", "size"]
+    code, out, err = run([*args, "--out", model, *FAST], capsys)
+    assert code == 0, err
+    assert "trained DeepCTRLRegressor on 160 rows (validated on 40), 4 inputs" in out
+    code, _, err = run([*args[:-1], "nope", "--out", model], capsys)
+    assert err.strip().endswith(
+        f"--categorical nope: {tmp_path / 'sizes.csv'} has no feature column 'nope'"
+    )
+
+
+def test_whole_number_classes_stay_whole_when_some_are_missing(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    n = 240
+    x = rng.uniform(0, 1, n)
+    cls = np.digitize(x, [0.33, 0.66]).astype(float)
+    cls[::20] = np.nan
+    pd.DataFrame({"x": x, "z": rng.uniform(0, 1, n), "cls": cls}).to_csv(
+        tmp_path / "c.csv", index=False
+    )
+    model = tmp_path / "c.deepctrl"
+    args = ["fit", tmp_path / "c.csv", "--target", "cls", "--monotonic", "x=increasing"]
+    code, out, err = run([*args, "--rule-class", "2", "--out", model, *FAST], capsys)
+    assert code == 0, err
+    assert "dropped 12 of 240 rows with a missing target" in err
+    assert "rules: monotonic(x, increasing, on '2'): P('2')" in out
+    code, out, err = run([*args, "--out", model, *FAST], capsys)
+    assert "note: the --monotonic rules constrain P(0), the first of 3 classes;" in err
+    run(["predict", model, tmp_path / "c.csv", "--out", tmp_path / "p.csv"], capsys)
+    assert pd.read_csv(tmp_path / "p.csv").columns.tolist() == [
+        "cls",
+        "proba_0",
+        "proba_1",
+        "proba_2",
+    ]
+
+
+def test_a_semicolon_file_with_decimal_commas_reads_as_numbers(tmp_path):
+    path = tmp_path / "eu.csv"
+    path.write_text("price;name;qty\n1,5;a;3\n-2,25;b;4\n;c,d;5\n10;e;6\n", encoding="utf-8")
+    frame = read_table(path)
+    assert frame["price"].tolist()[:2] == [1.5, -2.25] and np.isnan(frame["price"][2])
+    assert frame["price"][3] == 10.0
+    assert frame["name"].tolist() == ["a", "b", "c,d", "e"]  # text stays text
+    assert frame["qty"].dtype.kind == "i"
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("a,a,y\n1,2,3\n4,5,6\n", encoding="utf-8")
+    code, _, err = run(["fit", tmp_path / "d.csv", "--target", "y", "--out", "m"], capsys)
+    assert code == 2
+    assert (
+        err.strip()
+        == f"deepctrl: error: data file {tmp_path / 'd.csv'}: the header names column 'a' twice"
+    )
+
+
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, capsys):
+    data, model = _stores(tmp_path)
+    code, _, err = run(["fit", data, "--target", "y", "--out", data], capsys)
+    assert code == 2 and f"--out {data} is the input file {data}; writing would" in err
+    assert pd.read_csv(data).shape == (300, 3)  # untouched
+    assert run(["fit", data, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    tens = tmp_path / "tens.csv"
+    code, _, err = run(["predict", model, tens, "--out", tens], capsys)
+    assert code == 2 and "is the input file" in err
+    code, _, err = run(["predict", model, tens, "--out", model], capsys)
+    assert code == 2 and "is the input file" in err
+
+
+def test_rules_on_the_target_and_spaces_around_the_direction(tmp_path, capsys):
+    data, model = _stores(tmp_path)
+    args = ["fit", data, "--target", "y", "--out", model]
+    code, _, err = run([*args, "--monotonic", "y=increasing"], capsys)
+    assert (
+        err.strip()
+        == "deepctrl: error: --monotonic y=increasing: 'y' is the target; name a feature"
+    )
+    code, out, err = run([*args, "--monotonic", "x = increasing", *FAST], capsys)
+    assert code == 0, err
+    assert "rules: monotonic(x, increasing): y" in out
+
+
+def test_alpha_on_a_model_without_rules_gets_a_note(tmp_path, capsys):
+    data, model = _stores(tmp_path)
+    assert run(["fit", data, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    out_csv = tmp_path / "p.csv"
+    code, _, err = run(["predict", model, data, "--alpha", "0.5", "--out", out_csv], capsys)
+    assert code == 0 and "note: the model has no rules, so alpha has no effect" in err
+    code, _, err = run(["predict", model, data, "--id-column", "y", "--out", out_csv], capsys)
+    assert code == 2 and "id column 'y' has the name of the model's prediction column" in err
