@@ -189,3 +189,17 @@ def test_rule_errors_name_the_problem():
     with pytest.raises(ValueError, match="u > 0"):
         Relative(0.0)
     assert math.isclose(Relative(0.25).u, 0.25)
+
+
+def test_rules_show_what_they_say():
+    rule = dc.Monotonic("price", "decreasing", perturbation=dc.rules.Additive(0.5), output=1)
+    assert repr(rule) == (
+        "Monotonic(feature='price', direction='decreasing', output=1, "
+        "perturbation={'kind': 'additive', 'scale': 0.5})"
+    )
+    both = dc.rules.AllOf([dc.Monotonic(0, "increasing"), rule], [1.0, 2.0])
+    assert (
+        repr(both)
+        == f"AllOf([Monotonic(feature=0, direction='increasing'), {rule!r}], weights=[1.0, 2.0])"
+    )
+    assert repr(dc.rules.Penalty(lambda x, y: y.sum(dim=1))) == "Penalty(...)"

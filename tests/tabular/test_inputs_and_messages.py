@@ -119,3 +119,17 @@ def test_exporting_a_model_fitted_on_an_array_warns_of_nothing(tmp_path, recwarn
     est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(0, "decreasing")], **FAST).fit(X.values, y)
     est.to_onnx(tmp_path / "m.onnx", X.values[:20])
     assert [str(w.message) for w in recwarn] == []
+
+
+def test_a_bad_date_and_an_unseen_class_are_named():
+    X = pd.DataFrame({"day": pd.date_range("2024-01-01", periods=60).strftime("%Y-%m-%d")})
+    X["x"] = np.arange(60.0)
+    y = pd.Series(np.where(X["x"] > 30, "late", "ontime"), name="status")
+    est = dc.DeepCTRLClassifier(**FAST).fit(X, y)
+    bad = X.assign(day=["2024-02-01", "soon", *X["day"][2:]])
+    with pytest.raises(ValueError, match=r"column 'day' holds a value that is not an ISO 8601 "):
+        est.predict(bad)
+    with pytest.raises(ValueError, match=r"date: 'soon' \(row 1\)$"):
+        est.predict(bad)
+    with pytest.raises(ValueError, match=r"^y \(column 'status'\) has 1 rows with classes not"):
+        est.sweep(X, y.where(X["x"] != 5, "lost"))

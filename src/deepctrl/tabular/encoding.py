@@ -189,6 +189,27 @@ def numeric_values(series: pd.Series) -> np.ndarray:
     return values
 
 
+def _not_dates(series: pd.Series, exc: Exception) -> str:
+    """The error for a date column with a value that is not a date: the first such value
+    and its row when one value is to blame.
+
+    >>> _not_dates(pd.Series(["2024-01-02", "soon"], name="day"), ValueError("x"))
+    "column 'day' holds a value that is not an ISO 8601 date: 'soon' (row 1)"
+    """
+    text = series.map(lambda v: None if _is_missing_text(v) else str(v).strip())
+    try:
+        parsed = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
+        bad = np.flatnonzero(parsed.isna().to_numpy() & text.notna().to_numpy())
+    except (ValueError, TypeError, OverflowError):
+        bad = np.zeros(0, dtype=np.int64)
+    if len(bad):
+        return (
+            f"column {series.name!r} holds a value that is not an ISO 8601 date: "
+            f"{shown(series.iloc[bad[0]])} (row {bad[0]})"
+        )
+    return f"column {series.name!r} holds values that are not dates: {str(exc).splitlines()[0]}"
+
+
 def date_values(series: pd.Series) -> np.ndarray:
     """A date column as datetime64[ns] (NaT where missing), in UTC when it has a time zone."""
     try:
@@ -198,9 +219,7 @@ def date_values(series: pd.Series) -> np.ndarray:
             text = series.map(lambda v: None if _is_missing_text(v) else str(v).strip())
             parsed = pd.to_datetime(text, format="ISO8601", utc=True)
     except (ValueError, TypeError, OverflowError) as exc:
-        raise ValueError(
-            f"column {series.name!r} holds values that are not dates: {str(exc).splitlines()[0]}"
-        ) from None
+        raise ValueError(_not_dates(series, exc)) from None
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
     return parsed.to_numpy(dtype="datetime64[ns]")

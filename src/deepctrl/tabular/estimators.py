@@ -66,6 +66,11 @@ def _labels(y: Any, warn: bool = False) -> np.ndarray:
     return labels
 
 
+def _target_named(name: str) -> str:
+    """'y', or 'y (column 'status')' for a target with its own name."""
+    return "y" if name == "y" else f"y (column {name!r})"
+
+
 def _logit_bce(logit: Tensor, y: Tensor) -> Tensor:
     """Per-sample binary cross entropy of a logit output."""
     return F.binary_cross_entropy_with_logits(logit, y.to(logit), reduction="none").mean(dim=1)
@@ -464,8 +469,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         unknown = self.classes_[index] != labels
         if unknown.any():
             raise ValueError(
-                f"y has {int(unknown.sum())} rows with classes not seen in "
-                f"training, e.g. {shown(labels[unknown][0])}"
+                f"{_target_named(self.target_name_)} has {int(unknown.sum())} rows with "
+                f"classes not seen in training, e.g. {shown(labels[unknown][0])}"
             )
         return index
 

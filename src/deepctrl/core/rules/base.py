@@ -122,6 +122,16 @@ class Rule(abc.ABC):
         """
         return [1.0]
 
+    def __repr__(self) -> str:
+        """The rule's class and its description's values, e.g. ``Monotonic(feature='price',
+        direction='decreasing', output=0)``; ``Penalty(...)`` for rules built from code."""
+        try:
+            values = self.config()
+        except ValueError:
+            return f"{type(self).__name__}(...)"
+        shown = (f"{k}={v!r}" for k, v in values.items() if k != "kind" and v is not None)
+        return f"{type(self).__name__}({', '.join(shown)})"
+
     def config(self) -> dict[str, Any]:
         """A JSON description, for model files.
 

@@ -78,6 +78,9 @@ class AllOf(Rule):
             dim=0
         )
 
+    def __repr__(self) -> str:
+        return f"AllOf({self._leaves!r}, weights={self.weights!r})"
+
     def config(self) -> dict[str, Any]:
         return {
             "kind": "allof",
