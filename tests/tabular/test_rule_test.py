@@ -97,6 +97,19 @@ def test_bad_input_is_one_clear_error():
         dc.rule_test(_estimator(), X, y, groups=["a", "b", "c"])
     with pytest.raises(ValueError, match="alphas must rise from 0 to 1"):
         dc.rule_test(_estimator(), X, y, alphas=[0.0, 0.5])
+    halves = np.where(np.arange(60) < 30, "all", "coast")
+    with pytest.raises(ValueError, match="groups has the value 'all', which names all rows"):
+        dc.rule_test(_estimator(), X, y, groups=halves)
+    with pytest.raises(ValueError, match="groups has 1 missing values; give them a group"):
+        dc.rule_test(_estimator(), X, y, groups=[None, *["a"] * 59])
+
+
+def test_a_measurement_as_groups_is_warned_about():
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    X, y = table[FEATURES], table["sales"]
+    groups = np.r_[np.zeros(30), np.linspace(1, 2, 30)]  # one group of 30, then 30 of one row
+    with pytest.warns(UserWarning, match="31 values and 30 of them have fewer than 20 rows"):
+        dc.rule_test(_estimator(max_epochs=2), X, y, groups, folds=2, min_rows=20, progress=False)
 
 
 def test_too_many_groups_ask_for_min_rows(monkeypatch):

@@ -90,7 +90,8 @@ def rule_test_command(
     frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
     if group is not None and frame[group].isna().any():
         raise ValueError(
-            f"group column {group!r} has {int(frame[group].isna().sum())} missing values"
+            f"group column {group!r} has {int(frame[group].isna().sum())} missing values; "
+            "give them a group of their own (such as 'unknown') or drop those rows"
         )
     task, note = infer_task(frame[target], task)
     rule_list = build_rules(specs)

@@ -21,6 +21,7 @@ Examples:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,8 +139,17 @@ def _group_labels(groups: Any, n: int) -> pd.Series:
     if len(labels) != n:
         raise ValueError(f"groups has {len(labels)} values for {n} rows")
     if labels.isna().any():
-        raise ValueError(f"groups has {int(labels.isna().sum())} missing values")
-    return labels.astype(str)
+        raise ValueError(
+            f"groups has {int(labels.isna().sum())} missing values; give them a group of "
+            "their own (such as 'unknown') or drop those rows"
+        )
+    labels = labels.astype(str)
+    if (labels == ALL).any():
+        raise ValueError(
+            f"groups has the value {ALL!r}, which names all rows together in the results; "
+            "rename that group"
+        )
+    return labels
 
 
 def _check(estimator: Any, folds: int, min_rows: int) -> None:
@@ -260,6 +270,14 @@ def rule_test(
     labels = _group_labels(groups, len(X)) if groups is not None else None
     sizes = labels.value_counts(sort=False) if labels is not None else pd.Series(dtype=int)
     judged = [str(g) for g, n in sizes.items() if n >= min_rows]
+    if len(sizes) > 2 * len(judged) + 10:
+        warnings.warn(
+            f"the group column has {len(sizes)} values and {len(sizes) - len(judged)} of "
+            f"them have fewer than {min_rows} rows, too few to judge: groups should be "
+            "categories (a region, a store), not measurements",
+            UserWarning,
+            stacklevel=2,
+        )
     if len(judged) > MAX_GROUPS:
         raise ValueError(
             f"the group column has {len(judged)} values with at least {min_rows} "
