@@ -169,7 +169,7 @@ def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[s
     try:
         columns = config["preprocessing"]["columns"]
         inputs = [c["name"] for c in columns]
-        categorical = [c["name"] for c in columns if c["kind"] == "categorical"]
+        categorical = [c["name"] for c in columns if c.get("kind") == "categorical"]
         fitted = config["fitted"]
         targets = (
             list(fitted["output_names_"]) if "output_names_" in fitted else [fitted["target_name_"]]
