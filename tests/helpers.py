@@ -1,11 +1,14 @@
-"""What many tests build: small DeepCTRL networks on 3 inputs and fixed initial-loss
-estimates for methods (imported as ``from helpers import ...``; conftest.py puts this
-folder on the path)."""
+"""What many tests build: small DeepCTRL networks on 3 inputs, fixed initial-loss
+estimates for methods and a table whose category "10" looks like a number (imported as
+``from helpers import ...``; conftest.py puts this folder on the path)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import torch
 
 import deepctrl as dc
@@ -23,3 +26,14 @@ def loss_estimate(
 ) -> Callable[[bool], tuple[torch.Tensor, torch.Tensor]]:
     """An ``estimate(reference)`` for ``n`` seeds that answers fixed initial losses."""
     return lambda reference: (torch.full((n,), rule), torch.full((n,), task))
+
+
+def stores_csv(path: Path, n: int = 300) -> Path:
+    """A CSV of ``n`` rows: ``store`` (north, south, or "10", which sells 3 more than north
+    and looks like a number), ``x`` and the target ``y`` (rising with x)."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, n)
+    store = rng.choice(["north", "south", "10"], n)
+    y = 2 * x + 3 * (store == "10") - 3 * (store == "south") + rng.normal(0, 0.1, n)
+    pd.DataFrame({"store": store, "x": x, "y": y}).to_csv(path, index=False)
+    return path

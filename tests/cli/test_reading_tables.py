@@ -13,6 +13,7 @@ import pytest
 from deepctrl.cli.main import main
 from deepctrl.cli.tables import read_table
 from deepctrl.tabular.encoding import TableEncoder
+from helpers import stores_csv
 
 FAST = ["--max-epochs", "5", "--no-progress"]
 
@@ -40,12 +41,7 @@ def test_a_category_is_found_by_its_text_when_read_as_another_type():
 
 
 def _stores(folder: Path) -> tuple[Path, Path]:
-    rng = np.random.default_rng(0)
-    n = 300
-    x = rng.uniform(0, 1, n)
-    store = rng.choice(["north", "south", "10"], n)
-    y = 2 * x + 3 * (store == "10") - 3 * (store == "south") + rng.normal(0, 0.1, n)
-    pd.DataFrame({"store": store, "x": x, "y": y}).to_csv(folder / "stores.csv", index=False)
+    stores_csv(folder / "stores.csv")
     new = pd.DataFrame({"store": ["10", "10", "north"], "x": [0.5] * 3})
     new.iloc[:2].to_csv(folder / "tens.csv", index=False)
     new.to_csv(folder / "mixed.csv", index=False)

@@ -12,6 +12,7 @@ import pytest
 
 import deepctrl as dc
 from deepctrl.io.onnx_export import EXPORTER_READY
+from helpers import stores_csv
 
 
 def messy_csv(folder: Path, n: int = 300) -> Path:
@@ -224,12 +225,7 @@ def test_export_writes_an_onnx_file_that_predicts_as_the_model(cli, fitted, tmp_
 def test_categories_that_look_like_numbers_predict_as_in_training(cli, tmp_path):
     """A store called "10": a prediction file where every store is 10 reads as numbers,
     yet finds that category in the command's predictions and in the ONNX file."""
-    rng = np.random.default_rng(0)
-    n = 300
-    x = rng.uniform(0, 1, n)
-    store = rng.choice(["north", "south", "10"], n)
-    y = 2 * x + 3 * (store == "10") - 3 * (store == "south") + rng.normal(0, 0.1, n)
-    pd.DataFrame({"store": store, "x": x, "y": y}).to_csv(tmp_path / "stores.csv", index=False)
+    stores_csv(tmp_path / "stores.csv")
     pd.DataFrame({"store": ["10", "10"], "x": [0.2, 0.8]}).to_csv(
         tmp_path / "tens.csv", index=False
     )
