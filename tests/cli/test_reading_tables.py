@@ -164,3 +164,12 @@ def test_alpha_on_a_model_without_rules_gets_a_note(tmp_path, capsys):
     assert code == 0 and "note: the model has no rules, so alpha has no effect" in err
     code, _, err = run(["predict", model, data, "--id-column", "y", "--out", out_csv], capsys)
     assert code == 2 and "id column 'y' has the name of the model's prediction column" in err
+
+
+def test_an_unknown_option_points_to_the_commands_help(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["fit", "d.csv", "--target", "y", "--out", "m", "--bogus"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == (
+        "deepctrl fit: error: unrecognized arguments: --bogus (see 'deepctrl fit --help')\n"
+    )

@@ -33,7 +33,10 @@ EXPERIMENTS: dict[str, tuple[str, str, str]] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors on one line (the usage itself is one ``--help`` away)."""
+    """argparse with usage errors on one line (the usage itself is one ``--help`` away);
+    ``commands`` are the subcommands' parsers by name."""
+
+    commands: dict[str, argparse.ArgumentParser]
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -429,7 +432,7 @@ def _run_test_rule(args: argparse.Namespace) -> int:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     parser = _Parser(
         prog="deepctrl",
         description="Teach neural networks rules; choose the rule strength at inference.",
@@ -442,6 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_predict(subparsers)
     _add_export(subparsers)
     _add_test_rule(subparsers)
+    parser.commands = dict(subparsers.choices)
     return parser
 
 
@@ -467,7 +471,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     would repeat it line for line. Their errors still show.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the command's own parser says it, pointing to the command's help
+        command = parser.commands.get(args.command, parser)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
