@@ -38,9 +38,9 @@ def unwrap(model: nn.Module) -> nn.Module:
 
 
 def accepts_alpha(model: nn.Module) -> bool:
-    """Whether `model(x, alpha)` takes the rule strength: a
+    """Whether `model(x, alpha=...)` takes the rule strength: a
     [DeepCTRL][deepctrl.core.model.DeepCTRL], or any module whose `forward` has a parameter
-    named `alpha`.
+    named `alpha` (deepctrl passes it by name, wherever it stands in the signature).
 
     Args:
         model: The module, possibly wrapped (see [unwrap][deepctrl.core.calls.unwrap]).
@@ -77,7 +77,7 @@ def predict(model: nn.Module, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
         The model's output.
     """
     if accepts_alpha(model):
-        return model(x, alpha)
+        return model(x, alpha=alpha)
     return model(x)
 
 
@@ -96,7 +96,7 @@ def predict_alphas(model: nn.Module, x: Inputs, alphas: Sequence[float] | Tensor
     if isinstance(model, DeepCTRL):
         return model.forward_alphas(x, alphas)
     if accepts_alpha(model):
-        return torch.stack([model(x, float(a)) for a in alphas])
+        return torch.stack([model(x, alpha=float(a)) for a in alphas])
     n = len(alphas)
     y = model(x)
     return y.unsqueeze(0).expand(n, *y.shape)

@@ -341,9 +341,10 @@ def _streamed_sweep(
     judged, held = torch.zeros(A, dtype=torch.float64), torch.zeros(A, dtype=torch.float64)
     scores: list[Tensor] = []
     targets: list[Tensor] = []
-    n = 0
+    n = rows = 0
     with eval_mode(model):
         for y_hat, ok, y in _blocks(model, rule, data, alphas, seed, None, need_y, forward):
+            rows += y_hat.shape[1]
             if y is not None:
                 for name, total in sums.items():
                     total += torch.stack(
@@ -356,6 +357,8 @@ def _streamed_sweep(
             if ok is not None:
                 held += ok.nan_to_num(0.0).double().sum(dim=1).cpu()
                 judged += (~ok.isnan()).double().sum(dim=1).cpu()
+    if rows == 0:
+        raise ValueError("the data has no rows (a DataLoader that yields no batch)")
     table: Table = {"alpha": list(alphas)}
     for name in metrics:
         if name == "auc":

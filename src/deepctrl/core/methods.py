@@ -393,6 +393,10 @@ class DeepCTRLMethod(LinearMethod):
                 raise ValueError(f"rho must be a positive float or one of {RHO_MODES}, got {rho!r}")
         elif not (rho > 0 and math.isfinite(rho)):
             raise ValueError(f"rho must be a positive finite float, got {rho}")
+        if prior is not None and not isinstance(prior, Prior):
+            raise ValueError(
+                f"prior must be a deepctrl prior (dc.priors.Beta, Uniform, Fixed), got {prior!r}"
+            )
         self.prior = prior if prior is not None else Beta(0.1, 0.1)
         self.rho_mode = rho
 

@@ -148,7 +148,7 @@ class Objective:
         )
 
     def _forward(self, x: Inputs, alpha: float) -> Tensor:
-        return self.model(x, alpha) if self._takes_alpha else self.model(x)
+        return self.model(x, alpha=alpha) if self._takes_alpha else self.model(x)
 
     def _generator(self, device: torch.device) -> torch.Generator:
         key = str(device)
@@ -245,6 +245,8 @@ class Objective:
         """
         if y.dim() == 1 and y.is_floating_point():
             y = y[:, None]
+        if batch_len(x) == 0:
+            raise ValueError("the batch has no rows")
         w = (
             None
             if weight is None

@@ -175,12 +175,17 @@ class Fixed(Prior):
     """Always `a`.
 
     Args:
-        a: The one value drawn.
+        a: The one value drawn, in [0, 1] (training weighs the task by 1 - a).
         seed: Seeds the generator, which a fixed prior never draws from.
+
+    Raises:
+        ValueError: When `a` is not a number in [0, 1].
     """
 
     def __init__(self, a: float, seed: int | None = None) -> None:
         super().__init__(seed)
+        if not 0.0 <= float(a) <= 1.0:
+            raise ValueError(f"Fixed needs a in [0, 1] (the alpha training draws), got {a}")
         self.a = float(a)
 
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:

@@ -121,6 +121,11 @@ class RunningScales:
 
     def result(self) -> tuple[Scales, Tensor]:
         """(x_scale, y_scale) as :func:`data_scales` gives them."""
+        if self.n == 0:
+            raise ValueError(
+                "the training data has no rows (an empty Dataset, or a DataLoader that yields "
+                "no batch, e.g. with drop_last=True and fewer rows than batch_size)"
+            )
         y_scale = _target_scale(self._std("\0y") if "\0y" in self.sums else None)
         if self.single:
             return self._std(""), y_scale

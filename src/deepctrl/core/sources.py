@@ -47,6 +47,8 @@ def loader(
     """``data`` itself if it is a DataLoader, else a DataLoader over the dataset."""
     if isinstance(data, DataLoader):
         return data
+    if not isinstance(data, IterableDataset) and hasattr(data, "__len__") and len(data) == 0:
+        raise ValueError("the data is an empty Dataset: it has no rows")
     if isinstance(data, IterableDataset):
         return DataLoader(data, batch_size=batch_size)
     return DataLoader(data, batch_size=batch_size, shuffle=shuffle, generator=generator)

@@ -124,8 +124,8 @@ class Stack:
     def _call(
         self, params: dict[str, Tensor], buffers: dict[str, Tensor], x: Inputs, alpha: Tensor
     ) -> Tensor:
-        args = (x, alpha) if self.takes_alpha else (x,)
-        return functional_call(self.template, (params, buffers), args)
+        kwargs = {"alpha": alpha} if self.takes_alpha else {}
+        return functional_call(self.template, (params, buffers), (x,), kwargs)
 
     def forward(self, x: Inputs, alpha: Tensor) -> Tensor:
         """x: (S, batch, ...) (a tensor or a dict of them), alpha: (S,) -> (S, batch, ...).
@@ -137,7 +137,7 @@ class Stack:
             if self.exact and self.path != "lowered":
                 raise ValueError(
                     "exact_sums=True needs an MLP-made model (Linear layers and "
-                    "activations, as dc.mlp builds) fed one tensor; this one "
+                    "activations, as dc.mlp builds) fed one (batch, features) tensor; this one "
                     f"runs on the {self.path} path"
                 )
         if self.path == "lowered":
@@ -151,8 +151,8 @@ class Stack:
     __call__ = forward
 
     def _choose(self, x: Inputs, alpha: Tensor) -> str:
-        if self.lowered is not None and isinstance(x, Tensor):
-            return "lowered"
+        if self.lowered is not None and isinstance(x, Tensor) and x.dim() == 3:
+            return "lowered"  # rows of features; an MLP on (batch, time, features) is vmapped
         what = type(unwrap(self.template)).__name__
         if self.size == 1:
             return "loop"

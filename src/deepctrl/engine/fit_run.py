@@ -6,6 +6,8 @@ worker processes (`workers=N`), joined.
 from __future__ import annotations
 
 import copy
+import math
+import numbers
 import os
 import pickle
 import time
@@ -100,8 +102,14 @@ def check_fit(
     for method in methods:
         if method.uses_rule and rule is None:
             raise ValueError(f"{method.name} needs a rule")
-    if o.batch_size < 1 or o.max_epochs < 0 or o.patience < 1 or o.val_every < 1:
-        raise ValueError("batch_size, patience and val_every must be >= 1, max_epochs >= 0")
+    for name, low in (("batch_size", 1), ("patience", 1), ("val_every", 1), ("max_epochs", 0)):
+        value = getattr(o, name)
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if o.chunk_batches < 1:
+        raise ValueError(f"chunk_batches must be >= 1, got {o.chunk_batches!r}")
+    if not math.isfinite(o.lr) or o.lr <= 0:
+        raise ValueError(f"lr must be a finite number > 0, got {o.lr!r}")
     if o.lr_schedule not in LR_SCHEDULES:
         raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {o.lr_schedule!r}")
     if o.input_noise < 0:

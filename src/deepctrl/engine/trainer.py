@@ -25,6 +25,7 @@ training rows and validates on its own fold.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -165,7 +166,14 @@ class Trainer:
         alphas = torch.full((S,), float(self.method.val_alpha), device=self.device)
         with torch.no_grad(), in_mode(self.stack.template, False):
             out = self.stack(expand_seeds(x, S), alphas)
-        check_outputs(out[0], y, self.task_loss)
+            check_outputs(out[0], y, self.task_loss)
+            if self.val_data is not None and not is_loader(self.val_data):
+                Xv, yv = self.val_data
+                val_out = self.stack(expand_seeds(rows(Xv, slice(0, 8)), S), alphas)
+                try:  # the shapes on a few rows, the values (labels, bce targets) on all
+                    check_outputs(val_out[0], yv, self.task_loss)
+                except ValueError as exc:
+                    raise ValueError(f"val: {exc}") from None
         self.checked = True
 
     def calibrate(self) -> None:
@@ -445,7 +453,7 @@ class Trainer:
                 history[g]["train_loss"].append(train_loss[j])
                 epochs[g] = epoch
             keep = [True] * len(self.active)
-            if self.validates and epoch % o.val_every == 0:
+            if self.validates and (epoch % o.val_every == 0 or epoch == o.max_epochs):
                 val_loss = self.losses.validation(self.method.val_alphas(self.state)).tolist()
                 for j, g in enumerate(self.active):
                     history[g]["val_epoch"].append(epoch)
@@ -468,6 +476,14 @@ class Trainer:
                 break
         bar.close()
         best_state, best_epochs = stopping.best_state, stopping.best_epochs
+        never = [self.seeds[g] for g in range(S) if self.validates and best_epochs[g] == 0]
+        if never and o.max_epochs > 0:
+            warnings.warn(
+                f"seed(s) {never} never reached a finite validation loss (NaN or infinite "
+                "outputs or data, or no validation rows), so they keep their initial weights",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         if not self.validates:
             best_state = [self.stack.state_of(j) for j in range(S)]
             best_epochs = list(epochs)

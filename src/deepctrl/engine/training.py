@@ -163,6 +163,7 @@ def fit(
             [Callback][deepctrl.engine.callbacks.Callback] objects (`on_epoch_start`,
             `on_epoch_end`).
         workers: Processes that train shares of the seeds side by side; 1 trains here.
+            Workers are spawned: call `fit` under `if __name__ == "__main__":` in a script.
         folds: One array of validation row indices of `train` per seed, or None (see
             above).
 

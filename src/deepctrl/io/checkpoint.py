@@ -141,7 +141,15 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
                 "and pass it, "
                 f"dc.load({str(path)!r}, model=YourModel(...))"
             )
-        model = DeepCTRL.from_spec(arch)
+        try:
+            model = DeepCTRL.from_spec(arch)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ValueError(
+                f"{path}: its config's 'architecture' is not one deepctrl wrote; build the "
+                f"model in code and pass it, dc.load({str(path)!r}, model=YourModel(...))"
+            ) from None
+        floats = [t.dtype for t in ckpt.state_dict.values() if t.is_floating_point()]
+        model = model.to(floats[0]) if floats else model  # the stored precision
     try:
         model.load_state_dict(ckpt.state_dict)
     except RuntimeError as exc:

@@ -206,8 +206,17 @@ def output_column(y: Tensor, index: int) -> Tensor:
     Examples:
         >>> output_column(torch.arange(6.0).reshape(3, 2), 1)
         tensor([1., 3., 5.])
+
+    Raises:
+        ValueError: When the outputs have no column `index`.
     """
-    return y.reshape(y.shape[0], -1)[:, index]
+    flat = y.reshape(y.shape[0], -1)
+    if not -flat.shape[1] <= index < flat.shape[1]:
+        raise ValueError(
+            f"rule output index {index} is out of range for a model with {flat.shape[1]} "
+            "output(s) per sample"
+        )
+    return flat[:, index]
 
 
 def perturb_all(rule: Rule, x: Inputs, generator: torch.Generator | None) -> list[Inputs | None]:
