@@ -555,3 +555,12 @@ def test_sweep_of_a_model_without_rules_skips_the_comparison(tmp_path, capsys):
     )
     assert code == 0 and err == "" and len(out.splitlines()) == 3
     assert "label-free" not in out and "lowest" not in out
+
+
+def test_a_reproduction_checks_its_output_folder_before_training(tmp_path, capsys):
+    taken = tmp_path / "afile"
+    taken.write_text("not a folder")
+    code, _, err = run(["reproduce", "retail", "--quick", "--out", str(taken)], capsys)
+    assert code == 2 and err.strip() == f"deepctrl: error: --out {taken} is a file; give a folder"
+    code, _, err = run(["reproduce", "cardio", "--quick", "--out", str(taken / "sub")], capsys)
+    assert code == 2 and "cannot make the folder" in err

@@ -1,4 +1,5 @@
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,15 @@ def test_a_member_whose_seeds_all_stopped_leaves_the_others_training():
     alpha = torch.tensor([0.25, 0.5])
     c = stack.coefficients(alpha, state)
     assert c.task.tolist() == [1.5, 1.0] and c.rule.tolist() == [0.25, 0.5]
+
+
+def test_rho_epoch_warns_when_a_seed_falls_back_to_one_not_every_epoch():
+    from deepctrl.core.methods import _safe_ratio
+
+    rule, task = torch.tensor([0.0, 2.0]), torch.tensor([1.0, 4.0])
+    with pytest.warns(RuntimeWarning, match="re-measured rule or task loss is zero"):
+        rho = _safe_ratio(rule, task, torch.tensor([0.3, 0.7]))
+    assert rho.tolist() == [1.0, 0.5]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _safe_ratio(rule, task, rho).tolist() == [1.0, 0.5]  # still there: quiet

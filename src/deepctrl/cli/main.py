@@ -9,6 +9,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from deepctrl._version import __version__
@@ -111,10 +112,23 @@ def _add_reproduce(subparsers: Any) -> None:
         p.set_defaults(handler=_run_experiment, target=(module, func))
 
 
+def _output_folder(out: str) -> None:
+    """``--out`` of a reproduction, made now: a file there, or a folder that cannot be
+    made, fails before any training."""
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {out} is a file; give a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--out {out}: cannot make the folder ({exc.strerror})") from None
+
+
 def _run_experiment(args: argparse.Namespace) -> int:
     for name in PAPER_LIBRARIES:  # before hours of training, not at the figures
         if importlib.util.find_spec(name) is None:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    _output_folder(args.out)
     module, func = args.target
     run = getattr(importlib.import_module(f"deepctrl.paper.experiments.{module}"), func)
     options = {

@@ -338,22 +338,24 @@ class LagrangianDual(LinearMethod):
 
 
 def _safe_ratio(rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None) -> Tensor:
-    """L_rule / L_task per seed. Where either is zero or the ratio is not finite: the seed's
-    `last` rho when re-measuring, or 1.0 with a warning at the start.
+    """L_rule / L_task per seed; 1.0 where either is zero or the ratio is not finite, with a
+    warning at the start, or when re-measuring (`last`: the seeds' rho so far) once a seed
+    falls back (not again every epoch while it stays there).
 
-    >>> _safe_ratio(torch.tensor([2.0, 0.0]), torch.tensor([4.0, 1.0]), torch.tensor([3.0, 5.0]))
-    tensor([0.5000, 5.0000])
+    >>> _safe_ratio(torch.tensor([2.0, 0.0]), torch.tensor([4.0, 1.0]), torch.tensor([3.0, 1.0]))
+    tensor([0.5000, 1.0000])
     """
     ratio = rule_loss.double() / task_loss.double()
     bad = ~torch.isfinite(ratio) | (rule_loss <= 0) | (task_loss <= 0)
-    if last is None and bool(bad.any()):
+    new = bad if last is None else bad & (last.to(bad.device) != 1.0)
+    if bool(new.any()):
+        when = "initial" if last is None else "re-measured"
         warnings.warn(
-            "rho: the initial rule or task loss is zero for some seeds; using rho = 1.0 there",
+            f"rho: the {when} rule or task loss is zero for some seeds; using rho = 1.0 there",
             RuntimeWarning,
             stacklevel=3,
         )
-    fallback = torch.ones_like(ratio) if last is None else last.to(ratio)
-    return torch.where(bad, fallback, ratio).float()
+    return torch.where(bad, torch.ones_like(ratio), ratio).float()
 
 
 RHO_MODES = ("auto", "paper", "epoch")
@@ -373,8 +375,8 @@ class DeepCTRLMethod(LinearMethod):
       reference response of `deepctrl.core.scale` instead of the fresh network, which
       barely reacts to a 10 % input change (the paper's ratio is then near 0 and the
       rule wins at every alpha > 0; see docs/rho.md);
-    * `"epoch"`: the paper's ratio re-estimated after every epoch (Appendix A.5); a seed
-      whose rule or task loss is zero after an epoch keeps its rho;
+    * `"epoch"`: the paper's ratio re-estimated after every epoch (Appendix A.5), 1.0
+      where either loss is zero;
     * a float fixes rho.
 
     Args:
