@@ -65,8 +65,8 @@ def _add_reproduce(subparsers: Any) -> None:
         p.add_argument(
             "--seeds",
             type=_positive_int,
-            default=10,
-            help="number of seeds (default 10, as in the paper)",
+            default=None,
+            help="number of seeds (default 10, as in the paper; --quick trains at most 2)",
         )
         p.add_argument(
             "--quick",
@@ -129,6 +129,10 @@ def _run_experiment(args: argparse.Namespace) -> int:
         if importlib.util.find_spec(name) is None:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
     _output_folder(args.out)
+    if args.seeds is None:
+        args.seeds = 10
+    elif args.quick and args.seeds > 2:
+        print(f"note: --quick trains 2 seeds, not {args.seeds}", file=sys.stderr)
     module, func = args.target
     run = getattr(importlib.import_module(f"deepctrl.paper.experiments.{module}"), func)
     options = {

@@ -48,7 +48,12 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"cannot write {path}: folder {parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+    if path.is_dir():
+        raise ValueError(f"cannot write {path}: it is a folder; give a file name")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror}") from None
     try:
         umask = os.umask(0)
         os.umask(umask)

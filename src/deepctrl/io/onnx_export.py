@@ -225,7 +225,7 @@ def to_onnx(
 
     Raises:
         ValueError: When `example_inputs` is neither a tensor nor a dict of tensors, has
-            fewer than two rows, or has a key named `alpha`; when the `onnx` extra is
+            fewer than two rows, or has a key named `alpha` or `y`; when the `onnx` extra is
             missing, the export fails, or the check finds different outputs.
 
     Examples:
@@ -243,10 +243,9 @@ def to_onnx(
     if isinstance(example_inputs, Mapping):
         keys = tuple(str(k) for k in example_inputs)
         tensors = tuple(example_inputs.values())
-        if "alpha" in keys:
-            raise ValueError(
-                "a dict input named 'alpha' would clash with the rule strength input: rename it"
-            )
+        for taken, what in (("alpha", "the rule strength input"), ("y", "the output")):
+            if taken in keys:
+                raise ValueError(f"a dict input named {taken!r} would clash with {what}: rename it")
     elif isinstance(example_inputs, Tensor):
         keys, tensors = None, (example_inputs,)
     else:

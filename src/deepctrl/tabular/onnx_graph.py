@@ -280,7 +280,7 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
     encoder = est.encoder_
     classifier = hasattr(est, "classes_")
     outputs = ["probabilities"] if classifier else ["prediction"]
-    reserved = {"alpha", "label", *outputs}
+    reserved = {"alpha", "label", "encoded", *outputs}
     clash = [n for n in encoder.names if n in reserved or n.startswith(INTERNAL)]
     if clash:
         raise ValueError(

@@ -5,8 +5,8 @@
   (alpha z_r + (1 - alpha) z_d), ``concat`` (cat(z_r, z_d), alpha only weights the losses)
   and ``input`` (one encoder fed cat(h, alpha)) (Fig. 7c-d);
 * ``rho``: rho = L_rule,0 / L_task,0 ("auto") against rho = 1 and rho re-estimated after
-  every epoch (App. A.5, Fig. 9);
-* ``tsne``: t-SNE maps of z_r, z_d and of z for several alphas (App. A.3, Fig. 8).
+  every epoch (App. A.5, Fig. 10);
+* ``tsne``: t-SNE maps of z_r, z_d and of z for several alphas (App. A.3, Fig. 9).
 
 The reference variant (Beta(0.1), merge "deepctrl", rho auto) is trained once and shared by
 the three studies; the t-SNE uses its first seed. Each study writes OUT/<study>/results.json,
@@ -225,7 +225,7 @@ def write_tsne(
         text += ["> **SMOKE RUN (`--quick`)**: briefly trained model; not a result.", ""]
     text += [
         f"Model: reference DeepCTRL, seed {results['seed']}; {len(pick)} random test points;"
-        f" z for alpha in {list(TSNE_ALPHAS)}. Paper (Fig. 8): z_r and z_d do not overlap and"
+        f" z for alpha in {list(TSNE_ALPHAS)}. Paper (Fig. 9): z_r and z_d do not overlap and"
         " z moves gradually with alpha.",
         "",
         "![t-SNE](tsne.png)",

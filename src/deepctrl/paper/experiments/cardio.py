@@ -308,6 +308,10 @@ def reproduce(
     results["checks_by_method"] = {m: checks(results, m) for m in results["rho"]}
     results["wall_seconds"] = round(time.perf_counter() - start, 1)
     write_outputs(results, Path(out))
+    print(
+        f"cardio{' (quick)' if quick else ''}: wrote {Path(out) / 'report.md'} "
+        f"in {results['wall_seconds']:.0f} s"
+    )
     return results
 
 
@@ -416,4 +420,8 @@ def reproduce_perturbation(
     reports.write_json(folder / "results.json", results)
     perturbation_figure(results, folder / "perturbation.png")
     reports.write_text(folder / "report.md", perturbation_markdown(results))
+    print(
+        f"cardio-perturbation{' (quick)' if quick else ''}: wrote {folder / 'report.md'} "
+        f"in {results['wall_seconds']:.0f} s"
+    )
     return results

@@ -337,6 +337,10 @@ def reproduce(
     results["paper_best_alpha"] = PAPER_BEST_ALPHA
     results["wall_seconds"] = round(time.perf_counter() - start, 1)
     write_outputs(results, Path(out))
+    print(
+        f"retail{' (quick)' if quick else ''}: wrote {Path(out) / 'report.md'} "
+        f"in {results['wall_seconds']:.0f} s"
+    )
     return results
 
 

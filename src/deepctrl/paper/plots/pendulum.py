@@ -102,7 +102,7 @@ def write_main_figures(results: dict[str, Any], trace: dict[str, Any], out_dir: 
 def tsne_figure(
     latents: np.ndarray, encoder: np.ndarray, mixed: np.ndarray, mixed_alpha: np.ndarray, path: Path
 ) -> str:
-    """t-SNE maps (App. A.3, Fig. 8): z_r against z_d, and z over several alphas."""
+    """t-SNE maps (App. A.3, Fig. 9): z_r against z_d, and z over several alphas."""
     plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8))
     for label, color in (("z_r (rule encoder)", "tab:red"), ("z_d (data encoder)", "tab:blue")):
