@@ -108,5 +108,9 @@ def test_what_does_not_export_says_so(tmp_path):
         dc.to_onnx(plain, torch.randn(1, 3), tmp_path / "c.onnx")
     with pytest.raises(ValueError, match="'alpha' would clash"):
         dc.to_onnx(plain, {"alpha": torch.randn(4, 3)}, tmp_path / "d.onnx")
+    with pytest.raises(ValueError, match="a dict input named 'y' would clash with the output"):
+        dc.to_onnx(plain, {"y": torch.randn(4, 3)}, tmp_path / "d.onnx")
+    with pytest.raises(ValueError, match="it is a folder; give a file name"):
+        dc.to_onnx(plain, torch.randn(4, 3), tmp_path)
     with pytest.raises(ValueError, match="a tensor or a dict of tensors"):
         dc.to_onnx(plain, [torch.randn(4, 3)], tmp_path / "e.onnx")

@@ -241,6 +241,11 @@ def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
     )
     with pytest.raises(ValueError, match="column named 'alpha'.*rename the column"):
         est.to_onnx(tmp_path / "a.onnx")
+    named = dc.DeepCTRLRegressor(max_epochs=1, hidden_size=8, n_seeds=1, random_state=0).fit(
+        frame.rename(columns={"alpha": "encoded"}), np.arange(30.0)
+    )
+    with pytest.raises(ValueError, match="column named 'encoded'.*rename the column"):
+        named.to_onnx(tmp_path / "a.onnx")
     with pytest.raises(ValueError, match="not fitted"):
         dc.DeepCTRLRegressor().to_onnx(tmp_path / "b.onnx")
     models, _ = fitted
