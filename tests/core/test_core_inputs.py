@@ -151,3 +151,24 @@ def test_a_model_file_keeps_its_precision(tmp_path):
         odd = dc.save(net(), tmp_path / "odd.safetensors", {"architecture": "mine"})
     with pytest.raises(ValueError, match="its config's 'architecture' is not one deepctrl wrote"):
         dc.load(odd)
+
+
+def test_seeds_must_be_integers():
+    X, y = data()
+    for seeds in (3, [0.5, 0.7], "01"):
+        with pytest.raises(ValueError, match="seeds must be a list of distinct integers"):
+            dc.fit(net(), RULE, train=(X, y), max_epochs=1, seeds=seeds)
+
+
+def test_wrong_bce_targets_are_blamed_on_the_targets():
+    X, _ = data()
+    model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1, out_activation="sigmoid"))
+    with pytest.raises(ValueError, match=r"task_loss='bce' needs targets in \[0, 1\], got 0 to 5"):
+        dc.fit(model, RULE, train=(X, torch.arange(64.0) % 6), task_loss="bce", max_epochs=1)
+
+
+def test_a_compiled_model_saves_what_it_wraps(tmp_path):
+    model = net()
+    path = dc.save(torch.compile(model), tmp_path / "m.safetensors")
+    x = torch.randn(4, 3)
+    assert torch.equal(dc.load(path)(x, 0.5), model.eval()(x, 0.5))

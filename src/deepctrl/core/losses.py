@@ -149,14 +149,17 @@ def check_outputs(y_hat: Tensor, y: Tensor, task_loss: object) -> None:
             f" they must match for task_loss={task_loss!r}"
         )
     if task_loss == "bce":
+        if float(y.min()) < 0 or float(y.max()) > 1:
+            raise ValueError(
+                f"task_loss='bce' needs targets in [0, 1], got {float(y.min()):.3g} to "
+                f"{float(y.max()):.3g}"
+            )
         lo, hi = float(y_hat.min()), float(y_hat.max())
         if lo < 0 or hi > 1:
             raise ValueError(
                 f"task_loss='bce' needs probabilities in [0, 1], but the model "
                 f"outputs values from {lo:.3g} to {hi:.3g}: {SIGMOID_HINT}"
             )
-        if float(y.min()) < 0 or float(y.max()) > 1:
-            raise ValueError("task_loss='bce' needs targets in [0, 1]")
 
 
 def _check_classes(y_hat: Tensor, y: Tensor) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.utils.data import Dataset, IterableDataset
@@ -120,6 +121,19 @@ def check_fit(
         raise ValueError("the model has no parameters to train")
 
 
+def _checked_seeds(seeds: Any) -> list[int]:
+    """``seeds`` as a list of integers (numpy integers too); anything else is an error.
+
+    >>> _checked_seeds(range(3))
+    [0, 1, 2]
+    """
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence | np.ndarray):
+        raise ValueError(f"seeds must be a list of distinct integers, got {seeds!r}")
+    if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) for s in seeds):
+        raise ValueError(f"seeds must be a list of distinct integers, got {list(seeds)!r}")
+    return [int(s) for s in seeds]
+
+
 def fit_in_workers(
     model: nn.Module,
     rule: Rule | None,
@@ -134,6 +148,7 @@ def fit_in_workers(
     """`run_fit` over `workers` shares of the seeds, side by side, joined."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    seeds = _checked_seeds(seeds)
     parts = seed_parts(seeds, workers)
     if len(parts) == 1:
         return run_fit(model, rule, methods, train, val, seeds, o, desc)

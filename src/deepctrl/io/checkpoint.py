@@ -23,6 +23,7 @@ from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 from torch import Tensor, nn
 
+from deepctrl.core.calls import unwrap
 from deepctrl.core.model import DeepCTRL
 from deepctrl.io.file_format import (
     WEIGHTS_DIGEST,
@@ -69,6 +70,7 @@ def save(
     Raises:
         ValueError: When `config` is not JSON-serialisable or the folder does not exist.
     """
+    model = unwrap(model)  # a torch.compile or DDP wrapper saves what it wraps
     config = dict(config or {})
     if isinstance(model, DeepCTRL) and "architecture" not in config:
         spec = model.spec()
