@@ -172,3 +172,14 @@ def test_a_compiled_model_saves_what_it_wraps(tmp_path):
     path = dc.save(torch.compile(model), tmp_path / "m.safetensors")
     x = torch.randn(4, 3)
     assert torch.equal(dc.load(path)(x, 0.5), model.eval()(x, 0.5))
+
+
+def test_inputs_the_model_cannot_take_are_named():
+    X, y = data()
+    wider = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), dc.mlp(16, 1))
+    with pytest.raises(
+        ValueError, match=r"cannot take the training rows .*\(3,\), 'torch\.float32'"
+    ):
+        dc.fit(wider, RULE, train=(X, y), max_epochs=1)
+    with pytest.raises(ValueError, match=r"one row: \(\(3,\), 'torch\.int64'\)\): Input dtypes"):
+        dc.fit(net(), RULE, train=(X.long(), y), max_epochs=1)

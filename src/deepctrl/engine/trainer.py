@@ -165,7 +165,7 @@ class Trainer:
         S = self.stack.size
         alphas = torch.full((S,), float(self.method.val_alpha), device=self.device)
         with torch.no_grad(), in_mode(self.stack.template, False):
-            out = self.stack(expand_seeds(x, S), alphas)
+            out = self._first_call(x, alphas)
             check_outputs(out[0], y, self.task_loss)
             if self.val_data is not None and not is_loader(self.val_data):
                 Xv, yv = self.val_data
@@ -175,6 +175,22 @@ class Trainer:
                 except ValueError as exc:
                     raise ValueError(f"val: {exc}") from None
         self.checked = True
+
+    def _first_call(self, x: Inputs, alphas: Tensor) -> Tensor:
+        """The stack on the first training rows; a model that cannot take them (inputs of
+        another width or dtype) fails with one line naming them."""
+        try:
+            return self.stack(expand_seeds(x, self.stack.size), alphas)
+        except RuntimeError as exc:
+            row = (
+                {k: (tuple(v.shape[1:]), str(v.dtype)) for k, v in x.items()}
+                if isinstance(x, dict)
+                else (tuple(x.shape[1:]), str(x.dtype))
+            )
+            raise ValueError(
+                f"the model cannot take the training rows (shape and dtype of one row: "
+                f"{row}): {str(exc).strip().splitlines()[0]}"
+            ) from exc
 
     def calibrate(self) -> None:
         """The method's state of every seed before the first batch (rho measured over the
