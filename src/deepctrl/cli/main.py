@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -113,15 +114,18 @@ def _add_reproduce(subparsers: Any) -> None:
 
 
 def _output_folder(out: str) -> None:
-    """``--out`` of a reproduction, made now: a file there, or a folder that cannot be
-    made, fails before any training."""
+    """``--out`` of a reproduction, checked before any training (and not made yet, so a
+    run that fails leaves nothing): not a file, and under a folder that can be written."""
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out {out} is a file; give a folder")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
+    existing = next(p for p in (folder, *folder.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise ValueError(f"--out {out}: {existing} is a file, not a folder")
+    try:  # a folder made and removed at once: what will be written can be
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".deepctrl-probe-"))
     except OSError as exc:
-        raise ValueError(f"--out {out}: cannot make the folder ({exc.strerror})") from None
+        raise ValueError(f"--out {out}: cannot write in {existing} ({exc.strerror})") from None
 
 
 def _run_experiment(args: argparse.Namespace) -> int:
