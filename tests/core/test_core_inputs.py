@@ -183,3 +183,11 @@ def test_inputs_the_model_cannot_take_are_named():
         dc.fit(wider, RULE, train=(X, y), max_epochs=1)
     with pytest.raises(ValueError, match=r"one row: \(\(3,\), 'torch\.int64'\)\): Input dtypes"):
         dc.fit(net(), RULE, train=(X.long(), y), max_epochs=1)
+
+
+def test_the_objective_takes_alphas_from_0_to_1():
+    X, y = data()
+    objective = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0))
+    with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\] for the training objective"):
+        objective(X, y, alpha=1.5)
+    assert objective(X, y, alpha=1.0).alpha == 1.0

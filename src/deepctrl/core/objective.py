@@ -232,7 +232,7 @@ class Objective:
         Args:
             x: The batch's inputs: a tensor, or a dict of named inputs.
             y: The batch's targets (a 1-D float tensor is read as one column).
-            alpha: The rule strength to use; None draws one from the method's prior.
+            alpha: The rule strength to use, in [0, 1]; None draws one from the method's prior.
             weight: One weight per row, used as given: the rows' losses are weighted,
                 sum(w_i l_i) / batch size. None weighs every row alike.
 
@@ -247,6 +247,11 @@ class Objective:
             y = y[:, None]
         if batch_len(x) == 0:
             raise ValueError("the batch has no rows")
+        if alpha is not None and not 0.0 <= float(alpha) <= 1.0:
+            raise ValueError(
+                f"alpha must be in [0, 1] for the training objective, got {alpha} (beyond 1 the "
+                "task weight turns negative; the model itself takes any alpha)"
+            )
         w = (
             None
             if weight is None
