@@ -191,3 +191,12 @@ def test_the_objective_takes_alphas_from_0_to_1():
     with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\] for the training objective"):
         objective(X, y, alpha=1.5)
     assert objective(X, y, alpha=1.0).alpha == 1.0
+
+
+def test_sweep_refuses_targets_of_another_width():
+    X, _ = data()
+    two = net(2)
+    with pytest.raises(ValueError, match="1 value.* per sample but the outputs 2; class labels"):
+        dc.sweep(two, RULE, X, torch.arange(64) % 2, alphas=[0.0])
+    with pytest.raises(ValueError, match=r"the targets have 3 value\(s\) per sample but the"):
+        dc.sweep(net(), RULE, X, torch.randn(64, 3), alphas=[0.0])

@@ -23,12 +23,35 @@ def _flat(t: Tensor) -> Tensor:
     return t.reshape(t.shape[0], -1)
 
 
+def _difference(y_hat: Tensor, y: Tensor) -> Tensor:
+    """Outputs minus targets, one row per sample; a target of another width is an error
+    (it would broadcast against the outputs).
+
+    >>> _difference(torch.ones(2, 3), torch.zeros(2, 1))
+    Traceback (most recent call last):
+    ...
+    ValueError: the targets have 1 value(s) per sample but the outputs 3
+    """
+    out, target = _flat(y_hat), _flat(y)
+    if out.shape[1] != target.shape[1]:
+        labels = (
+            ""
+            if y.is_floating_point()
+            else "; class labels need a metric such as 'accuracy' or 'cross_entropy'"
+        )
+        raise ValueError(
+            f"the targets have {target.shape[1]} value(s) per sample but the outputs "
+            f"{out.shape[1]}{labels}"
+        )
+    return out - target.to(y_hat)
+
+
 def mae_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
-    return (_flat(y_hat) - _flat(y).to(y_hat)).abs().mean(dim=1)
+    return _difference(y_hat, y).abs().mean(dim=1)
 
 
 def mse_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
-    return ((_flat(y_hat) - _flat(y).to(y_hat)) ** 2).mean(dim=1)
+    return (_difference(y_hat, y) ** 2).mean(dim=1)
 
 
 SIGMOID_HINT = "end the decision block with a sigmoid, e.g. dc.mlp(..., out_activation='sigmoid')"
