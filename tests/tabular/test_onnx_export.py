@@ -193,6 +193,9 @@ def test_the_inputs_are_typed_by_column_kind(fitted):
     assert float(meta["default_alpha"]) == est.alpha_
     assert float(meta["min_error_alpha"]) == est.min_error_alpha_
     assert meta["estimator"] == "DeepCTRLClassifier"
+    for path in paths.values():  # one name for the row axis of every input and output
+        session = ort.InferenceSession(str(path))
+        assert {v.shape[0] for v in (*session.get_inputs(), *session.get_outputs())} == {"rows"}
 
 
 def test_preprocessing_follows_the_calendar_at_its_edges():

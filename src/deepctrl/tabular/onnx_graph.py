@@ -302,6 +302,10 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
     model = compose.merge_models(pre, network, io_map=[("encoded", "_net/encoded")])
     if classifier:
         _add_label(model, est.classes_)
+    for value in (*model.graph.input, *model.graph.output):
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param == "batch":  # the network's row axis: one name for every row axis
+                dim.dim_param = "rows"
     model.graph.name = f"deepctrl {type(est).__name__}"
     model.doc_string = (
         "Inputs: the table's columns by name and 'alpha' (float32 per row); "
