@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import io
 import logging
 import os
 import re
@@ -37,7 +38,14 @@ from deepctrl.core.inputs import Inputs, batch_len
 from deepctrl.io.file_format import write_atomic
 
 ONNX_EXTRA = 'pip install "deepctrl[onnx]"'
-_QUIET_LOGGERS = ("torch.onnx", "torch.export", "torch._dynamo", "onnxscript")
+_QUIET_LOGGERS = (
+    "torch.onnx",
+    "torch.export",
+    "torch._dynamo",
+    "torch._subclasses",
+    "torch.fx",
+    "onnxscript",
+)
 
 
 EXPORTER_READY: bool = {"dynamo", "dynamic_shapes", "optimize"} <= set(
@@ -75,13 +83,15 @@ def require_exporter() -> None:
 
 @contextlib.contextmanager
 def quiet_exporter() -> Iterator[None]:
-    """Silence the exporter's progress logs and warnings (errors still raise)."""
+    """Silence the exporter's logs, warnings and what it prints to stderr (graph dumps of a
+    failed trace), its error logs too: a failed export raises, and `export_program` names
+    the cause in one line."""
     loggers = [logging.getLogger(name) for name in _QUIET_LOGGERS]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
-        lg.setLevel(logging.ERROR)
+        lg.setLevel(logging.CRITICAL)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")
             yield
     finally:
