@@ -104,13 +104,7 @@ def as_categories(series: pd.Series) -> pd.Series:
     ['1', None, '2.5']
     """
     return pd.Series(
-        [
-            None if pd.isna(v) else category_key(v.item() if isinstance(v, np.generic) else v)
-            for v in series
-        ],
-        index=series.index,
-        name=series.name,
-        dtype=object,
+        [category_key(v) for v in series], index=series.index, name=series.name, dtype=object
     )
 
 

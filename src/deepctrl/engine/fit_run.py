@@ -152,7 +152,7 @@ def fit_in_workers(
     parts = seed_parts(seeds, workers)
     if len(parts) == 1:
         return run_fit(model, rule, methods, train, val, seeds, o, desc)
-    check_fit(rule, methods, train, [int(s) for s in seeds], model, o)
+    check_fit(rule, methods, train, seeds, model, o)
     if o.callbacks:
         raise ValueError(
             "callbacks need workers=1: with several workers they would run in other processes"
@@ -229,7 +229,7 @@ def run_fit(
     desc: str,
 ) -> list[FitResult]:
     """Train `methods` x `seeds` copies as one stack; one result per method."""
-    seeds = [int(s) for s in seeds]
+    seeds = list(seeds)
     check_fit(rule, methods, train, seeds, model, o)
     callbacks = as_callbacks(o.callbacks)
     device = resolve_device(o.device)

@@ -163,19 +163,21 @@ def shown(value: Any) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def category_key(value: Category) -> str | None:
-    """A category as text, whole numbers without a decimal point: the spelling by which a
-    value read another way (the text "10" from a CSV, the number 10 or 10.0 from a frame,
-    "True" beside the boolean True) still finds its training category.
+def category_key(value: Any) -> str | None:
+    """A table value as category text (None when missing), whole numbers without a decimal
+    point: the spelling by which a value read another way (the text "10" from a CSV, the
+    number 10 or 10.0 from a frame, "True" beside the boolean True) still finds its
+    training category.
 
-    >>> category_key(10.0), category_key("10"), category_key(True), category_key(None)
+    >>> category_key(10.0), category_key("10"), category_key(np.bool_(True)), category_key(" ")
     ('10', '10', 'True', None)
     """
-    if value is None:
+    plain = _plain(value)
+    if plain is None:
         return None
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    if isinstance(plain, float) and plain.is_integer():
+        return str(int(plain))
+    return str(plain)
 
 
 def numeric_values(series: pd.Series) -> np.ndarray:
@@ -459,7 +461,7 @@ class TableEncoder:
         for i, v in enumerate(c.categories):
             by_text.setdefault(category_key(v), i)
         codes, distinct = _plain_codes(series)
-        found = [index.get(v, by_text.get(category_key(v), -1)) for v in distinct]
+        found = [index[v] if v in index else by_text.get(category_key(v), -1) for v in distinct]
         codes = np.array(found, dtype=np.int64)[codes[take]]
         known = codes >= 0
         if not known.all():

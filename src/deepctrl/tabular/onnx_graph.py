@@ -44,7 +44,6 @@ from deepctrl.tabular.encoding import (
     DATE_PARTS,
     Column,
     TableEncoder,
-    _plain,
     category_key,
     date_values,
     numeric_values,
@@ -65,7 +64,7 @@ LEAP_DAYS_BEFORE_1970 = 1969 // 4 - 1969 // 100 + 1969 // 400
 def category_text(value: Any) -> str:
     """A category as the ONNX file's string input spells it: its text, whole numbers
     without a decimal point ('' for a missing value), as `predict` matches categories."""
-    return category_key(_plain(value)) or ""
+    return category_key(value) or ""
 
 
 def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[str, np.ndarray]:
