@@ -183,6 +183,14 @@ def test_resolve_errors(rule, message):
         resolve([rule], TableEncoder.fit(frame()), Outputs.regression(["y"]))
 
 
+def test_an_integer_output_names_a_whole_number_class_never_a_position():
+    classes = Outputs.classification(np.array([1, 2, 5]))
+    assert [classes.find(v) for v in (1, np.int64(2), 5)] == [0, 1, 2]
+    with pytest.raises(ValueError, match="an output names a class, not a position"):
+        classes.find(0)
+    assert Outputs.classification(["a", "b", "c"]).find(2) == 2
+
+
 def test_relative_perturbation_on_a_column_around_zero_warns():
     enc = TableEncoder.fit(pd.DataFrame({"x": [-1.0, 0.0, 1.0]}))
     with pytest.warns(UserWarning, match="consider perturbation=dc.rules.Additive"):

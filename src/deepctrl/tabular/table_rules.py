@@ -78,6 +78,10 @@ class Expression(Penalty):
         return (Expression, (self.expression, self.tau))
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 class Outputs:
     """The model's outputs by name, and how to turn model outputs into the table's units."""
 
@@ -118,19 +122,33 @@ class Outputs:
 
     def find(self, output: Any) -> int:
         """The index of a class label or target name, or of an index given as such;
-        ``output`` None is the first output (regression) or ``classes_[1]`` (binary)."""
+        ``output`` None is the first output (regression) or ``classes_[1]`` (binary).
+
+        With whole-number class labels an integer names a label, never a position, so that
+        ``1`` cannot mean one class here and another there.
+
+        >>> Outputs.classification(["late", "ontime"]).find(1)
+        1
+        >>> Outputs.classification([1, 2, 5]).find(2)
+        1
+        """
         if output is None:
             return 1 if self.kind == "binary" else 0
         keys = self.labels if self.labels else self.names
         for i, key in enumerate(keys):
             if key == output or str(key) == str(output):
                 return i
-        if isinstance(output, int) and not isinstance(output, bool) and 0 <= output < len(keys):
-            return output
+        if _is_int(output) and not any(_is_int(k) for k in keys) and 0 <= output < len(keys):
+            return int(output)
         what, plural = ("class", "classes") if self.labels else ("target", "targets")
+        hint = (
+            "; with whole-number classes an output names a class, not a position"
+            if _is_int(output) and any(_is_int(k) for k in keys)
+            else ""
+        )
         raise ValueError(
             f"output {output!r} is not a {what} of this model ({plural}: "
-            f"{', '.join(str(k) for k in keys)})"
+            f"{', '.join(str(k) for k in keys)}){hint}"
         )
 
     def describe(self, index: int) -> str:
