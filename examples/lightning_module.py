@@ -34,8 +34,8 @@ class DeepCTRLModule(L.LightningModule):
         self.last = None
 
     def on_train_start(self) -> None:
-        if self.objective.rho is None:  # rho over the training set at the initial weights
-            self.objective.calibrate(self.trainer.train_dataloader)
+        if self.objective.state is None:  # rho over the training set at the initial weights
+            self.objective.calibrate(self.trainer.train_dataloader)  # (a resumed run has one)
 
     def training_step(self, batch, batch_idx):
         out = self.objective(*batch)
@@ -53,7 +53,8 @@ class DeepCTRLModule(L.LightningModule):
         return out.loss
 
     def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
-        self.objective.after_step(self.last)
+        if (batch_idx + 1) % self.trainer.accumulate_grad_batches == 0:  # an optimizer step
+            self.objective.after_step(self.last)
 
     def on_train_epoch_end(self) -> None:
         self.objective.after_epoch(self.trainer.train_dataloader)

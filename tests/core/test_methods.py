@@ -71,6 +71,13 @@ def test_auto_rho_measures_perturbation_rules_on_the_data_slope():
         assert rho_of(rule, y, "paper").tolist() == [1.0]
 
 
+def test_auto_rho_counts_only_the_pairs_a_threshold_rule_judges():
+    # only x = 2 crosses 2.1 when raised by 0.3: a third of the monotonic rule's reference.
+    rule = dc.rules.Threshold(0, 2.1, perturbation=Shift())
+    y = torch.tensor([[0.0], [3.0], [3.0]])
+    assert rho_of(rule, y, "auto").item() == pytest.approx(0.3 * 3**0.5 / 3 / (2 / 3), rel=1e-5)
+
+
 @pytest.mark.parametrize(("offset", "expected"), [(1.5, 0.25), (5.0, 0.0)])
 def test_lagrangian_multiplier_after_one_batch(offset, expected):
     # at alpha 0 the model outputs x, so g = x - offset; lam = max(0, 0 + 0.5 * mean(g)).

@@ -195,7 +195,7 @@ def test_dict_inputs_and_a_model_of_your_own_that_takes_alpha():
     rule = dc.rules.Monotonic(0, "increasing", input="num")
     out = dc.Objective(TwoInputs(), rule, dc.methods.DeepCTRL(rho=1.0))(x, torch.randn(16, 1))
     assert out.loss.requires_grad and out.satisfied.shape == (16,)
-    with pytest.raises(ValueError, match="must name the one it perturbs"):
+    with pytest.raises(ValueError, match="must name the one it perturbs, e.g. input='num'"):
         dc.Objective(TwoInputs(), RULE, dc.methods.DeepCTRL(rho=1.0))(x, torch.randn(16, 1))
 
 
@@ -253,3 +253,127 @@ def test_batch_weights_give_the_weighted_sum_over_the_batch_size():
         objective(x, y, weight=w[:3])
     with pytest.raises(ValueError, match="the batch weights must be >= 0"):
         objective(x, y, weight=-w)
+
+
+def test_a_state_of_other_rules_is_refused():
+    X, y = data(16)
+    two = dc.rules.AllOf([RULE, dc.rules.Monotonic(1, "decreasing")])
+    saved = dc.Objective(net(), two, dc.methods.LagrangianDual())
+    saved(X, y)
+    one = dc.Objective(net(), RULE, dc.methods.LagrangianDual())
+    with pytest.raises(ValueError, match="1 seed\\(s\\) and 2 rule leaves.* under 1"):
+        one.load_state_dict(saved.state_dict())
+
+
+def test_calibrating_again_keeps_the_multipliers_and_the_alpha_draws():
+    X, y = data(64)
+    always = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] + 5.0)  # violated by every row
+    dual = dc.Objective(net(), always, dc.methods.LagrangianDual(dual_lr=0.1))
+    for _ in range(3):
+        dual.after_step(dual(X, y))
+    kept = dual.state["multipliers"].clone()
+    assert float(kept[0, 0]) > 1.0
+    dual.calibrate((X, y))
+    assert torch.equal(dual.state["multipliers"], kept)
+
+    deep, twin = (
+        dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho="paper"), seed=3).calibrate((X, y))
+        for _ in range(2)
+    )
+    deep(X, y)
+    twin(X, y)
+    with torch.no_grad():
+        for p in deep.model.parameters():
+            p.mul_(2.0)
+    deep.calibrate((X, y))  # rho measured again at the new weights, the draws go on
+    assert deep.rho != twin.rho
+    assert deep(X, y).alpha == twin(X, y).alpha
+
+
+def test_a_deepctrl_model_gets_alpha_as_a_tensor_so_compile_does_not_specialise_on_it():
+    from torch._dynamo.testing import CompileCounter
+
+    X, y = data(32)
+    counter = CompileCounter()
+    compiled = torch.compile(net(), backend=counter)
+    objective = dc.Objective(compiled, RULE, dc.methods.DeepCTRL(rho=1.0))
+    alphas = {objective(X, y).alpha for _ in range(10)}
+    assert len(alphas) == 10 and counter.frame_count <= 2
+
+
+def test_inputs_are_cast_to_the_models_dtype():
+    X, y = data(32)
+    wide = dc.Objective(net(torch.float64), RULE, dc.methods.DeepCTRL(rho=1.0), seed=4)
+    same = copy.deepcopy(wide)
+    out = wide(X, y)  # float32 rows into a float64 model
+    assert out.y_hat.dtype == torch.float64
+    assert float(out.loss.detach()) == float(same(X.double(), y.double()).loss.detach())
+
+
+def test_a_model_with_several_outputs_is_one_clear_error():
+    class TwoHeads(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(3, 2)
+
+        def forward(self, x):
+            h = self.lin(x)
+            return h[:, :1], h[:, 1:]
+
+    X, y = data(8)
+    with pytest.raises(ValueError, match="returned a tuple.*torch.cat"):
+        dc.Objective(TwoHeads(), RULE, dc.methods.DeepCTRL(rho=1.0))(X, y)
+
+
+class ScalarLoss(dc.rules.Rule):
+    def loss(self, ctx):
+        return ctx.y_hat.sum()
+
+    def satisfied(self, ctx):
+        return torch.ones(ctx.y_hat.shape[0], dtype=torch.bool)
+
+
+class DropsRows(dc.rules.Monotonic):
+    def perturb(self, x, generator=None):
+        return super().perturb(x, generator)[:-1]
+
+
+class WholeColumn(dc.rules.Perturbation):
+    def delta(self, values, generator=None):
+        return torch.ones(values.shape[0], 1)
+
+    def config(self):
+        return {"kind": "whole-column"}
+
+
+@pytest.mark.parametrize(
+    ("rule", "task_loss", "message"),
+    [
+        (ScalarLoss(), "mae", r"ScalarLoss.loss gave \(\) for 16 samples"),
+        (RULE, lambda y_hat, y: (y_hat - y).abs().mean(), r"the task loss gave \(\) for 16"),
+        (DropsRows(0, "increasing"), "mae", r"DropsRows.perturb returned \(15, 3\) for .*16, 3"),
+        (
+            dc.rules.Monotonic(0, "increasing", perturbation=WholeColumn()),
+            "mae",
+            r"WholeColumn.delta returned \(16, 1\) for values of \(16,\)",
+        ),
+    ],
+)
+def test_rules_and_losses_of_the_wrong_shape_are_one_clear_error(rule, task_loss, message):
+    X, y = data(16)
+    with pytest.raises(ValueError, match=message):
+        dc.Objective(net(), rule, dc.methods.DeepCTRL(rho=1.0), task_loss=task_loss)(X, y)
+
+
+def test_a_function_given_as_a_rule_is_refused_with_a_hint():
+    X, y = data(16)
+    fn = lambda x, y_hat: y_hat[:, 0]  # noqa: E731
+    hint = r"got function: wrap a function of \(x, y_hat\) in dc.rules.Penalty"
+    with pytest.raises(ValueError, match=hint):
+        dc.Objective(net(), fn)
+    with pytest.raises(ValueError, match="every member of AllOf must be a deepctrl rule"):
+        dc.rules.AllOf([RULE, fn])
+    with pytest.raises(ValueError, match=hint):
+        dc.fit(net(), fn, train=(X, y), max_epochs=1)
+    with pytest.raises(ValueError, match=hint):
+        dc.sweep(net(), fn, X, y)

@@ -184,10 +184,11 @@ def test_resolve_errors(rule, message):
 
 
 def test_an_integer_output_names_a_whole_number_class_never_a_position():
-    classes = Outputs.classification(np.array([1, 2, 5]))
-    assert [classes.find(v) for v in (1, np.int64(2), 5)] == [0, 1, 2]
-    with pytest.raises(ValueError, match="an output names a class, not a position"):
-        classes.find(0)
+    for labels in (np.array([1, 2, 5]), ["1", "2", "5"]):  # the estimators pass text
+        classes = Outputs.classification(labels)
+        assert [classes.find(v) for v in (1, np.int64(2), 5, "5")] == [0, 1, 2, 2]
+        with pytest.raises(ValueError, match="an output names a class, not a position"):
+            classes.find(0)
     assert Outputs.classification(["a", "b", "c"]).find(2) == 2
 
 

@@ -133,3 +133,45 @@ def test_a_bad_date_and_an_unseen_class_are_named():
         est.predict(bad)
     with pytest.raises(ValueError, match=r"^y \(column 'status'\) has 1 rows with classes not"):
         est.sweep(X, y.where(X["x"] != 5, "lost"))
+
+
+def test_set_params_alpha_on_a_fitted_estimator_is_the_alpha_predict_uses():
+    X, y = _sales()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST).fit(X, y)
+    at_one = est.predict(X, alpha=1.0)
+    assert est.set_params(alpha=1.0) is est and est.alpha_ == 1.0
+    np.testing.assert_array_equal(est.predict(X), at_one)
+    est.set_params(alpha="min_error")
+    assert est.alpha_ == est.min_error_alpha_
+    with pytest.raises(ValueError, match="alpha"):
+        est.set_params(alpha=-1.0)
+    unfitted = dc.DeepCTRLRegressor().set_params(alpha=0.5)
+    assert unfitted.alpha == 0.5 and not hasattr(unfitted, "alpha_")
+
+
+def test_labels_recoded_by_a_meta_estimator_get_a_hint():
+    X, y = _sales()
+    recoded = (y > np.median(y)).astype(int)  # what cross_val_predict hands the estimator
+    named = dc.DeepCTRLClassifier(rules=[dc.Monotonic("price", "decreasing", output="high")])
+    with pytest.raises(ValueError, match=r"may have recoded the labels.*\(output=0\)"):
+        named.set_params(**FAST).fit(X, recoded)
+
+
+@pytest.mark.parametrize(("dtype", "label"), [("boolean", True), ("Int64", 1)])
+def test_nullable_targets_keep_their_labels(dtype, label):
+    X, y = _sales()
+    target = pd.Series(y > np.median(y), dtype="boolean").astype(dtype)
+    rule = dc.Monotonic("price", "decreasing", output=label)
+    est = dc.DeepCTRLClassifier(rules=[rule], **FAST).fit(X, target)
+    assert est.classes_.tolist() == [0, 1] and type(est.classes_[1].item()) is type(label)
+    assert type(est.predict(X)[0].item()) is type(label)
+
+
+def test_an_integer_output_of_a_classifier_with_whole_number_classes_names_a_label():
+    X, y = _sales()
+    classes = np.array([1, 2, 5])[np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))]
+    by_label = dc.DeepCTRLClassifier(rules=[dc.Monotonic("price", "decreasing", output=5)])
+    assert "on 5): P('5')" in by_label.set_params(**FAST).fit(X, classes).summary()
+    by_position = dc.DeepCTRLClassifier(rules=[dc.Monotonic("price", "decreasing", output=0)])
+    with pytest.raises(ValueError, match=r"\(classes: 1, 2, 5\); with whole-number classes"):
+        by_position.set_params(**FAST).fit(X, classes)

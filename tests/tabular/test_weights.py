@@ -108,3 +108,19 @@ def test_sample_weight_passes_through_pipeline_and_grid_search():
         search = GridSearchCV(routed, {"beta": [0.1]}, cv=2, refit=True)
         search.fit(X, y, sample_weight=w)
         np.testing.assert_array_equal(search.best_estimator_.predict(X), direct)
+
+
+@pytest.mark.parametrize("labels", [np.array([0, 1]), np.array([False, True])])
+def test_class_weights_and_numpy_sizes_survive_a_model_file(labels, tmp_path):
+    X, y = table()
+    classes = labels[(y > y.median()).astype(int).to_numpy()]
+    weights = {np.unique(labels)[0]: 1.0, np.unique(labels)[1]: 3.0}  # numpy keys
+    est = dc.DeepCTRLClassifier(
+        class_weight=weights, hidden_size=np.int64(16), **{**FAST, "max_epochs": 3}
+    ).fit(X, classes)
+    again = dc.DeepCTRLClassifier.load(est.save(tmp_path / "m.safetensors"))
+    assert again.class_weight == {labels[0].item(): 1.0, labels[1].item(): 3.0}
+    assert again.hidden_size == 16 and again.network_["hidden"] == 16
+    np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
+    refit = sklearn.base.clone(again).fit(X, classes)
+    np.testing.assert_array_equal(refit.predict_proba(X), est.predict_proba(X))

@@ -25,7 +25,7 @@ from deepctrl.core.calls import eval_mode, predict_alphas
 from deepctrl.core.data import as_inputs, as_target
 from deepctrl.core.inputs import Inputs, apply, batch_len, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
-from deepctrl.core.rules.base import Rule, forward_all, make_context
+from deepctrl.core.rules.base import Rule, checked_rule, forward_all, make_context
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
 
@@ -271,6 +271,8 @@ def sweep(
     alphas = [float(a) for a in alphas]
     if not alphas:
         raise ValueError("sweep needs at least one alpha")
+    if rule is not None:
+        checked_rule(rule)
     unknown = [m for m in metrics if m not in SCORES]
     if unknown:
         raise ValueError(f"unknown metric {unknown[0]!r}; use one of {sorted(SCORES)}")
@@ -315,6 +317,7 @@ def verification_ratio(
     Returns:
         The verification ratio, between 0 and 1 (NaN when the rule can judge no sample).
     """
+    checked_rule(rule)
     if is_loader(X):
         table = _streamed_sweep(model, rule, X, [float(alpha)], (), seed, False, forward)
         return table["verification_ratio"][0]

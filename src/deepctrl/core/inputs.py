@@ -96,9 +96,10 @@ def pick(x: Inputs, name: str | None, who: str = "the rule") -> Tensor:
     """
     if isinstance(x, dict):
         if name is None:
+            floating = [k for k in sorted(x) if x[k].dtype.is_floating_point] or sorted(x)
             raise ValueError(
                 f"the model has several inputs {sorted(x)}: {who} must name the "
-                f"one it perturbs, e.g. input={sorted(x)[0]!r}"
+                f"one it perturbs, e.g. input={floating[0]!r}"
             )
         if name not in x:
             raise ValueError(f"{who} names input {name!r}, but the inputs are {sorted(x)}")

@@ -56,26 +56,31 @@ def compute_terms(
     """
     S, b = y_hat.shape[0], y_hat.shape[1]
 
-    def total(per_sample: Tensor, dtype: torch.dtype | None = None) -> Tensor:
+    def total(per_sample: Tensor, what: str, dtype: torch.dtype | None = None) -> Tensor:
+        if not torch.compiler.is_compiling() and per_sample.numel() != S * b:
+            raise ValueError(
+                f"{what} gave {tuple(per_sample.shape)} for {S * b} samples: it must return "
+                "one value per sample"
+            )
         rows = per_sample.view(S, b)
         if weight is not None:
             rows = rows * weight
         return rows.sum(1, dtype=dtype) / n_global
 
-    task = total(loss_fn(y_hat.flatten(0, 1), y.flatten(0, 1)))
+    task = total(loss_fn(y_hat.flatten(0, 1), y.flatten(0, 1)), "the task loss")
     zero = task.new_zeros(S)
     if rule is None:
         return Terms(task, zero, zero[:, None], alpha), None
     ctx = make_context(
         rule, flat(x), y_hat.flatten(0, 1), _flat_all(perturbed), _flat_all(y_perturbed)
     )
-    rule_loss = total(rule.loss(ctx))
+    rule_loss = total(rule.loss(ctx), f"{type(rule).__name__}.loss")
     if need_violations:
         parts = ctx.parts or (ctx,)
         dtype = torch.float64 if exact else None
         viol = torch.stack(
             [
-                total(violation_of(leaf, c), dtype)
+                total(violation_of(leaf, c), f"{type(leaf).__name__}.violation", dtype)
                 for leaf, c in zip(rule.leaves(), parts, strict=True)
             ],
             dim=1,

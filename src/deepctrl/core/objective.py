@@ -27,15 +27,16 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.calls import accepts_alpha, eval_mode
+from deepctrl.core.calls import accepts_alpha, eval_mode, unwrap
 from deepctrl.core.data import as_pair, as_weights
-from deepctrl.core.inputs import Inputs, apply, batch_len, device_of
+from deepctrl.core.inputs import Inputs, apply, batch_len, cast_floats, device_of
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import DeepCTRLMethod, Method, Terms
 from deepctrl.core.metrics import PerSample, per_sample
-from deepctrl.core.rules.base import Rule, forward_all, perturb_all
+from deepctrl.core.model import DeepCTRL
+from deepctrl.core.rules.base import Rule, checked_rule, forward_all, perturb_all
 from deepctrl.core.scale import scales_of
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
@@ -127,6 +128,8 @@ class Objective:
         seed: int = 0,
     ) -> None:
         self.method = method if method is not None else DeepCTRLMethod()
+        if rule is not None:
+            checked_rule(rule)
         if self.method.uses_rule and rule is None:
             raise ValueError(f"{self.method.name} needs a rule")
         self.model, self.rule, self.task_loss = model, rule, task_loss
@@ -134,6 +137,7 @@ class Objective:
         self.seed = int(seed)
         self._use_rule = rule is not None and self.method.uses_rule
         self._takes_alpha = accepts_alpha(model)
+        self._alpha_as_tensor = isinstance(unwrap(model), DeepCTRL)
         self.state: SeedState | None = None
         """The method's state (rho, the alpha prior, multipliers) once rho is measured, else
         None."""
@@ -147,8 +151,15 @@ class Objective:
             float(self.state["rho"][0]) if self.state is not None and "rho" in self.state else None
         )
 
-    def _forward(self, x: Inputs, alpha: float) -> Tensor:
-        return self.model(x, alpha=alpha) if self._takes_alpha else self.model(x)
+    def _forward(self, x: Inputs, alpha: float | Tensor) -> Tensor:
+        out = self.model(x, alpha=alpha) if self._takes_alpha else self.model(x)
+        if not isinstance(out, Tensor):
+            raise ValueError(
+                f"the model returned a {type(out).__name__}, where an Objective needs one "
+                "tensor of outputs (rows first): join the heads with torch.cat and pass a "
+                "task_loss function that reads them"
+            )
+        return out
 
     def _generator(self, device: torch.device) -> torch.Generator:
         key = str(device)
@@ -203,16 +214,20 @@ class Objective:
 
         return estimate
 
+    def _n_rules(self) -> int:
+        return len(self.rule.leaves()) if self.rule is not None else 0
+
     def _setup(self, estimate: Callable[[bool], tuple[Tensor, Tensor]]) -> None:
-        n_rules = len(self.rule.leaves()) if self.rule is not None else 0
-        self.state = self.method.init_state([self.seed], n_rules, estimate)
+        self.state = self.method.init_state([self.seed], self._n_rules(), estimate)
 
     def calibrate(self, data: Any, block_rows: int = 4096) -> Objective:
         """Measure rho (DeepCTRL with rho "auto", "paper" or "epoch") over `data` at the
         model's current weights, in eval mode.
 
         Under DDP the sums are added over ranks. Sample weights are not taken: the means are
-        unweighted.
+        unweighted. On an objective that has already trained (or loaded a state), only rho
+        is measured again: the alpha prior's draws and the multipliers go on where they
+        stood, so a resumed run that calibrates again is not reset.
 
         Args:
             data: The training data: `(X, y)` tensors, a Dataset or a DataLoader.
@@ -221,7 +236,13 @@ class Objective:
         Returns:
             The objective itself.
         """
-        self._setup(self._estimator(data, block_rows))
+        if self.state is None:
+            self._setup(self._estimator(data, block_rows))
+        elif "rho" in self.state:
+            fresh = self.method.init_state(
+                [self.seed], self._n_rules(), self._estimator(data, block_rows)
+            )
+            self.state["rho"] = fresh["rho"]
         return self
 
     def __call__(
@@ -257,6 +278,7 @@ class Objective:
             if weight is None
             else as_weights(weight, "the batch", batch_len(x), device_of(x), all_zero=True)
         )
+        x = cast_floats(x, self._dtype())
         if self.state is None:
             self._setup(self._first_batch_estimator(x, y))
         assert self.state is not None
@@ -267,9 +289,11 @@ class Objective:
         else:
             alphas = torch.tensor([float(alpha)], device=device)
         a = float(alphas[0])
+        # a DeepCTRL model takes alpha as a tensor, so torch.compile does not specialise on it
+        given: float | Tensor = alphas[0] if self._alpha_as_tensor else a
         rule = self.rule if self._use_rule else None
         perturbed = perturb_all(rule, x, self._generator(device)) if rule is not None else []
-        y_hat, y_p = forward_all(lambda z: _upcast(self._forward(z, a)), x, perturbed)
+        y_hat, y_p = forward_all(lambda z: _upcast(self._forward(z, given)), x, perturbed)
         self._check(y_hat, y)
         one = lambda t: t[None]  # noqa: E731
         terms, ctx = compute_terms(
@@ -373,8 +397,16 @@ class Objective:
 
         Args:
             state: A state dict of an objective with the same method.
+
+        Raises:
+            ValueError: When the state is of another number of seeds or rule leaves.
         """
         saved = state["method"]
+        if saved is not None and (saved["n_seeds"], saved["n_rules"]) != (1, self._n_rules()):
+            raise ValueError(
+                f"this state is of {saved['n_seeds']} seed(s) and {saved['n_rules']} rule "
+                f"leaves; this objective trains 1 seed under {self._n_rules()}"
+            )
         self.state = None if saved is None else self.method.load_state(saved)
         for key, value in state["generators"].items():
             self._generator(torch.device(key)).set_state(value)

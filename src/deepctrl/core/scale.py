@@ -133,7 +133,8 @@ class RunningScales:
 
 
 def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tensor) -> Tensor:
-    """Per-sample rule loss with perturbation leaves measured on the reference response.
+    """Per-sample rule loss with perturbation leaves measured on the reference response,
+    on the samples each leaf judges (a threshold rule: the pairs that cross its threshold).
     The scales are shared by every sample, or given per sample (one row each).
 
     >>> import torch
@@ -155,7 +156,8 @@ def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tens
             continue
         out = getattr(leaf, "output", None)
         s_y = y_scale[..., out] if out is not None and out < y_scale.shape[-1] else y_scale.mean(-1)
-        total = total + w * _scaled_shift(part.x, part.x_p, x_scale) * s_y
+        judged = leaf.applicable(part).to(s_y.dtype)  # a threshold judges crossing pairs only
+        total = total + w * _scaled_shift(part.x, part.x_p, x_scale) * s_y * judged
     return cast(Tensor, total)  # a rule has at least one leaf
 
 

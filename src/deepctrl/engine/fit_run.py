@@ -23,7 +23,7 @@ from torch.utils.data import Dataset, IterableDataset
 from deepctrl.core.data import as_data, resolve_device
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import Method
-from deepctrl.core.rules.base import Rule
+from deepctrl.core.rules.base import Rule, checked_rule
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import is_loader
 from deepctrl.engine.callbacks import as_callbacks
@@ -100,6 +100,8 @@ def check_fit(
 ) -> None:
     if train is None:
         raise ValueError("fit needs train=(X, y), (X, y, w), a Dataset or a DataLoader")
+    if rule is not None:
+        checked_rule(rule)
     for method in methods:
         if method.uses_rule and rule is None:
             raise ValueError(f"{method.name} needs a rule")

@@ -185,10 +185,31 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         """X as a DataFrame with its column names (`frames.checked_frame`)."""
         return checked_frame(self, X, reset, None if reset else self.encoder_.names)
 
+    def set_params(self, **params: Any) -> DeepCTRLEstimator:
+        """Set parameters, as in scikit-learn. On a fitted estimator a new `alpha` also
+        becomes the alpha `predict` uses (`alpha_`), with no refit: `alpha` is read at
+        prediction, while the other parameters take effect at the next `fit`.
+
+        Args:
+            **params: Parameter values by name.
+
+        Returns:
+            The estimator.
+
+        Raises:
+            ValueError: When `alpha` is not a valid alpha (on a fitted estimator).
+        """
+        super().set_params(**params)
+        if "alpha" in params and hasattr(self, "models_"):
+            self.alpha_ = self.resolve_alpha(self.alpha)
+        return self
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         tags.input_tags.sparse = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
         return tags
 
     def _encode(self, X: Any) -> Tensor:
@@ -252,7 +273,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             y: The targets, one row per row of X.
             sample_weight: One weight >= 0 per row: it weighs the row's task and rule loss
                 in training and its error in the validation metrics that choose alpha
-                (integer weights act as repeated rows). None weighs every row alike.
+                (an integer weight acts as repeated rows in expectation; minibatches and the
+                validation split are drawn at random). None weighs every row alike.
 
         Returns:
             The estimator itself, fitted.

@@ -55,7 +55,16 @@ _EPS = 1e-7
 
 
 def _labels(y: Any, warn: bool = False) -> np.ndarray:
-    """Class labels as a 1-D array; a missing label is an error."""
+    """Class labels as a 1-D array; a missing label is an error. A pandas nullable column
+    (boolean, Int64) without a missing value keeps its labels' type (True, 1), where
+    scikit-learn's conversion would make them floats.
+
+    >>> _labels(pd.Series([True, False], dtype="boolean")).tolist()
+    [True, False]
+    """
+    numpy_dtype = getattr(getattr(y, "dtype", None), "numpy_dtype", None)
+    if isinstance(y, pd.Series) and numpy_dtype is not None and not y.isna().any():
+        y = y.to_numpy(dtype=numpy_dtype)
     labels = column_or_1d(y, warn=warn)
     missing = np.flatnonzero(pd.isna(labels))
     if len(missing):

@@ -58,18 +58,43 @@ Estimator = TypeVar("Estimator", bound=BaseEstimator)
 
 
 def _plain(value: Any) -> Any:
-    """numpy scalars and arrays as plain JSON values."""
+    """numpy scalars and arrays as plain JSON values, inside dicts and lists too.
+
+    >>> _plain({"hidden": np.int64(16), "sizes": [np.float32(0.5)]})
+    {'hidden': 16, 'sizes': [0.5]}
+    """
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
     return value
+
+
+def _class_weight_pairs(weights: Any) -> Any:
+    """A class_weight dict as [label, weight] pairs, so that JSON keeps the labels' types
+    (its object keys are text); "balanced" and None as they are."""
+    if not isinstance(weights, dict):
+        return weights
+    return {"pairs": [[_plain(k), _plain(v)] for k, v in weights.items()]}
+
+
+def _class_weight_dict(saved: Any) -> Any:
+    """The class_weight that ``_class_weight_pairs`` wrote."""
+    if isinstance(saved, dict) and list(saved) == ["pairs"]:
+        return dict(saved["pairs"])
+    return saved
 
 
 def estimator_config(est: Any) -> dict[str, Any]:
     """The JSON config of a fitted estimator."""
     check_is_fitted(est, "models_")
     params = {k: _plain(v) for k, v in est.get_params(deep=False).items() if k != "rules"}
+    if "class_weight" in params:
+        params["class_weight"] = _class_weight_pairs(est.class_weight)
     if not isinstance(params.get("random_state"), int | None):
         params["random_state"] = None
     fitted = {k: _plain(getattr(est, k)) for k in _COMMON}
@@ -102,7 +127,10 @@ def save_estimator(est: Any, path: str | os.PathLike[str]) -> Path:
 
 
 def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
-    est = kind(**cfg["params"])
+    params = dict(cfg["params"])
+    if "class_weight" in params:
+        params["class_weight"] = _class_weight_dict(params["class_weight"])
+    est = kind(**params)
     rules = rules_from_config(cfg["rules"])
     est.set_params(rules=rules)
     fitted: dict[str, Any] = dict(cfg["fitted"])

@@ -24,8 +24,8 @@ def network_spec(
 ) -> dict[str, Any]:
     """Layer sizes: hidden = 4 x inputs rounded up to a power of two within [32,
     ``max_hidden``], latent = hidden / 4 (at least 8), unless given."""
-    h = hidden or int(np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, max_hidden))
-    z = latent or max(8, h // 4)
+    h = int(hidden or np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, max_hidden))
+    z = int(latent or max(8, h // 4))
     return {"inputs": n_in, "hidden": h, "latent": z, "outputs": n_out, "head": head}
 
 

@@ -82,6 +82,11 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def _whole(label: Any) -> bool:
+    """A whole-number class label: 2, or its text '2' (the estimators keep labels as text)."""
+    return _is_int(label) or (isinstance(label, str) and label.lstrip("-").isdigit())
+
+
 class Outputs:
     """The model's outputs by name, and how to turn model outputs into the table's units."""
 
@@ -129,7 +134,7 @@ class Outputs:
 
         >>> Outputs.classification(["late", "ontime"]).find(1)
         1
-        >>> Outputs.classification([1, 2, 5]).find(2)
+        >>> Outputs.classification(["1", "2", "5"]).find(2)
         1
         """
         if output is None:
@@ -138,14 +143,21 @@ class Outputs:
         for i, key in enumerate(keys):
             if key == output or str(key) == str(output):
                 return i
-        if _is_int(output) and not any(_is_int(k) for k in keys) and 0 <= output < len(keys):
+        whole = any(_whole(k) for k in self.labels)
+        if _is_int(output) and not whole and 0 <= output < len(keys):
             return int(output)
         what, plural = ("class", "classes") if self.labels else ("target", "targets")
-        hint = (
-            "; with whole-number classes an output names a class, not a position"
-            if _is_int(output) and any(_is_int(k) for k in keys)
-            else ""
-        )
+        hint = ""
+        if _is_int(output) and whole:
+            hint = "; with whole-number classes an output names a class, not a position"
+        elif isinstance(output, str) and [str(k) for k in keys] == [
+            str(i) for i in range(len(keys))
+        ]:
+            hint = (
+                "; a meta-estimator (cross_val_predict, VotingClassifier, StackingClassifier) "
+                "may have recoded the labels to 0, 1, ...: name the class by its position in "
+                "the sorted labels (output=0)"
+            )
         raise ValueError(
             f"output {output!r} is not a {what} of this model ({plural}: "
             f"{', '.join(str(k) for k in keys)}){hint}"

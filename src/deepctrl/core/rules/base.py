@@ -219,6 +219,38 @@ def output_column(y: Tensor, index: int) -> Tensor:
     return flat[:, index]
 
 
+def checked_rule(rule: Any, what: str = "rule") -> Rule:
+    """`rule` itself when it is a deepctrl [Rule][deepctrl.rules.Rule].
+
+    Args:
+        rule: What was given as a rule.
+        what: How the message names it.
+
+    Returns:
+        The rule.
+
+    Raises:
+        ValueError: When `rule` is not a Rule (a plain function gets a hint to wrap it).
+
+    Examples:
+        >>> checked_rule(3.0)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: rule must be a deepctrl rule (dc.rules.Monotonic, ...), got float
+    """
+    if isinstance(rule, Rule):
+        return rule
+    hint = ": wrap a function of (x, y_hat) in dc.rules.Penalty(fn)" if callable(rule) else ""
+    raise ValueError(
+        f"{what} must be a deepctrl rule (dc.rules.Monotonic, Threshold, Penalty, AllOf or a "
+        f"Rule subclass), got {type(rule).__name__}{hint}"
+    )
+
+
+def _form(x: Inputs) -> Any:
+    return {k: tuple(v.shape) for k, v in x.items()} if isinstance(x, dict) else tuple(x.shape)
+
+
 def perturb_all(rule: Rule, x: Inputs, generator: torch.Generator | None) -> list[Inputs | None]:
     """One perturbed input (or None) per leaf rule, in `rule.leaves()` order.
 
@@ -229,8 +261,19 @@ def perturb_all(rule: Rule, x: Inputs, generator: torch.Generator | None) -> lis
 
     Returns:
         The perturbed inputs.
+
+    Raises:
+        ValueError: When a leaf's `perturb` returns inputs of another form or shape than x.
     """
-    return [leaf.perturb(x, generator) for leaf in rule.leaves()]
+    out = [leaf.perturb(x, generator) for leaf in rule.leaves()]
+    for leaf, p in zip(rule.leaves(), out, strict=True):
+        if p is not None and (not isinstance(p, dict | Tensor) or _form(p) != _form(x)):
+            got = _form(p) if isinstance(p, dict | Tensor) else type(p).__name__
+            raise ValueError(
+                f"{type(leaf).__name__}.perturb returned {got} for inputs of {_form(x)}: a "
+                "perturbed input has the form and shape of x"
+            )
+    return out
 
 
 def forward_all(

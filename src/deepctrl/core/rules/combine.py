@@ -8,7 +8,7 @@ from typing import Any, cast
 import torch
 from torch import Tensor
 
-from deepctrl.core.rules.base import Context, Rule
+from deepctrl.core.rules.base import Context, Rule, checked_rule
 
 
 class AllOf(Rule):
@@ -43,6 +43,7 @@ class AllOf(Rule):
         self._leaves: list[Rule] = []
         self.weights: list[float] = []
         for rule, w in zip(rules, weights, strict=True):
+            checked_rule(rule, "every member of AllOf")
             inner = rule.weights if isinstance(rule, AllOf) else [1.0]
             self._leaves += rule.leaves()
             self.weights += [w * v for v in inner]

@@ -115,7 +115,13 @@ class _FeatureRule(SignedRule):
         t = self._values(x)
         k = self._index(t)
         t_p = t.clone()
-        t_p[..., k] = t[..., k] + self.perturbation.delta(t[..., k], generator)
+        delta = self.perturbation.delta(t[..., k], generator)
+        if delta.shape != t[..., k].shape:
+            raise ValueError(
+                f"{type(self.perturbation).__name__}.delta returned {tuple(delta.shape)} for "
+                f"values of {tuple(t[..., k].shape)}: one shift per value"
+            )
+        t_p[..., k] = t[..., k] + delta
         return replace(x, self.input, t_p)
 
     def _crossing(self, ctx: Context, threshold: float) -> Tensor:
