@@ -5,10 +5,13 @@ Run it with ``python examples/tabular_diabetes.py`` (5 to 6 s on 2 CPU cores).
 """
 
 # %% The data: 442 patients, 10 standardized measurements, progression after one year.
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from sklearn.datasets import load_diabetes
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import RidgeCV
@@ -55,10 +58,18 @@ for name, other in (("boosting (monotonic)", boosting), ("ridge", ridge)):
     other.fit(X_train, y_train)
     print(f"{name}: test MSE {np.mean((other.predict(X_test) - y_test) ** 2):.0f}")
 
-# %% Save to one file (safetensors + JSON, never pickle) and load it back.
-path = Path(tempfile.mkdtemp()) / "diabetes.deepctrl"
-model.save(path)
-again = dc.DeepCTRLRegressor.load(path)
-assert np.allclose(again.predict(X_test), model.predict(X_test))
-print(f"saved to {path}; the command line reads it too:")
-print(f"  deepctrl predict {path} patients.csv --alpha {alpha:g} --out predictions.csv")
+# %% Save to one file (safetensors + JSON, never pickle) and load it back; the command
+# line reads it too, here on the test patients written to a CSV file.
+with tempfile.TemporaryDirectory() as folder:
+    path = Path(folder) / "diabetes.deepctrl"
+    model.save(path)
+    again = dc.DeepCTRLRegressor.load(path)
+    assert np.allclose(again.predict(X_test), model.predict(X_test))
+    X_test.to_csv(Path(folder) / "patients.csv", index=False)
+    command = ["deepctrl", "predict", "diabetes.deepctrl", "patients.csv", "--alpha", f"{alpha:g}"]
+    print("$", " ".join([*command, "--out", "predictions.csv"]))
+    subprocess.run(
+        [sys.executable, "-m", *command, "--out", "predictions.csv"], cwd=folder, check=True
+    )
+    cli = pd.read_csv(Path(folder) / "predictions.csv")["progression"]  # named as y
+    assert np.allclose(cli, model.predict(X_test, alpha=alpha), atol=1e-4)

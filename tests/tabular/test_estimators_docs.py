@@ -75,6 +75,7 @@ def test_example_script_runs():
     )
     assert done.returncode == 0, done.stderr
     assert "ridge: test MSE" in done.stdout and "rule holds for" in done.stdout
+    assert "wrote 111 predictions at alpha" in done.stdout  # the command line, on its file
 
 
 @pytest.mark.slow

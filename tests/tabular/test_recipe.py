@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 import deepctrl as dc
 from deepctrl.engine import training
@@ -90,6 +91,30 @@ def test_an_estimator_trains_with_its_recipe(monkeypatch):
     assert (kw["batch_size"], kw["lr_schedule"], len(kw["seeds"])) == (16, "cosine", 3)
     assert kw["max_epochs"] == 154 and est.recipe_.max_epochs == 154  # 13 steps an epoch
     assert est.network_["hidden"] == 32 and est.batch_size_ == 16
+
+
+@pytest.mark.parametrize(("many_rows", "one_thread"), [(10_000, True), (100, False)])
+def test_small_tables_train_on_one_thread_and_restore_the_setting(
+    monkeypatch, many_rows, one_thread
+):
+    monkeypatch.setattr(recipe_module, "MANY_ROWS", many_rows)
+    threads = []
+    original = training.fit
+
+    def spy(*args, **kwargs):
+        threads.append(torch.get_num_threads())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(training, "fit", spy)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(0, 1, 250)})
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        dc.DeepCTRLRegressor(max_epochs=2, n_seeds=1, random_state=0).fit(X, X["x"])
+        assert threads == [1 if one_thread else 2] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_bad_recipe_parameters_are_refused():

@@ -141,6 +141,20 @@ def _plain(value: Any) -> Category:
     return value
 
 
+def _plain_all(values: Any, column: Any) -> list[Category]:
+    """:func:`_plain` of every value, an error naming the column.
+
+    >>> _plain_all([pd.Interval(0, 1)], "age band")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'age band': category Interval(0, 1, ...) is neither text, ...
+    """
+    try:
+        return [_plain(v) for v in values]
+    except ValueError as exc:
+        raise ValueError(f"column {column!r}: {exc}") from None
+
+
 def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
     """Each row's index into the column's distinct values, and those values as plain
     categories (None where missing); :func:`_plain` runs once per distinct value."""
@@ -151,7 +165,7 @@ def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
         raise ValueError(
             f"column {series.name!r} holds values that are neither text nor numbers"
         ) from None
-    return np.asarray(codes, dtype=np.int64), [_plain(v) for v in distinct]
+    return np.asarray(codes, dtype=np.int64), _plain_all(distinct, series.name)
 
 
 def shown(value: Any) -> str:
@@ -303,7 +317,7 @@ def _fit_column(name: str, series: pd.Series, start: int) -> Column:
     counts = np.bincount(codes, minlength=len(distinct))
     missing = int(sum(k for k, v in zip(counts, distinct, strict=True) if v is None))
     if isinstance(series.dtype, pd.CategoricalDtype):
-        cats = [_plain(v) for v in series.dtype.categories]
+        cats = _plain_all(series.dtype.categories, series.name)
         cats = ([None] if missing else []) + cats
     else:
         try:

@@ -4,6 +4,7 @@ the data and training with `deepctrl.fit`; evaluation over the rule strength com
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, cast
@@ -24,6 +25,7 @@ from deepctrl.core.model import DeepCTRL
 from deepctrl.engine import training
 from deepctrl.engine.options import LR_SCHEDULES
 from deepctrl.engine.result import FitResult
+from deepctrl.engine.workers import single_thread
 from deepctrl.tabular import model_file
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
@@ -328,6 +330,18 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
     ) -> FitResult:
         """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe
         (cross-fitted with `folds`); `desc` follows the class name on the progress bar."""
+        with single_thread() if recipe.one_thread else contextlib.nullcontext():
+            return self._fit_networks(train, val, recipe, seeds, desc, folds)
+
+    def _fit_networks(
+        self,
+        train: Data,
+        val: Data | None,
+        recipe: Recipe,
+        seeds: range,
+        desc: str,
+        folds: list[np.ndarray] | None,
+    ) -> FitResult:
         return training.fit(
             build_network(self.network_),
             self.rule_,

@@ -2,14 +2,18 @@
 training rows.
 
 * Below :data:`MANY_ROWS`: Adam at 1e-3 throughout, up to 500 epochs with patience 20,
-  batches of at most 256, five networks averaged, width up to 128. A fit costs seconds
-  here, and this recipe was as accurate as or more accurate than a shorter one on the small
-  benchmark tables (diabetes test MSE 3121 against 3206).
+  batches of at most 256, five networks averaged, width up to 128, on one thread. A fit
+  costs seconds here, and this recipe was as accurate as or more accurate than a shorter
+  one on the small benchmark tables (diabetes test MSE 3121 against 3206). Its batches are
+  too small for a second thread to pay: on a quiet 2-core machine one and two threads fit
+  5,000 rows in the same 7 - 9 s, while with two other busy processes two threads took
+  39 - 158 s against 9 s.
 * From :data:`MANY_ROWS` on: a budget of about :data:`STEP_BUDGET` optimizer steps, batches
   of up to 1024 (about :data:`ROWS_PER_STEP` rows per step), a learning rate scaled with the
   square root of the batch and decayed along half a cosine (``dc.fit(lr_schedule="cosine")``),
-  three networks of width up to :data:`WIDEST`. On a 40,000-row table it fits five times
-  faster than the first recipe at the same test error.
+  three networks of width up to :data:`WIDEST`, on PyTorch's threads (all cores). On a
+  40,000-row table it fits five times faster than the first recipe at the same test error,
+  and twice as fast on two threads as on one.
 
 Measured with benchmarks/table_speed.py, tabular_quality.py and monotone_suite.py
 (docs/results/tabular.md).
@@ -17,8 +21,10 @@ Measured with benchmarks/table_speed.py, tabular_quality.py and monotone_suite.p
 >>> fast = training_recipe(25_600)
 >>> fast.batch_size, fast.max_epochs, round(fast.learning_rate, 4), fast.n_seeds
 (512, 40, 0.01, 3)
->>> training_recipe(800).lr_schedule, training_recipe(800).batch_size
-('constant', 32)
+>>> training_recipe(800).lr_schedule, training_recipe(800).batch_size, fast.one_thread
+('constant', 32, False)
+>>> training_recipe(800).one_thread
+True
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ class Recipe:
     lr_schedule: str
     n_seeds: int
     max_hidden: int
+    one_thread: bool = False
+    """Train on one intra-op thread (then restore PyTorch's setting)."""
 
 
 def _power_of_two(value: float, low: int, high: int) -> int:
@@ -62,7 +70,7 @@ def _power_of_two(value: float, low: int, high: int) -> int:
 
 
 def _small(n_train: int) -> Recipe:
-    return Recipe(_power_of_two(n_train / 32, 16, 256), 1e-3, 500, 20, "constant", 5, 128)
+    return Recipe(_power_of_two(n_train / 32, 16, 256), 1e-3, 500, 20, "constant", 5, 128, True)
 
 
 def _large(n_train: int, batch: int) -> Recipe:
@@ -107,4 +115,5 @@ def training_recipe(
         base.lr_schedule if lr_schedule == "auto" else lr_schedule,
         base.n_seeds if n_seeds == "auto" else int(n_seeds),
         base.max_hidden,
+        base.one_thread,
     )
