@@ -338,12 +338,9 @@ class DropsRows(dc.rules.Monotonic):
         return super().perturb(x, generator)[:-1]
 
 
-class WholeColumn(dc.rules.Perturbation):
+class WholeColumn(dc.rules.Perturbation):  # no config(): it only matters for saving
     def delta(self, values, generator=None):
         return torch.ones(values.shape[0], 1)
-
-    def config(self):
-        return {"kind": "whole-column"}
 
 
 @pytest.mark.parametrize(
@@ -363,6 +360,12 @@ def test_rules_and_losses_of_the_wrong_shape_are_one_clear_error(rule, task_loss
     X, y = data(16)
     with pytest.raises(ValueError, match=message):
         dc.Objective(net(), rule, dc.methods.DeepCTRL(rho=1.0), task_loss=task_loss)(X, y)
+
+
+def test_a_perturbation_of_your_own_needs_config_only_to_be_saved():
+    rule = dc.rules.Monotonic(0, "increasing", perturbation=WholeColumn())
+    with pytest.raises(ValueError, match="WholeColumn cannot be described in a model file"):
+        rule.config()
 
 
 def test_a_function_given_as_a_rule_is_refused_with_a_hint():

@@ -24,13 +24,17 @@ class Perturbation(abc.ABC):
             delta >= 0, in the shape, dtype and device of `values`.
         """
 
-    @abc.abstractmethod
     def config(self) -> dict[str, Any]:
-        """A JSON description, for model files.
+        """A JSON description, for model files; a perturbation of your own needs it only
+        to be saved.
 
         Returns:
             The description, with its `"kind"`.
+
+        Raises:
+            ValueError: For a perturbation that does not describe itself.
         """
+        raise ValueError(f"{type(self).__name__} cannot be described in a model file")
 
 
 def _uniform(values: Tensor, generator: torch.Generator | None) -> Tensor:
