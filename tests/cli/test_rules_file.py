@@ -193,6 +193,20 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
             '[[rule]]\nkind = "monotonic"\ncolumn = = "price"\n',
             "r.toml line 3: not valid TOML: Invalid value",
         ),
+        (
+            '[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = nan\n',
+            "r.toml line 4: threshold must be a finite number, got nan",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+            "weight = inf\n",
+            "r.toml line 5: weight must be a finite number, got inf",
+        ),
+        (
+            '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
+            "weight = 0\n",
+            "r.toml line 1: every rule has weight 0, so no rule would act",
+        ),
         ('[rules]\nkind = "monotonic"\n', "r.toml line 1: unknown entry 'rules'"),
         ("# nothing here\n", "r.toml: no rules"),
     ],
@@ -226,3 +240,6 @@ def test_read_rules_file_errors(tmp_path):
     good = tmp_path / "good.toml"
     good.write_text('[[rule]]\nkind = "penalty"\nexpression = "sales >= 0"\n')
     assert read_rules_file(good)[0].where == f"{good} line 1"
+    marked = tmp_path / "bom.toml"  # a byte-order mark, as some editors on Windows write
+    marked.write_text('\ufeff[[rule]]\nkind = "penalty"\nexpression = "sales >= 0"\n')
+    assert read_rules_file(marked)[0].where == f"{marked} line 1"

@@ -4,7 +4,7 @@ empty data, settings out of range, and files of other precisions."""
 
 from __future__ import annotations
 
-import warnings
+import json
 
 import pytest
 import torch
@@ -146,9 +146,16 @@ def test_a_model_file_keeps_its_precision(tmp_path):
     assert next(loaded.parameters()).dtype == torch.float64
     x = torch.randn(5, 3, dtype=torch.float64)
     assert torch.equal(loaded(x, 0.3), model.eval()(x, 0.3))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        odd = dc.save(net(), tmp_path / "odd.safetensors", {"architecture": "mine"})
+    with pytest.raises(ValueError, match="config key 'architecture' is reserved"):
+        dc.save(net(), tmp_path / "odd.safetensors", {"architecture": "mine"})
+    # a file whose architecture another tool wrote
+    from safetensors.torch import save_file
+
+    from deepctrl.io.file_format import model_file_metadata
+
+    odd = tmp_path / "odd.safetensors"
+    meta = {**model_file_metadata(), "config": json.dumps({"architecture": "mine"})}
+    save_file({k: v.contiguous() for k, v in net().state_dict().items()}, odd, metadata=meta)
     with pytest.raises(ValueError, match="its config's 'architecture' is not one deepctrl wrote"):
         dc.load(odd)
 

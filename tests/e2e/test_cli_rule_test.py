@@ -90,6 +90,15 @@ def test_verdicts_and_files_on_a_known_truth_table(cli, known):
             ["--group", "segment", "--monotonic", "price=decreasing", "--seeds", "1"],
             "--seeds must be an integer between 2 and 101, got '1'",
         ),
+        (
+            ["--group", "price", "--monotonic", "price=decreasing"],
+            "'price' is the --group column; a rule names a feature",
+        ),
+        (
+            ["--group", "segment", "--monotonic", "price=decreasing", "--rule-class", "high"],
+            "--rule-class is for classification; the task is regression",
+        ),
+        (["--group", "segment", "--rules", "nowhere.toml"], "nowhere.toml does not exist"),
     ],
 )
 def test_bad_input_is_one_line(cli, known, args, message):
@@ -99,3 +108,34 @@ def test_bad_input_is_one_line(cli, known, args, message):
     assert done.stderr.startswith("deepctrl: error: ") and message in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert not (folder / "bad").exists()
+
+
+def test_a_class_rule_names_its_class_and_the_option_chooses_it(cli, known):
+    import pandas as pd
+
+    folder, data = known
+    frame = pd.read_csv(data)  # the same rows, with the target as two classes
+    sales = frame.pop("sales")
+    frame["level"] = (sales > sales.median()).map({True: "high", False: "low"})
+    classes = folder / "levels.csv"
+    frame.to_csv(classes, index=False)
+    args = ["--target", "level", "--group", "segment", "--monotonic", "price=decreasing"]
+    args += ["--seeds", "2", "--max-epochs", "2", "--no-progress"]
+    done = cli("test-rule", str(classes), *args, "--out", str(folder / "levels"))
+    assert done.returncode == 0, done.stderr
+    assert "constrain P('low'), the second of 2 classes in sorted order" in done.stderr
+    result = json.loads((folder / "levels" / "rule_test.json").read_text())
+    assert result["rule"] == "monotonic(price, decreasing, on 'low')"
+    done = cli("test-rule", str(classes), *args, "--rule-class", "high", "--out", str(folder / "h"))
+    assert done.returncode == 0 and "constrain P(" not in done.stderr
+    result = json.loads((folder / "h" / "rule_test.json").read_text())
+    assert result["rule"] == "monotonic(price, decreasing, on 'high')"
+
+
+def test_an_out_folder_under_a_file_is_refused_before_training(cli, known):
+    folder, data = known
+    (folder / "afile.txt").write_text("x")
+    args = ["--target", "sales", "--group", "segment", "--monotonic", "price=decreasing"]
+    done = cli("test-rule", str(data), *args, "--out", str(folder / "afile.txt" / "sub"))
+    assert done.returncode == 2
+    assert "afile.txt is a file, so the folder cannot be made" in done.stderr

@@ -40,3 +40,26 @@ def test_with_exact_sums_every_seed_ends_where_one_process_ends(single_and_ddp):
         assert one["rho"] == pytest.approx(two["rho"], rel=1e-6), case
         for seed_one, seed_two in zip(one["val_loss"], two["val_loss"], strict=True):
             assert seed_one == pytest.approx(seed_two, rel=1e-5), case
+
+
+MISMATCH_WORKER = Path(__file__).with_name("ddp_mismatch_worker.py")
+TORCHRUN = ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "what"), [("seeds", "seeds"), ("shards", "training data")], ids=["seeds", "shards"]
+)
+def test_ranks_given_different_seeds_or_data_stop_together_with_one_line(mode, what):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, *TORCHRUN, str(MISMATCH_WORKER), mode],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    for rank in (0, 1):
+        assert f"rank {rank}: the ranks were given different {what}" in done.stderr
+    assert "do not shard the data yourself" in done.stderr

@@ -78,6 +78,15 @@ def test_what_cannot_go_to_a_worker_is_refused_in_one_line():
         dc.fit(_net(), dc.rules.Monotonic(0, "increasing"), train=train, workers=0)
 
 
+def test_a_script_read_from_standard_input_cannot_start_workers(monkeypatch):
+    import sys
+
+    train, _ = _data()
+    monkeypatch.setattr(sys.modules["__main__"], "__file__", "<stdin>", raising=False)
+    with pytest.raises(ValueError, match="<stdin> is not a file .* or use workers=1"):
+        dc.fit(_net(), dc.rules.Monotonic(0, "increasing"), train=train, seeds=[0, 1], workers=2)
+
+
 def test_one_seed_or_one_worker_trains_in_this_process():
     train, _ = _data()
     rule = dc.rules.Monotonic(0, "increasing")

@@ -141,3 +141,33 @@ def test_damaged_weights_are_refused_and_files_without_a_checksum_still_load(tmp
     save_file(state, older, metadata={**header, "config": json.dumps(meta.config)})
     x = torch.randn(5, 3)
     torch.testing.assert_close(dc.load(older)(x, 0.3), model(x, 0.3), rtol=0, atol=0)
+
+
+def test_save_refuses_devices_read_only_files_and_reserved_keys_and_follows_links(tmp_path):
+    import os
+    import stat
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="pipe: it is not a regular file"):
+        dc.save(model(), fifo)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    locked = tmp_path / "locked.safetensors"
+    locked.write_bytes(b"keep")
+    locked.chmod(0o444)
+    with pytest.raises(ValueError, match="the file is read-only"):
+        dc.save(model(), locked)
+    assert locked.read_bytes() == b"keep"
+    target = tmp_path / "real.safetensors"
+    (tmp_path / "link.safetensors").symlink_to(target)
+    dc.save(model(), tmp_path / "link.safetensors")
+    assert (tmp_path / "link.safetensors").is_symlink() and target.is_file()
+    for key in ("architecture", "estimator"):
+        with pytest.raises(ValueError, match=f"config key '{key}' is reserved"):
+            dc.save(model(), tmp_path / "m.safetensors", {key: "mine"})
+
+
+def test_save_refuses_places_that_are_devices_or_streams():
+    # /proc cannot hold files: without the check the temporary file fails instead
+    with pytest.raises(ValueError, match="it is a device or a stream, not a file"):
+        dc.save(model(), "/proc/deepctrl-model.safetensors")

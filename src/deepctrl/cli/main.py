@@ -418,7 +418,13 @@ def _add_test_rule(subparsers: Any) -> None:
     p.add_argument(
         "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
     )
-
+    p.add_argument(
+        "--rule-class",
+        default=None,
+        metavar="LABEL",
+        help="classification: the class whose probability the --monotonic rules constrain "
+        "(default: the second class in sorted order of two, the first of more)",
+    )
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--device", default="cpu", help="where training runs (default cpu)")
     p.add_argument(
@@ -451,6 +457,7 @@ def _run_test_rule(args: argparse.Namespace) -> int:
         progress=args.progress,
         device=args.device,
         id_columns=args.id_columns,
+        rule_class=args.rule_class,
     )
 
 

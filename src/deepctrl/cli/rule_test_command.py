@@ -22,12 +22,16 @@ from deepctrl.cli.commands import (
 )
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.tables import clean_columns, read_table
+from deepctrl.tabular.encoding import shown
 
 
 def _out_folder(out: str) -> Path:
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out {folder} is a file; give a folder")
+    above = next((p for p in folder.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise ValueError(f"--out {folder}: {above} is a file, so the folder cannot be made")
     return folder
 
 
@@ -63,6 +67,7 @@ def rule_test_command(
     progress: bool = True,
     device: str = "cpu",
     id_columns: Sequence[str] = (),
+    rule_class: str | None = None,
 ) -> int:
     """Test the rules on every value of ``group`` (and all rows); write the files to ``out``."""
     folder = _out_folder(out)
@@ -70,9 +75,10 @@ def rule_test_command(
     folds = number(seeds, "--seeds", int, 2, 101)
     min_rows = number(min_rows, "--min-rows", int, 2 * folds)
     max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
-    specs = [monotonic_spec(m) for m in monotonic]
-    specs += read_rules_file(rules) if rules is not None else []
-    if not specs:
+    if rule_class is not None and not monotonic:
+        raise ValueError("--rule-class names the class of the --monotonic rules; give one")
+    file_specs = read_rules_file(rules) if rules is not None else []
+    if not monotonic and not file_specs:
         raise ValueError("give the rule to test: --monotonic COL=DIRECTION or --rules FILE")
     path = Path(data)
     frame = read_table(path)
@@ -83,6 +89,11 @@ def rule_test_command(
             )
     if group == target:
         raise ValueError(f"the group column cannot be the target {target!r}")
+    for spec in monotonic:
+        if group is not None and spec.rpartition("=")[0].strip() == group:
+            raise ValueError(
+                f"--monotonic {spec}: {group!r} is the --group column; a rule names a feature"
+            )
     ids = set(id_frame(frame, id_columns, data).columns)
     features = [c for c in frame.columns if c not in (target, group) and c not in ids]
     if not features:
@@ -94,6 +105,18 @@ def rule_test_command(
             "give them a group of their own (such as 'unknown') or drop those rows"
         )
     task, note = infer_task(frame[target], task)
+    if task == "regression" and rule_class is not None:
+        raise ValueError("--rule-class is for classification; the task is regression")
+    if task == "classification" and monotonic and rule_class is None:
+        classes = sorted(frame[target].unique().tolist())
+        default = classes[1] if len(classes) == 2 else classes[0]
+        rule_class = str(default)
+        note = (note + "\n" if note else "") + (
+            f"note: the --monotonic rules constrain P({shown(default)}), the "
+            + ("second of 2 classes" if len(classes) == 2 else f"first of {len(classes)} classes")
+            + " in sorted order; --rule-class LABEL chooses the class"
+        )
+    specs = [monotonic_spec(m, rule_class) for m in monotonic] + file_specs
     rule_list = build_rules(specs)
     check_table_rules(rule_list, frame[features], frame[target], task)
     if note:

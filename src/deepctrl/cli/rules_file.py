@@ -35,6 +35,7 @@ r.toml line 4: direction must be 'increasing' or 'decreasing', got 'up'
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -136,7 +137,7 @@ def read_rules_file(path: str | Path) -> list[RuleSpec]:
     if not path.is_file():
         raise ValueError(f"rules file {path} does not exist")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is fine
     except UnicodeDecodeError:
         raise ValueError(f"rules file {path} is not a UTF-8 text file") from None
     except OSError as exc:
@@ -162,6 +163,8 @@ def _check_keys(spec: RuleSpec) -> None:
         value = spec.values[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{spec.at(key)}: {key} must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{spec.at(key)}: {key} must be a finite number, got {value!r}")
     for key in ("column", "direction", "expression"):
         if key in spec.values and not isinstance(spec.values[key], str):
             raise ValueError(f"{spec.at(key)}: {key} must be text, got {spec.values[key]!r}")
@@ -241,6 +244,11 @@ def build_rules(specs: Sequence[RuleSpec]) -> list[Rule]:
         rule.where = spec.where  # type: ignore[attr-defined]
         rules.append(rule)
         weights.append(float(spec.values.get("weight", 1.0)))
+    if weights and not any(weights):
+        raise ValueError(
+            f"{specs[0].where}: every rule has weight 0, so no rule would act; give one a "
+            "weight above 0"
+        )
     if any(w != 1.0 for w in weights):
         from deepctrl.core.rules import AllOf
 

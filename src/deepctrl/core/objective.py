@@ -164,8 +164,10 @@ class Objective:
     def _generator(self, device: torch.device) -> torch.Generator:
         key = str(device)
         if key not in self._generators:
+            # under DDP each rank perturbs its own rows: its own stream (rank 0 keeps the
+            # stream of a single process)
             self._generators[key] = torch.Generator(device).manual_seed(
-                derive_seed(self.seed, "perturb")
+                derive_seed(self.seed, "perturb", World.current().rank)
             )
         return self._generators[key]
 

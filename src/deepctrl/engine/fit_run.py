@@ -10,6 +10,7 @@ import math
 import numbers
 import os
 import pickle
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -161,6 +162,13 @@ def fit_in_workers(
         )
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise ValueError("workers > 1 under torchrun: the ranks already share the work")
+    script = getattr(sys.modules["__main__"], "__file__", None)
+    if script is not None and not os.path.isfile(script):
+        raise ValueError(
+            f"workers={workers} starts processes that import your script again, and "
+            f"{script} is not a file (a script read from standard input?): save it to a "
+            "file, or use workers=1"
+        )
     try:
         pickle.dumps((model, rule, methods, o, *(d for d in (train, val) if is_loader(d))))
     except Exception as exc:

@@ -45,7 +45,7 @@ from deepctrl.core.sources import LoaderBatches, blocks, is_loader
 from deepctrl.engine.callbacks import Callback, EpochEnd
 from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.data_losses import DataLosses
-from deepctrl.engine.distributed import join_world
+from deepctrl.engine.distributed import check_ranks_agree, join_world
 from deepctrl.engine.early_stopping import EarlyStopping
 from deepctrl.engine.ensemble import FlatAdam, Stack
 from deepctrl.engine.feed import Streams, add_noise, mean_one, perturb_seeds, seed_rows
@@ -109,6 +109,7 @@ class Trainer:
         if folds is not None:
             folds.weigh(train_weights, self.dtype)
         self.world = join_world(device)
+        check_ranks_agree(self.world, copy_seeds, self.batch_size, train, val)
         self.models = models
         self.exact = options.exact_sums
         reduce = self.world.all_reduce_ if self.world.size > 1 else None

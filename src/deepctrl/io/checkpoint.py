@@ -26,6 +26,7 @@ from torch import Tensor, nn
 from deepctrl.core.calls import unwrap
 from deepctrl.core.model import DeepCTRL
 from deepctrl.io.file_format import (
+    TABLE_MODELS,
     WEIGHTS_DIGEST,
     model_config,
     model_file_metadata,
@@ -50,6 +51,25 @@ class Checkpoint(NamedTuple):
     version: str
 
 
+def _check_reserved(config: dict[str, Any]) -> None:
+    """Refuse the config keys deepctrl's own files use: `architecture` (how `load` rebuilds a
+    model) and `estimator` (what marks a table model file), unless they are the estimators'.
+
+    >>> _check_reserved({"estimator": "ridge"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: config key 'estimator' is reserved for deepctrl's table model files; ...
+    """
+    if "architecture" in config:
+        raise ValueError(
+            "config key 'architecture' is reserved: save stores the model's own; name it otherwise"
+        )
+    if "estimator" in config and config.get("estimator") not in TABLE_MODELS:
+        raise ValueError(
+            "config key 'estimator' is reserved for deepctrl's table model files; name it otherwise"
+        )
+
+
 def save(
     model: nn.Module, path: str | os.PathLike[str], config: dict[str, Any] | None = None
 ) -> Path:
@@ -68,11 +88,15 @@ def save(
         The path written.
 
     Raises:
-        ValueError: When `config` is not JSON-serialisable or the folder does not exist.
+        ValueError: When `config` is not JSON-serialisable or uses a key deepctrl reserves
+            (`architecture`, `estimator`), or the path cannot be written: a missing folder,
+            a folder, a device or a read-only file (a symbolic link is followed). Under
+            `torchrun` only rank 0 writes; the other ranks get the path back.
     """
     model = unwrap(model)  # a torch.compile or DDP wrapper saves what it wraps
     config = dict(config or {})
-    if isinstance(model, DeepCTRL) and "architecture" not in config:
+    _check_reserved(config)
+    if isinstance(model, DeepCTRL):
         spec = model.spec()
         if spec is not None:
             config["architecture"] = spec

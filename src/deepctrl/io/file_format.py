@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import struct
 import tempfile
 from pathlib import Path
@@ -40,16 +41,26 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` through a temporary file and a rename.
 
     Under ``torchrun`` only rank 0 writes (every rank holds the same result), so that a
-    data-parallel run leaves one copy of each file.
+    data-parallel run leaves one copy of each file; the other ranks get the path back with
+    nothing written. A symbolic link is followed (the file it points to is replaced); a
+    device, a pipe and a read-only file are refused, as is a folder. ``~`` is expanded.
     """
-    path = Path(path)
+    given = path = Path(path).expanduser()
     if is_worker():
         return path
+    if path.is_symlink():
+        path = path.resolve()  # write where the link points; the link stays
+    if path.resolve().parts[1:2] in (("dev",), ("proc",)):
+        raise ValueError(f"cannot write {given}: it is a device or a stream, not a file")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"cannot write {path}: folder {parent} does not exist")
     if path.is_dir():
         raise ValueError(f"cannot write {path}: it is a folder; give a file name")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"cannot write {path}: it is not a regular file (a device or a pipe)")
+    if path.is_file() and not path.stat().st_mode & stat.S_IWUSR:
+        raise ValueError(f"cannot write {path}: the file is read-only")
     try:
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
