@@ -120,6 +120,23 @@ def test_a_semicolon_file_with_decimal_commas_reads_as_numbers(tmp_path):
     assert frame["qty"].dtype.kind == "i"
 
 
+def test_thousands_separators_and_a_trailing_separator_read_as_a_user_means(tmp_path, capsys):
+    comma = tmp_path / "c.csv"
+    comma.write_text('price,qty,\n"1,234.5",3,\n56,4,\n"2,000",5,\n')
+    frame = read_table(comma)
+    assert frame.columns.tolist() == ["price", "qty"]
+    assert frame["price"].tolist() == [1234.5, 56.0, 2000.0]
+    semicolon = tmp_path / "s.csv"
+    semicolon.write_text("price;code\n1.234,5;a\n56;b\n2.000;c\n")
+    assert read_table(semicolon)["price"].tolist() == [1234.5, 56.0, 2000.0]
+    err = capsys.readouterr().err
+    assert "left out 1 empty column(s) without a name" in err
+    assert "read column 'price' as numbers written with thousands separators ('1,234.5')" in err
+    text = tmp_path / "t.csv"  # a comma inside text is no thousands separator
+    text.write_text('name,n\n"Smith, J",1\n"1,234",2\n')
+    assert read_table(text)["name"].tolist() == ["Smith, J", "1,234"]
+
+
 def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys):
     (tmp_path / "d.csv").write_text("a,a,y\n1,2,3\n4,5,6\n", encoding="utf-8")
     code, _, err = run(["fit", tmp_path / "d.csv", "--target", "y", "--out", "m"], capsys)

@@ -6,6 +6,7 @@ the line number). Missing values are kept for the model to impute.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,6 +63,54 @@ def _decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+_GROUPED = {  # separator of the file -> (thousands grouping, decimal mark) of its numbers
+    ",": (",", "."),
+    "\t": (",", "."),
+    ";": (".", ","),
+}
+
+
+def _thousands(frame: pd.DataFrame, sep: str) -> pd.DataFrame:
+    """Text columns whose every value is a number, some written with thousands separators
+    ("1,234.5" in a comma file, "1.234,5" in a semicolon file), as numbers, with a note.
+
+    >>> _thousands(pd.DataFrame({"n": ["1,234", "56", None]}), ",").n.tolist()
+    [1234.0, 56.0, nan]
+    """
+    group, mark = _GROUPED.get(sep, (",", "."))
+    g, m = re.escape(group), re.escape(mark)
+    grouped = re.compile(rf"^[-+]?\d{{1,3}}({g}\d{{3}})+({m}\d+)?$")
+    plain = re.compile(rf"^[-+]?\d+({m}\d+)?$")
+    for name in frame.columns:
+        series = frame[name]
+        if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+            continue
+        present = series.dropna().astype(str).str.strip()
+        is_grouped = present.str.match(grouped)
+        if len(present) and is_grouped.any() and (is_grouped | present.str.match(plain)).all():
+            text = series.astype("string").str.strip().str.replace(group, "", regex=False)
+            frame[name] = pd.to_numeric(text.str.replace(mark, ".", regex=False)).astype(float)
+            print(
+                f"note: read column {name!r} as numbers written with thousands separators "
+                f"({present[is_grouped].iloc[0]!r})",
+                file=sys.stderr,
+            )
+    return frame
+
+
+def _empty_unnamed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The frame without the nameless, empty columns a separator at the end of every line
+    makes (as spreadsheets often export), with a note."""
+    empty = [c for c in frame.columns if str(c).startswith("Unnamed: ") and frame[c].isna().all()]
+    if empty:
+        print(
+            f"note: {path}: left out {len(empty)} empty column(s) without a name (a separator "
+            "at the end of every line)",
+            file=sys.stderr,
+        )
+    return frame.drop(columns=empty)
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame."""
     path = Path(path)
@@ -79,9 +128,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
         else:
             sep = _separator(path)
             _check_header(path, sep)
-            frame = pd.read_csv(path, sep=sep)
+            frame = _empty_unnamed(pd.read_csv(path, sep=sep), path)
             if sep == ";":
                 frame = _decimal_commas(frame)
+            frame = _thousands(frame, sep)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:

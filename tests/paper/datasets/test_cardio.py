@@ -87,6 +87,7 @@ def test_loader_reads_semicolon_file(tmp_path):
         ({"height": [350]}, "column 'height' has 1 row outside (0, 300]"),
         ({"weight": ["heavy", ""]}, "column 'weight' has 2 rows that are empty or not finite"),
         ({"id": [1]}, "column 'id' has 1 row with repeated ids"),
+        ({"age": [50] * 6}, "column age looks like years (median 50); the Kaggle file gives"),
     ],
 )
 def test_loader_errors_name_column_and_count(tmp_path, change, message):

@@ -155,6 +155,14 @@ def test_bad_values(tmp_path):
         read_m5_market(tmp_path)
 
 
+def test_repeated_ids_are_refused(tmp_path):
+    _write_tiny(tmp_path)
+    df = pd.read_csv(tmp_path / "sales_train_validation.csv")
+    pd.concat([df, df.iloc[:2]]).to_csv(tmp_path / "sales_train_validation.csv", index=False)
+    with pytest.raises(ValueError, match="sales_train_validation.csv has 2 repeated ids"):
+        read_m5_market(tmp_path)
+
+
 def test_calendar_must_cover_the_sales_days(tmp_path):
     _write_tiny(tmp_path)
     cal = pd.read_csv(tmp_path / "calendar.csv")

@@ -89,6 +89,11 @@ def validate_cardio(frame: pd.DataFrame, where: str = "data") -> pd.DataFrame:
         out[column] = values.astype(float)
     if out["id"].duplicated().any():
         raise _bad_rows_error(where, "id", int(out["id"].duplicated().sum()), "with repeated ids")
+    if out["age"].median() < 150:
+        raise ValueError(
+            f"{where}: column age looks like years (median {out['age'].median():g}); the Kaggle "
+            "file gives the age in days: multiply by 365.25"
+        )
     for column, (low, high) in RANGES.items():
         bad = int(((out[column] <= low) | (out[column] > high)).sum())
         if bad:

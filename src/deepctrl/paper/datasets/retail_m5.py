@@ -98,7 +98,12 @@ def _read_sales(
     demand = np.concatenate(values)
     if not np.isfinite(demand).all():
         raise ValueError(f"{path.name} has empty or non-finite sales values")
-    return pd.concat(ids, ignore_index=True), demand
+    meta = pd.concat(ids, ignore_index=True)
+    repeated = int(meta["id"].duplicated().sum())
+    if repeated:
+        first = meta["id"][meta["id"].duplicated()].iloc[0]
+        raise ValueError(f"{path.name} has {repeated} repeated ids (first: {first!r})")
+    return meta, demand
 
 
 def _append_days(
