@@ -139,3 +139,22 @@ def test_an_out_folder_under_a_file_is_refused_before_training(cli, known):
     done = cli("test-rule", str(data), *args, "--out", str(folder / "afile.txt" / "sub"))
     assert done.returncode == 2
     assert "afile.txt is a file, so the folder cannot be made" in done.stderr
+
+
+def test_rows_without_a_group_are_dropped_on_request(cli, known):
+    import pandas as pd
+
+    folder, data = known
+    frame = pd.read_csv(data)
+    frame.loc[:2, "segment"] = None
+    gaps = folder / "gaps.csv"
+    frame.to_csv(gaps, index=False)
+    args = ["--target", "sales", "--group", "segment", "--monotonic", "price=decreasing"]
+    args += ["--seeds", "2", "--max-epochs", "2", "--no-progress"]
+    done = cli("test-rule", str(gaps), *args, "--out", str(folder / "gaps"))
+    assert done.returncode == 2 and "or drop those rows (--drop-missing)" in done.stderr
+    done = cli("test-rule", str(gaps), *args, "--drop-missing", "--out", str(folder / "gaps"))
+    assert done.returncode == 0, done.stderr
+    assert "dropped 3 rows with a missing group" in done.stderr
+    result = json.loads((folder / "gaps" / "rule_test.json").read_text())
+    assert result["all"]["rows"] == 598

@@ -112,6 +112,18 @@ def test_a_measurement_as_groups_is_warned_about():
         dc.rule_test(_estimator(max_epochs=2), X, y, groups, folds=2, min_rows=20, progress=False)
 
 
+def test_numeric_groups_keep_their_spelling_and_numeric_order():
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    X, y = table[FEATURES], table["sales"]
+    groups = np.repeat([10.0, 2.0, 1.5], 20)  # as a CSV reader gives whole numbers
+    result = dc.rule_test(
+        _estimator(max_epochs=2), X, y, groups, folds=2, min_rows=30, progress=False
+    )
+    assert list(result.groups) == ["1.5", "2", "10"]
+    with pytest.raises(ValueError, match="groups has 1 missing values"):
+        dc.rule_test(_estimator(), X, y, groups=[" ", *["a"] * 59])  # blank text is missing
+
+
 def test_too_many_groups_ask_for_min_rows(monkeypatch):
     import deepctrl.tabular.rule_test as rt
 

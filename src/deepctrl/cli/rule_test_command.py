@@ -99,10 +99,15 @@ def rule_test_command(
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target and the group")
     frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
+    if group is not None and drop_missing and frame[group].isna().any():
+        missing = frame[group].isna()
+        print(f"dropped {int(missing.sum())} rows with a missing group", file=sys.stderr)
+        frame = frame[~missing]
     if group is not None and frame[group].isna().any():
         raise ValueError(
             f"group column {group!r} has {int(frame[group].isna().sum())} missing values; "
-            "give them a group of their own (such as 'unknown') or drop those rows"
+            "give them a group of their own (such as 'unknown') or drop those rows "
+            "(--drop-missing)"
         )
     task, note = infer_task(frame[target], task)
     if task == "regression" and rule_class is not None:

@@ -33,6 +33,7 @@ from sklearn.model_selection import KFold
 from tqdm.auto import tqdm
 
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from deepctrl.tabular.encoding import category_key
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
 from deepctrl.tabular.table_rules import describe, leaves_and_weights
@@ -138,18 +139,30 @@ def _group_labels(groups: Any, n: int) -> pd.Series:
     labels = pd.Series(np.asarray(groups, dtype=object)).reset_index(drop=True)
     if len(labels) != n:
         raise ValueError(f"groups has {len(labels)} values for {n} rows")
+    labels = labels.map(category_key)  # 10.0 read from a file is the group "10"
     if labels.isna().any():
         raise ValueError(
             f"groups has {int(labels.isna().sum())} missing values; give them a group of "
             "their own (such as 'unknown') or drop those rows"
         )
-    labels = labels.astype(str)
     if (labels == ALL).any():
         raise ValueError(
             f"groups has the value {ALL!r}, which names all rows together in the results; "
             "rename that group"
         )
     return labels
+
+
+def _in_order(label: str) -> tuple[int, float, str]:
+    """Numbers first, in numeric order, then text in alphabetical order.
+
+    >>> sorted(["10", "north", "2", "-1.5"], key=_in_order)
+    ['-1.5', '2', '10', 'north']
+    """
+    try:
+        return 0, float(label), ""
+    except ValueError:
+        return 1, 0.0, label
 
 
 def _check(estimator: Any, folds: int, min_rows: int) -> None:
@@ -289,7 +302,7 @@ def rule_test(
     ) as bar:
         results: dict[str, Segment] = {}
         metric = ""
-        for name in sorted(sizes.index, key=str):
+        for name in sorted(sizes.index, key=_in_order):
             bar.set_postfix_str(f"group {name}")
             mask = (labels == name).to_numpy()
             results[name], m = _judge_segment(
