@@ -113,8 +113,10 @@ def rule_test_command(
     if task == "regression" and rule_class is not None:
         raise ValueError("--rule-class is for classification; the task is regression")
     if task == "classification" and monotonic and rule_class is None:
+        from deepctrl.tabular.table_rules import Outputs
+
         classes = sorted(frame[target].unique().tolist())
-        default = classes[1] if len(classes) == 2 else classes[0]
+        default = classes[Outputs.classification(classes).find(None)]  # the rule's class
         rule_class = str(default)
         note = (note + "\n" if note else "") + (
             f"note: the --monotonic rules constrain P({shown(default)}), the "

@@ -331,35 +331,24 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe
         (cross-fitted with `folds`); `desc` follows the class name on the progress bar."""
         with single_thread() if recipe.one_thread else contextlib.nullcontext():
-            return self._fit_networks(train, val, recipe, seeds, desc, folds)
-
-    def _fit_networks(
-        self,
-        train: Data,
-        val: Data | None,
-        recipe: Recipe,
-        seeds: range,
-        desc: str,
-        folds: list[np.ndarray] | None,
-    ) -> FitResult:
-        return training.fit(
-            build_network(self.network_),
-            self.rule_,
-            self._training_method(),
-            train=train,
-            val=val,
-            task_loss=self._task_loss,
-            batch_size=recipe.batch_size,
-            lr=recipe.learning_rate,
-            max_epochs=recipe.max_epochs,
-            patience=recipe.patience,
-            lr_schedule=recipe.lr_schedule,
-            seeds=seeds,
-            progress=bool(self.verbose),
-            desc=f"{type(self).__name__}{desc}",
-            device=self.device,
-            folds=folds,
-        )
+            return training.fit(
+                build_network(self.network_),
+                self.rule_,
+                self._training_method(),
+                train=train,
+                val=val,
+                task_loss=self._task_loss,
+                batch_size=recipe.batch_size,
+                lr=recipe.learning_rate,
+                max_epochs=recipe.max_epochs,
+                patience=recipe.patience,
+                lr_schedule=recipe.lr_schedule,
+                seeds=seeds,
+                progress=bool(self.verbose),
+                desc=f"{type(self).__name__}{desc}",
+                device=self.device,
+                folds=folds,
+            )
 
     def _keep(self, result: FitResult, recipe: Recipe, n_train: int, n_val: int) -> None:
         """The fitted networks and what their fit reports."""

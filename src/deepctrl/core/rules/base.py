@@ -265,8 +265,9 @@ def perturb_all(rule: Rule, x: Inputs, generator: torch.Generator | None) -> lis
     Raises:
         ValueError: When a leaf's `perturb` returns inputs of another form or shape than x.
     """
-    out = [leaf.perturb(x, generator) for leaf in rule.leaves()]
-    for leaf, p in zip(rule.leaves(), out, strict=True):
+    leaves = rule.leaves()
+    out = [leaf.perturb(x, generator) for leaf in leaves]
+    for leaf, p in zip(leaves, out, strict=True):
         if p is not None and (not isinstance(p, dict | Tensor) or _form(p) != _form(x)):
             got = _form(p) if isinstance(p, dict | Tensor) else type(p).__name__
             raise ValueError(

@@ -114,14 +114,14 @@ class _FeatureRule(SignedRule):
     def perturb(self, x: Inputs, generator: torch.Generator | None = None) -> Inputs:
         t = self._values(x)
         k = self._index(t)
-        t_p = t.clone()
-        delta = self.perturbation.delta(t[..., k], generator)
-        if delta.shape != t[..., k].shape:
+        values, t_p = t[..., k], t.clone()
+        delta = self.perturbation.delta(values, generator)
+        if delta.shape != values.shape:
             raise ValueError(
                 f"{type(self.perturbation).__name__}.delta returned {tuple(delta.shape)} for "
-                f"values of {tuple(t[..., k].shape)}: one shift per value"
+                f"values of {tuple(values.shape)}: one shift per value"
             )
-        t_p[..., k] = t[..., k] + delta
+        t_p[..., k] = values + delta
         return replace(x, self.input, t_p)
 
     def _crossing(self, ctx: Context, threshold: float) -> Tensor:
