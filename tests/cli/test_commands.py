@@ -4,10 +4,14 @@ installed command."""
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
+import io
 import json
 import pickle
 import struct
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +19,7 @@ import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
+from deepctrl.cli.tables import read_table
 
 
 def write_table(folder: Path, n: int = 120, seed: int = 0) -> Path:
@@ -564,3 +569,70 @@ def test_a_reproduction_checks_its_output_folder_before_training(tmp_path, capsy
     assert code == 2 and err.strip() == f"deepctrl: error: --out {taken} is a file; give a folder"
     code, _, err = run(["reproduce", "cardio", "--quick", "--out", str(taken / "sub")], capsys)
     assert code == 2 and err.strip().endswith(f"{taken} is a file, not a folder")
+
+
+# -- compressed inputs, outputs by suffix, standard output ------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zip"])
+def test_a_compressed_csv_reads_as_the_plain_one(fitted, tmp_path, suffix):
+    data, _ = fitted
+    packed = tmp_path / f"data.csv{suffix}"
+    method = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}[suffix]
+    pd.read_csv(data).to_csv(packed, index=False, compression=method)
+    pd.testing.assert_frame_equal(read_table(packed), read_table(data))
+
+
+def test_a_semicolon_file_compressed_keeps_its_separator(tmp_path):
+    packed = tmp_path / "eu.csv.gz"
+    packed.write_bytes(gzip.compress(b"price;sales\n1,5;2\n2,5;1\n"))
+    assert read_table(packed).to_dict("list") == {"price": [1.5, 2.5], "sales": [2, 1]}
+
+
+def test_a_broken_archive_is_one_line(fitted, tmp_path, capsys):
+    _, model = fitted
+    (tmp_path / "bad.gz").write_bytes(b"not gzip")
+    two = tmp_path / "two.zip"
+    with zipfile.ZipFile(two, "w") as archive:
+        archive.writestr("a.csv", "x\n1\n")
+        archive.writestr("b.csv", "x\n2\n")
+    for path, message in [
+        (tmp_path / "bad.gz", f"cannot read data file {tmp_path / 'bad.gz'}: Not a gzipped file"),
+        (two, f"data file {two} must hold one file, not 2"),
+    ]:
+        code, _, err = run(["predict", str(model), str(path), "--out", "p.csv"], capsys)
+        assert code == 2 and err.startswith(f"deepctrl: error: {message}"), err
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_predict_writes_the_format_its_out_suffix_names(fitted, tmp_path, capsys):
+    data, model = fitted
+    plain = tmp_path / "p.csv"
+    assert run(["predict", str(model), str(data), "--out", str(plain)], capsys)[0] == 0
+    expected = pd.read_csv(plain)
+    for name, method in [("p.csv.gz", "gzip"), ("p.csv.bz2", "bz2"), ("p.csv.zip", "zip")]:
+        assert (
+            run(["predict", str(model), str(data), "--out", str(tmp_path / name)], capsys)[0] == 0
+        )
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name, compression=method), expected)
+    with zipfile.ZipFile(tmp_path / "p.csv.zip") as archive:
+        assert archive.namelist() == ["p.csv"]
+    if importlib.util.find_spec("pyarrow") is not None:
+        assert (
+            run(["predict", str(model), str(data), "--out", str(tmp_path / "p.parquet")], capsys)[0]
+            == 0
+        )
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "p.parquet"), expected)
+
+
+def test_predict_to_standard_output_keeps_messages_on_stderr(fitted, tmp_path, capsys, monkeypatch):
+    data, model = fitted
+    monkeypatch.chdir(tmp_path)
+    stdout = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(stdout))
+    code = main(["predict", str(model), str(data), "--min-verification", "0.5", "--out", "-"])
+    err = capsys.readouterr().err
+    assert code == 0 and not (tmp_path / "-").exists()
+    table = pd.read_csv(io.BytesIO(stdout.getvalue()))
+    assert list(table.columns) == ["sales"] and len(table) == len(pd.read_csv(data))
+    assert "chosen alpha" in err and "predictions at alpha" in err and "standard output" in err

@@ -9,7 +9,6 @@ scikit-learn are imported, so mistakes in the input are reported within about a 
 from __future__ import annotations
 
 import functools
-import io
 import json
 import math
 import sys
@@ -22,8 +21,9 @@ import numpy as np
 import pandas as pd
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
+from deepctrl.cli.table_output import STDOUT, write_table
 from deepctrl.cli.tables import as_categories, clean_columns, read_table
-from deepctrl.io.file_format import table_model_columns, write_atomic
+from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 from deepctrl.tabular.encoding import shown
 
@@ -424,11 +424,15 @@ def predict_command(
     alpha_column: str | None = None,
     id_columns: Sequence[str] = (),
 ) -> int:
-    """``deepctrl predict``: predictions for every row of ``data``, in order, to a CSV, the
-    ``id_columns`` first; at one alpha, at one per row (``alpha_column``), or with
-    ``min_verification`` at the smallest alpha whose verification ratio on these rows
-    reaches it (no labels needed; nothing is written when no alpha does)."""
-    out_path = check_output_path(out, model, data)
+    """``deepctrl predict``: predictions for every row of ``data``, in order, to a table
+    (:func:`deepctrl.cli.table_output.write_table`: CSV, compressed CSV, Parquet, or CSV to
+    standard output for ``-``), the ``id_columns`` first; at one alpha, at one per row
+    (``alpha_column``), or with ``min_verification`` at the smallest alpha whose
+    verification ratio on these rows reaches it (no labels needed; nothing is written when
+    no alpha does)."""
+    to_stdout = out == STDOUT
+    out_path = Path(out) if to_stdout else check_output_path(out, model, data)
+    report = sys.stderr if to_stdout else sys.stdout  # keep standard output for the table
     value = _alpha_option(alpha)
     goal = None if min_verification is None else _goal(min_verification)
     if sum((goal is not None, value != "auto", alpha_column is not None)) > 1:
@@ -455,7 +459,8 @@ def predict_command(
         chosen, ratio = est.alpha_for_verification(X, goal)
         print(
             f"chosen alpha {chosen:g}: verification ratio {ratio:.3f} on {len(X)} rows "
-            f"(goal {goal:g})"
+            f"(goal {goal:g})",
+            file=report,
         )
         at = f"alpha {chosen:g}"
     else:
@@ -470,8 +475,7 @@ def predict_command(
         pred = est.predict(X, chosen).reshape(len(X), -1)
         result = pd.DataFrame(pred, columns=est.output_names_)
     result = pd.concat([ids.reset_index(drop=True), result], axis=1)
-    buffer = io.StringIO()
-    result.to_csv(buffer, index=False)
-    write_atomic(out_path, buffer.getvalue().encode("utf-8"))
-    print(f"wrote {len(result)} predictions at {at} to {out_path}")
+    write_table(result, out)
+    where = "standard output" if to_stdout else out_path
+    print(f"wrote {len(result)} predictions at {at} to {where}", file=report)
     return 0

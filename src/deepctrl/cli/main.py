@@ -157,7 +157,11 @@ DROP_HELP = (
 
 def _add_table_and_rules(p: argparse.ArgumentParser, rule: str) -> None:
     """DATA, --target, --task, --monotonic and --rules, as fit and test-rule take them."""
-    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file, one row per sample")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help="CSV (plain or .gz, .bz2, .xz, .zip) or Parquet file, one row per sample",
+    )
     p.add_argument("--target", required=True, metavar="COL", help="column to predict")
     p.add_argument(
         "--task",
@@ -269,7 +273,7 @@ def _add_sweep(subparsers: Any) -> None:
         description="Evaluate a model over the rule strength alpha on a table.",
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
-    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
+    p.add_argument("data", metavar="DATA", help="CSV (plain or compressed) or Parquet file")
     p.add_argument("--alphas", default="0:1:0.1", help="START:STOP:STEP or a comma list")
     p.add_argument("--json", dest="as_json", action="store_true", help="print JSON rows")
     p.add_argument(
@@ -305,10 +309,11 @@ def _add_predict(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "predict",
         help="predict every row of a table at a rule strength",
-        description="Write predictions, in the input's row order, to a CSV file.",
+        description="Write predictions, in the input's row order, to a CSV or Parquet "
+        "file, or to standard output.",
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
-    p.add_argument("data", metavar="DATA", help="CSV (or Parquet) file")
+    p.add_argument("data", metavar="DATA", help="CSV (plain or compressed) or Parquet file")
     choice = p.add_mutually_exclusive_group()
     choice.add_argument(
         "--alpha",
@@ -338,7 +343,13 @@ def _add_predict(subparsers: Any) -> None:
         metavar="COL",
         help="a column written first in the output, row for row (repeatable)",
     )
-    p.add_argument("--out", required=True, metavar="PRED.csv", help="CSV file to write")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="PRED.csv",
+        help="file to write: CSV (.csv.gz, .bz2, .xz, .zip compress it), Parquet for "
+        ".parquet, or - for CSV on standard output",
+    )
     p.set_defaults(handler=_run_predict)
 
 

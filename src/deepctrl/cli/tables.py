@@ -1,13 +1,18 @@
 """Reading the user's table: CSV (comma, semicolon or tab separated; in a semicolon file,
-numbers may have a decimal comma) or Parquet, with one clear line for every problem
+numbers may have a decimal comma; plain or compressed as ``.gz``, ``.bz2``, ``.xz`` or
+``.zip``) or Parquet, with one clear line for every problem
 (missing file, empty file, not text, a column named twice, text in a numeric column, with
 the line number). Missing values are kept for the model to impute.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import re
 import sys
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,9 +24,29 @@ from deepctrl.tabular.encoding import category_key
 _PARQUET = (".parquet", ".pq")
 
 
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def _first_line(path: Path) -> bytes:
+    """The first line of a plain or compressed (by its suffix) text file."""
+    suffix = path.suffix.lower()
+    if suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/")]
+            if len(names) != 1:
+                raise ValueError(f"data file {path} must hold one file, not {len(names)}")
+            with archive.open(names[0]) as f:
+                return f.readline()
+    opener = _OPENERS.get(suffix)
+    if opener is None:
+        with path.open("rb") as f:
+            return f.readline()
+    with opener(path, "rb") as f:
+        return f.readline()
+
+
 def _separator(path: Path) -> str:
-    with path.open("rb") as f:
-        head = f.readline().decode("utf-8", errors="replace")
+    head = _first_line(path).decode("utf-8", errors="replace")
     if "," not in head:
         for sep in (";", "\t"):
             if sep in head:
@@ -138,7 +163,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"data file {path} is not a valid CSV file: {exc}") from None
     except UnicodeDecodeError:
         raise ValueError(f"data file {path} is not a UTF-8 text CSV file") from None
-    except (OSError, ImportError) as exc:
+    except (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"cannot read data file {path}: {exc or type(exc).__name__}") from None
+    except ImportError as exc:
         raise ValueError(f"cannot read data file {path}: {exc}") from None
     if len(frame) == 0:
         raise ValueError(f"data file {path} has no data rows")

@@ -1,0 +1,53 @@
+"""Writing a table the user named: CSV (compressed when the name ends in ``.gz``, ``.bz2``,
+``.xz`` or ``.zip``), Parquet for ``.parquet`` or ``.pq``, or CSV to standard output for
+``-``. The file is replaced in one step (:func:`deepctrl.io.file_format.write_atomic`).
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from deepctrl.io.file_format import write_atomic
+
+STDOUT = "-"
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
+_PARQUET = (".parquet", ".pq")
+
+
+def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
+    """``frame`` encoded as the suffix of ``name`` asks, without the index.
+
+    >>> table_bytes(pd.DataFrame({"a": [1, 2]}), "out.csv")
+    b'a\\n1\\n2\\n'
+    >>> import gzip
+    >>> gzip.decompress(table_bytes(pd.DataFrame({"a": [1]}), "out.csv.gz"))
+    b'a\\n1\\n'
+    """
+    suffix = Path(name).suffix.lower()
+    buffer = io.BytesIO()
+    if suffix in _PARQUET:
+        try:
+            frame.to_parquet(buffer, index=False)
+        except ImportError:
+            raise ValueError(f"writing {name} needs pyarrow: pip install pyarrow") from None
+        return buffer.getvalue()
+    method = _COMPRESSION.get(suffix)
+    if method == "zip":  # the archive's member is the name without ".zip"
+        inner = Path(name).with_suffix("").name or "table.csv"
+        frame.to_csv(buffer, index=False, compression={"method": "zip", "archive_name": inner})
+    else:
+        frame.to_csv(buffer, index=False, compression=method)
+    return buffer.getvalue()
+
+
+def write_table(frame: pd.DataFrame, out: str | Path) -> None:
+    """Write ``frame`` to ``out`` (see the module), or as CSV to standard output for ``-``."""
+    if str(out) == STDOUT:
+        sys.stdout.buffer.write(table_bytes(frame, "stdout.csv"))
+        sys.stdout.flush()
+        return
+    write_atomic(out, table_bytes(frame, out))
