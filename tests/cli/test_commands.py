@@ -175,7 +175,7 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         (["fit", str(f["header"]), "--target", "sales", "--out", str(out)], "has no data rows"),
         (
             ["fit", str(f["binary"]), "--target", "sales", "--out", str(out)],
-            "is not a (UTF-8 text|valid) CSV file",
+            "is not a (text CSV file \\(line 1 has a NUL byte\\)|valid CSV file)",
         ),
         ([*fit[:3], "sale", *fit[4:]], "has no target column 'sale'"),
         ([*fit, "--monotonic", "prize=decreasing"], "unknown column 'prize'"),

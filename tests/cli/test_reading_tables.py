@@ -190,3 +190,12 @@ def test_an_unknown_option_points_to_the_commands_help(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "deepctrl fit: error: unrecognized arguments: --bogus (see 'deepctrl fit --help')\n"
     )
+
+
+def test_a_latin1_file_names_its_first_bad_line_and_how_to_convert(tmp_path, capsys):
+    path = tmp_path / "cities.csv"
+    path.write_bytes("city,y\nBonn,1\nBerlin,2\nKöln,3\n".encode("latin-1"))
+    code, _, err = run(["fit", path, "--target", "y", "--out", tmp_path / "m", *FAST], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"data file {path} is not UTF-8 text: line 4 has byte 0xf6 (not UTF-8)" in err
+    assert "iconv -f cp1252 -t utf-8" in err

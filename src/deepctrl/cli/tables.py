@@ -15,6 +15,7 @@ import sys
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -27,22 +28,46 @@ _PARQUET = (".parquet", ".pq")
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
-def _first_line(path: Path) -> bytes:
-    """The first line of a plain or compressed (by its suffix) text file."""
+def _open_binary(path: Path) -> IO[bytes]:
+    """A plain or compressed (by its suffix) file, opened for reading its bytes."""
     suffix = path.suffix.lower()
     if suffix == ".zip":
-        with zipfile.ZipFile(path) as archive:
-            names = [n for n in archive.namelist() if not n.endswith("/")]
-            if len(names) != 1:
-                raise ValueError(f"data file {path} must hold one file, not {len(names)}")
-            with archive.open(names[0]) as f:
-                return f.readline()
+        archive = zipfile.ZipFile(path)
+        names = [n for n in archive.namelist() if not n.endswith("/")]
+        if len(names) != 1:
+            raise ValueError(f"data file {path} must hold one file, not {len(names)}")
+        return archive.open(names[0])
     opener = _OPENERS.get(suffix)
-    if opener is None:
-        with path.open("rb") as f:
-            return f.readline()
-    with opener(path, "rb") as f:
+    return path.open("rb") if opener is None else opener(path, "rb")
+
+
+def _first_line(path: Path) -> bytes:
+    with _open_binary(path) as f:
         return f.readline()
+
+
+def _not_utf8(path: Path) -> str:
+    """Why ``path`` is not UTF-8 text, naming the first line that is not.
+
+    >>> import tempfile
+    >>> bad = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = bad.write_bytes("city\\nBonn\\nK\u00f6ln\\n".encode("latin-1"))
+    >>> _not_utf8(bad).split(";")[0].endswith("line 3 has byte 0xf6 (not UTF-8)")
+    True
+    """
+    with _open_binary(path) as f:
+        for number, line in enumerate(f, start=1):
+            if b"\0" in line:
+                return f"data file {path} is not a text CSV file (line {number} has a NUL byte)"
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return (
+                    f"data file {path} is not UTF-8 text: line {number} has byte "
+                    f"0x{line[exc.start]:02x} (not UTF-8); save it as UTF-8 (a file from a "
+                    "spreadsheet in Latin-1 or Windows-1252: iconv -f cp1252 -t utf-8)"
+                )
+    return f"data file {path} is not a UTF-8 text CSV file"
 
 
 def _separator(path: Path) -> str:
@@ -162,7 +187,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     except pd.errors.ParserError as exc:
         raise ValueError(f"data file {path} is not a valid CSV file: {exc}") from None
     except UnicodeDecodeError:
-        raise ValueError(f"data file {path} is not a UTF-8 text CSV file") from None
+        raise ValueError(_not_utf8(path)) from None
     except (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile) as exc:
         raise ValueError(f"cannot read data file {path}: {exc or type(exc).__name__}") from None
     except ImportError as exc:
