@@ -113,5 +113,44 @@ def test_what_does_not_export_says_so(tmp_path, capsys):
         dc.to_onnx(plain, {"y": torch.randn(4, 3)}, tmp_path / "d.onnx")
     with pytest.raises(ValueError, match="it is a folder; give a file name"):
         dc.to_onnx(plain, torch.randn(4, 3), tmp_path)
-    with pytest.raises(ValueError, match="a tensor or a dict of tensors"):
+    with pytest.raises(ValueError, match="a tensor or a non-empty dict of tensors, got list"):
         dc.to_onnx(plain, [torch.randn(4, 3)], tmp_path / "e.onnx")
+
+
+class FixedBatch(nn.Module):
+    """A model that only runs on batches of four rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 1))
+
+    def forward(self, x: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+        return self.inner(x, alpha=alpha).reshape(4, 1)
+
+
+@pytest.mark.parametrize(
+    ("model", "example", "message"),
+    [
+        ("plain", {}, "non-empty dict of tensors, got dict \\(empty\\)"),
+        ("plain", {"num": [1.0, 2.0]}, "example_inputs\\['num'\\] must be a tensor, got list"),
+        ("plain", torch.tensor(1.0), "must have a batch dimension \\(rows first\\)"),
+        (
+            "plain",
+            torch.zeros(4, 3, dtype=torch.long),
+            "this DeepCTRL does not run on example_inputs \\(4 rows\\): mat1 and mat2",
+        ),
+        (
+            "plain",
+            torch.zeros(4, 5),
+            "this DeepCTRL does not run on example_inputs \\(4 rows\\): mat1 and mat2 shapes",
+        ),
+        ("fixed", torch.randn(4, 3), "this FixedBatch does not run on one row of example_inputs"),
+    ],
+)
+def test_an_example_the_model_cannot_take_is_one_line(model, example, message, tmp_path):
+    net = (
+        FixedBatch() if model == "fixed" else dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 1))
+    )
+    with pytest.raises(ValueError, match=message):
+        dc.to_onnx(net, example, tmp_path / "m.onnx")
+    assert not (tmp_path / "m.onnx").exists()

@@ -205,6 +205,46 @@ def _root_cause(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _example_tensors(example_inputs: Inputs) -> tuple[tuple[str, ...] | None, tuple[Tensor, ...]]:
+    """The names (None for a tensor) and tensors of `to_onnx`'s example, checked."""
+    if isinstance(example_inputs, Tensor):
+        tensors: tuple[Any, ...] = (example_inputs,)
+        keys = None
+    elif isinstance(example_inputs, Mapping) and example_inputs:
+        keys = tuple(str(k) for k in example_inputs)
+        tensors = tuple(example_inputs.values())
+        for taken, what in (("alpha", "the rule strength input"), ("y", "the output")):
+            if taken in keys:
+                raise ValueError(f"a dict input named {taken!r} would clash with {what}: rename it")
+    else:
+        empty = " (empty)" if isinstance(example_inputs, Mapping) else ""
+        raise ValueError(
+            "example_inputs must be a tensor or a non-empty dict of tensors, got "
+            f"{type(example_inputs).__name__}{empty}"
+        )
+    for name, t in zip(keys or ("example_inputs",), tensors, strict=True):
+        if not isinstance(t, Tensor):
+            raise ValueError(f"example_inputs[{name!r}] must be a tensor, got {type(t).__name__}")
+        if t.dim() == 0:
+            raise ValueError(f"{name} must have a batch dimension (rows first), got a scalar")
+    return keys, tensors
+
+
+def _run_eager(wrapper: nn.Module, args: tuple[Tensor, ...], what: str) -> Any:
+    """The model's own output on `args` as a NumPy array, or one line on why it fails."""
+    try:
+        with torch.no_grad():
+            return wrapper(*args).detach().cpu().numpy()
+    except Exception as exc:  # the model is the user's: any error it raises is theirs
+        rows = batch_len(args[0])
+        on = (
+            "one row of example_inputs (the file's batch size is free)"
+            if rows == 1
+            else (f"example_inputs ({rows} rows)")
+        )
+        raise ValueError(f"{what} does not run on {on}: {_root_cause(exc)}") from exc
+
+
 def to_onnx(
     model: nn.Module,
     example_inputs: Inputs,
@@ -226,7 +266,8 @@ def to_onnx(
             the same batch size) in the dtypes the model takes.
         path: The file to write (atomically).
         check: With onnxruntime installed, run the file on the example at alphas spread
-            over [0, 1]; it must give the model's outputs to `atol`.
+            over [0, 1], and on its first row alone; it must give the model's outputs to
+            `atol` (a file whose batch size was fixed while exporting fails here).
         atol: The largest difference `check` accepts (relative to the scale of large
             outputs).
 
@@ -234,8 +275,9 @@ def to_onnx(
         The path written.
 
     Raises:
-        ValueError: When `example_inputs` is neither a tensor nor a dict of tensors, has
-            fewer than two rows, or has a key named `alpha` or `y`; when the `onnx` extra is
+        ValueError: When `example_inputs` is neither a tensor nor a non-empty dict of
+            tensors with a batch dimension, has fewer than two rows, or has a key named
+            `alpha` or `y`; when the model does not run on it; when the `onnx` extra is
             missing, the export fails, or the check finds different outputs.
 
     Examples:
@@ -249,20 +291,7 @@ def to_onnx(
         dc.to_onnx(model, {"num": nums, "cat": codes}, "model.onnx")
         ```
     """
-    keys: tuple[str, ...] | None
-    if isinstance(example_inputs, Mapping):
-        keys = tuple(str(k) for k in example_inputs)
-        tensors = tuple(example_inputs.values())
-        for taken, what in (("alpha", "the rule strength input"), ("y", "the output")):
-            if taken in keys:
-                raise ValueError(f"a dict input named {taken!r} would clash with {what}: rename it")
-    elif isinstance(example_inputs, Tensor):
-        keys, tensors = None, (example_inputs,)
-    else:
-        raise ValueError(
-            "example_inputs must be a tensor or a dict of tensors, got "
-            f"{type(example_inputs).__name__}"
-        )
+    keys, tensors = _example_tensors(example_inputs)
     n = batch_len(example_inputs)
     if n < 2:
         raise ValueError(
@@ -273,18 +302,16 @@ def to_onnx(
     try:
         alpha = torch.linspace(0.0, 1.0, n)
         wrapper = _AlphaAsInput(model, keys)
+        what = f"this {type(model).__name__}"
+        expected = _run_eager(wrapper, (*tensors, alpha), what)
         names = [*(keys or ("x",)), "alpha"]
-        proto = export_program(
-            wrapper, (*tensors, alpha), names, ["y"], f"this {type(model).__name__}"
-        )
+        proto = export_program(wrapper, (*tensors, alpha), names, ["y"], what)
         if check and importlib.util.find_spec("onnxruntime") is not None:
-            with torch.no_grad():
-                expected = wrapper(*tensors, alpha)
-            feed = {
-                name: t.detach().cpu().numpy()
-                for name, t in zip(names, (*tensors, alpha), strict=True)
-            }
-            check_outputs(proto, feed, [expected.detach().cpu().numpy()], atol)
+            for rows in (slice(None), slice(0, 1)):  # the example's size, then one row
+                args = tuple(t[rows] for t in (*tensors, alpha))
+                want = expected if rows == slice(None) else _run_eager(wrapper, args, what)
+                feed = {name: t.cpu().numpy() for name, t in zip(names, args, strict=True)}
+                check_outputs(proto, feed, [want], atol)
     finally:
         model.train(was_training)
     return write_atomic(path, proto.SerializeToString())
