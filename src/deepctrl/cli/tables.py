@@ -13,9 +13,9 @@ import lzma
 import re
 import sys
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,11 @@ from deepctrl.tabular.encoding import category_key
 _PARQUET = (".parquet", ".pq")
 
 
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_OPENERS: dict[str, Callable[..., Any]] = {  # each opens a compressed file by its suffix
+    ".gz": gzip.open,
+    ".bz2": bz2.open,
+    ".xz": lzma.open,
+}
 
 
 def _open_binary(path: Path) -> IO[bytes]:
