@@ -100,7 +100,12 @@ def test_whole_number_classes_stay_whole_when_some_are_missing(tmp_path, capsys)
     assert "dropped 12 of 240 rows with a missing target" in err
     assert "rules: monotonic(x, increasing, on '2'): P('2')" in out
     code, out, err = run([*args, "--out", model, *FAST], capsys)
-    assert "note: the --monotonic rules constrain P(0), the first of 3 classes;" in err
+    assert (
+        "deepctrl: warning: rule monotonic(x, increasing) names no class, so it acts on "
+        "P('0'), the first of 3 classes in sorted order; name the class to choose another "
+        "(output=LABEL, or --rule-class LABEL on the command line); if the target is a "
+        "quantity, a regressor (--task regression) fits it\n"
+    ) in err
     run(["predict", model, tmp_path / "c.csv", "--out", tmp_path / "p.csv"], capsys)
     assert pd.read_csv(tmp_path / "p.csv").columns.tolist() == [
         "cls",
@@ -199,3 +204,21 @@ def test_a_latin1_file_names_its_first_bad_line_and_how_to_convert(tmp_path, cap
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert f"data file {path} is not UTF-8 text: line 4 has byte 0xf6 (not UTF-8)" in err
     assert "iconv -f cp1252 -t utf-8" in err
+
+
+@pytest.mark.parametrize("value", [5.0, 5.3, "yes"])
+def test_a_constant_target_is_refused_before_training(tmp_path, capsys, value):
+    path = tmp_path / "flat.csv"
+    pd.DataFrame({"x": np.arange(30.0), "sales": [value] * 30}).to_csv(path, index=False)
+    code, _, err = run(["fit", path, "--target", "sales", "--out", tmp_path / "m", *FAST], capsys)
+    shown = repr(value)
+    assert code == 2 and err.strip() == (
+        f"deepctrl: error: target column 'sales' is constant ({shown}): there is nothing to learn"
+    )
+
+
+def test_a_constant_target_warns_in_python():
+    import deepctrl as dc
+
+    with pytest.warns(UserWarning, match="target 'y' is constant \\(5.3\\): the model can only"):
+        dc.DeepCTRLRegressor(max_epochs=1).fit(pd.DataFrame({"x": np.arange(30.0)}), [5.3] * 30)

@@ -212,3 +212,28 @@ def test_rules_config_round_trip_and_code_penalty_refused():
     assert back[0].leaves()[1].expression == "y >= 0" and back[0].weights == [1.0, 0.5]
     with pytest.raises(ValueError, match="Penalty rule written in Python cannot be stored"):
         rules_config([dc.rules.Penalty(lambda c, o: o["y"])])
+
+
+@pytest.mark.parametrize(
+    ("column", "message"),
+    [
+        ("promo", "'promo' is categorical \\(True/False values; write them as 1/0"),
+        ("price", "'price' is categorical \\(values such as '\\$1.50', '\\$2', '\\$4.95'\\)"),
+        (
+            "fee",
+            "column 'fee' is constant \\(3\\) in the training rows, so the rule can be neither",
+        ),
+    ],
+)
+def test_a_rule_on_a_column_it_cannot_raise_says_why(column, message):
+    X = pd.DataFrame(
+        {
+            "promo": [True, False] * 20,
+            "price": ["$4.95", "$2", "$1.50", "$2"] * 10,
+            "fee": [3.0] * 40,
+            "x": np.arange(40.0),
+        }
+    )
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(column, "increasing")], max_epochs=1)
+    with pytest.raises(ValueError, match=message):
+        est.fit(X, np.arange(40.0))

@@ -4,6 +4,8 @@ and a summary that names what the model uses."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -116,7 +118,8 @@ def test_the_summary_says_which_alpha_predict_uses():
 def test_exporting_a_model_fitted_on_an_array_warns_of_nothing(tmp_path, recwarn):
     pytest.importorskip("onnxruntime")
     X, y = _sales()
-    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(0, "decreasing")], **FAST).fit(X.values, y)
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(0, "decreasing")], **FAST)
+    est.set_params(validation_fraction=0.3).fit(X.values, y)  # 36 validation rows: no warning
     est.to_onnx(tmp_path / "m.onnx", X.values[:20])
     assert [str(w.message) for w in recwarn] == []
 
@@ -153,7 +156,10 @@ def test_labels_recoded_by_a_meta_estimator_get_a_hint():
     X, y = _sales()
     recoded = (y > np.median(y)).astype(int)  # what cross_val_predict hands the estimator
     named = dc.DeepCTRLClassifier(rules=[dc.Monotonic("price", "decreasing", output="high")])
-    with pytest.raises(ValueError, match=r"may have recoded the labels.*\(output=0\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"may have recoded the labels.*\(output=0 for the first, output=1 for the second\)",
+    ):
         named.set_params(**FAST).fit(X, recoded)
 
 
@@ -175,3 +181,16 @@ def test_an_integer_output_of_a_classifier_with_whole_number_classes_names_a_lab
     by_position = dc.DeepCTRLClassifier(rules=[dc.Monotonic("price", "decreasing", output=0)])
     with pytest.raises(ValueError, match=r"\(classes: 1, 2, 5\); with whole-number classes"):
         by_position.set_params(**FAST).fit(X, classes)
+
+
+def test_a_default_alpha_chosen_on_few_rows_is_warned_about():
+    X, y = _sales(60)
+    few = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST)
+    with pytest.warns(UserWarning, match="chosen on only 12 validation rows, so how well"):
+        few.fit(X, y)
+    with pytest.warns(UserWarning, match="chosen on the training rows, so how well"):
+        few.set_params(validation_fraction=0.0).fit(X, y)
+    with warnings.catch_warnings():  # without rules, or cross-fitted, there is nothing to say
+        warnings.simplefilter("error")
+        dc.DeepCTRLRegressor(**FAST).fit(X, y)
+        few.set_params(validation="cross_fit", n_seeds=2).fit(X, y)

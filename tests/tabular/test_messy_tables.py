@@ -3,6 +3,8 @@ classes, with hand-computed expectations."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -11,7 +13,7 @@ import scipy.sparse as sp
 
 import deepctrl as dc
 from deepctrl.tabular.encoding import TableEncoder
-from deepctrl.tabular.table_rules import Outputs, default_perturbation, resolve
+from deepctrl.tabular.table_rules import Outputs, check_rule_classes, default_perturbation, resolve
 
 pl = pytest.importorskip("polars")
 FAST = {"max_epochs": 15, "batch_size": 32, "n_seeds": 1, "random_state": 0}
@@ -178,11 +180,52 @@ def test_a_rule_acts_on_the_class_it_names():
     step = X.assign(dist_km=X["dist_km"] * 1.05)
     p_late = est.predict_proba(X, alpha=1.0)[:, 0]
     assert (est.predict_proba(step, alpha=1.0)[:, 0] >= p_late).mean() >= 0.95
-    assert (
-        "P('ontime')"
-        in dc.DeepCTRLClassifier(rules=[dc.Monotonic("dist_km", "increasing")], **FAST)
-        .fit(X, y)
-        .summary()
+    unnamed = dc.DeepCTRLClassifier(rules=[dc.Monotonic("dist_km", "increasing")], **FAST)
+    with pytest.warns(
+        UserWarning, match=r"names no class, so it acts on P\('ontime'\), the second"
+    ):
+        assert "P('ontime')" in unnamed.fit(X, y).summary()
+
+
+def test_rules_that_mix_a_named_class_with_the_default_are_refused():
+    outputs = Outputs.classification(["leave", "stay"])
+    fee, tenure = (
+        dc.Monotonic("fee", "increasing", output="leave"),
+        dc.Monotonic("tenure", "decreasing"),
+    )
+    with pytest.raises(ValueError, match=r"act on different classes: P\('leave'\) and P\('stay'\)"):
+        check_rule_classes([fee, tenure], outputs)
+    with pytest.raises(ValueError, match="give every rule its class"):
+        check_rule_classes(dc.rules.AllOf([tenure, fee]), outputs)
+    # naming the default class is no mix; a regression target has no classes
+    check_rule_classes(
+        [dc.Monotonic("fee", "increasing", output="stay"), tenure],
+        Outputs.classification(["leave", "stay"]),
+    )
+    check_rule_classes([fee, tenure], Outputs.regression(["y"]))
+
+
+@pytest.mark.parametrize(
+    ("labels", "warns"),
+    [
+        (["0", "1"], False),
+        (["False", "True"], False),
+        (["no", "yes"], False),
+        (["-1", "1"], False),
+        (["leave", "stay"], True),
+        (["1", "2"], True),
+        (["a", "b", "c"], True),
+    ],
+)
+def test_a_rule_without_a_class_warns_when_the_labels_do_not_say_which(labels, warns):
+    rules = [dc.Monotonic("fee", "increasing")]
+    outputs = Outputs.classification(labels)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_rule_classes(rules, outputs)
+        check_rule_classes([dc.Monotonic("fee", "increasing", output=labels[0])], outputs)
+    assert [str(w.message).split(",")[0] for w in caught] == (
+        ["rule monotonic(fee"] if warns else []
     )
 
 
@@ -268,3 +311,12 @@ def test_predict_takes_one_alpha_per_row():
         est.predict(X, alpha=[0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="finite numbers"):
         est.predict(X, alpha=np.full(200, np.nan))
+
+
+def test_a_class_missing_after_recoding_hints_at_positions_except_on_the_command_line():
+    recoded = Outputs.classification(["0", "1"])
+    with pytest.raises(ValueError, match="output=0 for the first, output=1 for the second"):
+        recoded.find("yes")
+    with pytest.raises(ValueError) as caught:
+        Outputs.classification(["0", "1"], recoded_hint=False).find("2")
+    assert str(caught.value) == "output '2' is not a class of this model (classes: 0, 1)"

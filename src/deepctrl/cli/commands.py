@@ -32,25 +32,29 @@ _Number = TypeVar("_Number", int, float)
 
 
 def one_line_errors(command: F) -> F:
-    """Run ``command`` printing warnings as single lines and turning problems into one-line
-    ValueErrors."""
+    """Run ``command`` printing each warning once, as a single line, when it is raised (so
+    a warning about the table comes before the training it concerns), and turning problems
+    into one-line ValueErrors."""
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> int:
-        with warnings.catch_warnings(record=True) as caught:
+        shown_before: set[str] = set()
+
+        def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+            text = " ".join(str(message).split())
+            if issubclass(category, DeprecationWarning) or text in shown_before:
+                return
+            shown_before.add(text)
+            print(f"deepctrl: warning: {text}", file=sys.stderr, flush=True)
+
+        with warnings.catch_warnings():
             warnings.simplefilter("always")
+            warnings.showwarning = show
             try:
                 return command(*args, **kwargs)
             except (ValueError, OSError) as exc:
                 text = " ".join(str(exc).split()) or type(exc).__name__
                 raise ValueError(text) from None
-            finally:
-                for w in caught:
-                    if not issubclass(w.category, DeprecationWarning):
-                        print(
-                            f"deepctrl: warning: {' '.join(str(w.message).split())}",
-                            file=sys.stderr,
-                        )
 
     return run  # type: ignore[return-value]
 
@@ -84,7 +88,7 @@ def check_table_rules(
     from deepctrl.tabular.table_rules import Outputs, check_rules
 
     outputs = (
-        Outputs.classification(sorted(target.unique().tolist()))
+        Outputs.classification(sorted(target.unique().tolist()), recoded_hint=False)
         if task == "classification"
         else Outputs.regression([str(target.name)])
     )
@@ -203,21 +207,17 @@ def fit_command(
     frame = clean_columns(
         frame, [*features, target], path, drop_missing, targets=[target], categorical=categorical
     )
+    if frame[target].nunique() == 1:
+        raise ValueError(
+            f"target column {target!r} is constant ({shown(frame[target].iloc[0])}): there is "
+            "nothing to learn"
+        )
     task, note = infer_task(frame[target], task)
     if task == "regression" and rule_class is not None:
         raise ValueError("--rule-class is for classification; the task is regression")
-    classes = sorted(frame[target].unique().tolist()) if task == "classification" else []
-    if task == "classification" and len(classes) < 2:
-        raise ValueError(f"target column {target!r} has only one class ({shown(classes[0])})")
     for spec in monotonic:
         if spec.rpartition("=")[0].strip() == target:
             raise ValueError(f"--monotonic {spec}: {target!r} is the target; name a feature")
-    if monotonic and rule_class is None and len(classes) > 2:
-        note = (note + "\n" if note else "") + (
-            f"note: the --monotonic rules constrain P({shown(classes[0])}), the first of "
-            f"{len(classes)} classes; --rule-class LABEL chooses the class (or --task "
-            "regression, if the target is a quantity)"
-        )
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor

@@ -329,7 +329,9 @@ def _fit_column(name: str, series: pd.Series, start: int) -> Column:
     if len(cats) > 50 and len(cats) > 0.5 * len(series):
         warnings.warn(
             f"column {name!r} has {len(cats)} distinct values in {len(series)} "
-            "rows, one input each; drop it if it is an identifier",
+            "rows, one input each, which slows training and leaves new values unseen; drop "
+            "it if it is an identifier (on the command line: --id-column "
+            f"{name})",
             UserWarning,
             stacklevel=4,
         )
@@ -420,8 +422,19 @@ class TableEncoder:
         except ValueError as exc:
             raise ValueError(f"{purpose}: {exc}") from None
         if not col.ordered:
+            values = [c for c in col.categories if c is not None]
+            if {str(v) for v in values} <= {"True", "False"}:
+                why = " (True/False values; write them as 1/0 for a rule to raise them)"
+            else:
+                shown = ", ".join(repr(v) for v in values[:3])
+                why = f" (values such as {shown})" if values else ""
             raise ValueError(
-                f"{purpose} needs a numeric or date column, but {col.name!r} is categorical"
+                f"{purpose} needs a numeric or date column, but {col.name!r} is categorical{why}"
+            )
+        if col.low == col.high:
+            raise ValueError(
+                f"{purpose}: column {col.name!r} is constant ({col.low:g}) in the training "
+                "rows, so the rule can be neither learned nor checked"
             )
         return col
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, cast
 
@@ -49,7 +50,11 @@ from deepctrl.tabular.params import (
     one_of,
 )
 from deepctrl.tabular.recipe import Recipe, training_recipe
-from deepctrl.tabular.table_rules import Outputs, resolve
+from deepctrl.tabular.table_rules import Outputs, check_rule_classes, resolve
+
+FEW_VALIDATION_ROWS = 30
+"""Below this many held-out rows the estimators warn that the default alpha, chosen on
+them, says little about new rows."""
 
 
 class Labels(NamedTuple):
@@ -297,6 +302,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             y_train = self._weigh_targets(y_train, y_metric, weight)
         self.encoder_ = TableEncoder.fit(frame)
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
+        check_rule_classes(self.rules, self.rule_outputs())
         rng = check_random_state(self.random_state)
         labels = Labels(y_train, y_metric, weight)
         if self.validation == "cross_fit":
@@ -365,6 +371,15 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         `validation_fraction` of the rows."""
         y_train, y_metric, weight = labels
         train_idx, val_idx = self._split(len(frame), y_train, rng)
+        if self.rule_ is not None and len(val_idx) < FEW_VALIDATION_ROWS:
+            where = f"only {len(val_idx)} validation rows" if len(val_idx) else "the training rows"
+            warnings.warn(
+                f"the default alpha will be chosen on {where}, so how well it keeps the rule "
+                "on new rows is uncertain; cross-fitting chooses it on every row "
+                "(validation='cross_fit', or deepctrl fit --cross-fit)",
+                UserWarning,
+                stacklevel=3,
+            )
         recipe = self._recipe(len(train_idx), self.n_seeds)
         seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
         # one encoded table, training rows first: the two parts are views of it

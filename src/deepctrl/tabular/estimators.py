@@ -28,6 +28,7 @@ Examples:
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -229,6 +230,13 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         self.output_names_ = names
         self.target_mean_ = values.mean(axis=0)
         std = values.std(axis=0)
+        for name, value, spread in zip(names, self.target_mean_, std, strict=True):
+            if spread <= 1e-12 * max(1.0, abs(value)) and n > 1:
+                warnings.warn(
+                    f"target {name!r} is constant ({value:g}): the model can only predict it",
+                    UserWarning,
+                    stacklevel=4,
+                )
         self.target_scale_ = np.where(std > 1e-12, std, 1.0)
         return ((values - self.target_mean_) / self.target_scale_).astype(np.float32), values
 

@@ -97,10 +97,15 @@ class Outputs:
         mean: Iterable[float] = (),
         std: Iterable[float] = (),
         labels: Sequence[Any] = (),
+        recoded_hint: bool = True,
     ) -> None:
         self.kind, self.names = kind, names
         self.labels = list(labels)
         """The class labels of a classifier (empty for regression)."""
+        self.recoded_hint = recoded_hint
+        """Whether a class not found with labels 0, 1, ... hints that a meta-estimator may
+        have recoded the labels (never so on the command line, which reads them from the
+        file)."""
         self.mean = torch.tensor(list(mean), dtype=torch.float32)
         self.std = torch.tensor(list(std), dtype=torch.float32)
 
@@ -120,10 +125,11 @@ class Outputs:
         )
 
     @classmethod
-    def classification(cls, classes: Sequence[Any]) -> Outputs:
+    def classification(cls, classes: Sequence[Any], recoded_hint: bool = True) -> Outputs:
         names = [f"proba_{c}" for c in classes]
         labels = [c.item() if isinstance(c, np.generic) else c for c in classes]
-        return cls("binary" if len(classes) == 2 else "multiclass", names, labels=labels)
+        kind = "binary" if len(classes) == 2 else "multiclass"
+        return cls(kind, names, labels=labels, recoded_hint=recoded_hint)
 
     def find(self, output: Any) -> int:
         """The index of a class label or target name, or of an index given as such;
@@ -150,13 +156,15 @@ class Outputs:
         hint = ""
         if _is_int(output) and whole:
             hint = "; with whole-number classes an output names a class, not a position"
-        elif isinstance(output, str) and [str(k) for k in keys] == [
-            str(i) for i in range(len(keys))
-        ]:
+        elif (
+            self.recoded_hint
+            and isinstance(output, str)
+            and [str(k) for k in keys] == [str(i) for i in range(len(keys))]
+        ):
             hint = (
                 "; a meta-estimator (cross_val_predict, VotingClassifier, StackingClassifier) "
                 "may have recoded the labels to 0, 1, ...: name the class by its position in "
-                "the sorted labels (output=0)"
+                "the sorted original labels (output=0 for the first, output=1 for the second)"
             )
         raise ValueError(
             f"output {output!r} is not a {what} of this model ({plural}: "
@@ -405,12 +413,76 @@ def resolve(rules: Any, encoder: TableEncoder, outputs: Outputs) -> Rule | None:
     return AllOf(resolved, weights)
 
 
+_PLAIN_NEGATIVE = {"0", "-1", "false", "no", "n", "negative", "neg"}
+_PLAIN_POSITIVE = {"1", "true", "yes", "y", "positive", "pos"}
+
+
+def _obvious_positive(labels: Sequence[Any]) -> bool:
+    """Whether two labels say themselves which is the positive class (0/1, False/True,
+    no/yes), so that a rule without a class plainly acts on the second."""
+    low, high = (str(v).strip().lower().removesuffix(".0") for v in labels)
+    return low in _PLAIN_NEGATIVE and high in _PLAIN_POSITIVE
+
+
+def check_rule_classes(rules: Any, outputs: Outputs) -> None:
+    """Feature rules that name no class, in a classifier: an error when another rule names
+    a class they do not act on (one of them almost surely means that class), and a warning
+    naming the class they act on when the labels do not say it (``leave``/``stay``, or
+    three classes).
+
+    >>> import deepctrl as dc
+    >>> fee = dc.Monotonic("fee", "increasing", output="leave")
+    >>> tenure = dc.Monotonic("tenure", "decreasing")
+    >>> check_rule_classes([fee, tenure], Outputs.classification(["leave", "stay"]))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: rules monotonic(fee, increasing, on 'leave') and ... give every rule its class
+    """
+    if not outputs.labels:
+        return
+    feature_rules = [
+        r for r in leaves_and_weights(rules)[0] if isinstance(r, Monotonic | Threshold)
+    ]
+    unnamed = [r for r in feature_rules if r.output is None]
+    if not unnamed:
+        return
+    default = outputs.find(None)
+    for rule in feature_rules:
+        if rule.output is not None and outputs.find(rule.output) != default:
+            raise ValueError(
+                f"rules {_named(rule)} and {_named(unnamed[0])} act on different classes: "
+                f"{outputs.describe(outputs.find(rule.output))} and "
+                f"{outputs.describe(default)}, the default for a rule without a class; give "
+                "every rule its class"
+            )
+    labels = outputs.labels
+    if len(labels) == 2 and _obvious_positive(labels):
+        return
+    which = "second of 2" if len(labels) == 2 else f"first of {len(labels)}"
+    quantity = (
+        "; if the target is a quantity, a regressor (--task regression) fits it"
+        if len(labels) > 2 and all(_whole(v) for v in labels)
+        else ""
+    )
+    names = ", ".join(describe(r) for r in unnamed)
+    warnings.warn(
+        f"{'rules' if len(unnamed) > 1 else 'rule'} {names} "
+        f"{'name' if len(unnamed) > 1 else 'names'} no class, so "
+        f"{'they act' if len(unnamed) > 1 else 'it acts'} on "
+        f"{outputs.describe(default)}, the {which} classes in sorted order; name the class "
+        "to choose another (output=LABEL, or --rule-class LABEL on the command line)" + quantity,
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def check_rules(rules: Any, frame: Any, outputs: Outputs) -> None:
     """Raise the error :func:`resolve` would raise at fit for ``rules`` on the table
     ``frame`` (a pandas DataFrame), without training and without warnings."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         resolve(rules, TableEncoder.fit(frame), outputs)
+        check_rule_classes(rules, outputs)
 
 
 def rules_config(rules: Any) -> list[dict[str, Any]]:
