@@ -222,3 +222,36 @@ def test_a_constant_target_warns_in_python():
 
     with pytest.warns(UserWarning, match="target 'y' is constant \\(5.3\\): the model can only"):
         dc.DeepCTRLRegressor(max_epochs=1).fit(pd.DataFrame({"x": np.arange(30.0)}), [5.3] * 30)
+
+
+def test_class_weight_balanced_reaches_the_model_and_predicts_the_rare_class(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=600)
+    rare = rng.uniform(size=600) < 1 / (1 + np.exp(-(1.5 * x - 3.8)))  # about 5 % leave
+    path = tmp_path / "churn.csv"
+    pd.DataFrame({"x": x, "churn": np.where(rare, "leave", "stay")}).to_csv(path, index=False)
+    args = [
+        "fit",
+        path,
+        "--target",
+        "churn",
+        "--rule-class",
+        "leave",
+        "--monotonic",
+        "x=increasing",
+    ]
+    model = tmp_path / "m.deepctrl"
+    code, _, err = run([*args, "--class-weight", "balanced", "--out", model, *FAST[2:]], capsys)
+    assert code == 0, err
+    import deepctrl as dc
+
+    assert dc.read_checkpoint(model).config["params"]["class_weight"] == "balanced"
+    assert run(["predict", model, path, "--out", tmp_path / "p.csv"], capsys)[0] == 0
+    predicted = pd.read_csv(tmp_path / "p.csv")["churn"]
+    assert (
+        predicted == "leave"
+    ).mean() > 2 * rare.mean()  # weighed up, the rare class is predicted
+    code, _, err = run(
+        ["fit", path, "--target", "x", "--class-weight", "balanced", "--out", model], capsys
+    )
+    assert code == 2 and "--class-weight is for classification; the task is regression" in err

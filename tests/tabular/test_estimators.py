@@ -170,6 +170,7 @@ def test_save_and_load_round_trip(regressor, tmp_path):
         np.testing.assert_array_equal(back.predict(X, alpha=alpha), est.predict(X, alpha=alpha))
     assert back.get_params()["max_epochs"] == 30 and back.rules[0].feature == "price"
     assert back.selected_alpha_ == est.selected_alpha_
+    assert back.recipe_ == est.recipe_ and back.recipe_.max_epochs == 30
     pd.testing.assert_frame_equal(back.sweep(X, y), est.sweep(X, y))
     assert dc.read_checkpoint(path).config["estimator"] == "DeepCTRLRegressor"
     with pytest.raises(ValueError, match="holds a DeepCTRLRegressor, not a DeepCTRLClassifier"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -86,11 +88,22 @@ def test_encoder_errors_name_the_column():
         ValueError, match="rule x needs a numeric or date column, but 'color' is categorical"
     ):
         enc.ordered("color", "rule x")
-    with pytest.warns(
-        UserWarning, match="1 rows have a category not seen in training \\(or a missing value"
-    ):
-        out = enc.transform(frame().assign(color=["red", None, "red", "red"]))
-    np.testing.assert_array_equal(out[1, 1:4], [0, 0, 0])
+    with pytest.raises(ValueError, match="^column 'price' must be numeric, but row 2 holds '6,5'$"):
+        enc.transform(frame().assign(price=[2.0, None, "6,5", 1.0]))
+    with pytest.warns(UserWarning) as caught:
+        out = enc.transform(frame().assign(color=["red", None, "pink", "pink"]))
+    assert [str(w.message) for w in caught] == [
+        "column 'color': 2 rows have a category not seen in training (such as 'pink'); 1 rows "
+        "have a missing value, which training had none of; they are encoded as all zeros"
+    ]
+    np.testing.assert_array_equal(out[1:, 1:4], np.zeros((3, 3)))
+    with_missing = TableEncoder.fit(frame().assign(color=["red", None, "blue", "red"]))
+    with pytest.warns(UserWarning) as caught:
+        with_missing.transform(frame().assign(color=["red", None, "pink", "red"]))
+    assert [str(w.message) for w in caught] == [
+        "column 'color': 1 rows have a category not seen in training (such as 'pink'); they "
+        "are encoded as all zeros"
+    ]
 
 
 def test_expression_residual_and_strictness():
@@ -237,3 +250,24 @@ def test_a_rule_on_a_column_it_cannot_raise_says_why(column, message):
     est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(column, "increasing")], max_epochs=1)
     with pytest.raises(ValueError, match=message):
         est.fit(X, np.arange(40.0))
+
+
+def test_dates_that_are_not_iso_are_named_when_read_as_categories():
+    days = pd.date_range("2024-01-01", periods=60)
+    iso = days.strftime("%Y-%m-%d").tolist()
+    iso[::30] = ["unknown", "unknown"]
+    frame = pd.DataFrame(
+        {"us": days.strftime("%m/%d/%Y"), "iso": iso, "city": ["Bonn", "Köln"] * 30}
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        enc = TableEncoder.fit(frame)
+    assert [str(w.message) for w in caught] == [
+        "column 'us' looks like dates, but 60 of its 60 distinct values are not ISO 8601 dates "
+        "(such as '01/01/2024'), so it is read as categories; write dates as YYYY-MM-DD, and "
+        "leave unknown ones empty, to use it as dates",
+        "column 'iso' looks like dates, but 1 of its 59 distinct values is not ISO 8601 dates "
+        "(such as 'unknown'), so it is read as categories; write dates as YYYY-MM-DD, and "
+        "leave unknown ones empty, to use it as dates",
+    ]
+    assert [c.kind for c in enc.columns] == ["categorical"] * 3

@@ -157,6 +157,7 @@ def fit_command(
     monotonic: Sequence[str] = (),
     rules: str | None = None,
     rule_class: str | None = None,
+    class_weight: str | None = None,
     val_fraction: float | str | None = None,
     cross_fit: bool = False,
     seed: int | str = 0,
@@ -215,6 +216,8 @@ def fit_command(
     task, note = infer_task(frame[target], task)
     if task == "regression" and rule_class is not None:
         raise ValueError("--rule-class is for classification; the task is regression")
+    if task == "regression" and class_weight is not None:
+        raise ValueError("--class-weight is for classification; the task is regression")
     for spec in monotonic:
         if spec.rpartition("=")[0].strip() == target:
             raise ValueError(f"--monotonic {spec}: {target!r} is the target; name a feature")
@@ -230,6 +233,8 @@ def fit_command(
         verbose=progress,
         device=device,
     )
+    if class_weight is not None:
+        est.set_params(class_weight=class_weight)
     check_table_rules(rule_list, frame[features], frame[target], task)
     if note:
         print(note, file=sys.stderr)

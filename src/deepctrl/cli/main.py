@@ -220,6 +220,13 @@ def _add_fit(subparsers: Any) -> None:
         "first of more)",
     )
     p.add_argument(
+        "--class-weight",
+        choices=["balanced"],
+        default=None,
+        help="classification: weigh each class by the inverse of its frequency, so a rare "
+        "class is predicted (default: every row weighs the same)",
+    )
+    p.add_argument(
         "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
     )
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
@@ -254,6 +261,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         monotonic=args.monotonic,
         rules=args.rules,
         rule_class=args.rule_class,
+        class_weight=args.class_weight,
         val_fraction=args.val_fraction,
         cross_fit=args.cross_fit,
         seed=args.seed,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -96,6 +97,31 @@ def _is_missing_text(value: Any) -> bool:
         or (isinstance(value, float) and np.isnan(value))
         or value is pd.NA
         or value is pd.NaT
+    )
+
+
+_OTHER_DATE = re.compile(r"^\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+
+
+def _date_hint(name: str, values: Sequence[Category]) -> str | None:
+    """Why a text column that is mostly dates is read as categories, or None.
+
+    >>> _date_hint("day", ["05/24/2023", "05/25/2023", "06/01/2023"])  # doctest: +ELLIPSIS
+    "column 'day' looks like dates, but 3 of its 3 distinct values ... (such as '05/24/2023'), ..."
+    >>> _date_hint("city", ["Bonn", "Köln"]) is None
+    True
+    """
+    text = [v.strip() for v in values if isinstance(v, str)]
+    iso = sum(bool(_ISO_DATE.match(v)) for v in text)
+    other = [v for v in text if not _ISO_DATE.match(v)]
+    dated = iso + sum(bool(_OTHER_DATE.match(v)) for v in other)
+    if not other or len(text) < 3 or dated < 0.8 * len(text):
+        return None
+    return (
+        f"column {name!r} looks like dates, but {len(other)} of its {len(text)} distinct "
+        f"values {'is' if len(other) == 1 else 'are'} not ISO 8601 dates (such as "
+        f"{other[0]!r}), so it is read as categories; write dates as YYYY-MM-DD, and leave "
+        "unknown ones empty, to use it as dates"
     )
 
 
@@ -287,6 +313,20 @@ def _scaled(name: str, kind: str, start: int, values: np.ndarray) -> Column:
     )
 
 
+def _first_odd(series: pd.Series) -> str:
+    """Where a column that should hold numbers does not: its first value that is not one.
+
+    >>> _first_odd(pd.Series([1.5, "abc", None]))
+    "but row 1 holds 'abc'"
+    """
+    present = series.notna().to_numpy()
+    numbers = pd.to_numeric(series, errors="coerce").notna().to_numpy()
+    odd = np.flatnonzero(present & ~numbers)
+    if not len(odd):
+        return f"got type {series.dtype}"
+    return f"but row {int(odd[0])} holds {shown(series.iloc[odd[0]])}"
+
+
 def _fit_column(name: str, series: pd.Series, start: int) -> Column:
     kind = column_kind(series)
     if kind == NUMERIC:
@@ -326,7 +366,10 @@ def _fit_column(name: str, series: pd.Series, start: int) -> Column:
             raise ValueError(
                 f"column {name!r} holds values that are neither text nor numbers"
             ) from None
-    if len(cats) > 50 and len(cats) > 0.5 * len(series):
+    hint = _date_hint(name, cats)
+    if hint is not None:
+        warnings.warn(hint, UserWarning, stacklevel=4)
+    elif len(cats) > 50 and len(cats) > 0.5 * len(series):
         warnings.warn(
             f"column {name!r} has {len(cats)} distinct values in {len(series)} "
             "rows, one input each, which slows training and leaves new values unseen; drop "
@@ -459,7 +502,7 @@ class TableEncoder:
                 continue
             kind = column_kind(series)
             if kind != c.kind and not (c.kind == DATE and kind == CATEGORICAL):
-                raise ValueError(f"column {c.name!r} must be {c.kind}, got type {series.dtype}")
+                raise ValueError(f"column {c.name!r} must be {c.kind}, {_first_odd(series)}")
             if c.kind == NUMERIC:
                 values = numeric_values(series)[take]
             else:
@@ -489,13 +532,23 @@ class TableEncoder:
             by_text.setdefault(category_key(v), i)
         codes, distinct = _plain_codes(series)
         found = [index[v] if v in index else by_text.get(category_key(v), -1) for v in distinct]
-        codes = np.array(found, dtype=np.int64)[codes[take]]
+        row_codes = codes[take]
+        codes = np.array(found, dtype=np.int64)[row_codes]
         known = codes >= 0
         if not known.all():
+            unknown = sorted({int(k) for k in row_codes[~known]})
+            missing = sum(int((row_codes == k).sum()) for k in unknown if distinct[k] is None)
+            unseen = [distinct[k] for k in unknown if distinct[k] is not None]
+            parts = []
+            if unseen:
+                n_unseen = int((~known).sum()) - missing
+                parts.append(
+                    f"{n_unseen} rows have a category not seen in training (such as {unseen[0]!r})"
+                )
+            if missing:
+                parts.append(f"{missing} rows have a missing value, which training had none of")
             warnings.warn(
-                f"column {c.name!r}: {int((~known).sum())} rows have a category not "
-                "seen in training (or a missing value, which training had none "
-                "of); they are encoded as all zeros",
+                f"column {c.name!r}: {'; '.join(parts)}; they are encoded as all zeros",
                 UserWarning,
                 stacklevel=4,
             )

@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import warnings
@@ -27,6 +28,7 @@ from deepctrl.io.checkpoint import read_checkpoint, save
 from deepctrl.io.file_format import TABLE_MODEL_FORMAT, check_table_model, damaged_table_model
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.network import build_network
+from deepctrl.tabular.recipe import Recipe
 from deepctrl.tabular.table_rules import resolve, rules_config, rules_from_config
 
 _COMMON = (
@@ -98,6 +100,7 @@ def estimator_config(est: Any) -> dict[str, Any]:
     if not isinstance(params.get("random_state"), int | None):
         params["random_state"] = None
     fitted = {k: _plain(getattr(est, k)) for k in _COMMON}
+    fitted["recipe_"] = dataclasses.asdict(est.recipe_)
     if hasattr(est, "feature_names_in_"):
         fitted["feature_names_in_"] = _plain(est.feature_names_in_)
     if hasattr(est, "classes_"):
@@ -145,6 +148,8 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     if "feature_names_in_" in fitted:
         fitted["feature_names_in_"] = np.asarray(fitted["feature_names_in_"], dtype=object)
     fitted["selected_alpha_"] = float(fitted["selected_alpha_"])
+    if "recipe_" in fitted:  # files written before the recipe was saved have none
+        fitted["recipe_"] = Recipe(**fitted["recipe_"])
     # files written before the rule-keeping default chose alpha by the lowest error alone
     fitted["min_error_alpha_"] = float(fitted.get("min_error_alpha_", fitted["selected_alpha_"]))
     alpha = cfg["params"].get("alpha", "auto")  # files written before alpha_ existed
