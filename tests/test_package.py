@@ -69,19 +69,27 @@ def test_every_public_name_resolves():
         _ = dc.Nope
 
 
-def test_a_command_whose_extra_is_missing_says_what_to_install(tmp_path):
-    """Without pandas (the base install), `deepctrl fit` names the extra in one line."""
+@pytest.mark.parametrize(
+    ("args", "extra"),
+    [
+        (["fit", "x.csv", "--target", "y", "--out", "m"], "tabular"),
+        (["export", "m.deepctrl", "--out", "m.onnx"], "tabular,onnx"),  # both, in one go
+    ],
+)
+def test_a_command_whose_extra_is_missing_says_what_to_install(tmp_path, args, extra):
+    """Without pandas (the base install), a table command names its extras in one line."""
     code = (
         "import sys\n"
         "sys.modules['pandas'] = None\n"
         "from deepctrl.cli.main import main\n"
-        f"raise SystemExit(main(['fit', 'x.csv', '--target', 'y', '--out', "
-        f"{str(tmp_path / 'm')!r}]))"
+        f"raise SystemExit(main({args!r}))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        "deepctrl: error: 'deepctrl fit' needs pandas: pip install 'deepctrl[tabular]'"
+        f"deepctrl: error: 'deepctrl {args[0]}' needs pandas: pip install 'deepctrl[{extra}]'"
     ]
 
 
@@ -101,3 +109,20 @@ def test_reproduce_checks_its_extra_before_training(tmp_path, monkeypatch, capsy
         "deepctrl: error: 'deepctrl reproduce' needs matplotlib: pip install 'deepctrl[paper]'"
     ]
     assert not (tmp_path / "r").exists()
+
+
+def test_a_table_name_without_the_tabular_extra_names_the_extra():
+    code = (
+        "import sys; sys.modules['pandas'] = None\n"  # as if pandas were not installed
+        "import deepctrl as dc\n"
+        "try:\n    dc.DeepCTRLRegressor\nexcept ImportError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == (
+        "deepctrl.DeepCTRLRegressor needs pandas, which the tabular extra installs: "
+        "pip install 'deepctrl[tabular]'"
+    )
+
+
+def test_dir_lists_the_public_names_only():
+    assert dir(dc) == sorted(dc.__all__)

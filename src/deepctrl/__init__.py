@@ -47,6 +47,8 @@ _WHERE = {
     "write_rule_test": "deepctrl.tabular.rule_test_report",
 }
 _SUBMODULES = ("methods", "priors", "rules")
+_TABULAR_EXTRA = ("pandas", "sklearn", "scipy", "matplotlib", "narwhals")
+"""What the tabular extra installs: a public name that needs one of them says so."""
 
 if TYPE_CHECKING:
     from deepctrl import methods, priors, rules
@@ -70,14 +72,24 @@ def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"deepctrl.{name}")
     if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
+        try:
+            module = importlib.import_module(_WHERE[name])
+        except ModuleNotFoundError as exc:
+            if exc.name not in _TABULAR_EXTRA:
+                raise
+            raise ModuleNotFoundError(
+                f"deepctrl.{name} needs {exc.name}, which the tabular extra installs: "
+                "pip install 'deepctrl[tabular]'",
+                name=exc.name,
+            ) from exc
+        value = getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'deepctrl' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted(__all__)
 
 
 __all__ = [

@@ -335,13 +335,26 @@ def test_a_pickle_is_refused_without_being_unpickled(fitted, tmp_path, capsys):
 
 
 def test_parquet_without_pyarrow_says_what_to_install(fitted, tmp_path, capsys, monkeypatch):
-    _, model = fitted
+    data, model = fitted
     parquet = tmp_path / "data.parquet"
     parquet.write_bytes(b"PAR1")
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     code, _, err = run(["sweep", str(model), str(parquet)], capsys)
     assert code == 2
-    assert err.strip() == f"deepctrl: error: reading {parquet} needs pyarrow: pip install pyarrow"
+    assert err.strip() == (
+        f"deepctrl: error: reading {parquet} needs pyarrow: pip install 'deepctrl[parquet]'"
+    )
+    monkeypatch.delitem(sys.modules, "pyarrow")  # reading a CSV may import it
+
+    def no_pyarrow(*args, **kwargs):
+        raise ImportError("Unable to find a usable engine; tried using: 'pyarrow'")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", no_pyarrow)
+    out = tmp_path / "p.parquet"
+    code, _, err = run(["predict", str(model), str(data), "--out", str(out)], capsys)
+    assert code == 2 and err.strip() == (
+        f"deepctrl: error: writing {out} needs pyarrow: pip install 'deepctrl[parquet]'"
+    )
 
 
 def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):

@@ -539,7 +539,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ModuleNotFoundError as exc:
             if exc.name not in EXTRAS:
                 raise
-            extra = "paper" if args.command == "reproduce" else EXTRAS[exc.name]
+            extra = {"reproduce": "paper", "export": "tabular,onnx"}.get(
+                args.command, EXTRAS[exc.name]
+            )
             print(
                 f"deepctrl: error: 'deepctrl {args.command}' needs {exc.name}: "
                 f"pip install 'deepctrl[{extra}]'",

@@ -33,7 +33,9 @@ def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
         try:
             frame.to_parquet(buffer, index=False)
         except ImportError:
-            raise ValueError(f"writing {name} needs pyarrow: pip install pyarrow") from None
+            raise ValueError(
+                f"writing {name} needs pyarrow: pip install 'deepctrl[parquet]'"
+            ) from None
         return buffer.getvalue()
     method = _COMPRESSION.get(suffix)
     if method == "zip":  # the archive's member is the name without ".zip"

@@ -177,7 +177,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
             try:
                 import pyarrow  # noqa: F401
             except ImportError:
-                raise ValueError(f"reading {path} needs pyarrow: pip install pyarrow") from None
+                raise ValueError(
+                    f"reading {path} needs pyarrow: pip install 'deepctrl[parquet]'"
+                ) from None
             frame = pd.read_parquet(path)
         else:
             sep = _separator(path)

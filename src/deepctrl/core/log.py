@@ -21,12 +21,25 @@ def is_worker() -> bool:
     return int(os.environ.get("RANK", "0")) > 0
 
 
+class _AboveBars(logging.StreamHandler):
+    """Writes each line above any progress bar on the terminal (``tqdm.write``), instead of
+    into the middle of it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from tqdm import tqdm
+
+        try:
+            tqdm.write(self.format(record), file=self.stream)
+        except Exception:  # as logging.StreamHandler does: a failed line must not stop training
+            self.handleError(record)
+
+
 def info(message: str) -> None:
     """Tell the user ``message`` once, on one line."""
     if is_worker():
         return
     if not logger.handlers and not logging.getLogger().handlers:
-        handler = logging.StreamHandler()
+        handler = _AboveBars()
         handler.setFormatter(logging.Formatter("deepctrl: %(message)s"))
         logger.addHandler(handler)
         if logger.level == logging.NOTSET:
