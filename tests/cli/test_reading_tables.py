@@ -255,3 +255,24 @@ def test_class_weight_balanced_reaches_the_model_and_predicts_the_rare_class(tmp
         ["fit", path, "--target", "x", "--class-weight", "balanced", "--out", model], capsys
     )
     assert code == 2 and "--class-weight is for classification; the task is regression" in err
+
+
+def test_an_identifier_column_is_left_out_with_a_note(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    n = 120
+    x = rng.uniform(0, 1, n)
+    frame = pd.DataFrame({"order": [f"A-{i:04d}" for i in range(n)], "x": x, "y": 2 * x})
+    frame.to_csv(tmp_path / "orders.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    code, out, err = run(
+        ["fit", tmp_path / "orders.csv", "--target", "y", "--out", model, *FAST], capsys
+    )
+    assert code == 0, err
+    assert (
+        "left out column 'order', which holds a different value in every row (an identifier); "
+        "--id-column order says so and silences this note"
+    ) in err
+    assert "1 inputs after encoding" in out
+    args = ["fit", tmp_path / "orders.csv", "--target", "y", "--id-column", "order"]
+    code, out, err = run([*args, "--out", model, *FAST], capsys)
+    assert code == 0 and "left out" not in err

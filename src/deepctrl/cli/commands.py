@@ -22,7 +22,7 @@ import pandas as pd
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.table_output import STDOUT, write_table
-from deepctrl.cli.tables import as_categories, clean_columns, read_table
+from deepctrl.cli.tables import as_categories, clean_columns, read_table, without_identifiers
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 from deepctrl.tabular.encoding import shown
@@ -196,6 +196,8 @@ def fit_command(
     if target in ids:
         raise ValueError(f"the target {target!r} cannot be an id column")
     features = [c for c in frame.columns if c != target and c not in ids]
+    plain = without_identifiers(frame, [c for c in features if c not in categorical], path)
+    features = [c for c in features if c in plain or c in categorical]
     if not features:
         raise ValueError(
             f"{path} has no feature columns besides the target {target!r}"

@@ -21,7 +21,7 @@ from deepctrl.cli.commands import (
     one_line_errors,
 )
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.tables import clean_columns, read_table
+from deepctrl.cli.tables import clean_columns, read_table, without_identifiers
 from deepctrl.tabular.encoding import shown
 
 
@@ -96,6 +96,7 @@ def rule_test_command(
             )
     ids = set(id_frame(frame, id_columns, data).columns)
     features = [c for c in frame.columns if c not in (target, group) and c not in ids]
+    features = without_identifiers(frame, features, path)
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target and the group")
     frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])

@@ -20,7 +20,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from deepctrl.tabular.encoding import category_key
+from deepctrl.tabular.encoding import CATEGORICAL, category_key, column_kind
 
 _PARQUET = (".parquet", ".pq")
 
@@ -220,6 +220,39 @@ def _lines(rows: np.ndarray, csv: bool) -> str:
     """'line 5' / 'row 4' of the first bad row (CSV line numbers count the header)."""
     first = int(rows[0])
     return f"line {first + 2}" if csv else f"row {first}"
+
+
+IDENTIFIER_ROWS = 50
+"""From this many rows, a text column with a different value in every row is an identifier."""
+
+
+def without_identifiers(frame: pd.DataFrame, features: Sequence[str], path: Path) -> list[str]:
+    """``features`` without the text columns that hold a different value in every row (an
+    order number, a customer id), with a note for each: one-hot, each would be one input per
+    row that no new row matches, and slow to train.
+
+    >>> rows = pd.DataFrame({"order": [f"A{i}" for i in range(60)], "x": range(60)})
+    >>> without_identifiers(rows, ["order", "x"], Path("t.csv"))
+    ['x']
+    """
+    kept = []
+    for name in features:
+        series = frame[name]
+        present = int(series.notna().sum())
+        if (
+            present >= IDENTIFIER_ROWS
+            and column_kind(series) == CATEGORICAL
+            and not isinstance(series.dtype, pd.CategoricalDtype)
+            and series.nunique(dropna=True) == present
+        ):
+            print(
+                f"note: {path}: left out column {name!r}, which holds a different value in "
+                f"every row (an identifier); --id-column {name} says so and silences this note",
+                file=sys.stderr,
+            )
+            continue
+        kept.append(name)
+    return kept
 
 
 def clean_columns(
