@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.table_output import STDOUT, write_table
@@ -45,7 +46,7 @@ def one_line_errors(command: F) -> F:
             if issubclass(category, DeprecationWarning) or text in shown_before:
                 return
             shown_before.add(text)
-            print(f"deepctrl: warning: {text}", file=sys.stderr, flush=True)
+            tqdm.write(f"deepctrl: warning: {text}", file=sys.stderr)  # above a progress bar
 
         with warnings.catch_warnings():
             warnings.simplefilter("always")
