@@ -265,6 +265,21 @@ def test_a_state_of_other_rules_is_refused():
         one.load_state_dict(saved.state_dict())
 
 
+def test_a_state_of_another_method_is_refused():
+    X, y = data(16)
+    deep = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0))
+    deep(X, y)
+    dual = dc.Objective(net(), RULE, dc.methods.LagrangianDual(dual_lr=0.5))
+    with pytest.raises(
+        ValueError,
+        match="^this state is of a DeepCTRL method; this objective trains LagrangianDual$",
+    ):
+        dual.load_state_dict(deep.state_dict())
+    other_rate = dc.Objective(net(), RULE, dc.methods.LagrangianDual(dual_lr=0.1))
+    other_rate(X, y)
+    dual.load_state_dict(other_rate.state_dict())  # the same method with another dual rate
+
+
 def test_calibrating_again_keeps_the_multipliers_and_the_alpha_draws():
     X, y = data(64)
     always = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] + 5.0)  # violated by every row

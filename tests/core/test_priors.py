@@ -2,7 +2,7 @@ import pytest
 import torch
 from scipy import stats
 
-from deepctrl.core.priors import Beta, Fixed, Uniform
+from deepctrl.core.priors import Beta, Fixed, Prior, Uniform
 
 
 @pytest.mark.parametrize(("a", "b"), [(0.1, 0.1), (0.5, 0.5), (1.0, 1.0), (2.0, 3.0)])
@@ -51,3 +51,76 @@ def test_a_prior_pickles_and_copies_with_its_generator_state():
     for clone in clones:
         assert clone.params() == prior.params()
         assert torch.equal(clone.sample(4), expected)
+
+
+class _Constant(Prior):
+    """A prior of one's own that draws ``value`` in ``shape``."""
+
+    def __init__(self, value: float, shape: tuple[int, ...] | None = None) -> None:
+        super().__init__()
+        self.value, self.shape = value, shape
+
+    def sample(self, n: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.full(self.shape or (n,), self.value, dtype=dtype)
+
+    def params(self) -> dict[str, float]:
+        return {"value": self.value}
+
+
+@pytest.mark.parametrize(
+    ("prior", "message"),
+    [
+        (_Constant(1.8), "_Constant drew alpha 1.8, outside \\[0, 1\\]: the training objective"),
+        (_Constant(float("nan")), "_Constant drew alpha nan, outside \\[0, 1\\]"),
+        (
+            _Constant(0.5, (8, 1)),
+            "_Constant.sample\\((\\d+)\\) returned \\(8, 1\\); it must return shape \\(\\1,\\)",
+        ),
+    ],
+)
+def test_a_prior_of_ones_own_must_draw_n_alphas_in_0_1(prior, message):
+    import deepctrl as dc
+
+    x = torch.randn(8, 2)
+    model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    objective = dc.Objective(
+        model, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(prior, rho=1.0)
+    )
+    with pytest.raises(ValueError, match=message):
+        objective(x, x[:, :1])
+    with pytest.raises(ValueError, match=message):
+        dc.fit(
+            model,
+            dc.rules.Monotonic(0, "increasing"),
+            dc.methods.DeepCTRL(prior, rho=1.0),
+            train=(x, x[:, :1]),
+            max_epochs=1,
+            task_loss="mse",
+        )
+    objective = dc.Objective(
+        model, dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(_Constant(0.25), rho=1.0)
+    )
+    assert torch.isfinite(objective(x, x[:, :1]).loss)
+
+
+def test_the_docs_prior_of_ones_own_trains(capsys):
+    import re
+    from pathlib import Path
+
+    import deepctrl as dc
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "core-api.md").read_text()
+    block = re.search(
+        r"```python\n(import torch\nimport deepctrl as dc\n\n\nclass UpperHalf.*?)```", doc, re.S
+    )
+    namespace: dict = {}
+    exec(compile(block.group(1), "core-api.md", "exec"), namespace)
+    draws = [float(v) for v in capsys.readouterr().out.strip()[len("tensor([") : -2].split(",")]
+    assert len(draws) == 3 and all(0.5 <= d <= 1.0 for d in draws)
+    x = torch.randn(32, 2)
+    model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    rule = dc.rules.Monotonic(0, "increasing")
+    result = dc.fit(
+        model, rule, namespace["method"], train=(x, x[:, :1]), max_epochs=2, task_loss="mse"
+    )
+    assert result.epochs == [2]

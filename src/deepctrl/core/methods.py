@@ -337,6 +337,24 @@ class LagrangianDual(LinearMethod):
         state["multipliers"] = torch.clamp(lam + self.dual_lr * g, min=0.0)
 
 
+def _checked_draws(prior: Prior, n: int) -> Tensor:
+    """``prior.sample(n)``, checked: shape (n,), every draw in [0, 1] (the paper's objective
+    weighs the task by 1 - alpha, so a draw above 1 would train the model away from the
+    data). The built-in priors pass by construction; a prior of one's own may not."""
+    draws = prior.sample(n)
+    name = type(prior).__name__
+    if not isinstance(draws, Tensor) or tuple(draws.shape) != (n,):
+        got = tuple(draws.shape) if isinstance(draws, Tensor) else type(draws).__name__
+        raise ValueError(f"{name}.sample({n}) returned {got}; it must return shape ({n},)")
+    bad = ~((draws >= 0) & (draws <= 1))
+    if bad.any():
+        raise ValueError(
+            f"{name} drew alpha {float(draws[bad][0]):g}, outside [0, 1]: the training "
+            "objective weighs the task by 1 - alpha, so a prior must draw in [0, 1]"
+        )
+    return draws
+
+
 def _safe_ratio(rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None) -> Tensor:
     """L_rule / L_task per seed; 1.0 where either is zero or the ratio is not finite, with a
     warning at the start, or when re-measuring (`last`: the seeds' rho so far) once a seed
@@ -431,7 +449,7 @@ class DeepCTRLMethod(LinearMethod):
         return SeedState.from_state_dict(state, self.prior)
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
-        draws = [p.sample(n) for p in state.priors]
+        draws = [_checked_draws(p, n) for p in state.priors]
         return torch.stack(draws) if draws else torch.zeros(0, n)
 
     def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:

@@ -390,9 +390,15 @@ class Objective:
                 [load_state_dict][deepctrl.core.objective.Objective.load_state_dict].
         """
         return {
+            "method_kind": self._method_kind(),
             "method": None if self.state is None else self.state.state_dict(),
             "generators": {k: g.get_state() for k, g in self._generators.items()},
         }
+
+    def _method_kind(self) -> str:
+        """The method's name without its settings (``LagrangianDual``, not
+        ``LagrangianDual(1)``): a state resumes under other settings of the same method."""
+        return self.method.name.split("(")[0]
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what [state_dict][deepctrl.core.objective.Objective.state_dict] saved.
@@ -401,8 +407,15 @@ class Objective:
             state: A state dict of an objective with the same method.
 
         Raises:
-            ValueError: When the state is of another number of seeds or rule leaves.
+            ValueError: When the state is of another method, or of another number of seeds
+                or rule leaves.
         """
+        kind = self._method_kind()
+        saved_kind = state.get("method_kind", kind)  # states saved before it was kept
+        if saved_kind != kind:
+            raise ValueError(
+                f"this state is of a {saved_kind} method; this objective trains {kind}"
+            )
         saved = state["method"]
         if saved is not None and (saved["n_seeds"], saved["n_rules"]) != (1, self._n_rules()):
             raise ValueError(

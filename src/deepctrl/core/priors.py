@@ -46,7 +46,8 @@ def _log_gamma_sample(shape: float, n: int, generator: torch.Generator) -> Tenso
 class Prior(abc.ABC):
     """A distribution of alpha with its own generator.
 
-    A prior of your own implements `sample` and `params`.
+    A prior of your own implements `sample` (n draws in [0, 1], shape (n,), from
+    `self.generator` so that seeds reproduce runs) and `params`.
 
     Args:
         seed: Seeds the generator; None leaves it at PyTorch's default seed. Training gives
@@ -68,7 +69,7 @@ class Prior(abc.ABC):
             dtype: The draws' dtype. In float32 draws within 6e-8 of 1 round to 1.0.
 
         Returns:
-            The draws, shape (n,).
+            The draws, shape (n,), each in [0, 1] (training refuses others).
         """
 
     @abc.abstractmethod

@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
+import torch
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 from torch import Tensor, nn
@@ -70,6 +72,19 @@ def _check_reserved(config: dict[str, Any]) -> None:
         )
 
 
+def _plain_number(value: Any) -> Any:
+    """A NumPy or PyTorch scalar of a config as the Python number it holds (``json.dumps``
+    calls this for what it cannot write; anything else stays an error).
+
+    >>> import numpy as np
+    >>> json.dumps({"lr": np.float32(0.5), "n": torch.tensor(3)}, default=_plain_number)
+    '{"lr": 0.5, "n": 3}'
+    """
+    if isinstance(value, np.generic) or (isinstance(value, torch.Tensor) and value.numel() == 1):
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def save(
     model: nn.Module, path: str | os.PathLike[str], config: dict[str, Any] | None = None
 ) -> Path:
@@ -101,7 +116,7 @@ def save(
         if spec is not None:
             config["architecture"] = spec
     try:
-        config_json = json.dumps(config)
+        config_json = json.dumps(config, default=_plain_number)
     except TypeError as exc:
         raise ValueError(f"checkpoint config is not JSON-serialisable: {exc}") from None
     state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}

@@ -85,7 +85,10 @@ def test_loader_reads_semicolon_file(tmp_path):
             "column 'age' has 3 rows outside (0, 54787.5] (age must be in days)",
         ),
         ({"height": [350]}, "column 'height' has 1 row outside (0, 300]"),
-        ({"weight": ["heavy", ""]}, "column 'weight' has 2 rows that are empty or not finite"),
+        (
+            {"weight": ["heavy", ""]},
+            "column 'weight' has 2 rows with a value that is empty or not a finite",
+        ),
         ({"id": [1]}, "column 'id' has 1 row with repeated ids"),
         ({"age": [50] * 6}, "column age looks like years (median 50); the Kaggle file gives"),
     ],
@@ -338,3 +341,11 @@ def test_implausible_pressures_are_kept_and_counted(tmp_path):
     task = prepare(load_cardio_csv(path))
     assert task.implausible_bp == 3 and task.n_rows == 300
     assert task.summary()["implausible_bp_rows"] == 3
+
+
+def test_a_set_with_one_class_is_refused_naming_it():
+    frame = _groups_frame(n_usual=40, n_unusual=20)
+    with pytest.raises(
+        ValueError, match=r"too few patients: the Source val set has 2 and only one"
+    ):
+        prepare(frame, seed=0)

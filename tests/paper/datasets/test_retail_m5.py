@@ -121,6 +121,10 @@ def test_prefers_the_evaluation_file(tmp_path):
 def test_missing_folder_and_files(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         load_m5(tmp_path / "nope")
+    (tmp_path / "sales.csv").write_text("id\n")
+    with pytest.raises(ValueError, match="is a file; give the folder that holds the M5 files"):
+        load_m5(tmp_path / "sales.csv")
+    (tmp_path / "sales.csv").unlink()
     with pytest.raises(ValueError, match=r"lacks calendar.csv, sell_prices.csv, sales_train"):
         load_m5(tmp_path)
     _write_tiny(tmp_path)
@@ -176,3 +180,14 @@ def test_empty_sales_file(tmp_path):
     (tmp_path / "sales_train_validation.csv").write_text("")
     with pytest.raises(ValueError, match="not a readable CSV"):
         read_m5_market(tmp_path)
+
+
+def test_prices_that_match_no_item_or_week_are_named(tmp_path):
+    _write_tiny(tmp_path)
+    prices = pd.read_csv(tmp_path / "sell_prices.csv")
+    prices.assign(store_id="XX_9").to_csv(tmp_path / "sell_prices.csv", index=False)
+    with pytest.raises(ValueError, match="no price for any item of the sales file"):
+        load_m5(tmp_path)
+    prices.assign(wm_yr_wk=99999).to_csv(tmp_path / "sell_prices.csv", index=False)
+    with pytest.raises(ValueError, match="no price in the weeks of the sales file"):
+        load_m5(tmp_path)

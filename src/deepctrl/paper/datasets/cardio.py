@@ -85,7 +85,9 @@ def validate_cardio(frame: pd.DataFrame, where: str = "data") -> pd.DataFrame:
         values = pd.to_numeric(frame[column].reset_index(drop=True), errors="coerce")
         bad = int((~np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))).sum())
         if bad:
-            raise _bad_rows_error(where, column, bad, "that are empty or not finite numbers")
+            raise _bad_rows_error(
+                where, column, bad, "with a value that is empty or not a finite number"
+            )
         out[column] = values.astype(float)
     if out["id"].duplicated().any():
         raise _bad_rows_error(where, "id", int(out["id"].duplicated().sum()), "with repeated ids")
@@ -328,6 +330,14 @@ def prepare(frame: pd.DataFrame, seed: int = 0, threshold: float | None = None) 
         take = usual_rows[start : start + sizes[name][0]]
         start += sizes[name][0]
         parts[name] = np.sort(np.concatenate([take, shared_unusual]))
+    labels = frame["cardio"].to_numpy()
+    for name, rows in parts.items():
+        if len(np.unique(labels[rows])) < 2:
+            where = f"Source {name}" if name in ("train", "val", "test") else name
+            raise ValueError(
+                f"too few patients: the {where} set has {len(rows)} and only one class of "
+                "'cardio', so its AUC is undefined (the paper's sets hold thousands)"
+            )
     encoder = Encoder.fit(frame.iloc[parts["train"]])
 
     def domain(name: str, rows: np.ndarray) -> Domain:

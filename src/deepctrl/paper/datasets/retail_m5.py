@@ -50,6 +50,8 @@ def _header(path: Path, required: tuple[str, ...]) -> list[str]:
 
 
 def _files(folder: Path) -> tuple[Path, Path, Path, Path | None]:
+    if folder.is_file():
+        raise ValueError(f"--m5-dir {folder} is a file; give the folder that holds the M5 files")
     if not folder.is_dir():
         raise ValueError(f"M5 folder {folder} does not exist")
     missing = [n for n in ("calendar.csv", "sell_prices.csv") if not (folder / n).is_file()]
@@ -161,6 +163,16 @@ def _prices(path: Path, meta: pd.DataFrame, week_codes: np.ndarray) -> np.ndarra
     row = keys.get_indexer(sp["item_id"] + "|" + sp["store_id"])
     week = pd.Index(week_codes).get_indexer(sp["wm_yr_wk"])
     ok = (row >= 0) & (week >= 0) & np.isfinite(sp["sell_price"].to_numpy())
+    if not (row >= 0).any():
+        raise ValueError(
+            "sell_prices.csv has no price for any item of the sales file: its store_id and "
+            "item_id pairs match none of the sales rows"
+        )
+    if not ok.any():
+        raise ValueError(
+            "sell_prices.csv has no price in the weeks of the sales file: its wm_yr_wk codes "
+            "match none of calendar.csv's weeks for those days"
+        )
     prices = np.full((len(meta), len(week_codes)), np.nan, dtype=np.float32)
     prices[row[ok], week[ok]] = sp["sell_price"].to_numpy()[ok]
     if (prices <= 0).any():

@@ -310,6 +310,11 @@ def reproduce(
     s = Settings.make(seeds, quick, shuffle)
     table, data = load_data(m5_dir, quick, progress, n_items)
     data["group_sizes"] = table.group_sizes()
+    data["weeks"] = {
+        "train": table.val_start,
+        "val": table.test_start - table.val_start,
+        "test": table.n_weeks - table.test_start,
+    }
     results: dict[str, Any] = {
         "experiment": "retail",
         "quick": quick,

@@ -57,6 +57,13 @@ def _data_section(results: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"Kaggle M5 files from `{data['m5_dir']}`.")
     sizes = data["group_sizes"]
+    weeks = data.get("weeks")  # results written before the weeks were recorded have none
+    if weeks:
+        lines += [
+            "",
+            f"Weeks: {weeks['train']} train / {weeks['val']} validation / {weeks['test']} "
+            "test (the paper's M5 split: 273 / 4 / 4).",
+        ]
     lines += [
         "",
         markdown_table(
@@ -197,7 +204,7 @@ def report_markdown(results: dict[str, Any]) -> str:
         rho = block["methods"]["DeepCTRL"].get("rho")
         if rho:
             lines += [
-                f"DeepCTRL rho per seed: {sorted({round(r, 6) for r in rho})}; "
+                f"DeepCTRL rho per seed: {[round(r, 6) for r in rho]}; "
                 f"epochs: {block['methods']['DeepCTRL'].get('epochs')}",
                 "",
             ]
