@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from deepctrl.cli.tables import PARQUET_SUFFIXES
 from deepctrl.io.file_format import write_atomic
 
 STDOUT = "-"
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
-_PARQUET = (".parquet", ".pq")
 
 
 def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
@@ -29,7 +29,7 @@ def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
     """
     suffix = Path(name).suffix.lower()
     buffer = io.BytesIO()
-    if suffix in _PARQUET:
+    if suffix in PARQUET_SUFFIXES:
         try:
             frame.to_parquet(buffer, index=False)
         except ImportError:
@@ -49,7 +49,13 @@ def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
 def write_table(frame: pd.DataFrame, out: str | Path) -> None:
     """Write ``frame`` to ``out`` (see the module), or as CSV to standard output for ``-``."""
     if str(out) == STDOUT:
-        sys.stdout.buffer.write(table_bytes(frame, "stdout.csv"))
+        data = table_bytes(frame, "stdout.csv")
+        binary = getattr(sys.stdout, "buffer", None)  # absent when stdout is a text buffer
+        if binary is None:
+            sys.stdout.write(data.decode("utf-8"))
+        else:
+            sys.stdout.flush()
+            binary.write(data)
         sys.stdout.flush()
         return
     write_atomic(out, table_bytes(frame, out))

@@ -22,7 +22,7 @@ import pandas as pd
 
 from deepctrl.tabular.encoding import CATEGORICAL, category_key, column_kind
 
-_PARQUET = (".parquet", ".pq")
+PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 _OPENERS: dict[str, Callable[..., Any]] = {  # each opens a compressed file by its suffix
@@ -173,7 +173,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if not path.is_file():
         raise ValueError(f"data file {path} is not a file")
     try:
-        if path.suffix.lower() in _PARQUET:
+        if path.suffix.lower() in PARQUET_SUFFIXES:
             try:
                 import pyarrow  # noqa: F401
             except ImportError:
@@ -269,7 +269,7 @@ def clean_columns(
     numbers and text alike, and are not checked. Missing values stay (the model imputes
     them), unless ``drop`` is set; rows whose ``targets`` are missing are always dropped,
     saying how many, and a target of whole numbers stays whole once they are."""
-    csv = path.suffix.lower() not in _PARQUET
+    csv = path.suffix.lower() not in PARQUET_SUFFIXES
     frame = frame.copy()
     bad = np.zeros(len(frame), dtype=bool)
     for name in columns:
