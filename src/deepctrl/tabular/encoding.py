@@ -100,7 +100,26 @@ def _is_missing_text(value: Any) -> bool:
     )
 
 
-_OTHER_DATE = re.compile(r"^\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?)?$")
+_OTHER_DATE = re.compile(
+    r"^(?:(?P<y1>\d{4})(?P<s1>[/.-])(?P<a1>\d{1,2})(?P=s1)(?P<b1>\d{1,2})"
+    r"|(?P<a2>\d{1,2})(?P<s2>[/.-])(?P<b2>\d{1,2})(?P=s2)(?P<y2>\d{2}|\d{4}))"
+    r"(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?$"
+)
+
+
+def _other_date(text: str) -> bool:
+    """Whether ``text`` is a date written another way than ISO 8601: year first or last,
+    one separator twice, a day and a month that can be one (``05/24/2023``,
+    ``24.05.23``; not a version number such as ``1.2.3`` or ``4.25.7``).
+
+    >>> [_other_date(t) for t in ("05/24/2023", "2023/5/24", "24.05.23", "1.2.3", "4.25.7")]
+    [True, True, True, False, False]
+    """
+    match = _OTHER_DATE.match(text)
+    if match is None:
+        return False
+    a, b = (int(match["a1"] or match["a2"]), int(match["b1"] or match["b2"]))
+    return 1 <= min(a, b) <= 12 and 1 <= max(a, b) <= 31
 
 
 def _date_hint(name: str, values: Sequence[Category]) -> str | None:
@@ -114,7 +133,7 @@ def _date_hint(name: str, values: Sequence[Category]) -> str | None:
     text = [v.strip() for v in values if isinstance(v, str)]
     iso = sum(bool(_ISO_DATE.match(v)) for v in text)
     other = [v for v in text if not _ISO_DATE.match(v)]
-    dated = iso + sum(bool(_OTHER_DATE.match(v)) for v in other)
+    dated = iso + sum(_other_date(v) for v in other)
     if not other or len(text) < 3 or dated < 0.8 * len(text):
         return None
     return (
