@@ -493,11 +493,6 @@ class TableEncoder:
             raise ValueError(
                 f"{purpose} needs a numeric or date column, but {col.name!r} is categorical{why}"
             )
-        if col.low == col.high:
-            raise ValueError(
-                f"{purpose}: column {col.name!r} is constant ({col.low:g}) in the training "
-                "rows, so the rule can be neither learned nor checked"
-            )
         return col
 
     def transform(self, frame: pd.DataFrame, rows: np.ndarray | None = None) -> np.ndarray:

@@ -50,7 +50,12 @@ from deepctrl.tabular.params import (
     one_of,
 )
 from deepctrl.tabular.recipe import Recipe, training_recipe
-from deepctrl.tabular.table_rules import Outputs, check_rule_classes, resolve
+from deepctrl.tabular.table_rules import (
+    Outputs,
+    check_rule_classes,
+    check_rule_columns,
+    resolve,
+)
 
 FEW_VALIDATION_ROWS = 30
 """Below this many held-out rows the estimators warn that the default alpha, chosen on
@@ -302,6 +307,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             y_train = self._weigh_targets(y_train, y_metric, weight)
         self.encoder_ = TableEncoder.fit(frame)
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
+        check_rule_columns(self.rules, self.encoder_)
         check_rule_classes(self.rules, self.rule_outputs())
         rng = check_random_state(self.random_state)
         labels = Labels(y_train, y_metric, weight)

@@ -424,6 +424,19 @@ def _obvious_positive(labels: Sequence[Any]) -> bool:
     return low in _PLAIN_NEGATIVE and high in _PLAIN_POSITIVE
 
 
+def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
+    """At fit: a feature rule on a column that is constant in the training rows is an error
+    (the rule could be neither learned nor checked). Loading a model does not ask."""
+    for rule in leaves_and_weights(rules)[0]:
+        if isinstance(rule, Monotonic | Threshold):
+            col = encoder.ordered(rule.feature, f"rule {_named(rule)}")
+            if col.low == col.high:
+                raise ValueError(
+                    f"rule {_named(rule)}: column {col.name!r} is constant ({col.low:g}) in "
+                    "the training rows, so the rule can be neither learned nor checked"
+                )
+
+
 def check_rule_classes(rules: Any, outputs: Outputs) -> None:
     """Feature rules that name no class, in a classifier: an error when another rule names
     a class they do not act on (one of them almost surely means that class), and a warning
@@ -481,7 +494,9 @@ def check_rules(rules: Any, frame: Any, outputs: Outputs) -> None:
     ``frame`` (a pandas DataFrame), without training and without warnings."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        resolve(rules, TableEncoder.fit(frame), outputs)
+        encoder = TableEncoder.fit(frame)
+        resolve(rules, encoder, outputs)
+        check_rule_columns(rules, encoder)
         check_rule_classes(rules, outputs)
 
 
