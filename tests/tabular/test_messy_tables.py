@@ -266,6 +266,26 @@ def test_a_rule_on_a_date_column_says_sales_rise_over_time():
     assert (est.predict(later, alpha=1.0) >= est.predict(X, alpha=1.0)).mean() >= 0.95
 
 
+def test_a_date_rule_over_more_than_a_year_holds_against_the_data_trend():
+    # the data fall over 540 days; "rises over time" must hold at alpha 1 week after week,
+    # which a time-of-year input, free of the rule, would let the network dodge
+    rng = np.random.default_rng(0)
+    days = rng.integers(0, 540, 1000)
+    when = pd.Timestamp("2023-01-01") + pd.to_timedelta(days, "D")
+    X = pd.DataFrame({"day": when.strftime("%Y-%m-%d"), "x": rng.normal(size=1000)})
+    y = 10 - 0.01 * days + (when.dayofweek >= 5) + rng.normal(0, 0.3, 1000)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("day", "increasing")], **{**FAST, "max_epochs": 40}
+    ).fit(X, y)
+    assert est.encoder_.column("day").parts == ["week"]  # no time of year beside the rule
+    mondays = pd.date_range("2023-01-02", periods=78, freq="7D").strftime("%Y-%m-%d")
+    grid = pd.DataFrame({"day": mondays, "x": 0.0})
+    assert (np.diff(est.predict(grid, alpha=1.0)) >= 0).mean() >= 0.95
+    assert (np.diff(est.predict(grid, alpha=0.0)) < 0).mean() >= 0.8  # the data's trend
+    plain = TableEncoder.fit(X)  # without a rule the date keeps its time of year
+    assert plain.column("day").parts == ["year", "week"]
+
+
 def test_the_default_alpha_keeps_the_rule_where_the_lowest_error_drops_it():
     # the training labels rise with price; the rule says demand falls with price
     rng = np.random.default_rng(5)

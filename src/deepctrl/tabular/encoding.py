@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -346,7 +346,7 @@ def _first_odd(series: pd.Series) -> str:
     return f"but row {int(odd[0])} holds {shown(series.iloc[odd[0]])}"
 
 
-def _fit_column(name: str, series: pd.Series, start: int) -> Column:
+def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -> Column:
     kind = column_kind(series)
     if kind == NUMERIC:
         return _scaled(name, kind, start, numeric_values(series))
@@ -365,7 +365,7 @@ def _fit_column(name: str, series: pd.Series, start: int) -> Column:
         col.parts = [
             part
             for part, varies in (
-                ("year", span >= 365),
+                ("year", span >= 365 and not trend),
                 ("week", len(np.unique(weekdays)) > 1),
                 ("day", len(np.unique(time)) > 1),
             )
@@ -409,15 +409,20 @@ class TableEncoder:
         self._by_name = {c.name: c for c in columns}
 
     @classmethod
-    def fit(cls, frame: pd.DataFrame) -> TableEncoder:
-        """Learn the preprocessing of ``frame`` (its column names must be unique)."""
+    def fit(cls, frame: pd.DataFrame, trends: Collection[str] = ()) -> TableEncoder:
+        """Learn the preprocessing of ``frame`` (its column names must be unique).
+
+        A date column named in ``trends`` (one a rule raises: "rises over time") gets no
+        time-of-year inputs: over the year or two a table often spans, they could carry the
+        trend the rule constrains past it, since the rule moves the days alone.
+        """
         names = [str(c) for c in frame.columns]
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"column names must be unique; repeated: {dup}")
         columns, start = [], 0
         for name, (_, series) in zip(names, frame.items(), strict=True):
-            col = _fit_column(name, series.rename(name), start)
+            col = _fit_column(name, series.rename(name), start, trend=name in trends)
             columns.append(col)
             start += col.width
         return cls(columns)

@@ -55,6 +55,7 @@ from deepctrl.tabular.table_rules import (
     check_rule_classes,
     check_rule_columns,
     resolve,
+    ruled_columns,
 )
 
 FEW_VALIDATION_ROWS = 30
@@ -305,7 +306,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         weight = row_weights(sample_weight, self._class_weights(y_metric), frame)
         if weight is not None:
             y_train = self._weigh_targets(y_train, y_metric, weight)
-        self.encoder_ = TableEncoder.fit(frame)
+        self.encoder_ = TableEncoder.fit(frame, ruled_columns(self.rules, frame.columns))
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
         check_rule_columns(self.rules, self.encoder_)
         check_rule_classes(self.rules, self.rule_outputs())

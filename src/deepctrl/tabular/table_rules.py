@@ -424,6 +424,27 @@ def _obvious_positive(labels: Sequence[Any]) -> bool:
     return low in _PLAIN_NEGATIVE and high in _PLAIN_POSITIVE
 
 
+def ruled_columns(rules: Any, columns: Sequence[Any]) -> set[str]:
+    """The names of the columns that feature rules raise (a position names its column).
+
+    >>> import deepctrl as dc
+    >>> rules = [dc.Monotonic("day", "increasing"), dc.Monotonic(0, "increasing")]
+    >>> sorted(ruled_columns(rules, ["x", "day"]))
+    ['day', 'x']
+    """
+    names = [str(c) for c in columns]
+    out = set()
+    for rule in leaves_and_weights(rules)[0]:
+        if isinstance(rule, Monotonic | Threshold):
+            ref = rule.feature
+            if isinstance(ref, int | np.integer) and not isinstance(ref, bool):
+                if 0 <= ref < len(names):
+                    out.add(names[int(ref)])
+            else:
+                out.add(str(ref))
+    return out
+
+
 def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
     """At fit: a feature rule on a column that is constant in the training rows is an error
     (the rule could be neither learned nor checked). Loading a model does not ask."""
@@ -494,7 +515,7 @@ def check_rules(rules: Any, frame: Any, outputs: Outputs) -> None:
     ``frame`` (a pandas DataFrame), without training and without warnings."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        encoder = TableEncoder.fit(frame)
+        encoder = TableEncoder.fit(frame, ruled_columns(rules, frame.columns))
         resolve(rules, encoder, outputs)
         check_rule_columns(rules, encoder)
         check_rule_classes(rules, outputs)
