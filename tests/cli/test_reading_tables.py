@@ -276,3 +276,39 @@ def test_an_identifier_column_is_left_out_with_a_note(tmp_path, capsys):
     args = ["fit", tmp_path / "orders.csv", "--target", "y", "--id-column", "order"]
     code, out, err = run([*args, "--out", model, *FAST], capsys)
     assert code == 0 and "left out" not in err
+
+
+def test_a_rule_on_a_column_that_is_no_feature_says_what_it_is(tmp_path, capsys):
+    n = 80
+    frame = pd.DataFrame(
+        {"order": [f"A-{i}" for i in range(n)], "shop": ["a", "b"] * 40, "x": np.arange(n) / n}
+    )
+    frame["y"] = 2 * frame["x"]
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    (tmp_path / "r.toml").write_text(
+        '[[rule]]\nkind = "monotonic"\ncolumn = "y"\ndirection = "increasing"\n'
+    )
+    fit = ["fit", path, "--target", "y", "--out", tmp_path / "m", *FAST]
+    for extra, message in [
+        (
+            ["--rules", tmp_path / "r.toml"],
+            "r.toml line 1): 'y' is the target, not a feature",
+        ),
+        (
+            ["--id-column", "shop", "--monotonic", "shop=increasing"],
+            "'shop' is an --id-column, not a feature",
+        ),
+        (
+            ["--monotonic", "order=increasing"],
+            "'order' is an identifier column, left out, not a feature",
+        ),
+    ]:
+        code, _, err = run([*fit, *extra], capsys)
+        assert code == 2 and message in err, err
+    with pytest.raises(SystemExit):
+        main([str(a) for a in [*fit, "--target", "x"]])
+    assert (
+        "--target is given twice; the command line fits one target column"
+        in capsys.readouterr().err
+    )

@@ -82,11 +82,24 @@ def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
 
 
 def check_table_rules(
-    rules: list[Any], features: pd.DataFrame, target: pd.Series, task: str
+    rules: list[Any],
+    features: pd.DataFrame,
+    target: pd.Series,
+    task: str,
+    not_features: dict[str, str] | None = None,
 ) -> None:
     """The rules' mistakes (columns, classes, contradictions) before anything is printed or
-    trained."""
-    from deepctrl.tabular.table_rules import Outputs, check_rules
+    trained; ``not_features`` says why a column of the file is not a feature ("the
+    target"), for a rule that names it."""
+    from deepctrl.tabular.table_rules import Outputs, check_rules, describe, leaves_and_weights
+
+    why = {str(target.name): "the target", **(not_features or {})}
+    for leaf in leaves_and_weights(rules)[0]:
+        name = getattr(leaf, "feature", None)
+        if isinstance(name, str) and name in why and name not in features.columns:
+            raise ValueError(
+                f"rule {describe(leaf, where=True)}: {name!r} is {why[name]}, not a feature"
+            )
 
     outputs = (
         Outputs.classification(sorted(target.unique().tolist()), recoded_hint=False)
@@ -198,7 +211,9 @@ def fit_command(
         raise ValueError(f"the target {target!r} cannot be an id column")
     features = [c for c in frame.columns if c != target and c not in ids]
     plain = without_identifiers(frame, [c for c in features if c not in categorical], path)
+    left_out = {c: "an identifier column, left out" for c in features if c not in plain}
     features = [c for c in features if c in plain or c in categorical]
+    left_out = {k: v for k, v in left_out.items() if k not in features}
     if not features:
         raise ValueError(
             f"{path} has no feature columns besides the target {target!r}"
@@ -238,7 +253,8 @@ def fit_command(
     )
     if class_weight is not None:
         est.set_params(class_weight=class_weight)
-    check_table_rules(rule_list, frame[features], frame[target], task)
+    not_features = {**dict.fromkeys(ids, "an --id-column"), **left_out}
+    check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:
         print(note, file=sys.stderr)
     est.fit(frame[features], frame[target])

@@ -155,6 +155,24 @@ DROP_HELP = (
 )
 
 
+class _Once(argparse.Action):
+    """An option given at most once (a second ``--target`` would replace the first)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: Any,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(
+                f"{option_string} is given twice; the command line fits one target column "
+                "(several targets: the Python estimators, with a y of several columns)"
+            )
+        setattr(namespace, self.dest, values)
+
+
 def _add_table_and_rules(p: argparse.ArgumentParser, rule: str) -> None:
     """DATA, --target, --task, --monotonic and --rules, as fit and test-rule take them."""
     p.add_argument(
@@ -162,7 +180,7 @@ def _add_table_and_rules(p: argparse.ArgumentParser, rule: str) -> None:
         metavar="DATA",
         help="CSV (plain or .gz, .bz2, .xz, .zip) or Parquet file, one row per sample",
     )
-    p.add_argument("--target", required=True, metavar="COL", help="column to predict")
+    p.add_argument("--target", required=True, metavar="COL", action=_Once, help="column to predict")
     p.add_argument(
         "--task",
         choices=("regression", "classification"),

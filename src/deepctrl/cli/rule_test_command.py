@@ -96,7 +96,9 @@ def rule_test_command(
             )
     ids = set(id_frame(frame, id_columns, data).columns)
     features = [c for c in frame.columns if c not in (target, group) and c not in ids]
-    features = without_identifiers(frame, features, path)
+    kept = without_identifiers(frame, features, path)
+    left_out = [c for c in features if c not in kept]
+    features = kept
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target and the group")
     frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
@@ -126,7 +128,11 @@ def rule_test_command(
         )
     specs = [monotonic_spec(m, rule_class) for m in monotonic] + file_specs
     rule_list = build_rules(specs)
-    check_table_rules(rule_list, frame[features], frame[target], task)
+    not_features = dict.fromkeys(ids, "an --id-column")
+    not_features.update(dict.fromkeys(left_out, "an identifier column, left out"))
+    if group is not None:
+        not_features[group] = "the --group column"
+    check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:
         print(note, file=sys.stderr)
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
