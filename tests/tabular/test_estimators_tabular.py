@@ -271,3 +271,21 @@ def test_dates_that_are_not_iso_are_named_when_read_as_categories():
         "leave unknown ones empty, to use it as dates",
     ]
     assert [c.kind for c in enc.columns] == ["categorical"] * 3
+
+
+def test_an_expression_without_a_value_on_some_rows_is_refused_naming_one():
+    X = pd.DataFrame({"price": np.linspace(1.0, 9.0, 60), "quality": np.tile([0.5, 0.2, 0.8], 20)})
+    y = 20 - X["price"].to_numpy()
+    for text, n_bad in [("log(price - 4) <= y", 23), ("y / (quality - 0.5) <= 100", 20)]:
+        for validation in ("holdout", "cross_fit"):
+            est = dc.DeepCTRLRegressor(
+                rules=[Expression(text)], validation=validation, n_seeds=2, max_epochs=1
+            )
+            with pytest.raises(
+                ValueError, match=f"is not a finite number on {n_bad} of 60 training rows"
+            ) as caught:
+                est.fit(X, y)
+            row = int(str(caught.value).split("the first at row ")[1].split(")")[0])
+            value = X.iloc[row]
+            assert value["price"] <= 4 or value["quality"] == 0.5
+    dc.DeepCTRLRegressor(rules=[Expression("y <= 2 * price + 30")], max_epochs=1).fit(X, y)

@@ -52,6 +52,7 @@ from deepctrl.tabular.params import (
 from deepctrl.tabular.recipe import Recipe, training_recipe
 from deepctrl.tabular.table_rules import (
     Outputs,
+    check_expressions,
     check_rule_classes,
     check_rule_columns,
     resolve,
@@ -394,6 +395,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             self.encoder_.transform(frame, np.concatenate([train_idx, val_idx]))
         )
         self.network_ = self._network_spec(X_all.shape[1], recipe)
+        order = np.concatenate([train_idx, val_idx])
+        self._check_expressions(X_all, y_train[order], order)
         n = len(train_idx)
         train = _labelled(X_all[:n], y_train, weight, train_idx)
         val = _labelled(X_all[n:], y_train, weight, val_idx) if len(val_idx) else None
@@ -422,6 +425,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         seed = int(rng.randint(0, 2**31 - 1 - k))
         X_all = torch.from_numpy(self.encoder_.transform(frame))
         self.network_ = self._network_spec(X_all.shape[1], recipe)
+        self._check_expressions(X_all, y_train, np.arange(n))
         train = _labelled(X_all, y_train, weight, np.arange(n))
         seeds = range(seed, seed + k)
         result = self._train(train, None, recipe, seeds, f" ({k} folds)", folds)
@@ -429,6 +433,13 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.validation_sweep_ = self._sweep_encoded(
             X_all, y_metric, ALPHA_GRID, weight, folds=folds
         )
+
+    def _check_expressions(self, X: Tensor, y_train: np.ndarray, rows: np.ndarray) -> None:
+        """Expression rules must have a value on every training row (see
+        :func:`deepctrl.tabular.table_rules.check_expressions`)."""
+        outputs = self.rule_outputs()
+        at = torch.from_numpy(y_train) if outputs.kind == "regression" else None
+        check_expressions(self.rules, self.encoder_, outputs, X, at, rows)
 
     def _network_spec(self, n_inputs: int, recipe: Recipe) -> dict[str, Any]:
         return network_spec(

@@ -445,6 +445,37 @@ def ruled_columns(rules: Any, columns: Sequence[Any]) -> set[str]:
     return out
 
 
+def check_expressions(
+    rules: Any,
+    encoder: TableEncoder,
+    outputs: Outputs,
+    x: Tensor,
+    y_model: Tensor | None,
+    rows: np.ndarray,
+) -> None:
+    """At fit: an expression rule must be a finite number on every training row, its
+    outputs taken at the rows' targets (regression; ``y_model`` in the model's units) or at
+    even odds (classification, ``y_model`` None). ``log(price - 4)`` at a price of 3, or a
+    division by a column that is zero somewhere, would otherwise put NaN into the rule loss
+    and spoil training without a word. ``rows`` are the positions in the user's table of the
+    rows of ``x``, for the message."""
+    expressions = [r for r in leaves_and_weights(rules)[0] if isinstance(r, Expression)]
+    if not expressions:
+        return
+    at = y_model if y_model is not None else torch.zeros(len(x), outputs.n_model_outputs)
+    for rule in expressions:
+        with torch.no_grad():
+            value = NamedPenalty(_ExpressionFn(rule), encoder, outputs)(x, at.to(x.dtype))
+        bad = ~torch.isfinite(value.reshape(len(x), -1)).all(dim=1)
+        if bad.any():
+            row = int(rows[int(torch.nonzero(bad)[0])])
+            raise ValueError(
+                f"rule {_named(rule)} is not a finite number on {int(bad.sum())} of {len(x)} "
+                f"training rows (the first at row {row}): a log, square root or division "
+                "there has no value; keep its argument in range (max(..., 0.01), say)"
+            )
+
+
 def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
     """At fit: a feature rule on a column that is constant in the training rows is an error
     (the rule could be neither learned nor checked). Loading a model does not ask."""
