@@ -289,3 +289,11 @@ def test_an_expression_without_a_value_on_some_rows_is_refused_naming_one():
             value = X.iloc[row]
             assert value["price"] <= 4 or value["quality"] == 0.5
     dc.DeepCTRLRegressor(rules=[Expression("y <= 2 * price + 30")], max_epochs=1).fit(X, y)
+
+
+def test_a_column_name_beyond_ascii_keeps_its_spelling_in_an_expression():
+    # the micro sign, which Python's parser would read as a Greek mu
+    X = pd.DataFrame({"µg": np.linspace(0.0, 1.0, 40), "x": np.linspace(1.0, 2.0, 40)})
+    est = dc.DeepCTRLRegressor(rules=[Expression("y <= 10 * µg + 20")], max_epochs=1)
+    est.fit(X, np.linspace(0.0, 5.0, 40))
+    assert "penalty(y <= 10 * µg + 20)" in est.summary()

@@ -44,6 +44,7 @@ _COMPARE = {
     ast.Gt: (-1.0, True),
 }
 _QUOTED = re.compile(r"`([^`]*)`")
+_WORD = re.compile(r"[^\W\d]\w*")
 
 Env = Mapping[str, Tensor]
 
@@ -112,7 +113,12 @@ def _compile(
 
 def parse(text: str) -> Comparison:
     """Parse ``left OP right`` with OP one of <=, <, >=, >; names in backticks may hold
-    spaces or symbols (`unit price`)."""
+    spaces or symbols (`unit price`), and names keep their spelling (``µg`` stays the micro
+    sign, which Python would read as a Greek mu).
+
+    >>> parse("dose <= 10 * µg + 20").names
+    ['dose', 'µg']
+    """
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"a penalty expression must be non-empty text, got {text!r}")
     names: dict[str, str] = {}
@@ -122,8 +128,19 @@ def parse(text: str) -> Comparison:
         names[key] = match.group(1)
         return key
 
+    def keep_spelling(match: re.Match[str]) -> str:
+        # Python reads a name in its NFKC form (the micro sign of "µg" as a Greek mu):
+        # a name with characters beyond ASCII is held aside, as a quoted one is
+        word = match.group(0)
+        if word.isascii():
+            return word
+        key = f"_quoted_{len(names)}"
+        names[key] = word
+        return key
+
     try:
-        tree = ast.parse(_QUOTED.sub(quote, text.strip()), mode="eval").body
+        source = _WORD.sub(keep_spelling, _QUOTED.sub(quote, text.strip()))
+        tree = ast.parse(source, mode="eval").body
     except SyntaxError as exc:
         raise _fail(text, f"not a valid expression ({exc.msg})") from None
     if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and type(tree.ops[0]) in _COMPARE):
