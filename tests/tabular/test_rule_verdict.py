@@ -71,6 +71,11 @@ def _stats(v0, v0_interval, cost, cost_interval, error_best=1.0, holds=0.5):
         (_stats(0.05, [0.0, 0.1], 0.05, [-0.1, 0.2]), "inconclusive", "not distinguishable"),
         (_stats(0.5, [0.1, 0.9], 0.3, [0.1, 0.5]), "inconclusive", "folds disagree"),
         (_stats(0.55, [0.45, 0.65], 0.3, [0.1, 0.5]), "inconclusive", "no clear direction"),
+        (
+            _stats(float("nan"), [float("nan"), float("nan")], 0.3, [0.1, 0.5]),
+            "inconclusive",
+            "the rule judged none of the held-out rows (a threshold rule judges only the rows",
+        ),
     ],
 )
 def test_every_verdict_branch(stats, verdict, words):

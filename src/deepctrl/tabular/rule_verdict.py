@@ -136,6 +136,12 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
         else f"at alpha 1, where it still falls short of {HOLDS:.0%} verification"
     )
     share = cost / abs(s["error_best"]) if s["error_best"] else math.inf
+    if not math.isfinite(v0):
+        return "inconclusive", (
+            "the rule judged none of the held-out rows (a threshold rule judges only the rows "
+            "that its perturbation carries across the threshold; a larger perturbation "
+            "judges more)"
+        )
     seen = f"the data-only model (alpha 0) follows the rule on {v0:.0%} of held-out rows"
     if v0_lo >= limits.agree:
         return "consistent", f"{seen} ({v0_lo:.0%} to {v0_hi:.0%} over folds)"
