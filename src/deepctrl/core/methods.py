@@ -369,7 +369,10 @@ def _safe_ratio(rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None
     if bool(new.any()):
         when = "initial" if last is None else "re-measured"
         warnings.warn(
-            f"rho: the {when} rule or task loss is zero for some seeds; using rho = 1.0 there",
+            f"rho: the {when} rule or task loss is zero for some seeds; using rho = 1.0 "
+            "there (a rule that already holds at the start, say). When the rule's loss is in "
+            "other units than the task's, as a penalty in the target's units is, give rho "
+            "yourself: about the rule loss over the task loss once the rule is broken",
             RuntimeWarning,
             stacklevel=3,
         )
