@@ -297,3 +297,14 @@ def test_a_column_name_beyond_ascii_keeps_its_spelling_in_an_expression():
     est = dc.DeepCTRLRegressor(rules=[Expression("y <= 10 * µg + 20")], max_epochs=1)
     est.fit(X, np.linspace(0.0, 5.0, 40))
     assert "penalty(y <= 10 * µg + 20)" in est.summary()
+
+
+def test_a_threshold_outside_the_training_values_is_refused():
+    X = pd.DataFrame({"ap_hi": np.linspace(90.0, 200.0, 40), "x": np.arange(40.0)})
+    est = dc.DeepCTRLRegressor(rules=[dc.rules.Threshold("ap_hi", 300.0)], max_epochs=1)
+    with pytest.raises(
+        ValueError,
+        match="the threshold 300 is not inside the training values of 'ap_hi' \\(90 to 200\\)",
+    ):
+        est.fit(X, X["ap_hi"] / 100)
+    est.set_params(rules=[dc.rules.Threshold("ap_hi", 129.5)]).fit(X, X["ap_hi"] / 100)

@@ -477,8 +477,9 @@ def check_expressions(
 
 
 def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
-    """At fit: a feature rule on a column that is constant in the training rows is an error
-    (the rule could be neither learned nor checked). Loading a model does not ask."""
+    """At fit: a feature rule on a column that is constant in the training rows, and a
+    threshold outside the column's training values, are errors (the rule could be neither
+    learned nor checked). Loading a model does not ask."""
     for rule in leaves_and_weights(rules)[0]:
         if isinstance(rule, Monotonic | Threshold):
             col = encoder.ordered(rule.feature, f"rule {_named(rule)}")
@@ -486,6 +487,16 @@ def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
                 raise ValueError(
                     f"rule {_named(rule)}: column {col.name!r} is constant ({col.low:g}) in "
                     "the training rows, so the rule can be neither learned nor checked"
+                )
+            if (
+                isinstance(rule, Threshold)
+                and col.kind == NUMERIC
+                and not col.low < float(rule.threshold) < col.high
+            ):
+                raise ValueError(
+                    f"rule {_named(rule)}: the threshold {float(rule.threshold):g} is not "
+                    f"inside the training values of {col.name!r} ({col.low:g} to "
+                    f"{col.high:g}), so no row lies on both sides of it to judge"
                 )
 
 
