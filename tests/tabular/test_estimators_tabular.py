@@ -308,3 +308,21 @@ def test_a_threshold_outside_the_training_values_is_refused():
     ):
         est.fit(X, X["ap_hi"] / 100)
     est.set_params(rules=[dc.rules.Threshold("ap_hi", 129.5)]).fit(X, X["ap_hi"] / 100)
+
+
+def test_dates_without_a_zone_after_zoned_training_dates_are_warned_about():
+    zoned = pd.date_range("2024-01-01", periods=40, freq="D", tz="Europe/Berlin")
+    X = pd.DataFrame({"day": zoned.strftime("%Y-%m-%dT%H:%M%z"), "x": np.arange(40.0)})
+    enc = TableEncoder.fit(X)
+    assert (
+        enc.column("day").zoned
+        and not TableEncoder.fit(X.assign(day=zoned.tz_localize(None))).column("day").zoned
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enc.transform(X)  # zoned again: nothing to say
+    with pytest.warns(
+        UserWarning, match="column 'day': these dates have no time zone, so they are read as UTC"
+    ):
+        enc.transform(X.assign(day=zoned.strftime("%Y-%m-%d %H:%M")))
+    assert TableEncoder.from_config(enc.config()).column("day").zoned

@@ -64,6 +64,8 @@ class Column:
     indicator: bool = False
     origin: str = ""
     parts: list[str] = field(default_factory=list)
+    zoned: bool = False
+    """A date column whose training values carried a time zone."""
 
     @property
     def width(self) -> int:
@@ -286,6 +288,25 @@ def date_values(series: pd.Series) -> np.ndarray:
     return parsed.to_numpy(dtype="datetime64[ns]")
 
 
+_ZONE = re.compile(r"(?:Z|[+-]\d{2}:?\d{2})$")
+
+
+def has_zone(series: pd.Series) -> bool:
+    """Whether a date column's values carry a time zone (a zoned dtype, or ISO text ending in
+    ``Z`` or an offset such as ``+02:00``).
+
+    >>> has_zone(pd.Series(["2024-05-31T14:00+02:00", None])), has_zone(pd.Series(["2024-05-31"]))
+    (True, False)
+    """
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        return True
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return False
+    text = series.dropna()
+    text = text[text.map(lambda v: isinstance(v, str))].astype(str).str.strip()
+    return bool(text.str.contains(_ZONE).any())
+
+
 def _days(dates: np.ndarray, origin: str) -> np.ndarray:
     """Days (float, NaN where missing) from ``origin`` to each date."""
     out = (dates - np.datetime64(origin, "ns")) / DAY
@@ -357,7 +378,7 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
         origin = str(dates[~np.isnat(dates)].min())
         days = _days(dates, origin)
         col = _scaled(name, kind, start, days)
-        col.origin, col.integer = origin, False
+        col.origin, col.integer, col.zoned = origin, False, has_zone(series)
         present = dates[~np.isnat(dates)]
         span = float(np.nanmax(days) - np.nanmin(days))
         time = present - present.astype("datetime64[D]")
@@ -525,6 +546,14 @@ class TableEncoder:
             if c.kind == NUMERIC:
                 values = numeric_values(series)[take]
             else:
+                if c.zoned and series.notna().any() and not has_zone(series):
+                    warnings.warn(
+                        f"column {c.name!r}: these dates have no time zone, so they are read "
+                        "as UTC, while the training dates had zones; give them their zone "
+                        "when the time of day matters",
+                        UserWarning,
+                        stacklevel=3,
+                    )
                 dates = date_values(series)[take]
                 values = _days(dates, c.origin)
                 for j, part in enumerate(c.parts):
