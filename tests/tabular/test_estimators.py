@@ -171,6 +171,9 @@ def test_save_and_load_round_trip(regressor, tmp_path):
     assert back.get_params()["max_epochs"] == 30 and back.rules[0].feature == "price"
     assert back.selected_alpha_ == est.selected_alpha_
     assert back.recipe_ == est.recipe_ and back.recipe_.max_epochs == 30
+    del back.recipe_  # as a model read from a file written before the recipe was saved
+    again = dc.DeepCTRLRegressor.load(back.save(tmp_path / "again.deepctrl"))
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))
     pd.testing.assert_frame_equal(back.sweep(X, y), est.sweep(X, y))
     assert dc.read_checkpoint(path).config["estimator"] == "DeepCTRLRegressor"
     with pytest.raises(ValueError, match="holds a DeepCTRLRegressor, not a DeepCTRLClassifier"):

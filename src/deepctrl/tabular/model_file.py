@@ -100,7 +100,8 @@ def estimator_config(est: Any) -> dict[str, Any]:
     if not isinstance(params.get("random_state"), int | None):
         params["random_state"] = None
     fitted = {k: _plain(getattr(est, k)) for k in _COMMON}
-    fitted["recipe_"] = dataclasses.asdict(est.recipe_)
+    if getattr(est, "recipe_", None) is not None:  # a model loaded from an older file has none
+        fitted["recipe_"] = dataclasses.asdict(est.recipe_)
     if hasattr(est, "feature_names_in_"):
         fitted["feature_names_in_"] = _plain(est.feature_names_in_)
     if hasattr(est, "classes_"):
