@@ -337,22 +337,27 @@ class LagrangianDual(LinearMethod):
         state["multipliers"] = torch.clamp(lam + self.dual_lr * g, min=0.0)
 
 
-def _checked_draws(prior: Prior, n: int) -> Tensor:
-    """``prior.sample(n)``, checked: shape (n,), every draw in [0, 1] (the paper's objective
-    weighs the task by 1 - alpha, so a draw above 1 would train the model away from the
-    data). The built-in priors pass by construction; a prior of one's own may not."""
-    draws = prior.sample(n)
-    name = type(prior).__name__
-    if not isinstance(draws, Tensor) or tuple(draws.shape) != (n,):
-        got = tuple(draws.shape) if isinstance(draws, Tensor) else type(draws).__name__
-        raise ValueError(f"{name}.sample({n}) returned {got}; it must return shape ({n},)")
-    bad = ~((draws >= 0) & (draws <= 1))
-    if bad.any():
+def _checked_draws(priors: list[Prior], n: int) -> Tensor:
+    """``prior.sample(n)`` of every prior, stacked (priors, n) and checked: shape (n,) each,
+    every draw in [0, 1] (the paper's objective weighs the task by 1 - alpha, so a draw above
+    1 would train the model away from the data). The built-in priors pass by construction; a
+    prior of one's own may not. One check of the stack per batch keeps it cheap."""
+    draws = [p.sample(n) for p in priors]
+    for prior, d in zip(priors, draws, strict=True):
+        if not isinstance(d, Tensor) or tuple(d.shape) != (n,):
+            got = tuple(d.shape) if isinstance(d, Tensor) else type(d).__name__
+            name = type(prior).__name__
+            raise ValueError(f"{name}.sample({n}) returned {got}; it must return shape ({n},)")
+    stacked = torch.stack(draws)
+    low, high = torch.aminmax(stacked)
+    if not (float(low) >= 0.0 and float(high) <= 1.0):  # NaN fails too
+        row = int(torch.nonzero(~((stacked >= 0) & (stacked <= 1)))[0, 0])
+        bad = stacked[row][~((stacked[row] >= 0) & (stacked[row] <= 1))][0]
         raise ValueError(
-            f"{name} drew alpha {float(draws[bad][0]):g}, outside [0, 1]: the training "
-            "objective weighs the task by 1 - alpha, so a prior must draw in [0, 1]"
+            f"{type(priors[row]).__name__} drew alpha {float(bad):g}, outside [0, 1]: the "
+            "training objective weighs the task by 1 - alpha, so a prior must draw in [0, 1]"
         )
-    return draws
+    return stacked
 
 
 def _safe_ratio(rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None) -> Tensor:
@@ -452,8 +457,7 @@ class DeepCTRLMethod(LinearMethod):
         return SeedState.from_state_dict(state, self.prior)
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
-        draws = [_checked_draws(p, n) for p in state.priors]
-        return torch.stack(draws) if draws else torch.zeros(0, n)
+        return _checked_draws(state.priors, n) if state.priors else torch.zeros(0, n)
 
     def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
         rho = state["rho"].to(alpha)
