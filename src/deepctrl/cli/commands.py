@@ -23,7 +23,13 @@ from tqdm import tqdm
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.table_output import STDOUT, write_table
-from deepctrl.cli.tables import as_categories, clean_columns, read_table, without_identifiers
+from deepctrl.cli.tables import (
+    LEFT_OUT,
+    as_categories,
+    clean_columns,
+    read_table,
+    without_identifiers,
+)
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 from deepctrl.tabular.encoding import shown
@@ -211,9 +217,9 @@ def fit_command(
         raise ValueError(f"the target {target!r} cannot be an id column")
     features = [c for c in frame.columns if c != target and c not in ids]
     plain = without_identifiers(frame, [c for c in features if c not in categorical], path)
-    left_out = {c: "an identifier column, left out" for c in features if c not in plain}
-    features = [c for c in features if c in plain or c in categorical]
-    left_out = {k: v for k, v in left_out.items() if k not in features}
+    kept = [c for c in features if c in plain or c in categorical]
+    left_out = dict.fromkeys((c for c in features if c not in kept), LEFT_OUT)
+    features = kept
     if not features:
         raise ValueError(
             f"{path} has no feature columns besides the target {target!r}"

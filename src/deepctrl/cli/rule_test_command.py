@@ -21,7 +21,7 @@ from deepctrl.cli.commands import (
     one_line_errors,
 )
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.tables import clean_columns, read_table, without_identifiers
+from deepctrl.cli.tables import LEFT_OUT, clean_columns, read_table, without_identifiers
 from deepctrl.tabular.encoding import shown
 
 
@@ -129,7 +129,7 @@ def rule_test_command(
     specs = [monotonic_spec(m, rule_class) for m in monotonic] + file_specs
     rule_list = build_rules(specs)
     not_features = dict.fromkeys(ids, "an --id-column")
-    not_features.update(dict.fromkeys(left_out, "an identifier column, left out"))
+    not_features.update(dict.fromkeys(left_out, LEFT_OUT))
     if group is not None:
         not_features[group] = "the --group column"
     check_table_rules(rule_list, frame[features], frame[target], task, not_features)

@@ -224,6 +224,8 @@ def _lines(rows: np.ndarray, csv: bool) -> str:
 
 IDENTIFIER_ROWS = 50
 """From this many rows, a text column with a different value in every row is an identifier."""
+LEFT_OUT = "an identifier column, left out"
+"""What a rule naming a column :func:`without_identifiers` left out is told."""
 
 
 def without_identifiers(frame: pd.DataFrame, features: Sequence[str], path: Path) -> list[str]:

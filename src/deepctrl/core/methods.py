@@ -351,11 +351,11 @@ def _checked_draws(priors: list[Prior], n: int) -> Tensor:
     stacked = torch.stack(draws)
     low, high = torch.aminmax(stacked)
     if not (float(low) >= 0.0 and float(high) <= 1.0):  # NaN fails too
-        row = int(torch.nonzero(~((stacked >= 0) & (stacked <= 1)))[0, 0])
-        bad = stacked[row][~((stacked[row] >= 0) & (stacked[row] <= 1))][0]
+        row, col = (int(i) for i in torch.nonzero(~((stacked >= 0) & (stacked <= 1)))[0])
         raise ValueError(
-            f"{type(priors[row]).__name__} drew alpha {float(bad):g}, outside [0, 1]: the "
-            "training objective weighs the task by 1 - alpha, so a prior must draw in [0, 1]"
+            f"{type(priors[row]).__name__} drew alpha {float(stacked[row, col]):g}, outside "
+            "[0, 1]: the training objective weighs the task by 1 - alpha, so a prior must "
+            "draw in [0, 1]"
         )
     return stacked
 

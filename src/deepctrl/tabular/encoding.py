@@ -133,9 +133,8 @@ def _date_hint(name: str, values: Sequence[Category]) -> str | None:
     True
     """
     text = [v.strip() for v in values if isinstance(v, str)]
-    iso = sum(bool(_ISO_DATE.match(v)) for v in text)
     other = [v for v in text if not _ISO_DATE.match(v)]
-    dated = iso + sum(_other_date(v) for v in other)
+    dated = len(text) - len(other) + sum(_other_date(v) for v in other)
     if not other or len(text) < 3 or dated < 0.8 * len(text):
         return None
     return (
