@@ -91,8 +91,14 @@ def test_checks_fail_when_the_claims_do_not_hold():
 )
 def test_interpretation_follows_the_best_alpha(center, phrase):
     block = _results({"Target 2": _bowl(center)}, 0.7)["domains"]["Target 2"]
-    text = interpret("Target 2", block, "DeepCTRL")
+    text = interpret("Target 2", block, "DeepCTRL", ALPHAS)
     assert phrase in text and f"best alpha {center:g}" in text
+    curve = block["methods"]["DeepCTRL"]["test"]["bce"]["mean"]
+    if center == 0.0:  # no gain to quote: the cost of the rule at alpha 1 instead
+        at_one = curve[ALPHAS.index(1.0)]
+        assert f"{at_one:.4f} at alpha 1 ({at_one - curve[0]:.4f} higher)" in text
+    else:
+        assert f"({curve[0] - min(curve):.4f} lower)" in text
 
 
 def test_perturbation_observations_by_hand():

@@ -106,6 +106,7 @@ def test_quick_reproduce_writes_results_report_and_figures(tmp_path, tiny_settin
     weeks = saved["data"]["weeks"]
     assert sum(weeks.values()) == 281 and (weeks["val"], weeks["test"]) == (4, 4)
     assert "Weeks: 273 train / 4 validation / 4 test (the paper's M5 split: 273 / 4 / 4)." in report
+    assert "DeepCTRL rho 1 (every seed); epochs: [" in report
     for fig in ("fig5_candidate_rules.png", "fig6_candidate_models.png"):
         assert (out / fig).stat().st_size > 10_000
 

@@ -48,14 +48,22 @@ def _mean(entry: dict[str, Any], metric: str) -> list[float]:
     return entry["test"][metric]["mean"]
 
 
-def interpret(name: str, block: dict[str, Any], method: str) -> str:
-    """One sentence on what the best alpha of ``method`` on a domain says about the rule."""
+def interpret(name: str, block: dict[str, Any], method: str, alphas: list[float]) -> str:
+    """One sentence on what the best alpha of ``method`` on a domain says about the rule;
+    ``alphas`` are the evaluated strengths, in the order of the block's curves."""
     curve = _mean(block["methods"][method], "bce")
     best = block["best_alpha"]
-    gain = curve[0] - min(curve)
     head = f"**{name}** (Usual ratio {block['usual_ratio']:.2f}): best alpha {best:g}"
-    numbers = f"BCE {curve[0]:.4f} at alpha 0, {min(curve):.4f} at alpha {best:g}"
+    numbers = (
+        f"BCE {curve[0]:.4f} at alpha 0, {min(curve):.4f} at alpha {best:g} "
+        f"({curve[0] - min(curve):.4f} lower)"
+    )
     if best == 0:
+        at_one = curve[alphas.index(1.0)]
+        numbers = (
+            f"BCE {curve[0]:.4f} at alpha 0, {at_one:.4f} at alpha 1 "
+            f"({at_one - curve[0]:.4f} higher)"
+        )
         meaning = (
             "leaning on the rule only hurts: in this population high pressure does not "
             "mean high risk often enough to help the model"
@@ -72,7 +80,7 @@ def interpret(name: str, block: dict[str, Any], method: str) -> str:
             "beyond 1 (extrapolated): the rule holds so widely here that leaning on it "
             "even more than in training still helps"
         )
-    return f"{head}: {meaning}. {numbers} ({gain:.4f} lower)."
+    return f"{head}: {meaning}. {numbers}."
 
 
 def _data_section(results: dict[str, Any]) -> list[str]:
@@ -337,7 +345,7 @@ def report_markdown(results: dict[str, Any]) -> str:
         "",
         f"## What the best alpha says ({main}, lowest mean test BCE)",
         "",
-        *[f"- {interpret(n, b, main)}" for n, b in results["domains"].items()],
+        *[f"- {interpret(n, b, main, results['alphas'])}" for n, b in results["domains"].items()],
         "",
         *_checks_section(results),
         *_adaptation_section(results),

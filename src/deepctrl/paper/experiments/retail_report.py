@@ -203,9 +203,13 @@ def report_markdown(results: dict[str, Any]) -> str:
         ]
         rho = block["methods"]["DeepCTRL"].get("rho")
         if rho:
+            shown = (
+                f"rho {rho[0]:g} (every seed)"
+                if len(set(rho)) == 1
+                else f"rho per seed: {[round(r, 6) for r in rho]}"
+            )
             lines += [
-                f"DeepCTRL rho per seed: {[round(r, 6) for r in rho]}; "
-                f"epochs: {block['methods']['DeepCTRL'].get('epochs')}",
+                f"DeepCTRL {shown}; epochs: {block['methods']['DeepCTRL'].get('epochs')}",
                 "",
             ]
     lines += ["Figures: `fig5_candidate_rules.png`, `fig6_candidate_models.png`.", ""]
