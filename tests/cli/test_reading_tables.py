@@ -84,6 +84,35 @@ def test_categorical_reads_codes_that_look_like_numbers(tmp_path, capsys):
     )
 
 
+def test_test_rule_reads_codes_that_look_like_numbers_with_categorical(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    n = 200
+    frame = pd.DataFrame({"size": rng.choice(["1", "2", "XL"], n), "x": rng.uniform(0, 1, n)})
+    frame["y"] = 2 * frame["x"] + (frame["size"] == "XL") + rng.normal(0, 0.1, n)
+    frame.to_csv(tmp_path / "sizes.csv", index=False)
+    args = ["test-rule", tmp_path / "sizes.csv", "--target", "y", "--monotonic", "x=increasing"]
+    code, _, err = run([*args, "--out", tmp_path / "r"], capsys)
+    assert code == 2 and "or --categorical size if its values" in err
+    more = ["--categorical", "size", "--seeds", "2", "--max-epochs", "3", "--no-progress"]
+    code, out, err = run([*args, *more, "--out", tmp_path / "r"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "r" / "rule_test.json").is_file() and "all" in out
+
+
+def test_an_empty_column_is_left_out_with_a_note(tmp_path, capsys):
+    frame = pd.DataFrame({"x": np.arange(60) / 60, "blank": np.nan, "none": ""})
+    frame["y"] = 2 * frame["x"]
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    model = tmp_path / "t.deepctrl"
+    code, out, err = run(
+        ["fit", tmp_path / "t.csv", "--target", "y", "--out", model, *FAST], capsys
+    )
+    assert code == 0, err
+    for name in ("blank", "none"):  # an empty CSV column reads as NaN, whatever was meant
+        assert f"left out column {name!r}, which has no values" in err
+    assert "1 inputs" in out
+
+
 def test_whole_number_classes_stay_whole_when_some_are_missing(tmp_path, capsys):
     rng = np.random.default_rng(2)
     n = 240
@@ -284,6 +313,7 @@ def test_a_rule_on_a_column_that_is_no_feature_says_what_it_is(tmp_path, capsys)
         {"order": [f"A-{i}" for i in range(n)], "shop": ["a", "b"] * 40, "x": np.arange(n) / n}
     )
     frame["y"] = 2 * frame["x"]
+    frame["blank"] = np.nan
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
     (tmp_path / "r.toml").write_text(
@@ -302,6 +332,10 @@ def test_a_rule_on_a_column_that_is_no_feature_says_what_it_is(tmp_path, capsys)
         (
             ["--monotonic", "order=increasing"],
             "'order' is an identifier column, left out, not a feature",
+        ),
+        (
+            ["--monotonic", "blank=increasing"],
+            "'blank' is an empty column, left out, not a feature",
         ),
     ]:
         code, _, err = run([*fit, *extra], capsys)

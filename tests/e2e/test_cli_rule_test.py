@@ -96,7 +96,7 @@ def test_verdicts_and_files_on_a_known_truth_table(cli, known):
         ),
         (
             ["--group", "segment", "--monotonic", "price=decreasing", "--rule-class", "high"],
-            "--rule-class is for classification; the task is regression",
+            "--rule-class is for classification, and the task was taken to be regression",
         ),
         (["--group", "segment", "--rules", "nowhere.toml"], "nowhere.toml does not exist"),
     ],

@@ -3,6 +3,7 @@ classes, with hand-computed expectations."""
 
 from __future__ import annotations
 
+import datetime
 import warnings
 
 import numpy as np
@@ -340,3 +341,23 @@ def test_a_class_missing_after_recoding_hints_at_positions_except_on_the_command
     with pytest.raises(ValueError) as caught:
         Outputs.classification(["0", "1"], recoded_hint=False).find("2")
     assert str(caught.value) == "output '2' is not a class of this model (classes: 0, 1)"
+
+
+def test_dates_beyond_what_nanoseconds_hold_are_refused_and_python_dates_read():
+    frame = pd.DataFrame({"ends": ["2024-01-02", "9999-12-31", None], "x": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match=r"'9999-12-31' \(row 1\); leave such dates empty"):
+        TableEncoder.fit(frame)
+    days = pd.Series([datetime.date(2024, 1, 1), None, datetime.date(2024, 1, 11)], name="d")
+    enc = TableEncoder.fit(pd.DataFrame({"d": days}))  # as a Parquet date column reads
+    assert enc.column("d").kind == "date"
+    assert enc.transform(pd.DataFrame({"d": days}))[:, 0].tolist() == [-1.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("scale", [1e-15, 1e-9, 1.0, 1e12, 1e200])
+def test_columns_of_any_magnitude_are_standardized(scale):
+    values = np.array([1.0, 2.0, 3.0, 4.0]) * scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enc = TableEncoder.fit(pd.DataFrame({"v": values}))
+        out = enc.transform(pd.DataFrame({"v": values}))[:, 0]
+    np.testing.assert_allclose(out, [-1.5, -0.5, 0.5, 1.5] / np.sqrt(1.25), rtol=1e-6)

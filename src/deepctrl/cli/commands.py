@@ -24,15 +24,14 @@ from tqdm import tqdm
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.table_output import STDOUT, write_table
 from deepctrl.cli.tables import (
-    LEFT_OUT,
     as_categories,
     clean_columns,
+    left_out_columns,
     read_table,
-    without_identifiers,
 )
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
-from deepctrl.tabular.encoding import shown
+from deepctrl.tabular.encoding import listed, shown
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -64,6 +63,19 @@ def one_line_errors(command: F) -> F:
                 raise ValueError(text) from None
 
     return run  # type: ignore[return-value]
+
+
+def check_rule_class(task: str, rule_class: str | None, inferred: bool) -> None:
+    """``--rule-class`` needs classification; an ``inferred`` regression says how to ask
+    for classification instead."""
+    if task != "regression" or rule_class is None:
+        return
+    if inferred:
+        raise ValueError(
+            "--rule-class is for classification, and the task was taken to be regression "
+            "(the target holds many numbers); --task classification makes it classification"
+        )
+    raise ValueError("--rule-class is for classification; the task is regression")
 
 
 def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
@@ -168,6 +180,22 @@ def _goal(value: Any) -> float:
     return goal
 
 
+def feature_columns(
+    frame: pd.DataFrame, features: Sequence[str], categorical: Sequence[str], path: Path
+) -> tuple[list[str], dict[str, str]]:
+    """The ``features`` a model gets, and those left out with why (empty and identifier
+    columns, with a note each; an identifier named by ``--categorical`` is kept); the
+    ``categorical`` columns ``frame`` then holds as categories."""
+    left_out = left_out_columns(frame, features, path, categorical)
+    kept = [c for c in features if c not in left_out]
+    for name in categorical:
+        if name not in kept:
+            why = f" ({left_out[name]})" if name in left_out else ""
+            raise ValueError(f"--categorical {name}: {path} has no feature column {name!r}{why}")
+        frame[name] = as_categories(frame[name])
+    return kept, left_out
+
+
 @one_line_errors
 def fit_command(
     data: str,
@@ -210,25 +238,18 @@ def fit_command(
     frame = read_table(path)
     if target not in frame.columns:
         raise ValueError(
-            f"{path} has no target column {target!r} (columns: {', '.join(frame.columns[:20])})"
+            f"{path} has no target column {target!r} (columns: {listed(list(frame.columns))})"
         )
     ids = id_frame(frame, id_columns, data).columns
     if target in ids:
         raise ValueError(f"the target {target!r} cannot be an id column")
-    features = [c for c in frame.columns if c != target and c not in ids]
-    plain = without_identifiers(frame, [c for c in features if c not in categorical], path)
-    kept = [c for c in features if c in plain or c in categorical]
-    left_out = dict.fromkeys((c for c in features if c not in kept), LEFT_OUT)
-    features = kept
+    all_features = [c for c in frame.columns if c != target and c not in ids]
+    features, left_out = feature_columns(frame, all_features, categorical, path)
     if not features:
         raise ValueError(
             f"{path} has no feature columns besides the target {target!r}"
             + (" and the id columns" if len(ids) else "")
         )
-    for name in categorical:
-        if name not in features:
-            raise ValueError(f"--categorical {name}: {path} has no feature column {name!r}")
-        frame[name] = as_categories(frame[name])
     frame = clean_columns(
         frame, [*features, target], path, drop_missing, targets=[target], categorical=categorical
     )
@@ -238,8 +259,7 @@ def fit_command(
             "nothing to learn"
         )
     task, note = infer_task(frame[target], task)
-    if task == "regression" and rule_class is not None:
-        raise ValueError("--rule-class is for classification; the task is regression")
+    check_rule_class(task, rule_class, inferred=note is not None)
     if task == "regression" and class_weight is not None:
         raise ValueError("--class-weight is for classification; the task is regression")
     for spec in monotonic:
@@ -282,7 +302,7 @@ def model_and_frame(
     frame = read_table(path)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path} lacks column(s) the model needs: {', '.join(missing)}")
+        raise ValueError(f"{path} lacks column(s) the model needs: {listed(missing)}")
     targets = targets if with_target and all(t in frame.columns for t in targets) else []
     frame = clean_columns(
         frame,

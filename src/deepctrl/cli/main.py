@@ -74,7 +74,9 @@ def _add_reproduce(subparsers: Any) -> None:
             action="store_true",
             help="smoke run: fewer seeds and epochs, labelled as such",
         )
-        p.add_argument("--out", default=f"results/{name}", help="output folder")
+        p.add_argument(
+            "--out", default=f"results/{name}", help=f"output folder (default results/{name})"
+        )
         p.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
         p.add_argument(
             "--no-progress", dest="progress", action="store_false", help="hide progress bars"
@@ -200,6 +202,13 @@ def _add_table_and_rules(p: argparse.ArgumentParser, rule: str) -> None:
         default=None,
         help="rules file (monotonic, threshold, penalty rules)",
     )
+    p.add_argument(
+        "--categorical",
+        action="append",
+        default=[],
+        metavar="COL",
+        help="read this column as categories even if its values look like numbers (repeatable)",
+    )
 
 
 def _add_fit(subparsers: Any) -> None:
@@ -249,13 +258,6 @@ def _add_fit(subparsers: Any) -> None:
     )
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument(
-        "--categorical",
-        action="append",
-        default=[],
-        metavar="COL",
-        help="read this column as categories even if its values look like numbers (repeatable)",
-    )
-    p.add_argument(
         "--device",
         default="cpu",
         help="where training runs: cpu (default), cuda, cuda:N or mps; the model "
@@ -300,7 +302,11 @@ def _add_sweep(subparsers: Any) -> None:
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("data", metavar="DATA", help="CSV (plain or compressed) or Parquet file")
-    p.add_argument("--alphas", default="0:1:0.1", help="START:STOP:STEP or a comma list")
+    p.add_argument(
+        "--alphas",
+        default="0:1:0.1",
+        help="START:STOP:STEP or a comma list (default 0:1:0.1: 0, 0.1, ..., 1)",
+    )
     p.add_argument("--json", dest="as_json", action="store_true", help="print JSON rows")
     p.add_argument(
         "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
@@ -495,6 +501,7 @@ def _run_test_rule(args: argparse.Namespace) -> int:
         device=args.device,
         id_columns=args.id_columns,
         rule_class=args.rule_class,
+        categorical=args.categorical,
     )
 
 

@@ -14,15 +14,17 @@ from typing import Any
 
 from deepctrl.cli.commands import (
     check_device,
+    check_rule_class,
     check_table_rules,
+    feature_columns,
     id_frame,
     infer_task,
     number,
     one_line_errors,
 )
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.tables import LEFT_OUT, clean_columns, read_table, without_identifiers
-from deepctrl.tabular.encoding import shown
+from deepctrl.cli.tables import clean_columns, read_table
+from deepctrl.tabular.encoding import listed, shown
 
 
 def _out_folder(out: str) -> Path:
@@ -68,8 +70,10 @@ def rule_test_command(
     device: str = "cpu",
     id_columns: Sequence[str] = (),
     rule_class: str | None = None,
+    categorical: Sequence[str] = (),
 ) -> int:
-    """Test the rules on every value of ``group`` (and all rows); write the files to ``out``."""
+    """Test the rules on every value of ``group`` (and all rows); write the files to ``out``;
+    the ``categorical`` columns are read as categories whatever their values look like."""
     folder = _out_folder(out)
     check_device(device)
     folds = number(seeds, "--seeds", int, 2, 101)
@@ -85,7 +89,7 @@ def rule_test_command(
     for option, name in (("target", target), ("group", group)):
         if name is not None and name not in frame.columns:
             raise ValueError(
-                f"{path} has no {option} column {name!r} (columns: {', '.join(frame.columns[:20])})"
+                f"{path} has no {option} column {name!r} (columns: {listed(list(frame.columns))})"
             )
     if group == target:
         raise ValueError(f"the group column cannot be the target {target!r}")
@@ -95,13 +99,13 @@ def rule_test_command(
                 f"--monotonic {spec}: {group!r} is the --group column; a rule names a feature"
             )
     ids = set(id_frame(frame, id_columns, data).columns)
-    features = [c for c in frame.columns if c not in (target, group) and c not in ids]
-    kept = without_identifiers(frame, features, path)
-    left_out = [c for c in features if c not in kept]
-    features = kept
+    all_features = [c for c in frame.columns if c not in (target, group) and c not in ids]
+    features, left_out = feature_columns(frame, all_features, categorical, path)
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target and the group")
-    frame = clean_columns(frame, [*features, target], path, drop_missing, targets=[target])
+    frame = clean_columns(
+        frame, [*features, target], path, drop_missing, targets=[target], categorical=categorical
+    )
     if group is not None and drop_missing and frame[group].isna().any():
         missing = frame[group].isna()
         print(f"dropped {int(missing.sum())} rows with a missing group", file=sys.stderr)
@@ -113,8 +117,7 @@ def rule_test_command(
             "(--drop-missing)"
         )
     task, note = infer_task(frame[target], task)
-    if task == "regression" and rule_class is not None:
-        raise ValueError("--rule-class is for classification; the task is regression")
+    check_rule_class(task, rule_class, inferred=note is not None)
     if task == "classification" and monotonic and rule_class is None:
         from deepctrl.tabular.table_rules import Outputs
 
@@ -129,7 +132,7 @@ def rule_test_command(
     specs = [monotonic_spec(m, rule_class) for m in monotonic] + file_specs
     rule_list = build_rules(specs)
     not_features = dict.fromkeys(ids, "an --id-column")
-    not_features.update(dict.fromkeys(left_out, LEFT_OUT))
+    not_features.update(left_out)
     if group is not None:
         not_features[group] = "the --group column"
     check_table_rules(rule_list, frame[features], frame[target], task, not_features)

@@ -224,25 +224,34 @@ def _lines(rows: np.ndarray, csv: bool) -> str:
 
 IDENTIFIER_ROWS = 50
 """From this many rows, a text column with a different value in every row is an identifier."""
-LEFT_OUT = "an identifier column, left out"
-"""What a rule naming a column :func:`without_identifiers` left out is told."""
+IDENTIFIER = "an identifier column, left out"
+EMPTY = "an empty column, left out"
+"""What a rule naming a column :func:`left_out_columns` left out is told."""
 
 
-def without_identifiers(frame: pd.DataFrame, features: Sequence[str], path: Path) -> list[str]:
-    """``features`` without the text columns that hold a different value in every row (an
-    order number, a customer id), with a note for each: one-hot, each would be one input per
-    row that no new row matches, and slow to train.
+def left_out_columns(
+    frame: pd.DataFrame, features: Sequence[str], path: Path, categorical: Sequence[str] = ()
+) -> dict[str, str]:
+    """The ``features`` a model does without, and why, with a note for each: columns with
+    no value at all (nothing to learn from), and text columns that hold a different value in
+    every row (an order number, a customer id: one-hot, each would be one input per row that
+    no new row matches, and slow to train), unless named in ``categorical``.
 
     >>> rows = pd.DataFrame({"order": [f"A{i}" for i in range(60)], "x": range(60)})
-    >>> without_identifiers(rows, ["order", "x"], Path("t.csv"))
-    ['x']
+    >>> rows["note"] = None
+    >>> left_out_columns(rows, ["order", "x", "note"], Path("t.csv"))
+    {'order': 'an identifier column, left out', 'note': 'an empty column, left out'}
     """
-    kept = []
+    left_out = {}
     for name in features:
         series = frame[name]
         present = int(series.notna().sum())
-        if (
-            present >= IDENTIFIER_ROWS
+        if present == 0:
+            print(f"note: {path}: left out column {name!r}, which has no values", file=sys.stderr)
+            left_out[name] = EMPTY
+        elif (
+            name not in categorical
+            and present >= IDENTIFIER_ROWS
             and column_kind(series) == CATEGORICAL
             and not isinstance(series.dtype, pd.CategoricalDtype)
             and series.nunique(dropna=True) == present
@@ -252,9 +261,8 @@ def without_identifiers(frame: pd.DataFrame, features: Sequence[str], path: Path
                 f"every row (an identifier); --id-column {name} says so and silences this note",
                 file=sys.stderr,
             )
-            continue
-        kept.append(name)
-    return kept
+            left_out[name] = IDENTIFIER
+    return left_out
 
 
 def clean_columns(

@@ -24,6 +24,7 @@ the preprocessing.
 
 from __future__ import annotations
 
+import datetime
 import re
 import warnings
 from collections.abc import Collection, Sequence
@@ -37,6 +38,8 @@ NUMERIC, CATEGORICAL, DATE = "numeric", "categorical", "date"
 Category = str | int | float | bool | None
 MISSING_NAME = "(missing)"
 DAY = np.timedelta64(1, "D")
+DATES = (np.datetime64("1677-09-22"), np.datetime64("2262-04-11"))
+"""The dates a model reads: those of 64-bit nanoseconds, whole days inside."""
 DATE_PARTS = {"year": 365.2425, "week": 7.0, "day": 1.0}
 """Cyclic date parts and their period in days."""
 _ISO_DATE = re.compile(
@@ -146,13 +149,20 @@ def _date_hint(name: str, values: Sequence[Category]) -> str | None:
 
 
 def _looks_like_dates(series: pd.Series) -> bool:
-    """Whether every present value is text in ISO 8601 date form (stops at the first that
-    is not, so a text column is rejected after a look at its first value)."""
+    """Whether every present value is a date: text in ISO 8601 date form, or a Python date
+    or datetime (as a Parquet date column reads). Stops at the first that is not, so a text
+    column is rejected after a look at its first value.
+
+    >>> _looks_like_dates(pd.Series([datetime.date(2024, 5, 31), None, "2024-06-01"]))
+    True
+    """
     seen = False
     for v in series.tolist():
         if _is_missing_text(v):
             continue
-        if not (isinstance(v, str) and _ISO_DATE.match(v.strip())):
+        if not (
+            isinstance(v, datetime.date) or (isinstance(v, str) and _ISO_DATE.match(v.strip()))
+        ):
             return False
         seen = True
     return seen
@@ -223,6 +233,16 @@ def shown(value: Any) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def listed(names: Sequence[Any], limit: int = 20) -> str:
+    """Names for a message: the first ``limit``, then how many there are in all.
+
+    >>> listed(["a", "b"]), listed([f"x{i}" for i in range(300)], limit=3)
+    ('a, b', 'x0, x1, x2, ... (300 in all)')
+    """
+    shown = ", ".join(str(n) for n in names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
 def category_key(value: Any) -> str | None:
     """A table value as category text (None when missing), whole numbers without a decimal
     point: the spelling by which a value read another way (the text "10" from a CSV, the
@@ -284,7 +304,15 @@ def date_values(series: pd.Series) -> np.ndarray:
         raise ValueError(_not_dates(series, exc)) from None
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
-    return parsed.to_numpy(dtype="datetime64[ns]")
+    native = parsed.to_numpy()
+    outside = np.flatnonzero(~np.isnat(native) & ((native < DATES[0]) | (native > DATES[1])))
+    if len(outside):
+        raise ValueError(
+            f"column {series.name!r} holds a date outside {DATES[0]} - {DATES[1]}, the "
+            f"range the model reads dates in: {shown(series.iloc[outside[0]])} (row "
+            f"{outside[0]}); leave such dates empty to mark them missing"
+        )
+    return native.astype("datetime64[ns]")
 
 
 _ZONE = re.compile(r"(?:Z|[+-]\d{2}:?\d{2})$")
@@ -336,14 +364,18 @@ def _scaled(name: str, kind: str, start: int, values: np.ndarray) -> Column:
     present = values[~np.isnan(values)]
     if present.size == 0:
         raise ValueError(f"column {name!r} has no values, only missing ones")
-    mean, std = float(present.mean()), float(present.std())
+    unit = float(np.abs(present).max()) or 1.0
+    with np.errstate(over="ignore"):
+        mean, std = float(present.mean()), float(present.std())
+    if not np.isfinite(std):  # squares beyond float64 (values near 1e155 and up): in units
+        mean, std = float((present / unit).mean()) * unit, float((present / unit).std()) * unit
     missing = int(values.size - present.size)
     return Column(
         name,
         kind,
         start,
         mean,
-        std if std > 1e-12 * max(1.0, abs(mean)) else 1.0,
+        std if std > 1e-12 * unit else 1.0,
         float(present.min()),
         float(present.max()),
         integer=bool(np.all(present == np.round(present))),
@@ -497,8 +529,7 @@ class TableEncoder:
                 )
             return col
         if ref not in self._by_name:
-            shown = ", ".join(self.names[:20]) + (", ..." if len(self.names) > 20 else "")
-            raise ValueError(f"unknown column {ref!r}; the table has: {shown}")
+            raise ValueError(f"unknown column {ref!r}; the table has: {listed(self.names)}")
         return self._by_name[ref]
 
     def ordered(self, ref: str | int, purpose: str) -> Column:
@@ -529,7 +560,7 @@ class TableEncoder:
         """
         absent = [c.name for c in self.columns if c.name not in frame.columns]
         if absent:
-            raise ValueError(f"the data lacks column(s) the model needs: {', '.join(absent)}")
+            raise ValueError(f"the data lacks column(s) the model needs: {listed(absent)}")
         take: slice | np.ndarray = slice(None) if rows is None else np.asarray(rows)
         out = np.zeros(
             (len(frame) if rows is None else len(rows), self.n_encoded), dtype=np.float32

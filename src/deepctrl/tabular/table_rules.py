@@ -45,7 +45,7 @@ from deepctrl.core.rules import (
     rule_from_config,
 )
 from deepctrl.core.rules.expression import parse
-from deepctrl.tabular.encoding import DATE, NUMERIC, Column, TableEncoder
+from deepctrl.tabular.encoding import DATE, NUMERIC, Column, TableEncoder, listed
 
 
 class Expression(Penalty):
@@ -168,7 +168,7 @@ class Outputs:
             )
         raise ValueError(
             f"output {output!r} is not a {what} of this model ({plural}: "
-            f"{', '.join(str(k) for k in keys)}){hint}"
+            f"{listed(list(keys))}){hint}"
         )
 
     def describe(self, index: int) -> str:
