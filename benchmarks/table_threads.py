@@ -1,11 +1,13 @@
-"""One thread or two for a small-table fit, on a quiet machine and beside busy processes.
+"""One thread or two for a table fit, on a quiet machine and beside busy processes.
 
-Below 10,000 training rows the estimators train on one intra-op thread (the recipe's
-``one_thread``, ``deepctrl.tabular.recipe``). This script measures that choice: a generated
-table (8 numeric columns, a target rising with ``x0``) fitted by the default
-``DeepCTRLRegressor(rules=[Monotonic("x0", "increasing")])`` on one thread (the default)
-and on two (the recipe's thread cap lifted), alternated, first with the machine as it is,
-then while ``--busy`` processes spin on the CPU (as a browser or another job would).
+Below 10,000 training rows the estimators train on one intra-op thread; from 10,000 on, on
+as many as other processes leave cores free (the recipe's ``one_thread``,
+``deepctrl.tabular.recipe``, and ``deepctrl.engine.workers.free_threads``). This script
+measures those choices: a generated table (8 numeric columns, a target rising with ``x0``)
+fitted by the default ``DeepCTRLRegressor(rules=[Monotonic("x0", "increasing")])`` on one
+thread, on two (the estimator's choice overridden), and as the estimator chooses ("auto"),
+alternated, first with the machine as it is, then while ``--busy`` processes spin on the CPU
+(as a browser or another job would).
 
     python benchmarks/table_threads.py                     # 1,500 and 5,000 rows, 2 busy
     python benchmarks/table_threads.py --rows 5000 --rounds 3 --busy 1
@@ -42,19 +44,21 @@ def as_they_are() -> Iterator[None]:
     yield
 
 
-def fit_seconds(rows: int, threads: int) -> float:
-    """The default fit's wall time on ``threads`` intra-op threads."""
+def fit_seconds(rows: int, threads: int | str) -> float:
+    """The default fit's wall time on ``threads`` intra-op threads ("auto": as the
+    estimator chooses)."""
     X, y = table(rows)
-    torch.set_num_threads(threads)
-    cap = estimator_base.single_thread
-    if threads > 1:
-        estimator_base.single_thread = as_they_are  # lift the recipe's one-thread cap
+    torch.set_num_threads(2 if threads == "auto" else int(threads))
+    cap, free = estimator_base.single_thread, estimator_base.free_threads
+    if threads == 2:  # lift the recipe's one-thread cap and the load's
+        estimator_base.single_thread = as_they_are
+        estimator_base.free_threads = torch.get_num_threads
     try:
         start = time.perf_counter()
         dc.DeepCTRLRegressor(rules=[dc.Monotonic("x0", "increasing")], random_state=0).fit(X, y)
         return round(time.perf_counter() - start, 2)
     finally:
-        estimator_base.single_thread = cap
+        estimator_base.single_thread, estimator_base.free_threads = cap, free
 
 
 def spin(stop: Any) -> None:
@@ -77,9 +81,9 @@ def main() -> None:
             p.start()
         try:
             for rows in args.rows:
-                times: dict[int, list[float]] = {1: [], 2: []}
+                times: dict[int | str, list[float]] = {1: [], 2: [], "auto": []}
                 for _ in range(args.rounds):
-                    for threads in (1, 2):
+                    for threads in times:
                         times[threads].append(fit_seconds(rows, threads))
                 for threads, seconds in times.items():
                     results.append(

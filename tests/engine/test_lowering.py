@@ -1,11 +1,12 @@
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils import parametrizations
 
 import deepctrl as dc
 from deepctrl.core.calls import predict
-from deepctrl.core.layers import Residual
+from deepctrl.core.layers import OneHotLinear, Residual
 from deepctrl.core.merges import Merge
 from deepctrl.engine.ensemble import Stack
 from deepctrl.engine.lowering import ExactSums, lower, twin_pairs
@@ -175,3 +176,33 @@ def test_a_custom_merge_trains_eagerly_and_lowered_alike(monkeypatch):
     torch.testing.assert_close(
         model.forward_alphas(x, [0.0, 0.5, 1.0])[1], model(x, 0.5), rtol=0, atol=1e-12
     )
+
+
+def _one_hot_model() -> nn.Module:
+    def encoder() -> nn.Module:
+        layers = dc.mlp(6, 8, 4)
+        layers[0] = OneHotLinear.replacing(layers[0], ((1, 5),))
+        return layers
+
+    return dc.DeepCTRL(encoder(), encoder(), dc.mlp(8, 1))
+
+
+def test_one_hot_first_layers_lower_as_lookups_and_match_eager():
+    torch.manual_seed(0)
+    models = [_one_hot_model().double() for _ in range(3)]
+    # lowered, the encoders apart: twins would copy the wide input for the second half
+    assert lower(models[0]) is not None and twin_pairs(models[0]) == []
+    stack = Stack(models)
+    x = torch.randn(3, 7, 6, dtype=torch.float64)
+    x[..., 1:5] = F.one_hot(torch.randint(0, 4, (3, 7)), 4).double()
+    x[:, 0, 1:5] = 0.0  # an unseen category
+    alpha = torch.tensor([0.0, 0.4, 1.2], dtype=torch.float64)
+    out = stack(x, alpha)
+    out.square().sum().backward()
+    assert stack.path == "lowered"
+    for i, m in enumerate(models):
+        eager = m(x[i], float(alpha[i]))
+        torch.testing.assert_close(out[i], eager, rtol=0, atol=1e-12)
+        eager.square().sum().backward()
+        for k, p in m.named_parameters():
+            torch.testing.assert_close(stack.params[k].grad[i], p.grad, rtol=0, atol=1e-12, msg=k)

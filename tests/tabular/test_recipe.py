@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import deepctrl as dc
-from deepctrl.engine import training
+from deepctrl.engine import training, workers
 from deepctrl.tabular import recipe as recipe_module
 from deepctrl.tabular.recipe import MANY_ROWS, training_recipe
 
@@ -93,11 +93,15 @@ def test_an_estimator_trains_with_its_recipe(monkeypatch):
     assert est.network_["hidden"] == 32 and est.batch_size_ == 16
 
 
-@pytest.mark.parametrize(("many_rows", "one_thread"), [(10_000, True), (100, False)])
-def test_small_tables_train_on_one_thread_and_restore_the_setting(
-    monkeypatch, many_rows, one_thread
+@pytest.mark.parametrize(
+    ("many_rows", "busy", "expected"), [(10_000, 0, 1), (100, 0, 2), (100, 1, 1)]
+)
+def test_small_tables_train_on_one_thread_large_ones_on_the_free_cores(
+    monkeypatch, many_rows, busy, expected
 ):
     monkeypatch.setattr(recipe_module, "MANY_ROWS", many_rows)
+    monkeypatch.setattr(workers, "busy_elsewhere", lambda: busy)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
     threads = []
     original = training.fit
 
@@ -112,7 +116,7 @@ def test_small_tables_train_on_one_thread_and_restore_the_setting(
     torch.set_num_threads(2)
     try:
         dc.DeepCTRLRegressor(max_epochs=2, n_seeds=1, random_state=0).fit(X, X["x"])
-        assert threads == [1 if one_thread else 2] and torch.get_num_threads() == 2
+        assert threads == [expected] and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
 

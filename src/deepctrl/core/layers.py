@@ -1,5 +1,5 @@
-"""Building blocks of the networks: `MLP` (and `mlp`), `Residual`, and the test the fast
-training path uses to know what a module computes (`runs_as`).
+"""Building blocks of the networks: `MLP` (and `mlp`), `Residual`, `OneHotLinear`, and the
+test the fast training path uses to know what a module computes (`runs_as`).
 
 Examples:
     >>> import torch
@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 from typing import Any, TypeGuard, TypeVar
 
+import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 ModuleT = TypeVar("ModuleT", bound=nn.Module)
@@ -77,6 +79,97 @@ class Residual(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return self.inner(x) + x
+
+
+def one_hot_codes(x: Tensor, blocks: tuple[tuple[int, int], ...]) -> tuple[Tensor, Tensor]:
+    """Where each one-hot block of ``x`` holds its 1, as a column of ``x``, and whether it
+    holds one (0 where the block is all zeros): two tensors of shape ``(*x.shape[:-1],
+    len(blocks))``. A block's entries must be 0 or 1, with at most one 1 per row; the
+    column is then found by one product with the positions, exact in float32 below 2**24
+    columns.
+
+    Examples:
+        >>> x = torch.tensor([[5.0, 0.0, 1.0, 0.0], [6.0, 0.0, 0.0, 0.0]])
+        >>> codes, values = one_hot_codes(x, ((1, 4),))
+        >>> codes.tolist(), values.tolist()
+        ([[2], [1]], [[1.0], [0.0]])
+    """
+    codes, values = [], []
+    for start, stop in blocks:
+        block = x[..., start:stop]
+        present = block.sum(-1)
+        position = block @ torch.arange(stop - start, dtype=x.dtype, device=x.device)
+        codes.append(position.long() + start)
+        values.append(present)
+    return torch.stack(codes, -1), torch.stack(values, -1)
+
+
+class OneHotLinear(nn.Linear):
+    """`nn.Linear` for inputs with wide one-hot blocks (a category with many values): each
+    block costs one lookup of a weight column instead of a product over its width. It
+    computes what `nn.Linear` computes, to float rounding, as long as each block of every
+    row is all zeros or a single 1 (one-hot); its parameters are `nn.Linear`'s.
+
+    Args:
+        in_features: The input width.
+        out_features: The output width.
+        blocks: The one-hot blocks as (start, stop) column ranges, in order, apart.
+        bias: Whether the layer has a bias.
+
+    Raises:
+        ValueError: When a block is empty, out of range or overlaps another.
+
+    Examples:
+        >>> layer = OneHotLinear(5, 2, blocks=((1, 5),))
+        >>> x = torch.tensor([[0.5, 0.0, 0.0, 1.0, 0.0]])
+        >>> torch.allclose(layer(x), F.linear(x, layer.weight, layer.bias))
+        True
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        blocks: tuple[tuple[int, int], ...],
+        bias: bool = True,
+        device: torch.device | str | None = None,
+    ) -> None:
+        super().__init__(in_features, out_features, bias, device=device)
+        self.blocks = tuple((int(a), int(b)) for a, b in blocks)
+        edges = [0, *(e for block in self.blocks for e in block), in_features]
+        if not self.blocks or any(a >= b for a, b in self.blocks) or edges != sorted(edges):
+            raise ValueError(f"one-hot blocks must be non-empty, in order and apart: {blocks}")
+        inside = {j for a, b in self.blocks for j in range(a, b)}
+        self.dense_columns = torch.tensor([j for j in range(in_features) if j not in inside])
+        """The input columns outside the blocks (not a buffer: the parameters are all the
+        layer's state)."""
+
+    @classmethod
+    def replacing(cls, layer: nn.Linear, blocks: tuple[tuple[int, int], ...]) -> OneHotLinear:
+        """A layer that computes with ``layer``'s weight and bias (the same parameters),
+        made without drawing random numbers.
+
+        Examples:
+            >>> dense = nn.Linear(4, 2)
+            >>> OneHotLinear.replacing(dense, ((1, 4),)).weight is dense.weight
+            True
+        """
+        new = cls(layer.in_features, layer.out_features, blocks, layer.bias is not None, "meta")
+        new.weight = layer.weight
+        new.bias = layer.bias
+        return new
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.onnx.is_in_onnx_export():  # one plain product in the exported graph
+            return F.linear(x, self.weight, self.bias)
+        dense = self.dense_columns.to(x.device)
+        out = F.linear(x[..., dense], self.weight[:, dense], self.bias)
+        codes, values = one_hot_codes(x, self.blocks)
+        picked = self.weight.t()[codes] * values.unsqueeze(-1)
+        return out + picked.sum(-2)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, blocks={self.blocks}"
 
 
 def mlp(*dims: int, out_activation: str | None = None) -> MLP:

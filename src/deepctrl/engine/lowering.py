@@ -2,7 +2,8 @@
 
 ``vmap(functional_call)`` works for any module but pays a lot of Python per call. For the
 architectures this library builds (``DeepCTRL`` made of ``Sequential``/``MLP`` parts with
-``Linear``, ``ReLU``, ``Sigmoid``, ``Tanh``, and :class:`deepctrl.core.model.Residual`),
+``Linear`` (and :class:`~deepctrl.core.layers.OneHotLinear`), ``ReLU``, ``Sigmoid``,
+``Tanh``, and :class:`deepctrl.core.model.Residual`),
 ``lower`` turns the module into a plain function on stacked parameters that runs every
 layer as ONE batched matrix product (``baddbmm``) for all seeds (and a ``LogSoftmax`` or
 ``Softmax`` over the last axis, as a classifier's head, as one call). Anything else returns
@@ -25,7 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.layers import Residual, runs_as
+from deepctrl.core.layers import OneHotLinear, Residual, one_hot_codes, runs_as
 from deepctrl.core.model import DeepCTRL
 
 Params = dict[str, Tensor]
@@ -130,6 +131,38 @@ def _linear(prefix: str, bias: bool, exact: ExactSums | None) -> Lowered:
     return lambda p, x, a: torch.bmm(x, p[w].transpose(1, 2))
 
 
+def _one_hot_linear(layer: OneHotLinear, prefix: str, exact: ExactSums | None) -> Lowered:
+    """An :class:`~deepctrl.core.layers.OneHotLinear` on stacked weights: the columns
+    outside the one-hot blocks as one batched product, each block as one lookup of a weight
+    column per row and seed. With ``exact``, one dense product (the same function) whose
+    gradient sums are float64."""
+    bias = layer.bias is not None
+    if exact is not None:
+        return _linear(prefix, bias, exact)
+    w_name, b_name, blocks, dense = (
+        f"{prefix}weight",
+        f"{prefix}bias",
+        layer.blocks,
+        layer.dense_columns,
+    )
+
+    def run(p: Params, x: Tensor, a: Tensor) -> Tensor:
+        w = p[w_name]
+        cols = dense.to(x.device)
+        x_dense, w_dense = x[..., cols], w[..., cols].transpose(1, 2)
+        if bias:
+            out = torch.baddbmm(p[b_name].unsqueeze(1), x_dense, w_dense)
+        else:
+            out = torch.bmm(x_dense, w_dense)
+        codes, values = one_hot_codes(x, blocks)
+        seeds, n_in = w.shape[0], w.shape[2]
+        per_seed = torch.arange(seeds, device=x.device).view(seeds, 1, 1) * n_in
+        table = w.transpose(1, 2).reshape(seeds * n_in, -1)
+        return out + (table[codes + per_seed] * values.unsqueeze(-1)).sum(-2)
+
+    return run
+
+
 def _chain(parts: list[Lowered]) -> Lowered:
     def run(p: Params, x: Tensor, a: Tensor) -> Tensor:
         for f in parts:
@@ -147,8 +180,12 @@ def _sequential(module: nn.Sequential, prefix: str, exact: ExactSums | None) -> 
 
 def twin_pairs(m: nn.Module) -> list[tuple[str, str]]:
     """(rule_encoder name, data_encoder name) of every parameter when a :class:`DeepCTRL`'s
-    two encoders have the same architecture, so they can run as one batch of 2S copies."""
+    two encoders have the same architecture, so they can run as one batch of 2S copies.
+    Encoders that look up one-hot blocks run apart: each reads the shared input, where twins
+    would copy it, wide as it is, for the second half of the batch."""
     if not runs_as(m, DeepCTRL, *_DEEPCTRL_METHODS) or m.rule_encoder is None:
+        return []
+    if any(isinstance(layer, OneHotLinear) for layer in m.rule_encoder.modules()):
         return []
     rule, data = m.rule_encoder, m.data_encoder
     if lower(rule) is None or repr(rule) != repr(data):
@@ -231,6 +268,8 @@ def lower(module: nn.Module, prefix: str = "", exact: ExactSums | None = None) -
     >>> lower(Named(2, 2)) is None, lower(Doubled(2, 2)) is None
     (False, True)
     """
+    if runs_as(module, OneHotLinear):
+        return _one_hot_linear(module, prefix, exact) if _own_parameters(module) else None
     if runs_as(module, nn.Linear):
         return _linear(prefix, module.bias is not None, exact) if _own_parameters(module) else None
     act = next((f for kind, f in _ACTIVATIONS.items() if runs_as(module, kind)), None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
@@ -47,18 +48,76 @@ def seed_parts(seeds: Sequence[int], parts: int) -> list[tuple[int, ...]]:
 
 
 @contextlib.contextmanager
-def single_thread() -> Iterator[None]:
+def threads(count: int) -> Iterator[None]:
+    """Run torch on ``count`` intra-op threads, then restore the previous setting."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def single_thread() -> contextlib.AbstractContextManager[None]:
     """Run torch on one intra-op thread, then restore the previous setting.
 
     Small networks and batches gain nothing from extra threads but synchronisation: on a
     busy 2-core machine they made the pendulum's smoke run 6x slower (221 s against 36 s).
     """
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    return threads(1)
+
+
+def _own_running() -> int:
+    """Threads of this process that are running or ready to run (Linux)."""
+    count = 0
+    for task in os.scandir("/proc/self/task"):
+        try:
+            with open(f"{task.path}/stat") as f:
+                count += f.read().rpartition(")")[2].split()[0] == "R"
+        except OSError:  # the thread ended
+            continue
+    return count
+
+
+def busy_elsewhere(samples: int = 5) -> int | None:
+    """How many threads of other processes are running or ready to run, the least of
+    ``samples`` looks 10 ms apart (a busy process is seen in each, a passing one is not);
+    None where the system does not say (Linux's ``/proc/loadavg`` does)."""
+    seen = []
+    for i in range(samples):
+        try:
+            with open("/proc/loadavg") as f:
+                running = int(f.read().split()[3].split("/")[0])
+            seen.append(max(0, running - _own_running()))
+        except (OSError, ValueError, IndexError):
+            return None
+        if i + 1 < samples:
+            time.sleep(0.01)
+    return min(seen)
+
+
+def free_threads(cores: int | None = None, busy: int | None = None, most: int | None = None) -> int:
+    """As many threads as other processes leave cores free, at least one and at most
+    ``most`` (torch's setting when not given): ``cores`` less the threads running elsewhere
+    (both read from the machine when not given; where they cannot be read, ``most``).
+
+    A thread that shares its core with a busy process stalls the others at every
+    synchronisation, so a fit beside busy processes runs several times slower on two
+    threads than on one. The load average would also count this process's own recent work,
+    and lag a minute behind.
+
+    >>> [free_threads(cores=2, busy=busy, most=8) for busy in (0, 1, 3)]
+    [2, 1, 1]
+    >>> free_threads(cores=16, busy=2, most=8)
+    8
+    """
+    most = most or torch.get_num_threads()
+    if busy is None:
+        busy = busy_elsewhere()
+        if busy is None:
+            return most
+    cores = cores or os.cpu_count() or 1
+    return max(1, min(most, cores - busy))
 
 
 def _join_pool(counter: Any) -> None:

@@ -4,7 +4,6 @@ the data and training with `deepctrl.fit`; evaluation over the rule strength com
 
 from __future__ import annotations
 
-import contextlib
 import os
 import warnings
 from pathlib import Path
@@ -26,17 +25,17 @@ from deepctrl.core.model import DeepCTRL
 from deepctrl.engine import training
 from deepctrl.engine.options import LR_SCHEDULES
 from deepctrl.engine.result import FitResult
-from deepctrl.engine.workers import single_thread
+from deepctrl.engine.workers import free_threads, single_thread, threads
 from deepctrl.tabular import model_file
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
     check_alpha,
 )
 from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
-from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.encoding import CATEGORICAL, TableEncoder
 from deepctrl.tabular.fit_summary import summary_lines
 from deepctrl.tabular.frames import checked_frame, row_weights
-from deepctrl.tabular.network import build_network, network_spec
+from deepctrl.tabular.network import LOOKUP_WIDTH, build_network, network_spec
 from deepctrl.tabular.onnx_graph import OnnxExport
 from deepctrl.tabular.params import (
     COUNT,
@@ -344,7 +343,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
     ) -> FitResult:
         """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe
         (cross-fitted with `folds`); `desc` follows the class name on the progress bar."""
-        with single_thread() if recipe.one_thread else contextlib.nullcontext():
+        with single_thread() if recipe.one_thread else threads(free_threads()):
             return training.fit(
                 build_network(self.network_),
                 self.rule_,
@@ -442,6 +441,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         check_expressions(self.rules, self.encoder_, outputs, X, at, rows)
 
     def _network_spec(self, n_inputs: int, recipe: Recipe) -> dict[str, Any]:
+        wide = [
+            (c.start, c.start + c.width)
+            for c in self.encoder_.columns
+            if c.kind == CATEGORICAL and c.width >= LOOKUP_WIDTH
+        ]
         return network_spec(
             n_inputs,
             self._n_model_outputs(),
@@ -449,6 +453,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             self.hidden_size,
             self.latent_size,
             recipe.max_hidden,
+            one_hot=wide,
         )
 
     def _training_method(self) -> methods.Method:

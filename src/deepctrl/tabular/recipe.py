@@ -2,18 +2,22 @@
 training rows.
 
 * Below :data:`MANY_ROWS`: Adam at 1e-3 throughout, up to 500 epochs with patience 20,
-  batches of at most 256, five networks averaged, width up to 128, on one thread. A fit
-  costs seconds here, and this recipe was as accurate as or more accurate than a shorter
-  one on the small benchmark tables (diabetes test MSE 3121 against 3206). Its batches are
-  too small for a second thread to pay: on a quiet 2-core machine one and two threads fit
-  5,000 rows in the same 7 - 9 s, while with two other busy processes two threads took
-  39 - 158 s against 9 s.
+  batches of at most 256, five networks averaged, width up to 128. A fit costs seconds
+  here, and this recipe was as accurate as or more accurate than a shorter one on the
+  small benchmark tables (diabetes test MSE 3121 against 3206).
 * From :data:`MANY_ROWS` on: a budget of about :data:`STEP_BUDGET` optimizer steps, batches
   of up to 1024 (about :data:`ROWS_PER_STEP` rows per step), a learning rate scaled with the
   square root of the batch and decayed along half a cosine (``dc.fit(lr_schedule="cosine")``),
-  three networks of width up to :data:`WIDEST`, on PyTorch's threads (all cores). On a
-  40,000-row table it fits five times faster than the first recipe at the same test error,
-  and twice as fast on two threads as on one.
+  three networks of width up to :data:`WIDEST`. On a 40,000-row table it fits five times
+  faster than the first recipe at the same test error.
+
+The first trains on one intra-op thread, the second on as many as other processes
+leave cores free (``Recipe.one_thread``; PyTorch's setting is restored after): a thread
+that shares its core with a busy process stalls the others at every synchronisation. On a
+2-core machine, quiet, 5,000 rows fit in the same 7 - 9 s on one thread or two, 40,000 rows
+in 5.5 - 6.3 s on two against 8.2 - 8.6 s on one, 10^6 rows in 24.9 s against 25.3 s;
+beside two busy processes, two threads took 39 - 158 s against 9 s (5,000 rows) and 23 -
+31 s against 9.2 - 9.8 s (40,000 rows; ``benchmarks/table_threads.py``).
 
 Measured with benchmarks/table_speed.py, tabular_quality.py and monotone_suite.py
 (docs/results/tabular.md).
@@ -23,8 +27,6 @@ Measured with benchmarks/table_speed.py, tabular_quality.py and monotone_suite.p
 (512, 40, 0.01, 3)
 >>> training_recipe(800).lr_schedule, training_recipe(800).batch_size, fast.one_thread
 ('constant', 32, False)
->>> training_recipe(800).one_thread
-True
 """
 
 from __future__ import annotations
@@ -61,8 +63,10 @@ class Recipe:
     lr_schedule: str
     n_seeds: int
     max_hidden: int
-    one_thread: bool = False
-    """Train on one intra-op thread (then restore PyTorch's setting)."""
+    one_thread: bool = True
+    """Train on one intra-op thread; otherwise on as many as other processes leave cores
+    free (:func:`deepctrl.engine.workers.free_threads`). PyTorch's setting is restored
+    after."""
 
 
 def _power_of_two(value: float, low: int, high: int) -> int:
@@ -84,6 +88,7 @@ def _large(n_train: int, batch: int) -> Recipe:
         "cosine",
         3,
         WIDEST,
+        False,
     )
 
 
