@@ -12,6 +12,8 @@ the product over the block was most of a fit's time
 {'inputs': 10, 'hidden': 64, 'latent': 16, 'outputs': 1, 'head': 'identity'}
 >>> network_spec(37, 1, "identity", None, None, max_hidden=64)["hidden"]
 64
+>>> [network_spec(10, k, "log_softmax", None, None, max_hidden=32)["latent"] for k in (3, 20, 100)]
+[8, 16, 32]
 >>> network_spec(70, 1, "identity", None, None, one_hot=[(2, 70)])["one_hot"]
 [[2, 70]]
 """
@@ -42,10 +44,16 @@ def network_spec(
     one_hot: Sequence[tuple[int, int]] = (),
 ) -> dict[str, Any]:
     """Layer sizes: hidden = 4 x inputs rounded up to a power of two within [32,
-    ``max_hidden``], latent = hidden / 4 (at least 8), unless given; ``one_hot`` are the
-    (start, stop) input columns of the categories the first layers look up."""
+    ``max_hidden``], latent = hidden / 4 (at least 8, and with many outputs, such as
+    classes, at least half their number rounded up to a power of two, up to hidden), unless
+    given; ``one_hot`` are the (start, stop) input columns of the categories the first
+    layers look up.
+
+    A latent of 8 for 100 classes had held a 50,000-row classifier at a test log loss of
+    2.32 and 2.24 (two generated tables); a latent of 32 gave 2.23 and 2.17 in about the
+    same time (multinomial logistic regression, the true model there: 2.16 and 2.12)."""
     h = int(hidden or np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, max_hidden))
-    z = int(latent or max(8, h // 4))
+    z = int(latent or max(8, h // 4, min(h, 2 ** math.ceil(math.log2(n_out)) // 2)))
     spec = {"inputs": n_in, "hidden": h, "latent": z, "outputs": n_out, "head": head}
     return {**spec, "one_hot": [[a, b] for a, b in one_hot]} if one_hot else spec
 
