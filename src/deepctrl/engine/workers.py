@@ -106,10 +106,11 @@ def free_threads(cores: int | None = None, busy: int | None = None, most: int | 
     threads than on one. The load average would also count this process's own recent work,
     and lag a minute behind.
 
-    >>> [free_threads(cores=2, busy=busy, most=8) for busy in (0, 1, 3)]
-    [2, 1, 1]
-    >>> free_threads(cores=16, busy=2, most=8)
-    8
+    Examples:
+        >>> tuple(free_threads(cores=2, busy=busy, most=8) for busy in (0, 1, 3))
+        (2, 1, 1)
+        >>> free_threads(cores=16, busy=2, most=8)
+        8
     """
     most = most or torch.get_num_threads()
     if busy is None:

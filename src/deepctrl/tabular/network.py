@@ -4,9 +4,8 @@ inputs-h-h-latent and a decision block 2 latent-h-outputs.
 A category with at least :data:`LOOKUP_WIDTH` values (a one-hot block that wide) enters
 the encoders' first layers as a lookup of one weight column per row
 (:class:`~deepctrl.core.layers.OneHotLinear`), which computes what the product over the
-block computes at a fraction of its cost: on a 20,000-row table with a 1,866-value column
-the product over the block was most of a fit's time
-(``benchmarks/table_speed.py --levels``).
+block computes, for less: on a 20,000-row table with a 1,915-value column a fit took a
+third less CPU time at the same test error (``benchmarks/table_speed.py --levels 3000``).
 
 >>> network_spec(10, 1, "identity", None, None)
 {'inputs': 10, 'hidden': 64, 'latent': 16, 'outputs': 1, 'head': 'identity'}

@@ -15,9 +15,10 @@ The first trains on one intra-op thread, the second on as many as other processe
 leave cores free (``Recipe.one_thread``; PyTorch's setting is restored after): a thread
 that shares its core with a busy process stalls the others at every synchronisation. On a
 2-core machine, quiet, 5,000 rows fit in the same 7 - 9 s on one thread or two, 40,000 rows
-in 5.5 - 6.3 s on two against 8.2 - 8.6 s on one, 10^6 rows in 24.9 s against 25.3 s;
-beside two busy processes, two threads took 39 - 158 s against 9 s (5,000 rows) and 23 -
-31 s against 9.2 - 9.8 s (40,000 rows; ``benchmarks/table_threads.py``).
+in 4.5 - 4.6 s on two against 6.4 - 6.8 s on one; beside two busy processes, two threads
+took 39 - 158 s against 9 s (5,000 rows) and 23.7 - 27.3 s against 9.6 - 10.0 s (40,000
+rows; ``benchmarks/table_threads.py``). 10^6 rows took 24.9 s on two and 25.3 s on one
+(``benchmarks/table_speed.py --rows 1000000``).
 
 Measured with benchmarks/table_speed.py, tabular_quality.py and monotone_suite.py
 (docs/results/tabular.md).
