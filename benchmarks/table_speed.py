@@ -19,6 +19,8 @@ or product codes are), each with its own effect on the target; LightGBM gets it 
 category. ``--no-lookup`` makes the estimator's networks multiply the shop's one-hot
 inputs like any others instead of looking up one weight column per row (the default from
 64 values; ``deepctrl.tabular.network``), to measure what the lookup saves.
+``--group-rare K`` replaces the shop values seen fewer than K times in the training rows by
+one value, ``(rare)``, in the training and test rows, to measure what grouping them costs.
 
 Prints JSON: fit seconds (wall and CPU) of each model, their ratio, test R2, DeepCTRL's
 verification ratio at its default alpha and its epochs, the resident memory before
@@ -152,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-lookup", action="store_true", help="multiply one-hot inputs, however wide"
     )
+    parser.add_argument(
+        "--group-rare", type=int, default=0, metavar="K", help="group shop values seen < K times"
+    )
     add_param_option(parser, "hidden_size=64 or learning_rate=0.014")
     args = parser.parse_args(argv)
     X, y = table(args.rows, args.seed, args.levels)
@@ -160,11 +165,17 @@ def main(argv: list[str] | None = None) -> int:
 
         estimator_base.LOOKUP_WIDTH = args.levels + 1
     n_train = int(0.8 * len(X))
+    if args.group_rare:
+        counts = X["shop"][:n_train].value_counts()
+        X["shop"] = X["shop"].where(
+            X["shop"].isin(counts.index[counts >= args.group_rare]), "(rare)"
+        )
     X_tr, X_te, y_tr, y_te = X[:n_train], X[n_train:], y[:n_train], y[n_train:]
     out: dict[str, Any] = {
         "rows": args.rows,
         "levels": args.levels,
         "lookup": not args.no_lookup,
+        "group_rare": args.group_rare,
         "train_rows": n_train,
         "data_mb": X.memory_usage(deep=True).sum() / 2**20,
     }

@@ -49,8 +49,9 @@ def network_spec(
     layers look up.
 
     A latent of 8 for 100 classes had held a 50,000-row classifier at a test log loss of
-    2.32 and 2.24 (two generated tables); a latent of 32 gave 2.23 and 2.17 in about the
-    same time (multinomial logistic regression, the true model there: 2.16 and 2.12)."""
+    2.32 and 2.24 (two generated tables); a latent of 32 gives 2.23 and 2.17 in about the
+    same time (multinomial logistic regression, the true model there: 2.16 and 2.12;
+    ``benchmarks/many_classes.py --seed 0|1 [--param latent_size=8]``)."""
     h = int(hidden or np.clip(2 ** math.ceil(math.log2(4 * n_in)), 32, max_hidden))
     z = int(latent or max(8, h // 4, min(h, 2 ** math.ceil(math.log2(n_out)) // 2)))
     spec = {"inputs": n_in, "hidden": h, "latent": z, "outputs": n_out, "head": head}

@@ -64,7 +64,7 @@ class Recipe:
     lr_schedule: str
     n_seeds: int
     max_hidden: int
-    one_thread: bool = True
+    one_thread: bool = False
     """Train on one intra-op thread; otherwise on as many as other processes leave cores
     free (:func:`deepctrl.engine.workers.free_threads`). PyTorch's setting is restored
     after."""
