@@ -40,6 +40,20 @@ def test_missing_numbers_take_the_training_mean_and_an_indicator():
     assert again[1, 2] == 0.0 and again.shape == (4, 3)
 
 
+@pytest.mark.parametrize("validation", ["holdout", "cross_fit"])
+def test_the_summary_counts_missing_values_over_every_row_given(validation):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=50), "k": rng.choice(["a", "b"], 50)})
+    frame.loc[::10, "x"] = np.nan  # 5 of 50, some of them in the validation rows
+    y = frame["x"].fillna(0) + rng.normal(size=50)
+    params = {**FAST, "max_epochs": 1, "validation": validation, "n_seeds": 2}
+    est = dc.DeepCTRLRegressor(**params).fit(frame, y)
+    assert est.n_train_ + (0 if validation == "cross_fit" else est.n_validation_) == 50
+    assert "missing values in the 50 rows given: x 5 (filled with the column's mean" in (
+        est.summary()
+    )
+
+
 def test_missing_text_is_a_category_of_its_own():
     frame = pd.DataFrame({"color": ["red", None, "", "blue", np.nan]})
     enc = TableEncoder.fit(frame)

@@ -10,6 +10,8 @@ from deepctrl.tabular.table_rules import acts_on, describe, leaves_and_weights
 
 
 def _imputed(est: Any) -> str | None:
+    """Missing values counted over every row given to ``fit`` (training and validation:
+    the encoder is fitted on them all)."""
     parts = []
     for col in est.encoder_.columns:
         if not col.missing:
@@ -17,12 +19,15 @@ def _imputed(est: Any) -> str | None:
         how = (
             "as a category of its own"
             if col.kind == CATEGORICAL
-            else f"with the training mean {col.mean:.4g}"
+            else f"filled with the column's mean {col.mean:.4g}"
             + (" days" if col.kind == DATE else "")
-            + " and an indicator input"
+            + ", plus an indicator input"
         )
         parts.append(f"{col.name} {col.missing} ({how})")
-    return "missing values: " + "; ".join(parts) if parts else None
+    if not parts:
+        return None
+    given = est.n_train_ + (0 if est.validation == "cross_fit" else est.n_validation_)
+    return f"missing values in the {given} rows given: " + "; ".join(parts)
 
 
 def _dates(est: Any) -> str | None:
