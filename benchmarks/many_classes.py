@@ -7,8 +7,11 @@ run, by multinomial logistic regression (the true model, but for the ``|x0|`` te
 
     python benchmarks/many_classes.py --classes 100 --seed 0
     python benchmarks/many_classes.py --classes 100 --seed 0 --param latent_size=8
+    python benchmarks/many_classes.py --classes 100 --predict-rows 1000000
 
-Prints JSON: the network's sizes, test accuracy and log loss of both models, fit seconds.
+Prints JSON: the network's sizes, test accuracy and log loss of both models, fit seconds;
+with ``--predict-rows N``, the seconds and the peak memory of ``predict_proba`` on N new
+rows of the same table (its result alone is N x classes float64 numbers).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from sklearn.metrics import accuracy_score, log_loss
 
 import deepctrl as dc
 from estimator_params import add_param_option, params_of
+from table_speed import PeakMemory, rss_mb
 
 
 def table(rows: int, classes: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -41,6 +45,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--classes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--predict-rows", type=int, default=0, help="also time predict_proba on N new rows"
+    )
     add_param_option(parser, "latent_size=8")
     args = parser.parse_args()
     X, y = table(args.rows, args.classes, args.seed)
@@ -69,6 +76,19 @@ def main() -> None:
             "log_loss": log_loss(y[cut:], linear.predict_proba(X[cut:])),
         },
     }
+    if args.predict_rows:
+        rng = np.random.default_rng(args.seed + 1)  # new rows; their classes are not needed
+        new = pd.DataFrame({f"x{i}": rng.normal(size=args.predict_rows) for i in range(10)})
+        before = rss_mb()
+        with PeakMemory() as peak:
+            start = time.perf_counter()
+            proba = est.predict_proba(new)
+            out["predict"] = {
+                "rows": args.predict_rows,
+                "seconds": round(time.perf_counter() - start, 2),
+                "result_mb": round(proba.nbytes / 2**20),
+            }
+        out["predict"]["peak_adds_mb"] = round(peak.peak - before)
     print(json.dumps(out, indent=1))
 
 

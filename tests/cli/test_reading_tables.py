@@ -323,7 +323,7 @@ def test_a_rule_on_a_column_that_is_no_feature_says_what_it_is(tmp_path, capsys)
     for extra, message in [
         (
             ["--rules", tmp_path / "r.toml"],
-            "r.toml line 1): 'y' is the target, not a feature",
+            "r.toml line 3): 'y' is the target, not a feature",
         ),
         (
             ["--id-column", "shop", "--monotonic", "shop=increasing"],

@@ -122,16 +122,16 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
         ),
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "prize"\ndirection = "increasing"\n',
-            "rule monotonic\\(prize, increasing\\) \\(r.toml line 1\\): unknown column "
+            "rule monotonic\\(prize, increasing\\) \\(r.toml line 3\\): unknown column "
             "'prize'; the table has: price, temp, color",
         ),
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "color"\ndirection = "increasing"\n',
-            "\\(r.toml line 1\\) needs a numeric or date column, but 'color' is categorical",
+            "\\(r.toml line 3\\) needs a numeric or date column, but 'color' is categorical",
         ),
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "sales"\ndirection = "increasing"\n',
-            "\\(r.toml line 1\\): unknown column 'sales'",
+            "\\(r.toml line 3\\): unknown column 'sales'",
         ),
         (
             '[[rule]]\nkind = "monotonic"\n\ncolumn = "price"\n',
@@ -151,7 +151,7 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
         ),
         (
             '[[rule]]\nkind = "penalty"\nexpression = "sales <= wind"\n',
-            "penalty\\(sales <= wind\\) \\(r.toml line 1\\): unknown name 'wind'",
+            "penalty\\(sales <= wind\\) \\(r.toml line 3\\): unknown name 'wind'",
         ),
         (
             '[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = "high"\n',
@@ -165,7 +165,7 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
             'output = "x"\n',
-            "\\(r.toml line 1\\): output 'x' is not a target of this model \\(targets: sales\\)",
+            "\\(r.toml line 5\\): output 'x' is not a target of this model \\(targets: sales\\)",
         ),
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'

@@ -243,6 +243,17 @@ def test_multiclass_rule_on_one_class_probability(tmp_path):
     assert list(est.classes_) == ["high", "low", "mid"] and est.network_["head"] == "log_softmax"
     proba = est.predict_proba(X, alpha=0.5)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+    # the probabilities are the softmax of the combined log-probabilities, which
+    # predict_proba overwrites in place and _proba keeps unless told otherwise
+    logp = est._model_outputs(X, 0.5)
+    kept = logp.copy()
+    softmax = np.exp(kept) / np.exp(kept).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(est._proba(logp), softmax, rtol=1e-12)
+    np.testing.assert_array_equal(logp, kept)
+    np.testing.assert_allclose(proba, softmax, rtol=1e-12)
+    assert est._proba(np.log([[0.2, 0.3, 0.5]]), overwrite=True) == pytest.approx(
+        np.array([[0.2, 0.3, 0.5]])
+    )
     table = est.sweep(X, labels, alphas=[0.0, 1.0])
     assert list(table.columns) == [
         "alpha",

@@ -116,7 +116,8 @@ def check_table_rules(
         name = getattr(leaf, "feature", None)
         if isinstance(name, str) and name in why and name not in features.columns:
             raise ValueError(
-                f"rule {describe(leaf, where=True)}: {name!r} is {why[name]}, not a feature"
+                f"rule {describe(leaf, where=True, key='column')}: {name!r} is {why[name]}, "
+                "not a feature"
             )
 
     outputs = (

@@ -234,7 +234,8 @@ def _penalty_rule(spec: RuleSpec) -> Rule:
 
 def build_rules(specs: Sequence[RuleSpec]) -> list[Rule]:
     """Rules for an estimator from specs, each remembering where it was written (its
-    ``where``, which the estimator's messages quote). Columns, outputs, default
+    ``where``, the ``[[rule]]`` line, and ``key_where``, the line of each key, which the
+    estimator's messages quote). Columns, outputs, default
     perturbations, duplicates and contradictions are the estimator's to check and choose
     (:func:`deepctrl.tabular.table_rules.resolve`), as for rules written in Python."""
     rules, weights = [], []
@@ -242,6 +243,7 @@ def build_rules(specs: Sequence[RuleSpec]) -> list[Rule]:
         build = _penalty_rule if spec.values["kind"] == "penalty" else _feature_rule
         rule = build(spec)
         rule.where = spec.where  # type: ignore[attr-defined]
+        rule.key_where = spec.key_where  # type: ignore[attr-defined]
         rules.append(rule)
         weights.append(float(spec.values.get("weight", 1.0)))
     if weights and not any(weights):

@@ -504,12 +504,16 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             F.logsigmoid(-outputs), dim=0
         )
 
-    def _proba(self, y_model: np.ndarray) -> np.ndarray:
+    def _proba(self, y_model: np.ndarray, overwrite: bool = False) -> np.ndarray:
+        """Probabilities from the combined outputs; with `overwrite`, several classes'
+        probabilities are computed in the memory of `y_model` (a million rows of 100
+        classes are 800 MB)."""
         if y_model.shape[1] == 1:
             p = expit(y_model[:, 0])
             return np.column_stack([1 - p, p])
-        p = np.exp(y_model)
-        return p / p.sum(axis=1, keepdims=True)
+        p = np.exp(y_model, out=y_model if overwrite else None)
+        p /= p.sum(axis=1, keepdims=True)
+        return p
 
     def _metrics(
         self, y_model: Tensor, y_true: Tensor, weight: Tensor | None = None
@@ -549,7 +553,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             ValueError: When X does not have the columns of the fit, or `alpha` is not
                 valid.
         """
-        return self._proba(self._model_outputs(X, alpha))
+        return self._proba(self._model_outputs(X, alpha), overwrite=True)
 
     def predict(self, X: Any, alpha: Any = None) -> np.ndarray:
         """The most probable class of each row.

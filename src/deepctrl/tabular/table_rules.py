@@ -218,11 +218,15 @@ class _ExpressionFn:
         return self.comparison.residual({**columns, **outputs})
 
 
-def describe(rule: Rule, where: bool = False) -> str:
+def describe(rule: Rule, where: bool = False, key: str | None = None) -> str:
     """A short human description, e.g. ``monotonic(price, decreasing)``; with ``where``,
     also where the rule was written when it came from a file or option (its ``where``
-    attribute), as error messages say it."""
-    source = getattr(rule, "where", None) if where else None
+    attribute), as error messages say it: the line of its ``key`` (``column``,
+    ``expression``...) when the rule knows it (its ``key_where`` attribute), else the
+    rule's first line."""
+    source = None
+    if where:
+        source = getattr(rule, "key_where", {}).get(key) or getattr(rule, "where", None)
     where_text = f" ({source})" if source else ""
     if isinstance(rule, Expression):
         return f"penalty({rule.expression}){where_text}"
@@ -238,9 +242,9 @@ def describe(rule: Rule, where: bool = False) -> str:
     return type(rule).__name__.lower() + where_text
 
 
-def _named(rule: Rule) -> str:
-    """:func:`describe` with where the rule was written, for error messages."""
-    return describe(rule, where=True)
+def _named(rule: Rule, key: str | None = None) -> str:
+    """:func:`describe` with where the rule (or its ``key``) was written, for errors."""
+    return describe(rule, where=True, key=key)
 
 
 def leaves_and_weights(rules: Any) -> tuple[list[Rule], list[float]]:
@@ -281,7 +285,7 @@ def _feature_key(rule: Monotonic | Threshold, col: Column, outputs: Outputs) -> 
     try:
         index = outputs.find(rule.output)
     except ValueError as exc:
-        raise ValueError(f"rule {_named(rule)}: {exc}") from None
+        raise ValueError(f"rule {_named(rule, 'output')}: {exc}") from None
     if outputs.kind == "binary":
         return 0, index == 0
     return index, False
@@ -291,7 +295,7 @@ def _resolve_feature_rule(
     rule: Monotonic | Threshold, encoder: TableEncoder, outputs: Outputs
 ) -> tuple[Rule, tuple[str, int, str]]:
     """The rule on the encoded input, and (column, output, direction) it constrains."""
-    col = encoder.ordered(rule.feature, f"rule {_named(rule)}")
+    col = encoder.ordered(rule.feature, f"rule {_named(rule, 'column')}")
     index, flip = _feature_key(rule, col, outputs)
     direction = (
         rule.direction
@@ -302,7 +306,7 @@ def _resolve_feature_rule(
     pert = given if given is not None else default_perturbation(col)
     if isinstance(pert, Relative) and col.low <= 0 <= col.high:
         warnings.warn(
-            f"rule {_named(rule)}: column {col.name!r} takes values around 0, where "
+            f"rule {_named(rule, 'column')}: column {col.name!r} takes values around 0, where "
             "a relative perturbation barely moves it; consider "
             f"perturbation=dc.rules.Additive({0.1 * col.std:.3g})",
             UserWarning,
@@ -313,7 +317,7 @@ def _resolve_feature_rule(
     if isinstance(out, Threshold):
         if col.kind == DATE:
             raise ValueError(
-                f"rule {_named(rule)}: a threshold on the date column "
+                f"rule {_named(rule, 'threshold')}: a threshold on the date column "
                 f"{col.name!r} is not supported; a monotonic rule is"
             )
         out.threshold = col.to_encoded(out.threshold)
@@ -368,17 +372,18 @@ def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> 
                 continue
             if name in encoder.names:
                 raise ValueError(
-                    f"rule {_named(rule)}: column {name!r} is categorical; "
+                    f"rule {_named(rule, 'expression')}: column {name!r} is categorical; "
                     "an expression can only use numeric columns and outputs"
                 )
             raise ValueError(
-                f"rule {_named(rule)}: unknown name {name!r}; outputs are "
+                f"rule {_named(rule, 'expression')}: unknown name {name!r}; outputs are "
                 f"{', '.join(outputs.names)}"
             )
         clash = set(encoder.names) & set(outputs.names) & set(rule.comparison.names)
         if clash:
             raise ValueError(
-                f"rule {_named(rule)}: {sorted(clash)[0]!r} is both a column and an output"
+                f"rule {_named(rule, 'expression')}: {sorted(clash)[0]!r} is both a column "
+                "and an output"
             )
         fn = _ExpressionFn(rule)
     return Penalty(NamedPenalty(fn, encoder, outputs), tau=rule.tau, strict=rule.strict)
@@ -470,9 +475,10 @@ def check_expressions(
         if bad.any():
             row = int(rows[int(torch.nonzero(bad)[0])])
             raise ValueError(
-                f"rule {_named(rule)} is not a finite number on {int(bad.sum())} of {len(x)} "
-                f"training rows (the first at row {row}): a log, square root or division "
-                "there has no value; keep its argument in range (max(..., 0.01), say)"
+                f"rule {_named(rule, 'expression')} is not a finite number on "
+                f"{int(bad.sum())} of {len(x)} training rows (the first at row {row}): a "
+                "log, square root or division there has no value; keep its argument in range "
+                "(max(..., 0.01), say)"
             )
 
 
@@ -482,11 +488,12 @@ def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
     learned nor checked). Loading a model does not ask."""
     for rule in leaves_and_weights(rules)[0]:
         if isinstance(rule, Monotonic | Threshold):
-            col = encoder.ordered(rule.feature, f"rule {_named(rule)}")
+            col = encoder.ordered(rule.feature, f"rule {_named(rule, 'column')}")
             if col.low == col.high:
                 raise ValueError(
-                    f"rule {_named(rule)}: column {col.name!r} is constant ({col.low:g}) in "
-                    "the training rows, so the rule can be neither learned nor checked"
+                    f"rule {_named(rule, 'column')}: column {col.name!r} is constant "
+                    f"({col.low:g}) in the training rows, so the rule can be neither learned "
+                    "nor checked"
                 )
             if (
                 isinstance(rule, Threshold)
@@ -494,9 +501,10 @@ def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
                 and not col.low < float(rule.threshold) < col.high
             ):
                 raise ValueError(
-                    f"rule {_named(rule)}: the threshold {float(rule.threshold):g} is not "
-                    f"inside the training values of {col.name!r} ({col.low:g} to "
-                    f"{col.high:g}), so no row lies on both sides of it to judge"
+                    f"rule {_named(rule, 'threshold')}: the threshold "
+                    f"{float(rule.threshold):g} is not inside the training values of "
+                    f"{col.name!r} ({col.low:g} to {col.high:g}), so no row lies on both sides "
+                    "of it to judge"
                 )
 
 
@@ -526,7 +534,8 @@ def check_rule_classes(rules: Any, outputs: Outputs) -> None:
     for rule in feature_rules:
         if rule.output is not None and outputs.find(rule.output) != default:
             raise ValueError(
-                f"rules {_named(rule)} and {_named(unnamed[0])} act on different classes: "
+                f"rules {_named(rule, 'output')} and {_named(unnamed[0])} act on different "
+                "classes: "
                 f"{outputs.describe(outputs.find(rule.output))} and "
                 f"{outputs.describe(default)}, the default for a rule without a class; give "
                 "every rule its class"
