@@ -20,6 +20,7 @@ import pytest
 
 from deepctrl.cli.main import main
 from deepctrl.cli.tables import read_table
+from deepctrl.tabular.estimators import load_any
 
 
 def write_table(folder: Path, n: int = 120, seed: int = 0) -> Path:
@@ -95,6 +96,19 @@ def test_fit_prints_a_summary(tmp_path, capsys):
     assert "validation at alpha 0: bce" in out
     assert "rules: monotonic(price, decreasing): P('yes')" in out  # the default class, named
     assert "default alpha: alpha " in out and "lowest validation error: alpha " in out
+
+
+def test_fit_takes_the_recipe_it_is_given(tmp_path, capsys):
+    data = write_table(tmp_path)
+    fit = ["fit", str(data), "--target", "sales", "--no-progress", "--max-epochs", "2"]
+    code, _, _ = run([*fit, "--recipe", "step_budget", "--out", str(tmp_path / "m")], capsys)
+    est = load_any(tmp_path / "m")
+    # 96 training rows would take the long recipe; the step budget trains three networks
+    assert code == 0 and est.recipe == "step_budget" and len(est.models_) == 3
+    with pytest.raises(SystemExit) as stop:
+        main([*fit, "--recipe", "fast", "--out", str(tmp_path / "n")])
+    assert stop.value.code == 2
+    assert "invalid choice: 'fast'" in capsys.readouterr().err
 
 
 def test_sweep_table_and_json(fitted, capsys):

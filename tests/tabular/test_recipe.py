@@ -73,6 +73,45 @@ def test_given_parameters_are_kept():
     assert training_recipe(25_600, batch_size=128).learning_rate == pytest.approx(5e-3)
 
 
+def test_a_named_recipe_holds_whatever_the_rows():
+    budget = training_recipe(5_000, recipe="step_budget")  # 100 rows a step -> 128
+    assert (budget.batch_size, budget.max_epochs, budget.lr_schedule, budget.n_seeds) == (
+        128,
+        50,  # 40 steps an epoch: 2000 / 40
+        "cosine",
+        3,
+    )
+    assert (budget.max_hidden, budget.one_thread) == (32, False)
+    assert budget.learning_rate == pytest.approx(1e-2 * math.sqrt(128 / 512))
+    long = training_recipe(40_000, recipe="long")  # 40,000 / 32 -> 256 at the most
+    assert (long.batch_size, long.learning_rate, long.max_epochs, long.patience) == (
+        256,
+        1e-3,
+        500,
+        20,
+    )
+    assert (long.lr_schedule, long.n_seeds, long.max_hidden, long.one_thread) == (
+        "constant",
+        5,
+        128,
+        True,
+    )
+    assert training_recipe(5_000, recipe="auto") == training_recipe(5_000)
+    with pytest.raises(ValueError, match="recipe must be one of auto, long, step_budget"):
+        training_recipe(5_000, recipe="fast")
+
+
+def test_an_estimator_takes_the_recipe_it_is_given():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(0, 1, 250)})
+    est = dc.DeepCTRLRegressor(recipe="step_budget", max_epochs=1, random_state=0)
+    est.fit(X, X["x"])
+    # 200 training rows: the long recipe by the rows, the step budget as asked
+    assert est.recipe_ == training_recipe(200, max_epochs=1, recipe="step_budget")
+    assert est.recipe_.lr_schedule == "cosine" and len(est.models_) == 3
+    assert est.network_["hidden"] == 32
+
+
 def test_an_estimator_trains_with_its_recipe(monkeypatch):
     monkeypatch.setattr(recipe_module, "MANY_ROWS", 100)  # the large-table recipe on 200 rows
     calls = []
@@ -129,3 +168,7 @@ def test_bad_recipe_parameters_are_refused():
         dc.DeepCTRLRegressor(n_seeds=0).fit(X, y)
     with pytest.raises(ValueError, match="learning_rate must be positive or 'auto'"):
         dc.DeepCTRLRegressor(learning_rate=-1.0).fit(X, y)
+    with pytest.raises(
+        ValueError, match="recipe must be 'auto' or one of \\('long', 'step_budget'\\), got 'fast'"
+    ):
+        dc.DeepCTRLRegressor(recipe="fast").fit(X, y)

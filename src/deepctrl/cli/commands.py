@@ -213,6 +213,7 @@ def fit_command(
     id_columns: Sequence[str] = (),
     drop_missing: bool = False,
     max_epochs: int | str = "auto",
+    recipe: str = "auto",
     progress: bool = True,
     device: str = "cpu",
     categorical: Sequence[str] = (),
@@ -275,6 +276,7 @@ def fit_command(
         validation="cross_fit" if cross_fit else "holdout",
         random_state=seed,
         max_epochs=max_epochs,
+        recipe=recipe,
         verbose=progress,
         device=device,
     )

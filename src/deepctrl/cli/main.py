@@ -239,6 +239,14 @@ def _add_fit(subparsers: Any) -> None:
         "2000 optimizer steps in 5 to 200 epochs; early stopping may end sooner)",
     )
     p.add_argument(
+        "--recipe",
+        choices=["auto", "long", "step_budget"],
+        default="auto",
+        help="how training runs: long (below 10,000 training rows: up to 500 epochs, five "
+        "networks), step_budget (from 10,000: about 2000 optimizer steps, three "
+        "networks, about ten times faster near the switch) or auto (by the rows; default)",
+    )
+    p.add_argument(
         "--rule-class",
         default=None,
         metavar="LABEL",
@@ -288,6 +296,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         id_columns=args.id_columns,
         drop_missing=args.drop_missing,
         max_epochs=args.max_epochs,
+        recipe=args.recipe,
         progress=args.progress,
         device=args.device,
         categorical=args.categorical,

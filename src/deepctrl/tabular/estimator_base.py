@@ -48,7 +48,7 @@ from deepctrl.tabular.params import (
     number_or,
     one_of,
 )
-from deepctrl.tabular.recipe import Recipe, training_recipe
+from deepctrl.tabular.recipe import RECIPES, Recipe, training_recipe
 from deepctrl.tabular.table_rules import (
     Outputs,
     check_expressions,
@@ -88,6 +88,7 @@ PARAMETERS: dict[str, Allowed] = {
     "lr_schedule": one_of("auto", *LR_SCHEDULES),
     "validation_fraction": FRACTION,
     "validation": one_of("holdout", "cross_fit"),
+    "recipe": one_of(*RECIPES),
 }
 """What each parameter the estimators share may be (`alpha` and `device` have their own
 checks; subclasses add theirs)."""
@@ -117,6 +118,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         validation_fraction: float = 0.2,
         validation: str = "holdout",
         n_seeds: int | str = "auto",
+        recipe: str = "auto",
         random_state: Any = None,
         verbose: bool = False,
         device: str = "cpu",
@@ -135,6 +137,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.validation = validation
         self.n_seeds = n_seeds
+        self.recipe = recipe
         self.random_state = random_state
         self.verbose = verbose
         self.device = device
@@ -330,6 +333,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             self.patience,
             self.lr_schedule,
             n_seeds,
+            self.recipe,
         )
 
     def _train(

@@ -131,6 +131,11 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             the networks train at once in one stacked fit, as fast as `"holdout"`.
         n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
             training rows, else 3.
+        recipe: Which recipe sets the `"auto"` training parameters above: `"long"` (the
+            values given for below 10,000 rows), `"step_budget"` (those from 10,000 rows
+            on), or `"auto"`, by the number of training rows. Near the switch the step
+            budget fits about ten times faster, the long recipe was the more accurate
+            on small tables (docs: "Large tables" in tables-cli.md).
         random_state: Seeds the split, the networks and their training (an int, a
             `numpy.random.RandomState` or None, as in scikit-learn).
         verbose: Show a progress bar.
@@ -176,6 +181,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         validation_fraction: float = 0.2,
         validation: str = "holdout",
         n_seeds: int | str = "auto",
+        recipe: str = "auto",
         random_state: Any = None,
         verbose: bool = False,
         device: str = "cpu",
@@ -195,6 +201,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             validation_fraction=validation_fraction,
             validation=validation,
             n_seeds=n_seeds,
+            recipe=recipe,
             random_state=random_state,
             verbose=verbose,
             device=device,
@@ -340,6 +347,11 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             the networks train at once in one stacked fit, as fast as `"holdout"`.
         n_seeds: Networks trained at once and averaged; `"auto"` is 5 below 10,000
             training rows, else 3.
+        recipe: Which recipe sets the `"auto"` training parameters above: `"long"` (the
+            values given for below 10,000 rows), `"step_budget"` (those from 10,000 rows
+            on), or `"auto"`, by the number of training rows. Near the switch the step
+            budget fits about ten times faster, the long recipe was the more accurate
+            on small tables (docs: "Large tables" in tables-cli.md).
         random_state: Seeds the split, the networks and their training (an int, a
             `numpy.random.RandomState` or None, as in scikit-learn).
         verbose: Show a progress bar.
@@ -382,6 +394,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         validation_fraction: float = 0.2,
         validation: str = "holdout",
         n_seeds: int | str = "auto",
+        recipe: str = "auto",
         random_state: Any = None,
         verbose: bool = False,
         device: str = "cpu",
@@ -401,6 +414,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             validation_fraction=validation_fraction,
             validation=validation,
             n_seeds=n_seeds,
+            recipe=recipe,
             random_state=random_state,
             verbose=verbose,
             device=device,

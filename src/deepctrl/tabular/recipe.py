@@ -93,6 +93,10 @@ def _large(n_train: int, batch: int) -> Recipe:
     )
 
 
+RECIPES = ("auto", "long", "step_budget")
+"""The estimators' ``recipe``: by the number of training rows, or one of the two always."""
+
+
 def training_recipe(
     n_train: int,
     batch_size: Any = "auto",
@@ -101,9 +105,18 @@ def training_recipe(
     patience: Any = "auto",
     lr_schedule: str = "auto",
     n_seeds: Any = "auto",
+    recipe: str = "auto",
 ) -> Recipe:
-    """The recipe for ``n_train`` training rows; a value given for a parameter is kept."""
-    if n_train < MANY_ROWS:
+    """The recipe for ``n_train`` training rows; a value given for a parameter is kept.
+    ``recipe`` "long" or "step_budget" takes that recipe whatever the rows ("auto": the long
+    one below :data:`MANY_ROWS`).
+
+    >>> training_recipe(5000).max_epochs, training_recipe(5000, recipe="step_budget").max_epochs
+    (500, 50)
+    """
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe must be one of {', '.join(RECIPES)}, got {recipe!r}")
+    if recipe == "long" or (recipe == "auto" and n_train < MANY_ROWS):
         base = _small(n_train)
         batch = base.batch_size if batch_size == "auto" else int(batch_size)
     else:
