@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
 from deepctrl.core.calls import in_mode
-from deepctrl.core.inputs import Inputs, expand_seeds, rows
+from deepctrl.core.inputs import Inputs, expand_seeds, rows, tensors
 from deepctrl.core.log import info
 from deepctrl.core.losses import check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
@@ -60,6 +60,23 @@ CHUNK_ROWS = 16_384
 many rows per seed (so batches of up to 256 rows keep 64 per chunk): 64 batches of 1,024
 rows for 3 seeds held about 60 MB of gathered and perturbed inputs on a table with 37
 encoded columns."""
+CHUNK_BYTES = 16 * 2**20
+"""Nor more rows per seed than fill this many bytes of inputs (16,384 rows of 256 float32
+inputs): on a table of 1,952 encoded inputs a chunk of 16,384 rows held 128 MB per seed and
+per perturbed copy."""
+
+
+def chunk_rows(train: Any) -> int:
+    """The most rows per seed a chunk of ``train`` (``(X, y)`` tensors) gathers: at most
+    :data:`CHUNK_ROWS`, and at most :data:`CHUNK_BYTES` of ``X``.
+
+    >>> chunk_rows((torch.zeros(10, 37), None)), chunk_rows((torch.zeros(10, 1024), None))
+    (16384, 4096)
+    """
+    if is_loader(train):
+        return CHUNK_ROWS
+    row_bytes = sum(t[:1].numel() * t.element_size() for t in tensors(train[0]))
+    return max(1, min(CHUNK_ROWS, CHUNK_BYTES // max(row_bytes, 1)))
 
 History = list[dict[str, list[float]]]
 """Per seed: training loss per epoch, and the epochs and losses of its validations."""
@@ -102,7 +119,7 @@ class Trainer:
         self.batch_size, self.noise = options.batch_size, options.input_noise
         self.seeds = copy_seeds
         self.shuffle, self.device = options.shuffle, device
-        self.chunk = max(1, min(options.chunk_batches, CHUNK_ROWS // self.batch_size))
+        self.chunk = max(1, min(options.chunk_batches, chunk_rows(train) // self.batch_size))
         self.dtype = next(models[0].parameters()).dtype
         self.folds = folds
         self.train_weights = mean_one(train_weights, device, self.dtype)

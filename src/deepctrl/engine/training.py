@@ -153,7 +153,8 @@ def fit(
         reinit: Re-initialise every copy from its seed; False starts every copy from
             `model`'s weights.
         chunk_batches: Batches gathered and perturbed at once (at most 16,384 rows per
-            seed): more uses more memory and fewer, larger operations.
+            seed, and at most 16 MiB of a seed's inputs): more uses more memory and fewer,
+            larger operations.
         desc: The progress bar's label; None is the method's name.
         compile: Compile the training step with `torch.compile` (see above).
         exact_sums: Sum gradients and losses over rows in float64 (see above).
