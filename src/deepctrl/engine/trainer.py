@@ -78,6 +78,7 @@ def chunk_rows(train: Any) -> int:
     row_bytes = sum(t[:1].numel() * t.element_size() for t in tensors(train[0]))
     return max(1, min(CHUNK_ROWS, CHUNK_BYTES // max(row_bytes, 1)))
 
+
 History = list[dict[str, list[float]]]
 """Per seed: training loss per epoch, and the epochs and losses of its validations."""
 
