@@ -69,8 +69,24 @@ def test_monotonic_losses_by_hand():
 
 def test_monotonic_counts_an_unchanged_output_as_a_violation():
     x = torch.zeros(1, 1)
-    ctx = Context(x, torch.ones(1, 1), x, torch.ones(1, 1))
+    ctx = Context(x, torch.ones(1, 1), x + 0.1, torch.ones(1, 1))
     assert not Monotonic(0, "increasing").satisfied(ctx).item()
+
+
+def test_monotonic_does_not_judge_a_feature_the_perturbation_left_in_place():
+    # a relative shift leaves 0 at 0: the outputs cannot differ, so the row is not judged
+    rule = Monotonic(0, "increasing")
+    x = torch.tensor([[0.0, 1.0], [2.0, 1.0]])
+    ctx = Context(x, torch.ones(2, 1), rule.perturb(x), torch.tensor([[1.0], [1.5]]))
+    assert rule.applicable(ctx).tolist() == [False, True]
+    assert rule.satisfied(ctx).tolist() == [True, True]
+    # a model rising with x0, a tenth of whose rows sit at 0: every judged row is kept
+    model = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[1.0, 0.0]]))
+    X = torch.rand(100, 2, generator=torch.Generator().manual_seed(0)) + 0.5
+    X[::10, 0] = 0.0
+    assert dc.verification_ratio(model, rule, X) == 1.0
 
 
 def test_threshold_only_judges_pairs_that_cross():

@@ -191,7 +191,8 @@ class Monotonic(_FeatureRule):
 
     The feature is raised by delta >= 0 drawn by `perturbation`; loss relu(y_hat - y_hat_p)
     for increasing, relu(y_hat_p - y_hat) for decreasing; satisfied only on a strict move in
-    the right direction (as the paper counts). The feature indexes the input's last axis: on
+    the right direction (as the paper counts). A sample whose feature the perturbation did
+    not move (delta = 0, as a relative shift gives at 0) is not judged. The feature indexes the input's last axis: on
     a (batch, time, features) input it is raised at every time step.
 
     Args:
@@ -228,6 +229,20 @@ class Monotonic(_FeatureRule):
 
     def violation(self, ctx: Context) -> Tensor:
         return self._gap(ctx)
+
+    def applicable(self, ctx: Context) -> Tensor:
+        """The samples whose feature the perturbation moved (at any time step): where it
+        did not (a relative shift of a feature at 0), the outputs cannot differ, and the
+        verification ratio does not count the sample."""
+        if ctx.x_p is None:
+            raise ValueError(f"{type(self).__name__} needs the perturbed input")
+        t, t_p = self._values(ctx.x), self._values(ctx.x_p)
+        k = self._index(t)
+        moved = t_p[..., k] != t[..., k]
+        return moved.reshape(moved.shape[0], -1).any(dim=1)
+
+    def satisfied(self, ctx: Context) -> Tensor:
+        return super().satisfied(ctx) | ~self.applicable(ctx)
 
 
 class Threshold(_FeatureRule):
