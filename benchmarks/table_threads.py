@@ -11,8 +11,13 @@ alternated, first with the machine as it is, then while ``--busy`` processes spi
 
     python benchmarks/table_threads.py                     # 1,500 and 5,000 rows, 2 busy
     python benchmarks/table_threads.py --rows 5000 --rounds 3 --busy 1
+    python benchmarks/table_threads.py --predict 1000000   # predictions instead of fits
 
 Prints JSON: for every table size, load and thread count, the fit seconds of each round.
+With ``--predict N``: the seconds of ``predict`` on N new rows of the same table, from one
+model fitted on 40,000 rows; the estimators evaluate 200,000 rows (times alphas) and more on
+as many threads as other processes leave cores free
+(``deepctrl.tabular.alpha_evaluation.evaluation_threads``), fewer on PyTorch's setting.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import pandas as pd
 import torch
 
 import deepctrl as dc
-from deepctrl.tabular import estimator_base
+from deepctrl.tabular import alpha_evaluation, estimator_base
 
 
 def table(rows: int) -> tuple[pd.DataFrame, pd.Series]:
@@ -61,6 +66,21 @@ def fit_seconds(rows: int, threads: int | str) -> float:
         estimator_base.single_thread, estimator_base.free_threads = cap, free
 
 
+def predict_seconds(est: Any, X: pd.DataFrame, threads: int | str) -> float:
+    """``est.predict(X)``'s wall time on ``threads`` intra-op threads ("auto": as the
+    estimator chooses)."""
+    torch.set_num_threads(2 if threads == "auto" else int(threads))
+    chooses = alpha_evaluation.evaluation_threads
+    if threads != "auto":
+        alpha_evaluation.evaluation_threads = lambda work: as_they_are()
+    try:
+        start = time.perf_counter()
+        est.predict(X)
+        return round(time.perf_counter() - start, 2)
+    finally:
+        alpha_evaluation.evaluation_threads = chooses
+
+
 def spin(stop: Any) -> None:
     while not stop.is_set():
         sum(i * i for i in range(10_000))
@@ -71,8 +91,15 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1500, 5000])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--busy", type=int, default=2, help="spinning processes for the load")
+    parser.add_argument(
+        "--predict", type=int, default=0, metavar="N", help="time predict on N rows instead"
+    )
     args = parser.parse_args()
     fit_seconds(300, 1)  # PyTorch's first kernels and thread pools, outside the clock
+    if args.predict:
+        model = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x0", "increasing")], random_state=0)
+        model.fit(*table(40_000))
+        new_rows = table(args.predict)[0]
     results: list[dict[str, Any]] = []
     for busy in (0, args.busy):
         stop = multiprocessing.Event()
@@ -80,11 +107,15 @@ def main() -> None:
         for p in spinners:
             p.start()
         try:
-            for rows in args.rows:
+            for rows in [args.predict] if args.predict else args.rows:
                 times: dict[int | str, list[float]] = {1: [], 2: [], "auto": []}
                 for _ in range(args.rounds):
                     for threads in times:
-                        times[threads].append(fit_seconds(rows, threads))
+                        times[threads].append(
+                            predict_seconds(model, new_rows, threads)
+                            if args.predict
+                            else fit_seconds(rows, threads)
+                        )
                 for threads, seconds in times.items():
                     results.append(
                         {"rows": rows, "busy": busy, "threads": threads, "seconds": seconds}

@@ -93,3 +93,52 @@ def test_rule_feature_that_does_not_exist():
 def test_model_without_parameters():
     with pytest.raises(ValueError, match="no parameters"):
         dc.fit(torch.nn.Identity(), None, dc.methods.TaskOnly(), train=data())
+
+
+def test_alphas_that_are_not_numbers_or_do_not_fit_the_batch():
+    model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    x = torch.randn(7, 2)
+    rule = dc.Monotonic(0, "increasing")
+    with pytest.raises(ValueError, match="alpha must be a finite number, got nan"):
+        model(x, float("nan"))
+    with pytest.raises(ValueError, match="alpha has 3 values for a batch of 7 rows"):
+        model(x, torch.full((3,), 0.5))
+    assert model(x, torch.full((1,), 0.5)).shape == (7, 1)  # one alpha for every row
+    with pytest.raises(ValueError, match="alphas must be finite numbers, got nan"):
+        dc.sweep(model, rule, x, x[:, :1], alphas=[0.0, float("nan")])
+    with pytest.raises(ValueError, match="alphas must be finite numbers, got inf"):
+        dc.verification_ratio(model, rule, x, alpha=float("inf"))
+
+
+def test_a_perturbation_of_the_wrong_shape_is_refused_by_the_sweep_too():
+    class Widening(dc.rules.Monotonic):
+        def perturb(self, x, generator=None):
+            return torch.cat([x, x], dim=1)
+
+    model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    x = torch.randn(7, 2)
+    with pytest.raises(ValueError, match="Widening.perturb returned .* a perturbed input has"):
+        dc.sweep(model, Widening(0, "increasing"), x, x[:, :1], alphas=[0.0])
+
+
+def test_a_task_loss_that_returns_one_number_is_refused_before_training():
+    X, y = data()
+    with pytest.raises(ValueError, match=r"the task loss gave \(\) for 64 samples: it must"):
+        dc.fit(
+            net(), RULE, train=(X, y), max_epochs=1, task_loss=lambda a, b: ((a - b) ** 2).mean()
+        )
+
+
+@pytest.mark.parametrize("seeds", [[0], [0, 1]])
+def test_a_model_that_returns_a_tuple_is_refused_by_fit(seeds):
+    class TwoHeads(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+
+        def forward(self, x, alpha=0.0):
+            return self.a(x), self.b(x)
+
+    X, y = data()
+    with pytest.raises(ValueError, match="the model returned a tuple, where training needs one"):
+        dc.fit(TwoHeads(), RULE, train=(X, y), max_epochs=1, seeds=seeds)

@@ -1,5 +1,6 @@
 import copy
 import math
+import warnings
 
 import pytest
 import torch
@@ -233,3 +234,48 @@ def test_a_cosine_schedule_sets_every_epochs_learning_rate(monkeypatch):
     assert seen[0] == 0.1 and seen[-1] == pytest.approx(0.002)
     with pytest.raises(ValueError, match="lr_schedule must be one of"):
         dc.fit(model, train=(X, X[:, :1]), method=dc.methods.TaskOnly(), lr_schedule="step")
+
+
+def test_reinit_warns_of_parameters_no_reset_reaches():
+    class Scaled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.full((1,), 3.0))
+            self.inner = torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.inner(x) * self.scale
+
+    X = torch.randn(32, 2, generator=torch.Generator().manual_seed(0))
+    fit = dict(train=(X, X[:, :1]), max_epochs=0, seeds=[0, 1], method=dc.methods.TaskOnly())
+    with pytest.warns(UserWarning, match="reinit: parameters scale are in modules without"):
+        result = dc.fit(Scaled(), None, **fit)
+    first, second = result.models
+    assert first.scale.item() == second.scale.item() == 3.0  # kept, in every seed
+    assert not torch.equal(first.inner.weight, second.inner.weight)  # reset per seed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dc.fit(Scaled(), None, **fit, reinit=False)
+        dc.fit(dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1)), None, **fit)
+
+
+def test_the_deepctrl_method_warns_of_a_model_that_takes_no_alpha():
+    X = torch.randn(32, 2, generator=torch.Generator().manual_seed(0))
+    rule = Monotonic(0, "increasing")
+    message = "MLP.forward takes no alpha, so the alphas DeepCTRL draws do not reach"
+    with pytest.warns(UserWarning, match=message):
+        dc.fit(dc.mlp(2, 1), rule, train=(X, X[:, :1]), max_epochs=0, seeds=[0])
+    with pytest.warns(UserWarning, match=message):
+        dc.Objective(dc.mlp(2, 1), rule, dc.methods.DeepCTRL(), seed=0)
+    with warnings.catch_warnings():  # a method that draws no alpha: a plain baseline
+        warnings.simplefilter("error")
+        dc.fit(
+            dc.mlp(2, 1),
+            rule,
+            train=(X, X[:, :1]),
+            max_epochs=0,
+            seeds=[0],
+            method=dc.methods.TaskAndRule(1.0),
+        )
+    with pytest.raises(ValueError, match="input_noise must be >= 0, got nan"):
+        dc.fit(small_net(), rule, train=(X[:, :1].repeat(1, 3), X[:, :1]), input_noise=math.nan)

@@ -143,6 +143,18 @@ def test_damaged_weights_are_refused_and_files_without_a_checksum_still_load(tmp
     torch.testing.assert_close(dc.load(older)(x, 0.3), model(x, 0.3), rtol=0, atol=0)
 
 
+def test_a_changed_config_is_refused_like_changed_weights(tmp_path):
+    model = dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 1))
+    path = dc.save(model, tmp_path / "m.safetensors", config={"mean": 31.04})
+    data = path.read_bytes()
+    assert data.count(b"31.04") == 1
+    changed = tmp_path / "changed.safetensors"
+    changed.write_bytes(data.replace(b"31.04", b"61.04"))  # one digit, same length
+    with pytest.raises(ValueError, match="damaged: its settings .* differ from the checksum"):
+        dc.load(changed)
+    assert read_checkpoint(path).config["mean"] == 31.04
+
+
 def test_save_refuses_devices_read_only_files_and_reserved_keys_and_follows_links(tmp_path):
     import os
     import stat

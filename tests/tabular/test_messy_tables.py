@@ -375,3 +375,30 @@ def test_columns_of_any_magnitude_are_standardized(scale):
         enc = TableEncoder.fit(pd.DataFrame({"v": values}))
         out = enc.transform(pd.DataFrame({"v": values}))[:, 0]
     np.testing.assert_allclose(out, [-1.5, -0.5, 0.5, 1.5] / np.sqrt(1.25), rtol=1e-6)
+
+
+def test_a_column_missing_on_every_row_is_imputed_as_in_a_batch():
+    # one row of a request: an all-None object column is no text, an all-NaN float column
+    # no date; each is that column's missing value, as it would be among other rows
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "dist": rng.uniform(1, 50, n),
+            "carrier": rng.choice(["a", "b"], n),
+            "day": pd.date_range("2024-01-01", periods=n).strftime("%Y-%m-%d"),
+        }
+    )
+    frame.loc[::10, "dist"] = np.nan
+    est = dc.DeepCTRLRegressor(**FAST).fit(frame, frame["dist"].fillna(20) + rng.normal(size=n))
+    alone = [{"dist": None, "carrier": "a", "day": "2024-03-01"}]
+    batch = pd.concat([frame.iloc[:3], pd.DataFrame(alone)], ignore_index=True)
+    np.testing.assert_allclose(est.predict(pd.DataFrame(alone)), est.predict(batch)[-1:], rtol=1e-6)
+    no_day = pd.DataFrame([{"dist": 12.0, "carrier": "a", "day": np.nan}])
+    with pytest.warns(UserWarning, match="column 'day': 1 rows have missing values"):
+        got = est.predict(no_day)
+    with pytest.warns(UserWarning, match="column 'day': 1 rows have missing values"):
+        among = est.predict(pd.concat([frame.iloc[:3], no_day], ignore_index=True))
+    np.testing.assert_allclose(got, among[-1:], rtol=1e-6)
+    with pytest.raises(ValueError, match="column 'dist' must be numeric, but row 0 holds 'x'"):
+        est.predict(pd.DataFrame([{"dist": "x", "carrier": "a", "day": "2024-03-01"}]))

@@ -172,3 +172,40 @@ def test_bad_recipe_parameters_are_refused():
         ValueError, match="recipe must be 'auto' or one of \\('long', 'step_budget'\\), got 'fast'"
     ):
         dc.DeepCTRLRegressor(recipe="fast").fit(X, y)
+
+
+@pytest.mark.parametrize(("rows", "busy", "expected"), [(50, 1, 1), (50, 0, 2), (5, 1, 2)])
+def test_many_predictions_run_on_the_free_cores(monkeypatch, rows, busy, expected):
+    from deepctrl.tabular import alpha_evaluation
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(0, 1, 60)})
+    est = dc.DeepCTRLRegressor(max_epochs=1, n_seeds=1, random_state=0).fit(X, X["x"])
+    monkeypatch.setattr(alpha_evaluation, "MANY_PREDICTIONS", 20)  # rows times alphas
+    monkeypatch.setattr(workers, "busy_elsewhere", lambda: busy)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 2)
+    seen = []
+    original = est.combined_at
+
+    def spy(*args):
+        seen.append(torch.get_num_threads())
+        return original(*args)
+
+    monkeypatch.setattr(est, "combined_at", spy)
+    sweep = alpha_evaluation.evaluation.predict_sweep
+
+    def sweep_spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return sweep(*args, **kwargs)
+
+    monkeypatch.setattr(alpha_evaluation.evaluation, "predict_sweep", sweep_spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        one = est.predict(X[:rows], alpha=np.full(rows, 0.5))  # per-row alphas
+        assert seen == [expected] and torch.get_num_threads() == 2
+        # one alpha for every row: the same numbers, through the sweep's path
+        np.testing.assert_allclose(est.predict(X[:rows], alpha=0.5), one, rtol=1e-6)
+        assert seen == [expected, expected] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import warnings
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -62,6 +64,19 @@ def accepts_alpha(model: nn.Module) -> bool:
         return "alpha" in inspect.signature(inner.forward).parameters
     except (TypeError, ValueError):
         return False
+
+
+def warn_if_alpha_unused(model: nn.Module, method: Any, stacklevel: int) -> None:
+    """Warn when `method` trains at alphas it draws but `model` takes no `alpha`: the draws
+    only reweigh the losses at random, and no rule strength can be chosen later."""
+    if getattr(method, "draws_alpha", False) and not accepts_alpha(model):
+        warnings.warn(
+            f"{type(unwrap(model)).__name__}.forward takes no alpha, so the alphas "
+            f"{getattr(method, 'name', 'the method')} draws do not reach the model; build it "
+            "with dc.DeepCTRL, or give its forward an alpha parameter",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def predict(model: nn.Module, x: Inputs, alpha: Alpha = 0.0) -> Tensor:

@@ -25,7 +25,7 @@ from deepctrl.core.calls import eval_mode, predict_alphas
 from deepctrl.core.data import as_inputs, as_target
 from deepctrl.core.inputs import Inputs, apply, batch_len, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
-from deepctrl.core.rules.base import Rule, checked_rule, forward_all, make_context
+from deepctrl.core.rules.base import Rule, checked_rule, forward_all, make_context, perturbed_by
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
 
@@ -112,6 +112,9 @@ def _blocks(
     """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
     None) per block of rows of a Dataset/DataLoader, or of inputs already placed on the
     model's device and dtype (`deepctrl.core.data.as_inputs`)."""
+    bad = [a for a in alphas if not math.isfinite(float(a))]
+    if bad:
+        raise ValueError(f"alphas must be finite numbers, got {bad[0]!r}")
     device, dtype = _placement(model)
     block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
     leaves = rule.leaves() if rule is not None else []
@@ -122,7 +125,7 @@ def _blocks(
     at_alphas = forward or (lambda z, a: predict_alphas(model, z, a))
 
     def run(x: Inputs) -> tuple[Tensor, Tensor | None]:
-        perturbed = [leaf.perturb(x, g) for leaf, g in zip(leaves, gens, strict=True)]
+        perturbed = [perturbed_by(leaf, x, g) for leaf, g in zip(leaves, gens, strict=True)]
         y_hat, y_p = forward_all(lambda z: at_alphas(z, alphas), x, perturbed, out_dim=1)
         ok = satisfaction(rule, x, y_hat, perturbed, y_p) if rule is not None else None
         return y_hat, ok

@@ -110,6 +110,12 @@ def block_sums(
     S, m = batch_len(x), batch_len(x, 1)
 
     def total(per_sample: Tensor) -> Tensor:
+        if per_sample.numel() != S * m:
+            loss = "the task loss" if what == "task" or rule is None else "the rule loss"
+            raise ValueError(
+                f"{loss} gave {tuple(per_sample.shape)} for {S * m} samples: it must return "
+                "one value per sample"
+            )
         rows = per_sample.view(S, m)
         if exact:
             rows = rows.double()

@@ -123,11 +123,14 @@ class Method(abc.ABC):
         train_alpha: The alpha at which the model trains, unless the method draws alphas.
         uses_rule: Whether the objective needs a rule (False: `rule=None` is allowed).
         needs_violations: Whether the objective reads the signed violations of the terms.
+        draws_alpha: Whether the method trains the model at alphas it draws, which only a
+            model that takes `alpha` can follow.
     """
 
     val_alpha: float = 0.0
     train_alpha: float = 0.0
     uses_rule: bool = True
+    draws_alpha: bool = False
     needs_violations: bool = False
 
     @property
@@ -414,6 +417,8 @@ class DeepCTRLMethod(LinearMethod):
         ValueError: When `rho` is neither a positive finite number nor one of `"auto"`,
             `"paper"` and `"epoch"`.
     """
+
+    draws_alpha = True
 
     def __init__(self, prior: Prior | None = None, rho: float | str = "auto") -> None:
         if isinstance(rho, str):

@@ -9,6 +9,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, overload
 
@@ -24,8 +25,15 @@ Alpha = float | Tensor
 
 def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     """Alpha as a tensor that broadcasts against `z` (batch first)."""
+    if isinstance(alpha, float | int) and not math.isfinite(alpha):
+        raise ValueError(f"alpha must be a finite number, got {alpha!r}")
     a = torch.as_tensor(alpha, dtype=z.dtype, device=z.device)
     if a.dim() == 1:
+        if a.shape[0] not in (1, z.shape[0]):
+            raise ValueError(
+                f"alpha has {a.shape[0]} values for a batch of {z.shape[0]} rows: give one "
+                "alpha, or one per row"
+            )
         return a.reshape(a.shape + (1,) * (z.dim() - 1))
     if a.dim() > 1:
         raise ValueError(

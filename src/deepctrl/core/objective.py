@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.calls import accepts_alpha, eval_mode, unwrap
+from deepctrl.core.calls import accepts_alpha, eval_mode, unwrap, warn_if_alpha_unused
 from deepctrl.core.data import as_pair, as_weights
 from deepctrl.core.inputs import Inputs, apply, batch_len, cast_floats, device_of
 from deepctrl.core.log import info
@@ -137,6 +137,7 @@ class Objective:
         self.seed = int(seed)
         self._use_rule = rule is not None and self.method.uses_rule
         self._takes_alpha = accepts_alpha(model)
+        warn_if_alpha_unused(model, self.method, stacklevel=2)
         self._alpha_as_tensor = isinstance(unwrap(model), DeepCTRL)
         self.state: SeedState | None = None
         """The method's state (rho, the alpha prior, multipliers) once rho is measured, else

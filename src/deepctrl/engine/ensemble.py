@@ -125,7 +125,14 @@ class Stack:
         self, params: dict[str, Tensor], buffers: dict[str, Tensor], x: Inputs, alpha: Tensor
     ) -> Tensor:
         kwargs = {"alpha": alpha} if self.takes_alpha else {}
-        return functional_call(self.template, (params, buffers), (x,), kwargs)
+        out = functional_call(self.template, (params, buffers), (x,), kwargs)
+        if not isinstance(out, Tensor):
+            raise ValueError(
+                f"the model returned a {type(out).__name__}, where training needs one tensor "
+                "of outputs (rows first): join the heads with torch.cat and pass a task_loss "
+                "function that reads them"
+            )
+        return out
 
     def forward(self, x: Inputs, alpha: Tensor) -> Tensor:
         """x: (S, batch, ...) (a tensor or a dict of them), alpha: (S,) -> (S, batch, ...).

@@ -12,6 +12,7 @@ import os
 import pickle
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -21,6 +22,7 @@ import torch
 from torch import Tensor, nn
 from torch.utils.data import Dataset, IterableDataset
 
+from deepctrl.core.calls import warn_if_alpha_unused
 from deepctrl.core.data import as_data, resolve_device
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import Method
@@ -48,6 +50,17 @@ def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> 
     Returns:
         The copies, in the order of `seeds`.
     """
+    if reinit and seeds:
+        kept = not_reset(model)
+        if kept:
+            warnings.warn(
+                f"reinit: parameters {', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''} "
+                "are in modules without reset_parameters, so "
+                "every seed starts from the model's values of them; give those modules a "
+                "reset_parameters, or pass reinit=False",
+                UserWarning,
+                stacklevel=5,
+            )
     out = []
     for seed in seeds:
         m = copy.deepcopy(model)
@@ -55,13 +68,37 @@ def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> 
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(derive_seed(seed, "init"))
                 for module in m.modules():
-                    reset = getattr(module, "reset_parameters", None) or getattr(
-                        module, "_reset_parameters", None
-                    )
-                    if callable(reset):
+                    reset = _reset_of(module)
+                    if reset is not None:
                         reset()
         out.append(m)
     return out
+
+
+def _reset_of(module: nn.Module) -> Any:
+    """The module's `reset_parameters` (`_reset_parameters` for attention layers), if any."""
+    reset = getattr(module, "reset_parameters", None) or getattr(module, "_reset_parameters", None)
+    return reset if callable(reset) else None
+
+
+def not_reset(model: nn.Module) -> list[str]:
+    """The parameters that re-initialising `model` leaves as they are: those of modules
+    without a `reset_parameters`.
+
+    Examples:
+        >>> class Scaled(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.scale, self.inner = nn.Parameter(torch.ones(2)), nn.Linear(2, 1)
+        >>> not_reset(Scaled())
+        ['scale']
+    """
+    return [
+        f"{prefix}.{name}" if prefix else name
+        for prefix, module in model.named_modules()
+        if _reset_of(module) is None
+        for name, _ in module.named_parameters(recurse=False)
+    ]
 
 
 def _data(
@@ -106,6 +143,7 @@ def check_fit(
     for method in methods:
         if method.uses_rule and rule is None:
             raise ValueError(f"{method.name} needs a rule")
+        warn_if_alpha_unused(model, method, stacklevel=5)
     for name, low in (("batch_size", 1), ("patience", 1), ("val_every", 1), ("max_epochs", 0)):
         value = getattr(o, name)
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
@@ -116,7 +154,7 @@ def check_fit(
         raise ValueError(f"lr must be a finite number > 0, got {o.lr!r}")
     if o.lr_schedule not in LR_SCHEDULES:
         raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {o.lr_schedule!r}")
-    if o.input_noise < 0:
+    if not o.input_noise >= 0:  # NaN too
         raise ValueError(f"input_noise must be >= 0, got {o.input_noise}")
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds}")

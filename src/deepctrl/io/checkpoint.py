@@ -28,11 +28,13 @@ from torch import Tensor, nn
 from deepctrl.core.calls import unwrap
 from deepctrl.core.model import DeepCTRL
 from deepctrl.io.file_format import (
+    CONFIG_DIGEST,
     TABLE_MODELS,
     WEIGHTS_DIGEST,
     model_config,
     model_file_metadata,
     read_model_file,
+    text_digest,
     weights_digest,
     write_atomic,
 )
@@ -120,7 +122,7 @@ def save(
     except TypeError as exc:
         raise ValueError(f"checkpoint config is not JSON-serialisable: {exc}") from None
     state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
-    meta = {**model_file_metadata(), "config": config_json}
+    meta = {**model_file_metadata(), "config": config_json, CONFIG_DIGEST: text_digest(config_json)}
     # the weight bytes do not depend on the metadata: checksum them, then write both
     meta[WEIGHTS_DIGEST] = weights_digest(st_save(state, metadata=meta))
     return write_atomic(path, st_save(state, metadata=meta))

@@ -94,6 +94,16 @@ WEIGHTS_DIGEST = "weights_sha256"
 existed have none and are read unchecked)."""
 
 
+CONFIG_DIGEST = "config_sha256"
+"""The metadata key of the SHA-256 of a model file's config text (files written before it
+existed have none and are read unchecked)."""
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 (hex) of ``text`` in UTF-8."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def weights_digest(data: bytes) -> str:
     """The SHA-256 (hex) of the weight bytes of a safetensors file's contents ``data``: all
     that follows its header."""
@@ -135,6 +145,11 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
     if WEIGHTS_DIGEST in meta and weights_digest(data) != meta[WEIGHTS_DIGEST]:
         raise ValueError(
             f"{path} is damaged: its weights differ from the checksum written with them"
+        )
+    if CONFIG_DIGEST in meta and text_digest(str(meta.get("config"))) != meta[CONFIG_DIGEST]:
+        raise ValueError(
+            f"{path} is damaged: its settings (the config in its header) differ from the "
+            "checksum written with them"
         )
     return data, meta
 

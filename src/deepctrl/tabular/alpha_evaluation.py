@@ -4,6 +4,7 @@ or one per row, sweeps, the verification ratio and the choice of alpha (mixed in
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +16,9 @@ from torch import Tensor, nn
 
 from deepctrl.core import evaluation
 from deepctrl.core.evaluation import JoinedRows
-from deepctrl.core.inputs import Inputs
+from deepctrl.core.inputs import Inputs, batch_len
 from deepctrl.core.model import DeepCTRL
+from deepctrl.engine.workers import free_threads, threads
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
     LABEL_FREE_GRID,
@@ -34,6 +36,18 @@ if TYPE_CHECKING:
 SWEEP_ROWS = 16_384
 """Rows times alphas per block when evaluating several alphas (50,000 swept as fast and
 held about 50 MB more at its peak, `benchmarks/sweep_memory.py`)."""
+MANY_PREDICTIONS = 200_000
+"""Rows times alphas from which an evaluation runs on as many threads as other processes
+leave cores free (:func:`deepctrl.engine.workers.free_threads`, which looks for 40 ms);
+fewer run on PyTorch's setting."""
+
+
+def evaluation_threads(work: int) -> contextlib.AbstractContextManager[None]:
+    """The threads for evaluating ``work`` rows times alphas: those other processes leave
+    free from :data:`MANY_PREDICTIONS` on, else PyTorch's setting (unchanged)."""
+    if work < MANY_PREDICTIONS:
+        return contextlib.nullcontext()
+    return threads(free_threads())
 
 
 class AlphaEvaluation:
@@ -87,14 +101,15 @@ class AlphaEvaluation:
         def forward(x: Inputs, a: Sequence[float]) -> Tensor:
             return self._combine(torch.stack([m.forward_alphas(x, a) for m in nets]))
 
-        return evaluation.predict_sweep(
-            nn.ModuleList(nets),
-            self.rule_ if rule else None,
-            X,
-            alphas,
-            block_rows=max(64, SWEEP_ROWS // len(alphas)),
-            forward=forward,
-        )
+        with evaluation_threads(batch_len(X) * len(alphas)):
+            return evaluation.predict_sweep(
+                nn.ModuleList(nets),
+                self.rule_ if rule else None,
+                X,
+                alphas,
+                block_rows=max(64, SWEEP_ROWS // len(alphas)),
+                forward=forward,
+            )
 
     def _evaluate_out_of_fold(
         self, X: Tensor, folds: Sequence[np.ndarray], alphas: Sequence[float], rule: bool
@@ -138,8 +153,9 @@ class AlphaEvaluation:
     def _at_row_alphas(self, X: Tensor, alphas: Tensor) -> Tensor:
         """`combined_at` in blocks of rows."""
         joined = JoinedRows(X.shape[0])
-        for i in range(0, X.shape[0], SWEEP_ROWS):
-            joined.add(self.combined_at(X[i : i + SWEEP_ROWS], alphas[i : i + SWEEP_ROWS]))
+        with evaluation_threads(X.shape[0]):
+            for i in range(0, X.shape[0], SWEEP_ROWS):
+                joined.add(self.combined_at(X[i : i + SWEEP_ROWS], alphas[i : i + SWEEP_ROWS]))
         return joined.result()
 
     def _sweep_encoded(

@@ -572,7 +572,14 @@ class TableEncoder:
                 continue
             kind = column_kind(series)
             if kind != c.kind and not (c.kind == DATE and kind == CATEGORICAL):
-                raise ValueError(f"column {c.name!r} must be {c.kind}, {_first_odd(series)}")
+                if not series.map(_is_missing_text).all():
+                    raise ValueError(f"column {c.name!r} must be {c.kind}, {_first_odd(series)}")
+                # no value at all (one row of a request, say): missing, of the column's kind
+                series = pd.Series(
+                    np.nan if c.kind == NUMERIC else pd.NaT,
+                    index=series.index,
+                    dtype=np.float64 if c.kind == NUMERIC else "datetime64[ns]",
+                )
             if c.kind == NUMERIC:
                 values = numeric_values(series)[take]
             else:

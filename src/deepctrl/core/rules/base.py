@@ -265,16 +265,23 @@ def perturb_all(rule: Rule, x: Inputs, generator: torch.Generator | None) -> lis
     Raises:
         ValueError: When a leaf's `perturb` returns inputs of another form or shape than x.
     """
-    leaves = rule.leaves()
-    out = [leaf.perturb(x, generator) for leaf in leaves]
-    for leaf, p in zip(leaves, out, strict=True):
-        if p is not None and (not isinstance(p, dict | Tensor) or _form(p) != _form(x)):
-            got = _form(p) if isinstance(p, dict | Tensor) else type(p).__name__
-            raise ValueError(
-                f"{type(leaf).__name__}.perturb returned {got} for inputs of {_form(x)}: a "
-                "perturbed input has the form and shape of x"
-            )
-    return out
+    return [perturbed_by(leaf, x, generator) for leaf in rule.leaves()]
+
+
+def perturbed_by(leaf: Rule, x: Inputs, generator: torch.Generator | None) -> Inputs | None:
+    """`leaf.perturb(x, generator)`, checked to have the form and shape of `x`.
+
+    Raises:
+        ValueError: When it has not.
+    """
+    p = leaf.perturb(x, generator)
+    if p is not None and (not isinstance(p, dict | Tensor) or _form(p) != _form(x)):
+        got = _form(p) if isinstance(p, dict | Tensor) else type(p).__name__
+        raise ValueError(
+            f"{type(leaf).__name__}.perturb returned {got} for inputs of {_form(x)}: a "
+            "perturbed input has the form and shape of x"
+        )
+    return p
 
 
 def forward_all(

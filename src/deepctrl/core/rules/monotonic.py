@@ -192,8 +192,9 @@ class Monotonic(_FeatureRule):
     The feature is raised by delta >= 0 drawn by `perturbation`; loss relu(y_hat - y_hat_p)
     for increasing, relu(y_hat_p - y_hat) for decreasing; satisfied only on a strict move in
     the right direction (as the paper counts). A sample whose feature the perturbation did
-    not move (delta = 0, as a relative shift gives at 0) is not judged. The feature indexes the input's last axis: on
-    a (batch, time, features) input it is raised at every time step.
+    not move (delta = 0, as a relative shift gives at 0) is not judged. The feature indexes
+    the input's last axis: on a (batch, time, features) input it is raised at every time
+    step.
 
     Args:
         feature: The feature's index on tensors; estimators also take a column name.
