@@ -273,3 +273,20 @@ def test_a_model_without_rules_ignores_alpha_in_the_file(tmp_path):
     at0, at1 = (session.run(None, est.onnx_inputs(X, alpha=a))[0] for a in (0.0, 1.0))
     assert np.array_equal(at0, at1)
     assert np.abs(at0 - est.predict(X)).max() <= 1e-4 * max(1, np.abs(at0).max())
+
+
+@needs_exporter
+def test_numbers_far_from_zero_enter_as_float64(tmp_path):
+    # a latitude of 40.71 +- 0.02: float32 would round it by 2e-4 of its standard deviation
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"lat": 40.71 + 0.02 * rng.normal(size=300), "size": rng.uniform(1, 9, 300)})
+    y = 50 * (X["lat"] - 40.71) + X["size"] + rng.normal(0, 0.1, 300)
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("size", "increasing")], random_state=0)
+    est.set_params(**SMALL).fit(X, y)
+    path = est.to_onnx(tmp_path / "lat.onnx", X.iloc[:50])
+    feed = est.onnx_inputs(X, alpha=0.5)
+    assert (feed["lat"].dtype, feed["size"].dtype) == (np.float64, np.float32)
+    (out,) = run_onnxruntime(tmp_path, [(path, feed)])
+    np.testing.assert_allclose(
+        out["prediction"].ravel(), est.predict(X, alpha=0.5), rtol=0, atol=2e-5
+    )

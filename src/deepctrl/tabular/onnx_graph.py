@@ -4,7 +4,9 @@ inside, so a server needs onnxruntime and nothing of deepctrl.
 
 Inputs, one per column by name, each of shape `(rows,)`:
 
-* numeric columns: float32, NaN where missing;
+* numeric columns: float32, NaN where missing; float64 for a column whose values lie more
+  than :data:`FLOAT32_REACH` standard deviations from 0 (years, coordinates, timestamps),
+  which float32 would round by more than a millionth of a standard deviation;
 * categorical columns: strings, the value as `str(value)` (`"True"` for a boolean),
   the empty string where missing;
 * date columns: int64 nanoseconds since 1970-01-01 UTC (`datetime64[ns]` viewed as
@@ -42,6 +44,7 @@ from deepctrl.tabular.encoding import (
     CATEGORICAL,
     DATE,
     DATE_PARTS,
+    NUMERIC,
     Column,
     TableEncoder,
     category_key,
@@ -67,6 +70,23 @@ def category_text(value: Any) -> str:
     return category_key(value) or ""
 
 
+FLOAT32_REACH = 16.0
+"""How many of its standard deviations from 0 a numeric column's training values may lie
+for its ONNX input to be float32 (which rounds them by up to 2^-24 of their size, here
+under 1e-6 of a standard deviation); farther, the input is float64.
+
+>>> from deepctrl.tabular.encoding import Column
+>>> [_wide_numbers(Column("c", "numeric", 0, std=0.02, low=40.6, high=40.8)),
+...  _wide_numbers(Column("c", "numeric", 0, std=15.0, low=18.0, high=90.0))]
+[True, False]
+"""
+
+
+def _wide_numbers(c: Column) -> bool:
+    """Whether a numeric column's ONNX input is float64 (see :data:`FLOAT32_REACH`)."""
+    return c.kind == NUMERIC and max(abs(c.low), abs(c.high)) > FLOAT32_REACH * c.std
+
+
 def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[str, np.ndarray]:
     """The inputs of the ONNX file for the rows of `frame` at rule strength `alpha`
     (one number, or one per row)."""
@@ -80,7 +100,8 @@ def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[st
         elif c.kind == DATE:
             feed[c.name] = date_values(series).astype(np.int64)
         else:
-            feed[c.name] = numeric_values(series).astype(np.float32)
+            values = numeric_values(series)
+            feed[c.name] = values if _wide_numbers(c) else values.astype(np.float32)
     feed["alpha"] = np.broadcast_to(np.asarray(alpha, dtype=np.float32), (len(frame),)).copy()
     return feed
 
@@ -208,6 +229,8 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
 def _input_type(c: Column) -> int:
     from onnx import TensorProto
 
+    if _wide_numbers(c):
+        return TensorProto.DOUBLE
     return {CATEGORICAL: TensorProto.STRING, DATE: TensorProto.INT64}.get(c.kind, TensorProto.FLOAT)
 
 
@@ -404,8 +427,9 @@ class OnnxExport:
         return write_onnx(est, path, None if X is None else est._frame(X, reset=False))
 
     def onnx_inputs(self, X: Any, alpha: Any = None) -> dict[str, np.ndarray]:
-        """The ONNX file's inputs for the rows of `X`: float32 numbers, string categories,
-        int64 nanosecond dates and `alpha`.
+        """The ONNX file's inputs for the rows of `X`: float32 numbers (float64 for columns
+        far from 0, see the module's docstring), string categories, int64 nanosecond dates
+        and `alpha`.
 
         Args:
             X: The rows, with the columns the model was fitted on.
