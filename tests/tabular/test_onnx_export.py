@@ -17,7 +17,7 @@ import pytest
 import deepctrl as dc
 from deepctrl.io.onnx_export import EXPORTER_READY
 from deepctrl.tabular.encoding import TableEncoder
-from deepctrl.tabular.onnx_graph import NAT, preprocessing_graph
+from deepctrl.tabular.onnx_graph import NAT, input_type_name, preprocessing_graph
 
 needs_exporter = pytest.mark.skipif(not EXPORTER_READY, reason="torch.onnx.export is too old")
 
@@ -286,6 +286,9 @@ def test_numbers_far_from_zero_enter_as_float64(tmp_path):
     path = est.to_onnx(tmp_path / "lat.onnx", X.iloc[:50])
     feed = est.onnx_inputs(X, alpha=0.5)
     assert (feed["lat"].dtype, feed["size"].dtype) == (np.float64, np.float32)
+    # as deepctrl export prints them
+    named = [input_type_name(est.encoder_.column(c)) for c in ("lat", "size")]
+    assert named == ["float64", "float32"]
     (out,) = run_onnxruntime(tmp_path, [(path, feed)])
     np.testing.assert_allclose(
         out["prediction"].ravel(), est.predict(X, alpha=0.5), rtol=0, atol=2e-5

@@ -131,8 +131,15 @@ def check_table_rules(
 def check_output_path(out: str | Path, *inputs: str | Path) -> Path:
     """``--out`` as a path whose folder exists, and that is none of the command's
     ``inputs`` (writing would replace them)."""
+    if str(out) == STDOUT:
+        raise ValueError(
+            "--out - (standard output) is for deepctrl predict; this command writes a file: "
+            "give its name"
+        )
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
+    if out.absolute().parts[1:2] in (("dev",), ("proc",)):
+        raise ValueError(f"--out {out} is a device, not a file; give a file name")
     if out.is_dir():
         raise ValueError(f"--out {out} is a folder; give a file name")
     if not parent.is_dir():

@@ -19,8 +19,9 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
 
         est, X = load_any(model), None
     path = est.to_onnx(out_path, X)
-    kinds = {"numeric": "float32", "categorical": "string", "date": "int64 ns"}
-    inputs = ", ".join(f"{c.name} ({kinds[c.kind]})" for c in est.encoder_.columns)
+    from deepctrl.tabular.onnx_graph import input_type_name
+
+    inputs = ", ".join(f"{c.name} ({input_type_name(c)})" for c in est.encoder_.columns)
     outputs = "label, probabilities" if hasattr(est, "classes_") else "prediction"
     print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
     print(f"inputs: {inputs}, alpha (float32, one per row)")

@@ -226,6 +226,13 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
     return [_column(g, p) for p in pieces]
 
 
+def input_type_name(c: Column) -> str:
+    """How a column's ONNX input is typed, as `deepctrl export` prints it."""
+    if c.kind == NUMERIC:
+        return "float64" if _wide_numbers(c) else "float32"
+    return {CATEGORICAL: "string", DATE: "int64 ns"}[c.kind]
+
+
 def _input_type(c: Column) -> int:
     from onnx import TensorProto
 
