@@ -142,3 +142,14 @@ def test_a_model_that_returns_a_tuple_is_refused_by_fit(seeds):
     X, y = data()
     with pytest.raises(ValueError, match="the model returned a tuple, where training needs one"):
         dc.fit(TwoHeads(), RULE, train=(X, y), max_epochs=1, seeds=seeds)
+
+
+def test_a_method_class_and_numpy_batches_are_named():
+    X, y = data()
+    with pytest.raises(ValueError, match=r"method must be a method object, DeepCTRLMethod\(\)"):
+        dc.fit(net(), RULE, train=(X, y), method=dc.methods.DeepCTRL, max_epochs=1)
+    with pytest.raises(ValueError, match="method must be a method object"):
+        dc.Objective(net(), RULE, dc.methods.DeepCTRL, seed=0)
+    objective = dc.Objective(net(), RULE, seed=0)
+    with pytest.raises(ValueError, match="an Objective takes torch tensors .* got ndarray"):
+        objective(X.numpy(), y.numpy())

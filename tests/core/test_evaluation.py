@@ -174,3 +174,29 @@ def test_classification_metrics_match_references():
     assert float(score("accuracy", logits, torch.tensor([0, 1]))) == 0.5
     with pytest.raises(ValueError, match="unknown metric"):
         score("r2", p, y)
+
+
+def test_a_loader_of_inputs_alone_is_read_as_inputs():
+    # TensorDataset(X) yields batches of one tensor: the inputs, with no targets
+    from torch.utils.data import DataLoader, TensorDataset
+
+    model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    X = torch.randn(48, 2, generator=torch.Generator().manual_seed(0))
+    rule = dc.Monotonic(0, "increasing")
+    loader = DataLoader(TensorDataset(X), batch_size=48)
+    assert dc.verification_ratio(model, rule, loader, alpha=0.3) == dc.verification_ratio(
+        model, rule, X, alpha=0.3
+    )
+    weighted = DataLoader(TensorDataset(X, X[:, :1], torch.ones(48)), batch_size=16)
+    with pytest.raises(ValueError, match="got batches of 3 parts \\(a weight\\? weights need"):
+        dc.fit(model, rule, train=weighted, max_epochs=1)
+
+
+def test_select_alpha_names_what_is_wrong_with_a_table():
+    table = {"alpha": [0.0, 1.0], "verification_ratio": [math.nan, 0.5]}
+    with pytest.raises(ValueError, match=r"\(highest 0.500 at alpha 1.0\)"):
+        dc.select_alpha(table, min_verification=0.9)
+    with pytest.raises(ValueError, match="no alpha has a verification ratio"):
+        dc.select_alpha({"alpha": [0.0], "verification_ratio": [math.nan]}, min_verification=0.9)
+    with pytest.raises(ValueError, match="verification_ratio has 1 for 2 alphas"):
+        dc.select_alpha({"alpha": [0.0, 1.0], "verification_ratio": [0.5]}, min_verification=0.1)

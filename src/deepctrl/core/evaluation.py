@@ -424,13 +424,22 @@ def select_alpha(
         0.5
     """
     alphas = table["alpha"]
+    uneven = [k for k, v in table.items() if hasattr(v, "__len__") and len(v) != len(alphas)]
+    if uneven:
+        raise ValueError(
+            f"the table's columns must have one value per alpha: {uneven[0]} has "
+            f"{len(table[uneven[0]])} for {len(alphas)} alphas"
+        )
     if min_verification is not None:
         if "verification_ratio" not in table:
             raise ValueError("the table has no verification_ratio (sweep without a rule)")
         ratios = table["verification_ratio"]
         ok = [a for a, r in zip(alphas, ratios, strict=True) if r >= min_verification]
         if not ok:
-            best = max(range(len(alphas)), key=lambda i: ratios[i])
+            judged = [i for i in range(len(alphas)) if not math.isnan(ratios[i])]
+            if not judged:
+                raise ValueError("no alpha has a verification ratio: the rule judged no row")
+            best = max(judged, key=lambda i: ratios[i])
             raise ValueError(
                 f"no alpha reaches verification ratio {min_verification}"
                 f" (highest {ratios[best]:.3f} at alpha {alphas[best]})"

@@ -127,6 +127,8 @@ class Objective:
         task_loss: str | PerSample = "mae",
         seed: int = 0,
     ) -> None:
+        if isinstance(method, type):
+            raise ValueError(f"method must be a method object, {method.__name__}(), not the class")
         self.method = method if method is not None else DeepCTRLMethod()
         if rule is not None:
             checked_rule(rule)
@@ -267,6 +269,12 @@ class Objective:
             ValueError: When the model's outputs and `y` differ in rows, or `weight` is not
                 one finite weight >= 0 per row.
         """
+        if not isinstance(x, Tensor | dict) or not isinstance(y, Tensor):
+            got = type(x if not isinstance(x, Tensor | dict) else y).__name__
+            raise ValueError(
+                f"an Objective takes torch tensors (x may be a dict of them), got {got}: "
+                "convert with torch.as_tensor"
+            )
         if y.dim() == 1 and y.is_floating_point():
             y = y[:, None]
         if batch_len(x) == 0:

@@ -55,11 +55,20 @@ def loader(
 
 
 def unpack(batch: Any, name: str, need_y: bool = True) -> tuple[Inputs, Tensor | None]:
-    """(x, y) from a batch: a pair, or x alone when ``need_y`` is False."""
+    """(x, y) from a batch: a pair, or x alone (bare, or a batch of one, as a
+    `TensorDataset(X)` gives it) when ``need_y`` is False."""
     if isinstance(batch, list | tuple) and len(batch) == 2:
         return batch[0], batch[1]
-    if not need_y and isinstance(batch, Tensor | dict):
-        return batch, None
+    if not need_y:
+        if isinstance(batch, list | tuple) and len(batch) == 1:
+            batch = batch[0]
+        if isinstance(batch, Tensor | dict):
+            return batch, None
+    if isinstance(batch, list | tuple):
+        kind = f"{len(batch)} parts" + (
+            " (a weight? weights need tensors)" if len(batch) == 3 else ""
+        )
+        raise ValueError(f"{name} must yield (x, y) pairs, got batches of {kind}")
     raise ValueError(f"{name} must yield (x, y) pairs, got a batch of type {type(batch).__name__}")
 
 

@@ -141,6 +141,8 @@ def check_fit(
     if rule is not None:
         checked_rule(rule)
     for method in methods:
+        if isinstance(method, type):
+            raise ValueError(f"method must be a method object, {method.__name__}(), not the class")
         if method.uses_rule and rule is None:
             raise ValueError(f"{method.name} needs a rule")
         warn_if_alpha_unused(model, method, stacklevel=5)
