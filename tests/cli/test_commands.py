@@ -223,6 +223,7 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         (["export", str(model), "--out", "-"], "--out - \\(standard output\\) is for"),
         (["export", str(model), "--out", "/dev/stdout"], "--out /dev/stdout is a device"),
         (["sweep", str(f["pickle"]), str(data)], "looks like a pickle"),
+        (["sweep", str(out.parent), str(data)], "is a folder; give the model file in it"),
         (["sweep", str(f["foreign"]), str(data)], "not a deepctrl model file"),
         (["sweep", str(f["corrupt"]), str(data)], "not a deepctrl model file"),
         (["sweep", str(model), str(data), "--alphas", "0:1:x"], "--alphas must be"),

@@ -29,7 +29,7 @@ def test_a_category_is_found_by_its_text_when_read_as_another_type():
         pd.DataFrame({"store": ["north", "10", "south"], "open": [True, False, True]})
     )
     again = pd.DataFrame({"store": [10, 10.0, "north"], "open": ["True", "False", "maybe"]})
-    with pytest.warns(UserWarning, match="column 'open': 1 rows have a category not seen"):
+    with pytest.warns(UserWarning, match="column 'open': 1 row has a category not seen"):
         out = enc.transform(again)
     # store: 10, 10 (north, 10, south sorted as training saw them), then north
     store = out[:, : len(enc.column("store").categories)]

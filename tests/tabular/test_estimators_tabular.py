@@ -66,7 +66,7 @@ def test_an_identifier_column_warns():
 def test_encoder_config_round_trip_and_unknown_category_warns():
     enc = TableEncoder.from_config(TableEncoder.fit(frame()).config())
     new = frame().assign(color=["purple", "red", "red", "red"])
-    with pytest.warns(UserWarning, match="1 rows have a category not seen"):
+    with pytest.warns(UserWarning, match="1 row has a category not seen"):
         out = enc.transform(new)
     np.testing.assert_array_equal(out[0, 1:4], [0, 0, 0])
 
@@ -93,15 +93,15 @@ def test_encoder_errors_name_the_column():
     with pytest.warns(UserWarning) as caught:
         out = enc.transform(frame().assign(color=["red", None, "pink", "pink"]))
     assert [str(w.message) for w in caught] == [
-        "column 'color': 2 rows have a category not seen in training (such as 'pink'); 1 rows "
-        "have a missing value, which training had none of; they are encoded as all zeros"
+        "column 'color': 2 rows have a category not seen in training (such as 'pink'); 1 row "
+        "has a missing value, which training had none of; they are encoded as all zeros"
     ]
     np.testing.assert_array_equal(out[1:, 1:4], np.zeros((3, 3)))
     with_missing = TableEncoder.fit(frame().assign(color=["red", None, "blue", "red"]))
     with pytest.warns(UserWarning) as caught:
         with_missing.transform(frame().assign(color=["red", None, "pink", "red"]))
     assert [str(w.message) for w in caught] == [
-        "column 'color': 1 rows have a category not seen in training (such as 'pink'); they "
+        "column 'color': 1 row has a category not seen in training (such as 'pink'); they "
         "are encoded as all zeros"
     ]
 

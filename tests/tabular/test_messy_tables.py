@@ -34,7 +34,7 @@ def test_missing_numbers_take_the_training_mean_and_an_indicator():
     assert enc.imputed() == {"sqft": 1}
     # a column without missing values in training: imputed at predict, with a warning
     with pytest.warns(
-        UserWarning, match="column 'rooms': 1 rows have missing values, which training had none of"
+        UserWarning, match="column 'rooms': 1 row has a missing value, which training had none of"
     ):
         again = enc.transform(frame.assign(rooms=[1.0, None, 3.0, 4.0]))
     assert again[1, 2] == 0.0 and again.shape == (4, 3)
@@ -395,9 +395,9 @@ def test_a_column_missing_on_every_row_is_imputed_as_in_a_batch():
     batch = pd.concat([frame.iloc[:3], pd.DataFrame(alone)], ignore_index=True)
     np.testing.assert_allclose(est.predict(pd.DataFrame(alone)), est.predict(batch)[-1:], rtol=1e-6)
     no_day = pd.DataFrame([{"dist": 12.0, "carrier": "a", "day": np.nan}])
-    with pytest.warns(UserWarning, match="column 'day': 1 rows have missing values"):
+    with pytest.warns(UserWarning, match="column 'day': 1 row has a missing value"):
         got = est.predict(no_day)
-    with pytest.warns(UserWarning, match="column 'day': 1 rows have missing values"):
+    with pytest.warns(UserWarning, match="column 'day': 1 row has a missing value"):
         among = est.predict(pd.concat([frame.iloc[:3], no_day], ignore_index=True))
     np.testing.assert_allclose(got, among[-1:], rtol=1e-6)
     with pytest.raises(ValueError, match="column 'dist' must be numeric, but row 0 holds 'x'"):

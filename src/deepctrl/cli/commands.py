@@ -31,7 +31,7 @@ from deepctrl.cli.tables import (
 )
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
-from deepctrl.tabular.encoding import listed, shown
+from deepctrl.tabular.encoding import listed, rows_have, shown
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -450,7 +450,7 @@ def _alpha_column(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
     if len(bad):
         raise ValueError(
             f"alpha column {column!r} needs a number on every row: "
-            f"{len(bad)} rows have none (line {bad[0] + 2})"
+            f"{rows_have(len(bad))} none (line {bad[0] + 2})"
         )
     if (values < 0).any():
         row = int(np.flatnonzero(values < 0)[0])
@@ -459,7 +459,7 @@ def _alpha_column(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
         )
     if (values > 1).any():
         print(
-            f"note: {int((values > 1).sum())} rows have alpha above 1: the rule's direction "
+            f"note: {rows_have(int((values > 1).sum()))} alpha above 1: the rule's direction "
             "is extrapolated beyond training (alphas were drawn from 0 to 1)",
             file=sys.stderr,
         )

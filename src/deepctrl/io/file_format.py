@@ -121,6 +121,8 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
     """The bytes and the safetensors metadata of a deepctrl model file of this format
     version; a ``ValueError`` naming the problem for anything else."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"model file {path} is a folder; give the model file in it")
     if not path.is_file():
         raise ValueError(f"model file {path} does not exist")
     data = path.read_bytes()

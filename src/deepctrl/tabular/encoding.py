@@ -243,6 +243,15 @@ def listed(names: Sequence[Any], limit: int = 20) -> str:
     return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
 
 
+def rows_have(n: int) -> str:
+    """``"1 row has"`` or ``"n rows have"``, for messages.
+
+    >>> rows_have(1), rows_have(3)
+    ('1 row has', '3 rows have')
+    """
+    return "1 row has" if n == 1 else f"{n} rows have"
+
+
 def category_key(value: Any) -> str | None:
     """A table value as category text (None when missing), whole numbers without a decimal
     point: the spelling by which a value read another way (the text "10" from a CSV, the
@@ -598,9 +607,8 @@ class TableEncoder:
             missing = np.isnan(values)
             if missing.any() and not c.indicator:
                 warnings.warn(
-                    f"column {c.name!r}: {int(missing.sum())} rows have missing "
-                    "values, which training had none of; they take the training "
-                    "mean",
+                    f"column {c.name!r}: {rows_have(int(missing.sum()))} a missing value, which "
+                    "training had none of; they take the training mean",
                     UserWarning,
                     stacklevel=3,
                 )
@@ -628,10 +636,10 @@ class TableEncoder:
             if unseen:
                 n_unseen = int((~known).sum()) - missing
                 parts.append(
-                    f"{n_unseen} rows have a category not seen in training (such as {unseen[0]!r})"
+                    f"{rows_have(n_unseen)} a category not seen in training (such as {unseen[0]!r})"
                 )
             if missing:
-                parts.append(f"{missing} rows have a missing value, which training had none of")
+                parts.append(f"{rows_have(missing)} a missing value, which training had none of")
             warnings.warn(
                 f"column {c.name!r}: {'; '.join(parts)}; they are encoded as all zeros",
                 UserWarning,
