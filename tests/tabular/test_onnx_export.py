@@ -289,6 +289,8 @@ def test_numbers_far_from_zero_enter_as_float64(tmp_path):
     # as deepctrl export prints them
     named = [input_type_name(est.encoder_.column(c)) for c in ("lat", "size")]
     assert named == ["float64", "float32"]
+    flags = TableEncoder.fit(pd.DataFrame({"promo": [True, False, None]})).column("promo")
+    assert input_type_name(flags) == 'string "True"/"False"'
     (out,) = run_onnxruntime(tmp_path, [(path, feed)])
     np.testing.assert_allclose(
         out["prediction"].ravel(), est.predict(X, alpha=0.5), rtol=0, atol=2e-5

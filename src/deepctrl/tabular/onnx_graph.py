@@ -230,6 +230,9 @@ def input_type_name(c: Column) -> str:
     """How a column's ONNX input is typed, as `deepctrl export` prints it."""
     if c.kind == NUMERIC:
         return "float64" if _wide_numbers(c) else "float32"
+    known = [v for v in c.categories if v is not None]
+    if c.kind == CATEGORICAL and known and all(isinstance(v, bool | np.bool_) for v in known):
+        return 'string "True"/"False"'  # not the "true"/"false" a CSV may spell
     return {CATEGORICAL: "string", DATE: "int64 ns"}[c.kind]
 
 
