@@ -66,7 +66,20 @@ def _stats(v0, v0_interval, cost, cost_interval, error_best=1.0, holds=0.5):
     ("stats", "verdict", "words"),
     [
         (_stats(0.97, [0.9, 1.0], 0.5, [0.3, 0.7]), "consistent", "follows the rule on 97%"),
-        (_stats(0.5, [0.4, 0.6], 0.005, [-0.01, 0.009]), "consistent", "within 1%"),
+        (_stats(0.6, [0.55, 0.65], 0.005, [-0.01, 0.009]), "consistent", "within 1%"),
+        # no effect on a noisy target: enforcing costs nothing, the data lean neither way
+        (_stats(0.5, [0.4, 0.6], 0.005, [-0.01, 0.009]), "inconclusive", "no clear direction"),
+        # a reversed effect buried in noise: cheap to enforce, but the data lean against it
+        (
+            _stats(0.16, [0.05, 0.27], 0.005, [-0.01, 0.009]),
+            "inconclusive",
+            "the data lean against the rule, short of contradicting it",
+        ),
+        (
+            _stats(0.62, [0.56, 0.68], 0.3, [0.1, 0.5]),
+            "inconclusive",
+            "the data lean towards the rule, short of agreeing with it",
+        ),
         (_stats(0.05, [0.0, 0.1], 0.5, [0.3, 0.7]), "contradicted", "beyond the noise"),
         (_stats(0.05, [0.0, 0.1], 0.05, [-0.1, 0.2]), "inconclusive", "not distinguishable"),
         (_stats(0.5, [0.1, 0.9], 0.3, [0.1, 0.5]), "inconclusive", "folds disagree"),
@@ -85,7 +98,7 @@ def test_every_verdict_branch(stats, verdict, words):
 
 
 def test_tolerance_scales_with_the_error_and_thresholds_are_parameters():
-    cheap = _stats(0.5, [0.4, 0.6], 0.05, [0.0, 0.09], error_best=10.0)
+    cheap = _stats(0.6, [0.55, 0.65], 0.05, [0.0, 0.09], error_best=10.0)
     assert judge(cheap)[0] == "consistent"  # 0.09 <= 1 % of 10
     assert judge(cheap, Thresholds(tolerance=0.005))[0] == "inconclusive"
     leaning = _stats(0.8, [0.65, 0.95], 1, [0.5, 1.5])

@@ -25,7 +25,7 @@ Alpha = float | Tensor
 
 def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     """Alpha as a tensor that broadcasts against `z` (batch first)."""
-    if isinstance(alpha, float | int) and not math.isfinite(alpha):
+    if not isinstance(alpha, Tensor) and not math.isfinite(alpha):  # no graph break
         raise ValueError(f"alpha must be a finite number, got {alpha!r}")
     a = torch.as_tensor(alpha, dtype=z.dtype, device=z.device)
     if a.dim() == 1:

@@ -213,13 +213,19 @@ def _judge_segment(
     alphas: list[float],
     min_rows: int,
     bar: Any,
+    whole: bool = False,
 ) -> tuple[Segment, str]:
+    """The segment's verdict; a segment that cannot be trained on is inconclusive, but the
+    ``whole`` table's failure is the caller's mistake (a continuous target read as classes,
+    say) and raises."""
     if len(X) < min_rows:
         verdict, reason = too_few_rows(len(X), min_rows)
         return Segment(len(X), verdict, reason), ""
     try:
         errors, ratios, metric = _fold_curves(estimator, X, y, folds, seed, alphas, bar)
     except ValueError as exc:  # e.g. a classifier's fold with one class
+        if whole:
+            raise ValueError(f"could not train on the whole table: {exc}") from None
         return Segment(len(X), "inconclusive", f"could not train on this segment: {exc}"), ""
     stats = segment_statistics(errors, ratios, alphas)
     verdict, reason = judge(stats)
@@ -312,7 +318,9 @@ def rule_test(
             )
             metric = metric or m
         bar.set_postfix_str(ALL)
-        every, m = _judge_segment(estimator, X, y, folds, random_state, grid, min_rows, bar)
+        every, m = _judge_segment(
+            estimator, X, y, folds, random_state, grid, min_rows, bar, whole=True
+        )
     leaves, _ = leaves_and_weights(estimator.rules)
     target = ", ".join(map(str, y.columns)) if isinstance(y, pd.DataFrame) else str(y.name)
     return RuleTestResult(

@@ -69,8 +69,9 @@ def report_markdown(result: RuleTestResult) -> str:
         "## Reading the verdicts",
         "",
         "- **consistent**: a model trained on the group's data alone already follows "
-        "the rule on most held-out rows, or making it follow the rule (verification "
-        f"ratio {HOLDS:.0%}) costs no measurable error.",
+        "the rule on most held-out rows, or follows it on more than half of them while "
+        f"making it follow the rule (verification ratio {HOLDS:.0%}) costs no measurable "
+        "error.",
         "- **contradicted**: the data-only model breaks the rule on most rows and "
         "following it costs error beyond the noise: the group's data disagree with "
         "the rule.",

@@ -145,11 +145,11 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
     seen = f"the data-only model (alpha 0) follows the rule on {v0:.0%} of held-out rows"
     if v0_lo >= limits.agree:
         return "consistent", f"{seen} ({v0_lo:.0%} to {v0_hi:.0%} over folds)"
-    if cost_hi <= allowed:
+    if cost_hi <= allowed and v0_lo > 0.5:
         return "consistent", (
-            f"following the rule ({where}) costs {share:+.1%} error, within "
-            f"{limits.tolerance:.0%} of the best error at {CONFIDENCE:.0%} "
-            "confidence"
+            f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}), more than half, and following the rule "
+            f"({where}) costs {share:+.1%} error, within {limits.tolerance:.0%} of the best "
+            f"error at {CONFIDENCE:.0%} confidence"
         )
     if v0_hi <= limits.disagree and cost_lo > allowed:
         return "contradicted", (
@@ -166,9 +166,16 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
             f"{seen}, but following it ({where}) costs {share:+.1%} error,"
             " not distinguishable from no cost"
         )
+    lean = (
+        "the data lean against the rule, short of contradicting it"
+        if v0_hi < 0.5
+        else "the data lean towards the rule, short of agreeing with it"
+        if v0_lo > 0.5
+        else "the data show no clear direction"
+    )
     return "inconclusive", (
-        f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}): the data show no clear "
-        f"direction, and following the rule ({where}) costs {share:+.1%}"
+        f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}): {lean}, and following the rule ({where}) "
+        f"costs {share:+.1%}"
     )
 
 
