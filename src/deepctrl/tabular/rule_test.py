@@ -303,7 +303,8 @@ def rule_test(
         raise ValueError(
             f"the group column has {len(judged)} values with at least {min_rows} "
             f"rows; a rule test trains {folds} models per value, so at most "
-            f"{MAX_GROUPS} are allowed: raise min_rows or group more coarsely"
+            f"{MAX_GROUPS} are allowed: raise min_rows (--min-rows on the command line) or "
+            "group more coarsely"
         )
     with tqdm(
         total=folds * (len(judged) + 1), desc="rule test", unit="fit", disable=not progress
