@@ -153,3 +153,13 @@ def test_a_method_class_and_numpy_batches_are_named():
     objective = dc.Objective(net(), RULE, seed=0)
     with pytest.raises(ValueError, match="an Objective takes torch tensors .* got ndarray"):
         objective(X.numpy(), y.numpy())
+
+
+def test_per_row_alphas_may_be_a_list_or_an_array():
+    model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    x = torch.randn(3, 2)
+    rows = torch.tensor([0.0, 0.5, 1.0])
+    for given in ([0.0, 0.5, 1.0], rows.numpy()):
+        torch.testing.assert_close(model(x, given), model(x, rows))
+    with pytest.raises(ValueError, match="alpha must be a finite number, got inf"):
+        model(x, float("inf"))

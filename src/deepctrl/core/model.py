@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from numbers import Real
 from typing import Any, overload
 
 import torch
@@ -25,7 +26,8 @@ Alpha = float | Tensor
 
 def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     """Alpha as a tensor that broadcasts against `z` (batch first)."""
-    if not isinstance(alpha, Tensor) and not math.isfinite(alpha):  # no graph break
+    # a tensor first, so that torch.compile does not break the graph on the check
+    if not isinstance(alpha, Tensor) and isinstance(alpha, Real) and not math.isfinite(alpha):
         raise ValueError(f"alpha must be a finite number, got {alpha!r}")
     a = torch.as_tensor(alpha, dtype=z.dtype, device=z.device)
     if a.dim() == 1:
