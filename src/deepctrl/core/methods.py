@@ -233,6 +233,15 @@ class Method(abc.ABC):
         """
 
 
+def check_method(method: Any, rule: object) -> None:
+    """One clear error for a method class given where a method object belongs, and for a
+    method that needs a rule given none (`dc.fit` and `dc.Objective` ask this)."""
+    if isinstance(method, type):
+        raise ValueError(f"method must be a method object, {method.__name__}(), not the class")
+    if method.uses_rule and rule is None:
+        raise ValueError(f"{method.name} needs a rule")
+
+
 class LinearMethod(Method):
     """A method whose objective is linear in the terms: override `coefficients` only.
 

@@ -33,7 +33,7 @@ from deepctrl.core.inputs import Inputs, apply, batch_len, cast_floats, device_o
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
-from deepctrl.core.methods import DeepCTRLMethod, Method, Terms
+from deepctrl.core.methods import DeepCTRLMethod, Method, Terms, check_method
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import DeepCTRL
 from deepctrl.core.rules.base import Rule, checked_rule, forward_all, perturb_all
@@ -127,13 +127,10 @@ class Objective:
         task_loss: str | PerSample = "mae",
         seed: int = 0,
     ) -> None:
-        if isinstance(method, type):
-            raise ValueError(f"method must be a method object, {method.__name__}(), not the class")
         self.method = method if method is not None else DeepCTRLMethod()
         if rule is not None:
             checked_rule(rule)
-        if self.method.uses_rule and rule is None:
-            raise ValueError(f"{self.method.name} needs a rule")
+        check_method(self.method, rule)
         self.model, self.rule, self.task_loss = model, rule, task_loss
         self.loss_fn = per_sample(task_loss)
         self.seed = int(seed)

@@ -25,7 +25,7 @@ from torch.utils.data import Dataset, IterableDataset
 from deepctrl.core.calls import warn_if_alpha_unused
 from deepctrl.core.data import as_data, resolve_device
 from deepctrl.core.method_stack import MethodStack
-from deepctrl.core.methods import Method
+from deepctrl.core.methods import Method, check_method
 from deepctrl.core.rules.base import Rule, checked_rule
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import is_loader
@@ -141,10 +141,7 @@ def check_fit(
     if rule is not None:
         checked_rule(rule)
     for method in methods:
-        if isinstance(method, type):
-            raise ValueError(f"method must be a method object, {method.__name__}(), not the class")
-        if method.uses_rule and rule is None:
-            raise ValueError(f"{method.name} needs a rule")
+        check_method(method, rule)
         warn_if_alpha_unused(model, method, stacklevel=5)
     for name, low in (("batch_size", 1), ("patience", 1), ("val_every", 1), ("max_epochs", 0)):
         value = getattr(o, name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import torch
@@ -124,14 +125,18 @@ class _FeatureRule(SignedRule):
         t_p[..., k] = values + delta
         return replace(x, self.input, t_p)
 
-    def _crossing(self, ctx: Context, threshold: float) -> Tensor:
-        """Samples where the feature crosses `threshold` upward (at any time step)."""
+    def _samples_where(self, ctx: Context, test: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
+        """Samples where `test(feature, perturbed feature)` holds at any time step."""
         if ctx.x_p is None:
             raise ValueError(f"{type(self).__name__} needs the perturbed input")
         t, t_p = self._values(ctx.x), self._values(ctx.x_p)
         k = self._index(t)
-        cross = (t[..., k] < threshold) & (t_p[..., k] > threshold)
-        return cross.reshape(cross.shape[0], -1).any(dim=1)
+        hits = test(t[..., k], t_p[..., k])
+        return hits.reshape(hits.shape[0], -1).any(dim=1)
+
+    def _crossing(self, ctx: Context, threshold: float) -> Tensor:
+        """Samples where the feature crosses `threshold` upward (at any time step)."""
+        return self._samples_where(ctx, lambda v, v_p: (v < threshold) & (v_p > threshold))
 
     def _gap(self, ctx: Context) -> Tensor:
         """y_hat - y_hat_p for an increasing rule, y_hat_p - y_hat for a decreasing one."""
@@ -235,12 +240,7 @@ class Monotonic(_FeatureRule):
         """The samples whose feature the perturbation moved (at any time step): where it
         did not (a relative shift of a feature at 0), the outputs cannot differ, and the
         verification ratio does not count the sample."""
-        if ctx.x_p is None:
-            raise ValueError(f"{type(self).__name__} needs the perturbed input")
-        t, t_p = self._values(ctx.x), self._values(ctx.x_p)
-        k = self._index(t)
-        moved = t_p[..., k] != t[..., k]
-        return moved.reshape(moved.shape[0], -1).any(dim=1)
+        return self._samples_where(ctx, lambda v, v_p: v_p != v)
 
     def satisfied(self, ctx: Context) -> Tensor:
         return super().satisfied(ctx) | ~self.applicable(ctx)
