@@ -4,9 +4,11 @@ values and dates, at several alphas and at one alpha per row."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -244,11 +246,11 @@ def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
     )
     with pytest.raises(ValueError, match="column named 'alpha'.*rename the column"):
         est.to_onnx(tmp_path / "a.onnx")
-    named = dc.DeepCTRLRegressor(max_epochs=1, hidden_size=8, n_seeds=1, random_state=0).fit(
-        frame.rename(columns={"alpha": "encoded"}), np.arange(30.0)
-    )
-    with pytest.raises(ValueError, match="column named 'encoded'.*rename the column"):
-        named.to_onnx(tmp_path / "a.onnx")
+    labelled = frame.rename(columns={"alpha": "label"})
+    kinds = np.arange(30) % 2
+    named = dc.DeepCTRLClassifier(max_epochs=1, hidden_size=8, n_seeds=1, random_state=0)
+    with pytest.raises(ValueError, match="column named 'label'.*rename the column"):
+        named.fit(labelled, kinds).to_onnx(tmp_path / "a.onnx")
     with pytest.raises(ValueError, match="not fitted"):
         dc.DeepCTRLRegressor().to_onnx(tmp_path / "b.onnx")
     models, _ = fitted
@@ -261,6 +263,41 @@ def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r'needs onnxscript: pip install "deepctrl\[onnx\]"'):
         models["regressor"].to_onnx(tmp_path / "c.onnx")
     assert not (tmp_path / "c.onnx").exists()
+
+
+@needs_exporter
+def test_a_regressor_exports_columns_named_like_a_classifiers_outputs(tmp_path):
+    X = pd.DataFrame({"label": np.linspace(0, 1, 40), "encoded": np.cos(np.arange(40.0))})
+    y = 3 * X["label"] - X["encoded"]
+    est = dc.DeepCTRLRegressor(max_epochs=2, hidden_size=8, n_seeds=1, random_state=0)
+    est.fit(X, y)
+    session = ort.InferenceSession(str(est.to_onnx(tmp_path / "named.onnx", X)))
+    assert [i.name for i in session.get_inputs()] == ["label", "encoded", "alpha"]
+    got = session.run(None, est.onnx_inputs(X, alpha=0.5))[0]
+    assert np.abs(got - est.predict(X, alpha=0.5)).max() <= 1e-4 * max(1, np.abs(got).max())
+
+
+@needs_exporter
+def test_a_boolean_column_takes_true_and_false_in_lower_and_upper_case(fitted):
+    models, paths = fitted
+    est = models["regressor"]
+    X = messy_table(40, seed=2)
+    spelled = X.assign(express=np.where(X["express"], "true", "FALSE").astype(object))
+    want = est.predict(X, alpha=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "category not seen in training"
+        np.testing.assert_array_equal(est.predict(spelled, alpha=0.3), want)
+    session = ort.InferenceSession(str(paths["regressor"]))
+    feed = est.onnx_inputs(X, alpha=0.3)
+    feed["express"] = spelled["express"].to_numpy(object)
+    (got,) = session.run(None, feed)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+    feed["express"][:] = "yes"  # not a boolean's spelling: unseen, as in predict
+    (unseen,) = session.run(None, feed)
+    with pytest.warns(UserWarning, match="not seen in training"):
+        np.testing.assert_allclose(
+            unseen, est.predict(X.assign(express="yes"), alpha=0.3), rtol=0, atol=2e-5
+        )
 
 
 @needs_exporter
@@ -290,7 +327,7 @@ def test_numbers_far_from_zero_enter_as_float64(tmp_path):
     named = [input_type_name(est.encoder_.column(c)) for c in ("lat", "size")]
     assert named == ["float64", "float32"]
     flags = TableEncoder.fit(pd.DataFrame({"promo": [True, False, None]})).column("promo")
-    assert input_type_name(flags) == 'string "True"/"False"'
+    assert input_type_name(flags) == 'string "True"/"False" (or true/TRUE, false/FALSE)'
     (out,) = run_onnxruntime(tmp_path, [(path, feed)])
     np.testing.assert_allclose(
         out["prediction"].ravel(), est.predict(X, alpha=0.5), rtol=0, atol=2e-5

@@ -81,6 +81,24 @@ class Column:
         """Whether a rule can raise this column (numeric or date)."""
         return self.kind in (NUMERIC, DATE)
 
+    @property
+    def boolean(self) -> bool:
+        """A categorical column whose training categories are booleans."""
+        known = [v for v in self.categories if v is not None]
+        return self.kind == CATEGORICAL and bool(known) and all(isinstance(v, bool) for v in known)
+
+    def spellings(self) -> list[tuple[str | None, ...]]:
+        """Each category's texts that find it: its :func:`category_key`, and for a boolean
+        also the lower and upper case ("true", "TRUE" beside "True").
+
+        >>> Column("promo", CATEGORICAL, 0, categories=[None, False, True]).spellings()
+        [(None,), ('False', 'false', 'FALSE'), ('True', 'true', 'TRUE')]
+        """
+        keys = [category_key(v) for v in self.categories]
+        if not self.boolean:
+            return [(k,) for k in keys]
+        return [(k,) if k is None else (k, k.lower(), k.upper()) for k in keys]
+
     def to_encoded(self, value: float) -> float:
         """A value in the column's units (days since ``origin`` for a date) as the model
         sees it (standardized)."""
@@ -621,8 +639,9 @@ class TableEncoder:
     def _one_hot(c: Column, series: pd.Series, take: slice | np.ndarray, out: np.ndarray) -> None:
         index = {v: i for i, v in enumerate(c.categories)}
         by_text: dict[str | None, int] = {}
-        for i, v in enumerate(c.categories):
-            by_text.setdefault(category_key(v), i)
+        for i, texts in enumerate(c.spellings()):
+            for text in texts:
+                by_text.setdefault(text, i)
         codes, distinct = _plain_codes(series)
         found = [index[v] if v in index else by_text.get(category_key(v), -1) for v in distinct]
         row_codes = codes[take]

@@ -7,8 +7,8 @@ Inputs, one per column by name, each of shape `(rows,)`:
 * numeric columns: float32, NaN where missing; float64 for a column whose values lie more
   than :data:`FLOAT32_REACH` standard deviations from 0 (years, coordinates, timestamps),
   which float32 would round by more than a millionth of a standard deviation;
-* categorical columns: strings, the value as `str(value)` (`"True"` for a boolean),
-  the empty string where missing;
+* categorical columns: strings, the value as `str(value)` (`"True"`, `"true"` or
+  `"TRUE"` for a boolean), the empty string where missing;
 * date columns: int64 nanoseconds since 1970-01-01 UTC (`datetime64[ns]` viewed as
   int64; NaT, the smallest int64, where missing);
 * `alpha`: float32, the rule strength of each row.
@@ -203,8 +203,16 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
                 f"column {c.name!r}: two categories read the same as text, which "
                 "the ONNX file's string input cannot tell apart"
             )
-        equal = g.op("Equal", _column(g, c.name), g.const(np.array(texts, dtype=object)))
-        return [g.op("Cast", equal, to=FLOAT)]
+        if not c.boolean:
+            equal = g.op("Equal", _column(g, c.name), g.const(np.array(texts, dtype=object)))
+            return [g.op("Cast", equal, to=FLOAT)]
+        # "true" and "TRUE" find True too: the matches of a category's spellings, summed
+        spelled = [(i, t or "") for i, ts in enumerate(c.spellings()) for t in ts]
+        names = np.array([t for _, t in spelled], dtype=object)
+        to_category = np.zeros((len(spelled), len(texts)), dtype=np.float32)
+        to_category[np.arange(len(spelled)), [i for i, _ in spelled]] = 1.0
+        matches = g.op("Cast", g.op("Equal", _column(g, c.name), g.const(names)), to=FLOAT)
+        return [g.op("MatMul", matches, g.const(to_category))]
     if c.kind == DATE:
         missing = g.op("Equal", c.name, g.const(np.int64(NAT)))
         origin = np.datetime64(c.origin, "ns").astype(np.int64)
@@ -230,9 +238,8 @@ def input_type_name(c: Column) -> str:
     """How a column's ONNX input is typed, as `deepctrl export` prints it."""
     if c.kind == NUMERIC:
         return "float64" if _wide_numbers(c) else "float32"
-    known = [v for v in c.categories if v is not None]
-    if c.kind == CATEGORICAL and known and all(isinstance(v, bool | np.bool_) for v in known):
-        return 'string "True"/"False"'  # not the "true"/"false" a CSV may spell
+    if c.boolean:
+        return 'string "True"/"False" (or true/TRUE, false/FALSE)'
     return {CATEGORICAL: "string", DATE: "int64 ns"}[c.kind]
 
 
@@ -281,21 +288,22 @@ def _label_values(classes: np.ndarray) -> np.ndarray:
 
 
 def preprocessing_graph(
-    encoder: TableEncoder, opsets: list[Any] | None = None, ir_version: int = 10
+    encoder: TableEncoder,
+    opsets: list[Any] | None = None,
+    ir_version: int = 10,
+    output: str = "encoded",
 ) -> Any:
-    """An ONNX ModelProto from the columns (inputs by name) to `encoded`, the model input
+    """An ONNX ModelProto from the columns (inputs by name) to `output`, the model input
     that `encoder.transform` computes, float32 (rows, `encoder.n_encoded`)."""
     from onnx import TensorProto, helper
 
     g = _Nodes()
     pieces = [p for c in encoder.columns for p in _encode_column(g, c)]
-    g.nodes.append(helper.make_node("Concat", pieces, ["encoded"], axis=1))
+    g.nodes.append(helper.make_node("Concat", pieces, [output], axis=1))
     inputs = [
         helper.make_tensor_value_info(c.name, _input_type(c), ["rows"]) for c in encoder.columns
     ]
-    encoded = helper.make_tensor_value_info(
-        "encoded", TensorProto.FLOAT, ["rows", encoder.n_encoded]
-    )
+    encoded = helper.make_tensor_value_info(output, TensorProto.FLOAT, ["rows", encoder.n_encoded])
     model = helper.make_model(
         helper.make_graph(g.nodes, "preprocessing", inputs, [encoded], g.constants),
         opset_imports=opsets or [helper.make_opsetid("", 20)],
@@ -311,8 +319,8 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
 
     encoder = est.encoder_
     classifier = hasattr(est, "classes_")
-    outputs = ["probabilities"] if classifier else ["prediction"]
-    reserved = {"alpha", "label", "encoded", *outputs}
+    outputs = ["label", "probabilities"] if classifier else ["prediction"]
+    reserved = {"alpha", *outputs}
     clash = [n for n in encoder.names if n in reserved or n.startswith(INTERNAL)]
     if clash:
         raise ValueError(
@@ -324,14 +332,16 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
         _Served(est).eval(),
         (example, torch.zeros(2)),
         ["encoded", "alpha"],
-        outputs,
+        outputs[-1:],
         f"this {type(est).__name__}",
     )
     network = compose.add_prefix(network, "_net/")
-    for name in ("alpha", *outputs):
+    for name in ("alpha", outputs[-1]):
         rename_value(network.graph, f"_net/{name}", name)
-    pre = preprocessing_graph(encoder, list(network.opset_import), network.ir_version)
-    model = compose.merge_models(pre, network, io_map=[("encoded", "_net/encoded")])
+    pre = preprocessing_graph(
+        encoder, list(network.opset_import), network.ir_version, output="_pre/encoded"
+    )
+    model = compose.merge_models(pre, network, io_map=[("_pre/encoded", "_net/encoded")])
     if classifier:
         _add_label(model, est.classes_)
     for value in (*model.graph.input, *model.graph.output):
