@@ -307,6 +307,38 @@ def test_an_identifier_column_is_left_out_with_a_note(tmp_path, capsys):
     assert code == 0 and "left out" not in err
 
 
+def test_a_mistyped_date_names_its_line_at_fit_and_at_predict(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    n = 120
+    x = rng.uniform(0, 1, n)
+    days = pd.date_range("2024-01-01", periods=n).strftime("%Y-%m-%d").to_numpy(object)
+    frame = pd.DataFrame({"day": days, "x": x, "y": 2 * x + np.arange(n) / n})
+    frame.to_csv(tmp_path / "good.csv", index=False)
+    frame.loc[5, "day"] = "soon"
+    frame.loc[9, "day"] = "2024-02-30"
+    frame.to_csv(tmp_path / "typo.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "typo.csv", "--target", "y", "--out", model, *FAST]
+    code, _, err = run(fit, capsys)
+    # every value differs, but it is no identifier: a date column with two typos
+    assert code == 2 and "left out" not in err
+    assert err.strip().endswith(
+        "typo.csv: column 'day' holds dates, but a value that is not an ISO 8601 date in 2 "
+        "of 120 rows (line 7: 'soon'); write dates as YYYY-MM-DD and leave unknown ones "
+        "empty; use --drop-missing to drop those rows"
+    )
+    code, out, err = run([*fit, "--drop-missing"], capsys)
+    assert code == 0, err
+    assert "dropped 2 of 120 rows" in err and "dates: day from 2024-01-01" in out
+    code, _, err = run(["predict", model, tmp_path / "typo.csv", "--out", "-"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "typo.csv: column 'day' holds dates, but a value that is not an ISO 8601 date" in err
+    frame.loc[[5, 9], "day"] = ""
+    frame.to_csv(tmp_path / "gaps.csv", index=False)
+    code, out, err = run(["predict", model, tmp_path / "gaps.csv", "--out", "-"], capsys)
+    assert code == 0 and len(out.splitlines()) == n + 1  # unknown dates left empty: imputed
+
+
 def test_a_rule_on_a_column_that_is_no_feature_says_what_it_is(tmp_path, capsys):
     n = 80
     frame = pd.DataFrame(

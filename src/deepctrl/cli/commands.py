@@ -304,10 +304,10 @@ def model_and_frame(
     model: str, data: str, drop: bool, with_target: bool
 ) -> tuple[Any, pd.DataFrame, list[str], list[str]]:
     """The table model in ``model``; the rows of ``data`` with the columns it reads (and its
-    targets, when ``with_target`` and present), checked for missing and non-numeric values;
-    those columns; the targets found. The model file's header and the table are checked
-    before PyTorch loads."""
-    needed, targets, categorical = table_model_columns(model)
+    targets, when ``with_target`` and present), checked for missing values and for text among
+    numbers or dates; those columns; the targets found. The model file's header and the
+    table are checked before PyTorch loads."""
+    needed, targets, categorical, dates = table_model_columns(model)
     path = Path(data)
     frame = read_table(path)
     missing = [c for c in needed if c not in frame.columns]
@@ -322,6 +322,7 @@ def model_and_frame(
         hint=with_target,
         targets=targets,
         categorical=categorical,
+        dates=dates,
     )
     from deepctrl.tabular.estimators import load_any
 

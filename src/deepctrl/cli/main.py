@@ -152,8 +152,8 @@ def _run_experiment(args: argparse.Namespace) -> int:
 
 ID_HELP = "a column that identifies rows and is never a feature (repeatable)"
 DROP_HELP = (
-    "drop rows with missing values or text in number columns (by default missing "
-    "values are imputed and text in a number column is an error)"
+    "drop rows with missing values, text in number columns or values that are not dates in "
+    "date columns (by default missing values are imputed and the others are errors)"
 )
 
 

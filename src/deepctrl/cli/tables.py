@@ -20,7 +20,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from deepctrl.tabular.encoding import CATEGORICAL, category_key, column_kind
+from deepctrl.tabular.encoding import CATEGORICAL, category_key, column_kind, date_text_rows
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
@@ -216,6 +216,19 @@ def as_categories(series: pd.Series) -> pd.Series:
     )
 
 
+def _has_date_text(series: pd.Series, may_be_dates: bool) -> bool:
+    """Whether a column may hold dates written as text (not numbers, booleans or parsed
+    dates)."""
+    return may_be_dates and (
+        pd.api.types.is_object_dtype(series.dtype) or pd.api.types.is_string_dtype(series.dtype)
+    )
+
+
+def _mostly(rows: np.ndarray, missing: np.ndarray) -> bool:
+    """Whether ``rows`` are at least half of the rows with a value."""
+    return bool(rows.sum() >= 0.5 * (~missing).sum())
+
+
 def _lines(rows: np.ndarray, csv: bool) -> str:
     """'line 5' / 'row 4' of the first bad row (CSV line numbers count the header)."""
     first = int(rows[0])
@@ -255,6 +268,7 @@ def left_out_columns(
             and column_kind(series) == CATEGORICAL
             and not isinstance(series.dtype, pd.CategoricalDtype)
             and series.nunique(dropna=True) == present
+            and not _mostly(date_text_rows(series)[0], series.isna().to_numpy())
         ):
             print(
                 f"note: {path}: left out column {name!r}, which holds a different value in "
@@ -273,20 +287,40 @@ def clean_columns(
     hint: bool = True,
     targets: Sequence[str] = (),
     categorical: Sequence[str] = (),
+    dates: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Check ``columns`` for text in mostly-numeric columns (an error naming the first such
-    line, or with ``drop`` those rows are dropped); ``categorical`` columns hold categories,
-    numbers and text alike, and are not checked. Missing values stay (the model imputes
-    them), unless ``drop`` is set; rows whose ``targets`` are missing are always dropped,
-    saying how many, and a target of whole numbers stays whole once they are."""
+    """Check ``columns`` for text in mostly-numeric columns and for values that are not
+    dates in date columns (an error naming the first such line, or with ``drop`` those rows
+    are dropped); ``categorical`` columns hold categories, numbers and text alike, and are
+    not checked. The date columns are ``dates`` (a model's), or when None the text columns
+    whose values are mostly ISO 8601 dates. Missing values stay (the model imputes them),
+    unless ``drop`` is set; rows whose ``targets`` are missing are always dropped, saying
+    how many, and a target of whole numbers stays whole once they are."""
     csv = path.suffix.lower() not in PARQUET_SUFFIXES
     frame = frame.copy()
     bad = np.zeros(len(frame), dtype=bool)
     for name in columns:
         series = frame[name]
         missing = series.isna().to_numpy()
+        read_as_dates = False
+        if name not in categorical and _has_date_text(series, dates is None or name in dates):
+            dated, other = date_text_rows(series)
+            read_as_dates = dates is not None or _mostly(dated, missing)
+            if read_as_dates and other.any():
+                rows = np.flatnonzero(other)
+                if not drop:
+                    raise ValueError(
+                        f"{path}: column {name!r} holds dates, but a value that is not an "
+                        f"ISO 8601 date in {len(rows)} of {len(frame)} rows "
+                        f"({_lines(rows, csv)}: {series.iloc[rows[0]]!r}); write dates as "
+                        "YYYY-MM-DD and leave unknown ones empty"
+                        + ("; use --drop-missing to drop those rows" if hint else "")
+                    )
+                frame[name] = series.where(~other, None)
+                bad |= other
         if (
-            name not in categorical
+            not read_as_dates
+            and name not in categorical
             and not pd.api.types.is_numeric_dtype(series.dtype)
             and not pd.api.types.is_bool_dtype(series.dtype)
         ):
@@ -315,7 +349,7 @@ def clean_columns(
         if drop or name in targets:
             bad |= missing
     if bad.any():
-        what = "missing or non-numeric values" if drop else "a missing target"
+        what = "missing values or text among numbers or dates" if drop else "a missing target"
         print(f"dropped {int(bad.sum())} of {len(frame)} rows with {what}", file=sys.stderr)
         frame = frame.loc[~bad]
         if len(frame) == 0:

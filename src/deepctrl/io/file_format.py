@@ -193,9 +193,12 @@ def damaged_table_model(path: str | os.PathLike[str], problem: Exception | str) 
     return ValueError(f"{path} is a damaged table model: {detail}")
 
 
-def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[str], list[str]]:
-    """The columns a table model file reads, the names of its targets and the columns it
-    reads as categories, from the checked header alone (no weights, no PyTorch)."""
+def table_model_columns(
+    path: str | os.PathLike[str],
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The columns a table model file reads, the names of its targets, and the columns it
+    reads as categories and as dates, from the checked header alone (no weights, no
+    PyTorch)."""
     _, meta = read_model_file(path)
     config = model_config(meta, path)
     check_table_model(config, path, meta.get("deepctrl_version", "?"))
@@ -203,10 +206,11 @@ def table_model_columns(path: str | os.PathLike[str]) -> tuple[list[str], list[s
         columns = config["preprocessing"]["columns"]
         inputs = [c["name"] for c in columns]
         categorical = [c["name"] for c in columns if c.get("kind") == "categorical"]
+        dates = [c["name"] for c in columns if c.get("kind") == "date"]
         fitted = config["fitted"]
         targets = (
             list(fitted["output_names_"]) if "output_names_" in fitted else [fitted["target_name_"]]
         )
     except (KeyError, TypeError) as exc:
         raise damaged_table_model(path, exc) from None
-    return inputs, targets, categorical
+    return inputs, targets, categorical, dates

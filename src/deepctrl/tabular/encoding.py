@@ -298,6 +298,27 @@ def numeric_values(series: pd.Series) -> np.ndarray:
     return values
 
 
+def date_text_rows(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows of a text column hold an ISO 8601 date, and which hold a value that is
+    present but not a date (a mistyped date, "soon"; in that case not an ISO date either).
+
+    >>> dated, other = date_text_rows(pd.Series(["2024-01-02", "soon", None, "2024-02-30"]))
+    >>> dated.tolist(), other.tolist()
+    ([True, False, False, True], [False, True, False, True])
+    """
+    codes, distinct = pd.factorize(series, use_na_sentinel=False)  # each value read once
+    text = pd.Series([None if _is_missing_text(v) else str(v).strip() for v in distinct])
+    present = text.notna().to_numpy()
+    dated = present & text.str.match(_ISO_DATE).fillna(False).to_numpy(dtype=bool)
+    other = present & ~dated
+    try:
+        parsed = pd.to_datetime(text[dated], format="ISO8601", utc=True, errors="coerce")
+        other[np.flatnonzero(dated)[parsed.isna().to_numpy()]] = True
+    except (ValueError, TypeError, OverflowError):
+        pass
+    return dated[codes], other[codes]
+
+
 def _not_dates(series: pd.Series, exc: Exception) -> str:
     """The error for a date column with a value that is not a date: the first such value
     and its row when one value is to blame.
@@ -305,12 +326,7 @@ def _not_dates(series: pd.Series, exc: Exception) -> str:
     >>> _not_dates(pd.Series(["2024-01-02", "soon"], name="day"), ValueError("x"))
     "column 'day' holds a value that is not an ISO 8601 date: 'soon' (row 1)"
     """
-    text = series.map(lambda v: None if _is_missing_text(v) else str(v).strip())
-    try:
-        parsed = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
-        bad = np.flatnonzero(parsed.isna().to_numpy() & text.notna().to_numpy())
-    except (ValueError, TypeError, OverflowError):
-        bad = np.zeros(0, dtype=np.int64)
+    bad = np.flatnonzero(date_text_rows(series)[1])
     if len(bad):
         return (
             f"column {series.name!r} holds a value that is not an ISO 8601 date: "
