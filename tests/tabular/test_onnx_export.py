@@ -239,6 +239,23 @@ def test_preprocessing_follows_the_calendar_at_its_edges():
 
 
 @needs_exporter
+def test_a_check_on_one_row_covers_alpha_0_and_1(fitted, tmp_path, monkeypatch):
+    models, _ = fitted
+    est = models["regressor"]
+    row = messy_table(1, seed=5)
+    est.to_onnx(tmp_path / "one.onnx", row)  # the file matches predict at both ends
+    served = est.predict
+
+    def off_at_strong_rules(X, alpha=None):
+        return served(X, alpha=alpha) + 0.1 * (np.asarray(alpha) > 0.5)
+
+    monkeypatch.setattr(est, "predict", off_at_strong_rules)
+    with pytest.raises(ValueError, match="differs from the model's"):
+        est.to_onnx(tmp_path / "two.onnx", row)
+    assert not (tmp_path / "two.onnx").exists()
+
+
+@needs_exporter
 def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
     frame = pd.DataFrame({"alpha": np.arange(30.0), "x": np.linspace(0, 1, 30)})
     est = dc.DeepCTRLRegressor(max_epochs=1, hidden_size=8, n_seeds=1, random_state=0).fit(

@@ -8,8 +8,8 @@ from deepctrl.cli.commands import check_output_path, model_and_frame, one_line_e
 @one_line_errors
 def export_command(model: str, out: str, check: str | None = None) -> int:
     """Write the ONNX form of the table model in ``model`` to ``out``; with ``check`` (a
-    table), run it in onnxruntime on those rows first (alphas 0 to 1, one per row) and
-    refuse to write unless it gives the model's predictions to 1e-4."""
+    table), run it in onnxruntime on those rows first (alphas 0 to 1, one per row; one row
+    at 0 and at 1) and refuse to write unless it gives the model's predictions to 1e-4."""
     out_path = check_output_path(out, model, *([] if check is None else [check]))
     if check is not None:
         est, frame, columns, _ = model_and_frame(model, check, drop=False, with_target=False)

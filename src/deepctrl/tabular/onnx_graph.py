@@ -405,11 +405,14 @@ def write_onnx(
     est: DeepCTRLEstimator, path: str | os.PathLike[str], frame: pd.DataFrame | None
 ) -> Path:
     """Build the graph of `est`, check it on the rows of `frame` (if given) at alphas
-    spread over [0, 1] one per row, and write it atomically."""
+    spread over [0, 1] one per row (one row: at alpha 0 and at 1), and write it
+    atomically."""
     proto = table_graph(est)
     if frame is not None and len(frame):
         require("onnxruntime")
-        check_table_graph(est, proto, frame, np.linspace(0.0, 1.0, len(frame)))
+        spread = [np.linspace(0.0, 1.0, len(frame))] if len(frame) > 1 else [0.0, 1.0]
+        for alphas in spread:
+            check_table_graph(est, proto, frame, alphas)
     return write_atomic(path, proto.SerializeToString())
 
 
@@ -426,8 +429,8 @@ class OnnxExport:
         Args:
             path: The file to write (atomically).
             X: Rows to check the file on: it is first run in onnxruntime on them (alphas
-                from 0 to 1, one per row) and must give this estimator's predictions to
-                1e-4. None skips the check.
+                from 0 to 1, one per row; one row at alpha 0 and at 1) and must give this
+                estimator's predictions to 1e-4. None skips the check.
 
         Returns:
             The path written.
