@@ -74,6 +74,29 @@ def test_bad_states_are_refused():
         dc.methods.SeedState.from_state_dict(saved)
 
 
+def test_a_state_loads_only_into_the_method_that_saved_it():
+    deep = dc.methods.DeepCTRL(rho=1.0)
+    saved = deep.init_state([0, 1], 2, loss_estimate(2, task=2.0)).state_dict()
+    with pytest.raises(ValueError) as caught:
+        dc.methods.LagrangianDual(1.0).load_state(saved)
+    assert str(caught.value) == (
+        "this state was saved by another method: it holds rho and alpha priors, while "
+        "LagrangianDual(1) keeps multipliers"
+    )
+    with pytest.raises(
+        ValueError, match="holds rho and alpha priors, while TaskOnly keeps nothing"
+    ):
+        dc.methods.TaskOnly().load_state(saved)
+    dual = dc.methods.LagrangianDual(2.0).init_state([0, 1], 2, loss_estimate(2, task=2.0))
+    with pytest.raises(ValueError, match="holds multipliers, while DeepCTRL keeps rho and alpha"):
+        deep.load_state(dual.state_dict())
+    stack = MethodStack([dc.methods.LagrangianDual(1.0), deep], seeds_each=1)
+    with pytest.raises(ValueError, match="keeps the states of 2 methods"):
+        stack.load_state(saved)
+    assert deep.load_state(saved)["rho"].tolist() == [1.0, 1.0]  # its own loads
+    assert dc.methods.DeepCTRL(rho="auto").load_state(saved)["rho"].tolist() == [1.0, 1.0]
+
+
 def test_a_seed_that_stops_early_keeps_the_state_it_stopped_with():
     # LagrangianDual's multipliers grow every step; a seed that stopped earlier must report
     # the multipliers of its last step, as it does when trained alone.

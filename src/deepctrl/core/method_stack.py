@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.method_state import SeedState
-from deepctrl.core.methods import Coefficients, LossEstimate, Method, Terms
+from deepctrl.core.methods import Coefficients, LossEstimate, Method, Terms, holdings
 
 
 class MethodStack(Method):
@@ -77,7 +77,17 @@ class MethodStack(Method):
         ]
         return SeedState(len(seeds), n_rules, parts=parts)
 
+    def check_saved(self, state: dict[str, Any]) -> None:
+        """Raise ValueError unless a saved state holds one part per member (each part is
+        checked by its member when it loads)."""
+        if state["tensors"] or state["priors"] or len(state["parts"]) != len(self.methods):
+            raise ValueError(
+                f"this state was saved by another method: it holds {holdings(state)}, while "
+                f"{self.name} keeps the states of {len(self.methods)} methods"
+            )
+
     def load_state(self, state: dict[str, Any]) -> SeedState:
+        self.check_saved(state)
         parts = [m.load_state(s) for m, s in zip(self.methods, state["parts"], strict=True)]
         return SeedState.from_state_dict(state, parts=parts)
 

@@ -161,8 +161,32 @@ class Method(abc.ABC):
 
         Returns:
             The rebuilt state.
+
+        Raises:
+            ValueError: When the state was saved by another method (it holds other tensors,
+                priors or parts than this method's).
         """
+        self.check_saved(state)
         return SeedState.from_state_dict(state)
+
+    def check_saved(self, state: dict[str, Any]) -> None:
+        """Raise ValueError unless a saved state holds what this method's
+        [init_state][deepctrl.methods.Method.init_state] makes: the same tensors, alpha
+        priors or none, and as many parts.
+
+        Args:
+            state: A state saved with
+                [SeedState.state_dict][deepctrl.methods.SeedState.state_dict].
+        """
+        ones = torch.ones(state["n_seeds"])
+        fresh = self.init_state(
+            list(range(state["n_seeds"])), state["n_rules"], lambda _: (ones, ones)
+        ).state_dict()
+        if holdings(state) != holdings(fresh):
+            raise ValueError(
+                f"this state was saved by another method: it holds {holdings(state)}, "
+                f"while {self.name} keeps {holdings(fresh)}"
+            )
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
         """Alphas for the next `n` batches of every seed of `state`.
@@ -372,6 +396,20 @@ def _checked_draws(priors: list[Prior], n: int) -> Tensor:
     return stacked
 
 
+def holdings(state: dict[str, Any]) -> str:
+    """What a saved state holds, in words.
+
+    >>> holdings({"tensors": {"rho": 0}, "priors": [{}], "parts": []})
+    'rho and alpha priors'
+    >>> holdings({"tensors": {}, "priors": [], "parts": [{}, {}]})
+    'the states of 2 methods'
+    """
+    held = sorted(state["tensors"]) + (["alpha priors"] if state["priors"] else [])
+    if state["parts"]:
+        held.append(f"the states of {len(state['parts'])} methods")
+    return " and ".join(held) or "nothing"
+
+
 def _safe_ratio(rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None) -> Tensor:
     """L_rule / L_task per seed; 1.0 where either is zero or the ratio is not finite, with a
     warning at the start, or when re-measuring (`last`: the seeds' rho so far) once a seed
@@ -468,6 +506,7 @@ class DeepCTRLMethod(LinearMethod):
         return state
 
     def load_state(self, state: dict[str, Any]) -> SeedState:
+        self.check_saved(state)
         return SeedState.from_state_dict(state, self.prior)
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
