@@ -163,3 +163,21 @@ def test_per_row_alphas_may_be_a_list_or_an_array():
         torch.testing.assert_close(model(x, given), model(x, rows))
     with pytest.raises(ValueError, match="alpha must be a finite number, got inf"):
         model(x, float("inf"))
+
+
+def test_a_negative_rule_loss_is_refused_where_rho_is_measured():
+    class BelowCap(dc.rules.Rule):  # loss y_hat - 5: negative where the rule holds
+        def loss(self, ctx):
+            return ctx.y_hat[:, 0] - 5.0
+
+        def satisfied(self, ctx):
+            return ctx.y_hat[:, 0] <= 5.0
+
+    X, y = data()
+    with pytest.raises(ValueError) as caught:
+        dc.fit(net(), BelowCap(), train=(X, y), max_epochs=1, progress=False)
+    assert one_line(caught).startswith("BelowCap.loss gave a negative value on 64 of 64 samples")
+    assert one_line(caught).endswith("a rule's loss must be >= 0, and 0 where the rule holds")
+    objective = dc.Objective(net(), BelowCap(), seed=0)
+    with pytest.raises(ValueError, match="BelowCap.loss gave a negative value on 64 of 64"):
+        objective(X, y)

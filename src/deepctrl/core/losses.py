@@ -133,6 +133,14 @@ def block_sums(
         per_sample = reference_rule_loss(rule, ctx, *scales)
     else:
         per_sample = rule.loss(ctx)
+    negative = per_sample < 0
+    if bool(negative.any()):
+        raise ValueError(
+            f"{type(rule).__name__}.loss gave a negative value on {int(negative.sum())} of "
+            f"{negative.numel()} "
+            f"samples (as low as {float(per_sample.min()):.3g}): a rule's loss must be >= 0, "
+            "and 0 where the rule holds"
+        )
     return total(per_sample)
 
 
