@@ -279,3 +279,28 @@ def test_the_deepctrl_method_warns_of_a_model_that_takes_no_alpha():
         )
     with pytest.raises(ValueError, match="input_noise must be >= 0, got nan"):
         dc.fit(small_net(), rule, train=(X[:, :1].repeat(1, 3), X[:, :1]), input_noise=math.nan)
+
+
+def test_a_forward_with_keyword_arguments_gets_alpha_by_name():
+    class Gated(torch.nn.Module):  # alpha arrives in **options
+        def __init__(self) -> None:
+            super().__init__()
+            self.data, self.rule = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+
+        def forward(self, x, **options):
+            alpha = torch.as_tensor(options["alpha"]).reshape(-1, 1)
+            return alpha * self.rule(x) + (1 - alpha) * self.data(x)
+
+    X = torch.randn(64, 2, generator=torch.Generator().manual_seed(0))
+    rule = Monotonic(0, "increasing")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "takes no alpha"
+        result = dc.fit(Gated(), rule, train=(X, X[:, :1]), max_epochs=2, seeds=[0])
+        objective = dc.Objective(Gated(), rule, dc.methods.DeepCTRL(), seed=0)
+    model = result.model
+    table = dc.sweep(model, rule, X, X[:, :1], alphas=[0.0, 1.0], metrics=("mae",))
+    with torch.no_grad():
+        at = [model(X, alpha=a) for a in (0.0, 1.0)]
+    assert table["mae"][0] == pytest.approx(float((at[0] - X[:, :1]).abs().mean()), rel=1e-5)
+    assert table["mae"][1] == pytest.approx(float((at[1] - X[:, :1]).abs().mean()), rel=1e-5)
+    assert objective(X, X[:, :1]).loss.requires_grad

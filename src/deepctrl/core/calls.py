@@ -42,7 +42,8 @@ def unwrap(model: nn.Module) -> nn.Module:
 def accepts_alpha(model: nn.Module) -> bool:
     """Whether `model(x, alpha=...)` takes the rule strength: a
     [DeepCTRL][deepctrl.core.model.DeepCTRL], or any module whose `forward` has a parameter
-    named `alpha` (deepctrl passes it by name, wherever it stands in the signature).
+    named `alpha` (deepctrl passes it by name, wherever it stands in the signature) or
+    takes keyword arguments (`**kwargs`, where `alpha` arrives by that name).
 
     Args:
         model: The module, possibly wrapped (see [unwrap][deepctrl.core.calls.unwrap]).
@@ -61,9 +62,12 @@ def accepts_alpha(model: nn.Module) -> bool:
     if isinstance(inner, DeepCTRL):
         return True
     try:
-        return "alpha" in inspect.signature(inner.forward).parameters
+        parameters = inspect.signature(inner.forward).parameters
     except (TypeError, ValueError):
         return False
+    return "alpha" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
 
 
 def warn_if_alpha_unused(model: nn.Module, method: Any, stacklevel: int) -> None:
