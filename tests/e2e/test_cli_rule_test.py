@@ -74,6 +74,7 @@ def test_verdicts_and_files_on_a_known_truth_table(cli, known):
     assert (out / "rule_test.png").stat().st_size > 10_000
     assert "south" in done.stdout and "contradicted" in done.stdout
     assert f"wrote {out / 'rule_test.json'}" in done.stdout
+    assert "the verdicts judge the data, not cause and effect" in done.stdout
 
 
 @pytest.mark.parametrize(

@@ -70,6 +70,9 @@ def test_files(result, tmp_path):
     assert data["groups"]["up"]["verdict"] == "contradicted"
     report = (tmp_path / "out" / "report.md").read_text()
     assert "| up | 400 | **contradicted** |" in report
+    advice = report.split("## What to do with them")[1]
+    assert "- **contradicted**: do not impose the rule on this group" in advice
+    assert "The test judges what the data show, not cause and effect." in advice
     assert (tmp_path / "out" / "rule_test.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -121,11 +124,27 @@ def test_numeric_groups_keep_their_spelling_and_numeric_order():
     X, y = table[FEATURES], table["sales"]
     groups = np.repeat([10.0, 2.0, 1.5], 20)  # as a CSV reader gives whole numbers
     result = dc.rule_test(
-        _estimator(max_epochs=2), X, y, groups, folds=2, min_rows=30, progress=False
+        _estimator(max_epochs=2), X, y, groups, folds=2, min_rows=20, progress=False
     )
     assert list(result.groups) == ["1.5", "2", "10"]
     with pytest.raises(ValueError, match="groups has 1 missing values"):
         dc.rule_test(_estimator(), X, y, groups=[" ", *["a"] * 59])  # blank text is missing
+
+
+def test_groups_that_cannot_be_judged_or_are_the_whole_table_are_named():
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    X, y = table[FEATURES], table["sales"]
+    message = (
+        "no value of the group column has 20 rows, the fewest a group needs "
+        r"\(the largest has 2 of 60\): group more coarsely, lower min_rows"
+    )
+    with pytest.raises(ValueError, match=message):  # an id: one or two rows per value
+        dc.rule_test(_estimator(), X, y, np.arange(60) // 2, folds=2, min_rows=20)
+    with pytest.warns(UserWarning, match="one value \('north'\), so its group is the whole"):
+        result = dc.rule_test(
+            _estimator(max_epochs=2), X, y, ["north"] * 60, folds=2, progress=False
+        )
+    assert result.groups == {} and result.all.rows == 60
 
 
 def test_too_many_groups_ask_for_min_rows(monkeypatch):

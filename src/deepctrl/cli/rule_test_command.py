@@ -155,5 +155,10 @@ def rule_test_command(
     )
     files = write_rule_test(result, folder)
     _print_summary(result)
+    print(
+        "the verdicts judge the data, not cause and effect: a confounded history (prices "
+        "raised on busy days) can contradict a right rule; report.md says what to do with "
+        "each verdict"
+    )
     print("wrote " + ", ".join(str(f) for f in files))
     return 0

@@ -272,9 +272,9 @@ def rule_test(
     Raises:
         ValueError: When the estimator is not a table estimator or has no rules, `folds` or
             `min_rows` is too small, `y` or `groups` does not have one value per row,
-            `groups` has missing values, `alphas` does not rise from 0 to 1, or more than
-            [MAX_GROUPS][deepctrl.tabular.rule_test.MAX_GROUPS] segments have `min_rows`
-            rows.
+            `groups` has missing values, `alphas` does not rise from 0 to 1, no segment
+            has `min_rows` rows, or more than
+            [MAX_GROUPS][deepctrl.tabular.rule_test.MAX_GROUPS] segments have them.
     """
     _check(estimator, folds, min_rows)
     X = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
@@ -291,6 +291,20 @@ def rule_test(
     labels = _group_labels(groups, len(X)) if groups is not None else None
     sizes = labels.value_counts(sort=False) if labels is not None else pd.Series(dtype=int)
     judged = [str(g) for g, n in sizes.items() if n >= min_rows]
+    if len(sizes) > 1 and not judged:
+        raise ValueError(
+            f"no value of the group column has {min_rows} rows, the fewest a group needs "
+            f"(the largest has {int(sizes.max())} of {len(X)}): group more coarsely, "
+            "lower min_rows (--min-rows), or test the whole table without groups"
+        )
+    if len(sizes) == 1:
+        warnings.warn(
+            f"the group column has one value ({sizes.index[0]!r}), so its group is the "
+            "whole table: tested once, as 'all'",
+            UserWarning,
+            stacklevel=2,
+        )
+        sizes = sizes.iloc[:0]
     if len(sizes) > 2 * len(judged) + 10:
         warnings.warn(
             f"the group column has {len(sizes)} values and {len(sizes) - len(judged)} of "

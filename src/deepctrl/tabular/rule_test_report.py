@@ -82,6 +82,24 @@ def report_markdown(result: RuleTestResult) -> str:
         "almost every group, because DeepCTRL's rule path fits the data less closely "
         "than its data path; compare it between groups rather than with zero.",
         "",
+        "## What to do with them",
+        "",
+        "- **consistent**: the rule costs this group little; a model of it can keep the "
+        "rule strictly (a high alpha) where new rows must follow it.",
+        "- **contradicted**: do not impose the rule on this group on the data's word alone. "
+        "Either the rule does not hold here, or the history mixes its effect with "
+        "something else (below); look at the group's rows before choosing.",
+        "- **inconclusive**: the data cannot decide; more rows, or groups merged into "
+        "larger ones, may. Until then the rule's strength is a choice made on other "
+        "grounds than these data.",
+        "",
+        "The test judges what the data show, not cause and effect. When something else "
+        "moves both the rule's feature and the target (prices raised on busy days, so "
+        "that price and sales rise together), a rule that is right about the effect of "
+        "the feature can read as contradicted, and a wrong one as consistent. Where the "
+        "rule states a cause you trust, its strength is yours to set: the verdict tells "
+        "how much the history pulls against it.",
+        "",
         "![error and verification over alpha](rule_test.png)",
         "",
     ]
