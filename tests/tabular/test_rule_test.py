@@ -140,7 +140,7 @@ def test_groups_that_cannot_be_judged_or_are_the_whole_table_are_named():
     )
     with pytest.raises(ValueError, match=message):  # an id: one or two rows per value
         dc.rule_test(_estimator(), X, y, np.arange(60) // 2, folds=2, min_rows=20)
-    with pytest.warns(UserWarning, match="one value \('north'\), so its group is the whole"):
+    with pytest.warns(UserWarning, match=r"one value \('north'\), so its group is the whole"):
         result = dc.rule_test(
             _estimator(max_epochs=2), X, y, ["north"] * 60, folds=2, progress=False
         )
