@@ -224,6 +224,21 @@ def _has_date_text(series: pd.Series, may_be_dates: bool) -> bool:
     )
 
 
+def _numbers_or_nan(series: pd.Series) -> pd.Series:
+    """``pd.to_numeric(series, errors="coerce")``, read once per distinct value (a column
+    of a few categories over a million rows takes milliseconds, not seconds).
+
+    >>> _numbers_or_nan(pd.Series(["1.5", "x", None, "1.5"], dtype=object)).tolist()
+    [1.5, nan, nan, 1.5]
+    """
+    codes, distinct = pd.factorize(series, use_na_sentinel=True)
+    numbers = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan
+    )
+    values = np.where(codes >= 0, numbers[np.maximum(codes, 0)] if len(numbers) else np.nan, np.nan)
+    return pd.Series(values, index=series.index, name=series.name)
+
+
 def _mostly(rows: np.ndarray, missing: np.ndarray) -> bool:
     """Whether ``rows`` are at least half of the rows with a value."""
     return bool(rows.sum() >= 0.5 * (~missing).sum())
@@ -297,7 +312,7 @@ def clean_columns(
     unless ``drop`` is set; rows whose ``targets`` are missing are always dropped, saying
     how many, and a target of whole numbers stays whole once they are."""
     csv = path.suffix.lower() not in PARQUET_SUFFIXES
-    frame = frame.copy()
+    frame = frame.copy(deep=False)  # columns are replaced, never written into
     bad = np.zeros(len(frame), dtype=bool)
     for name in columns:
         series = frame[name]
@@ -324,7 +339,7 @@ def clean_columns(
             and not pd.api.types.is_numeric_dtype(series.dtype)
             and not pd.api.types.is_bool_dtype(series.dtype)
         ):
-            as_number = pd.to_numeric(series, errors="coerce")
+            as_number = _numbers_or_nan(series)
             text = as_number.isna().to_numpy() & ~missing
             if (
                 (~missing).sum()
@@ -358,7 +373,7 @@ def clean_columns(
             if (
                 name not in categorical
                 and pd.api.types.is_object_dtype(frame[name].dtype)
-                and pd.to_numeric(frame[name], errors="coerce").notna().all()
+                and _numbers_or_nan(frame[name]).notna().all()
             ):
                 frame[name] = pd.to_numeric(frame[name])
         for name in targets:
