@@ -58,6 +58,18 @@ def test_quick_pendulum_writes_results_report_and_figures(cli, tmp_path):
     for name in ("mae_vs_alpha.png", "verification_vs_alpha.png", "energy.png"):
         assert (out / name).read_bytes()[:8] == PNG
         assert f"({name})" in report
+    # each baseline is reported at the alpha it trains at: RuleOnly at 1, the others at 0
+    own = {k: e["eval_alpha"] for k, e in results["methods"].items()}
+    assert own == {**dict.fromkeys(METHODS, 0.0), "DeepCTRL": None, "RuleOnly": 1.0}
+    rule_only = results["methods"]["RuleOnly"]["test"]
+    row = f"| RuleOnly (at alpha 1) | {rule_only['mae']['mean'][-1]:.4g} |"
+    assert row in report
+    # of the 9,000 true test pairs 100 ms apart, one breaks the strict rule in float32
+    assert results["ground_truth"]["test_verification_ratio"] == pytest.approx(8999 / 9000)
+    (out / "report.md").unlink()
+    again = run_cli(cli, tmp_path, "reproduce", "pendulum", "--report-only", "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert (out / "report.md").read_text() == report
 
 
 @pytest.mark.slow

@@ -95,6 +95,13 @@ def _add_reproduce(subparsers: Any) -> None:
                 help="processes training side by side, each a share of the seeds "
                 "(default: one per CPU core; 1 on a GPU or under torchrun)",
             )
+        if name == "pendulum":
+            p.add_argument(
+                "--report-only",
+                action="store_true",
+                help="no training: write report.md and the alpha figures of the run in "
+                "--out again from its results.json",
+            )
         if name == "retail":
             p.add_argument(
                 "--m5-dir",
@@ -135,6 +142,11 @@ def _run_experiment(args: argparse.Namespace) -> int:
         if importlib.util.find_spec(name) is None:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
     _output_folder(args.out)
+    if vars(args).pop("report_only", False):
+        from deepctrl.paper.experiments.pendulum import rewrite_report
+
+        rewrite_report(args.out)
+        return 0
     if args.seeds is None:
         args.seeds = 10
     elif args.quick and args.seeds > 2:

@@ -145,3 +145,27 @@ def test_claims_compare_against_the_issue_thresholds(entries):
     assert [c["holds"] for c in authors] == [True, False, False, True, True]
     paper = exp.claims("paper", entries, sel)
     assert [c["holds"] for c in paper] == [True, True, False, True]
+
+
+def test_a_baseline_is_drawn_at_its_own_alpha_and_a_report_needs_a_run(tmp_path):
+    from deepctrl.io.figures import pyplot
+    from deepctrl.paper.plots.common import metric_vs_alpha
+
+    def entry(mean, own):
+        return {"eval_alpha": own, "test": {"mae": {"mean": mean, "std": [0.0] * 3}}}
+
+    methods = {
+        "DeepCTRL": entry([3.0, 2.0, 1.0], None),
+        "RuleOnly": entry([9.0, 8.0, 7.0], 1.0),  # trained at alpha 1: its line is at 7
+        "TaskOnly": entry([5.0, 6.0, 6.5], 0.0),
+    }
+    plt = pyplot()
+    fig, ax = plt.subplots()
+    metric_vs_alpha(ax, [0.0, 0.5, 1.0], methods, "mae", best_alpha=0.5, best_label="proxy")
+    lines = {line.get_label(): list(line.get_ydata()) for line in ax.lines}
+    plt.close(fig)
+    assert lines["DeepCTRL"] == [3.0, 2.0, 1.0]
+    assert lines["RuleOnly (alpha 1)"] == [7.0, 7.0] and lines["TaskOnly"] == [5.0, 5.0]
+    assert "proxy = 0.5" in lines
+    with pytest.raises(ValueError, match="is not the results.json of a pendulum run"):
+        exp.rewrite_report(str(tmp_path))

@@ -66,8 +66,13 @@ class MethodRun:
     test: list[Table]
 
     def entry(self) -> dict[str, Any]:
-        """The results.json entry of this method."""
+        """The results.json entry of this method. ``eval_alpha`` is the alpha at which a
+        method that does not draw alphas is validated and reported (RuleOnly trains at
+        alpha 1, the other baselines at 0); None for a method that draws them (its curve
+        over alpha is the result)."""
+        method = self.fit.method
         return {
+            "eval_alpha": None if method.draws_alpha else float(method.val_alpha),
             "test": summarize(self.test),
             "val": summarize(self.val),
             "epochs": list(self.fit.epochs),

@@ -23,8 +23,12 @@ def metric_vs_alpha(
     best_alpha: float | None = None,
     ylabel: str | None = None,
     title: str | None = None,
+    best_label: str = "best alpha",
 ) -> None:
-    """Draw ``metric`` of every method in ``methods`` (results.json entries) on ``ax``.
+    """Draw ``metric`` of every method in ``methods`` (results.json entries) on ``ax``: a
+    curve over alpha for a method that draws alphas, a horizontal line at its own alpha
+    (``eval_alpha``) for one that does not (or for a curve that is flat); ``best_alpha``
+    as a vertical line named ``best_label``.
 
     The i-th method gets colour ``C{i}``, so panels drawn from the same methods match.
     """
@@ -34,7 +38,16 @@ def metric_vs_alpha(
         if stats is None:
             continue
         mean, std, color = stats["mean"], stats["std"], f"C{i % 10}"
-        if _varies(mean):
+        own = entry.get("eval_alpha")
+        if own is not None:
+            ax.axhline(
+                mean[list(alphas).index(own)],
+                linestyle=next(styles, "--"),
+                label=name if own == 0 else f"{name} (alpha {own:g})",
+                lw=1.2,
+                color=color,
+            )
+        elif _varies(mean):
             ax.plot(alphas, mean, marker="o", ms=3, label=name, color=color)
             lo = [m - s for m, s in zip(mean, std, strict=True)]
             hi = [m + s for m, s in zip(mean, std, strict=True)]
@@ -43,7 +56,7 @@ def metric_vs_alpha(
             ax.axhline(mean[0], linestyle=next(styles, "--"), label=name, lw=1.2, color=color)
     if best_alpha is not None:
         ax.axvline(
-            best_alpha, color="k", linestyle="--", lw=1, label=f"best alpha = {best_alpha:g}"
+            best_alpha, color="k", linestyle="--", lw=1, label=f"{best_label} = {best_alpha:g}"
         )
     ax.set_xlabel("rule strength alpha")
     ax.set_ylabel(ylabel or metric)

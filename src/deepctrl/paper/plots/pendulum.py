@@ -24,7 +24,11 @@ def _log_if_spread(ax: Any, methods: dict[str, dict[str, Any]], metric: str) -> 
 
 
 def alpha_figures(
-    results: dict[str, Any], out_dir: Path, best_alpha: float | None = None, title: str = ""
+    results: dict[str, Any],
+    out_dir: Path,
+    best_alpha: float | None = None,
+    title: str = "",
+    best_label: str = "best alpha",
 ) -> list[str]:
     """mae_vs_alpha.png and verification_vs_alpha.png: test curves of every method."""
     plt = pyplot()
@@ -44,6 +48,7 @@ def alpha_figures(
             best_alpha,
             label,
             f"{title}{label} vs rule strength",
+            best_label,
         )
         if metric == "mae":
             _log_if_spread(ax, methods, metric)
@@ -79,11 +84,15 @@ def energy_figure(trace: dict[str, Any], path: Path) -> str:
             label=f"{name}: {above:.1%} >= 0",
         )
     right.axvline(0.0, color="k", lw=1)
-    left.set(xlabel="time (s)", ylabel="energy", title="Energy at t and predicted at t+1")
+    left.set(
+        xlabel="time (s)",
+        ylabel="energy",
+        title=f"Energy at t and predicted at t+1 (seed {trace['seed']})",
+    )
     right.set(
         xlabel="E(predicted t+1) - E(current t)",
         ylabel="test samples",
-        title="Predicted energy change (right of 0 breaks the rule)",
+        title=f"Predicted energy change, seed {trace['seed']} (right of 0 breaks the rule)",
     )
     for ax in (left, right):
         ax.grid(alpha=0.3)
@@ -94,9 +103,16 @@ def energy_figure(trace: dict[str, Any], path: Path) -> str:
 
 def write_main_figures(results: dict[str, Any], trace: dict[str, Any], out_dir: Path) -> list[str]:
     """All figures of ``deepctrl reproduce pendulum``."""
-    names = alpha_figures(results, out_dir, results["selection"]["proxy"]["alpha"])
+    names = alpha_figures_of_run(results, out_dir)
     names.append(energy_figure(trace, out_dir / "energy.png"))
     return names
+
+
+def alpha_figures_of_run(results: dict[str, Any], out_dir: Path) -> list[str]:
+    """The alpha figures of a pendulum run, marking the alpha the verification proxy
+    chose."""
+    proxy = results["selection"]["proxy"]["alpha"]
+    return alpha_figures(results, out_dir, proxy, best_label="alpha by verification proxy")
 
 
 def tsne_figure(
