@@ -181,3 +181,18 @@ def test_a_negative_rule_loss_is_refused_where_rho_is_measured():
     objective = dc.Objective(net(), BelowCap(), seed=0)
     with pytest.raises(ValueError, match="BelowCap.loss gave a negative value on 64 of 64"):
         objective(X, y)
+
+
+def test_alphas_goals_and_configs_that_are_the_wrong_kind_are_named():
+    X, y = data()
+    model = net()
+    with pytest.raises(ValueError, match=r"alphas must be a sequence of numbers, got 0.5: for"):
+        dc.sweep(model, RULE, X, y, alphas=0.5)
+    table = dc.sweep(model, RULE, X, y, alphas=torch.tensor([0.0, 1.0]))
+    assert table["alpha"] == [0.0, 1.0] or list(table["alpha"]) == [0.0, 1.0]
+    with pytest.raises(ValueError, match=r"in \(0, 1\], got 95 \(for 95 %, give 0.95\)"):
+        dc.select_alpha(table, min_verification=95)
+    with pytest.raises(ValueError, match="alpha must be a number, got None"):
+        dc.verification_ratio(model, RULE, X, alpha=None)
+    with pytest.raises(ValueError, match=r"a Tensor of shape \(1,\) is not a number"):
+        dc.save(model, "unused.safetensors", {"a": torch.ones(1)})

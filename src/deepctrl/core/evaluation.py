@@ -14,6 +14,7 @@ Examples:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -99,6 +100,24 @@ class JoinedRows:
         return self.out if self.out is not None else torch.cat(self.parts, dim=self.dim)
 
 
+def _alpha_list(alphas: Any) -> list[float]:
+    """``alphas`` as finite floats; one number instead of a sequence is an error.
+
+    >>> _alpha_list(torch.tensor([0.0, 0.5]))
+    [0.0, 0.5]
+    """
+    if isinstance(alphas, numbers.Real) or (isinstance(alphas, Tensor) and alphas.dim() != 1):
+        raise ValueError(
+            f"alphas must be a sequence of numbers, got {alphas!r}: for one alpha, give "
+            f"[{float(alphas)!r}]"
+        )
+    out = [float(a) for a in alphas]
+    bad = [a for a in out if not math.isfinite(a)]
+    if bad:
+        raise ValueError(f"alphas must be finite numbers, got {bad[0]!r}")
+    return out
+
+
 def _blocks(
     model: nn.Module,
     rule: Rule | None,
@@ -112,9 +131,7 @@ def _blocks(
     """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
     None) per block of rows of a Dataset/DataLoader, or of inputs already placed on the
     model's device and dtype (`deepctrl.core.data.as_inputs`)."""
-    bad = [a for a in alphas if not math.isfinite(float(a))]
-    if bad:
-        raise ValueError(f"alphas must be finite numbers, got {bad[0]!r}")
+    alphas = _alpha_list(alphas)
     device, dtype = _placement(model)
     block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
     leaves = rule.leaves() if rule is not None else []
@@ -271,7 +288,7 @@ def sweep(
         ValueError: When `alphas` is empty, a metric is unknown, `y` is given with a
             Dataset or DataLoader or missing with tensors, or `X` and `y` differ in rows.
     """
-    alphas = [float(a) for a in alphas]
+    alphas = _alpha_list(alphas)
     if not alphas:
         raise ValueError("sweep needs at least one alpha")
     if rule is not None:
@@ -320,6 +337,8 @@ def verification_ratio(
     Returns:
         The verification ratio, between 0 and 1 (NaN when the rule can judge no sample).
     """
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise ValueError(f"alpha must be a number, got {alpha!r}")
     checked_rule(rule)
     if is_loader(X):
         table = _streamed_sweep(model, rule, X, [float(alpha)], (), seed, False, forward)
@@ -431,6 +450,15 @@ def select_alpha(
             f"{len(table[uneven[0]])} for {len(alphas)} alphas"
         )
     if min_verification is not None:
+        if not 0 < min_verification <= 1:
+            raise ValueError(
+                f"min_verification is a ratio in (0, 1], got {min_verification!r}"
+                + (
+                    f" (for {min_verification:g} %, give {min_verification / 100:g})"
+                    if 1 < min_verification <= 100
+                    else ""
+                )
+            )
         if "verification_ratio" not in table:
             raise ValueError("the table has no verification_ratio (sweep without a rule)")
         ratios = table["verification_ratio"]

@@ -76,14 +76,20 @@ def _check_reserved(config: dict[str, Any]) -> None:
 
 def _plain_number(value: Any) -> Any:
     """A NumPy or PyTorch scalar of a config as the Python number it holds (``json.dumps``
-    calls this for what it cannot write; anything else stays an error).
+    calls this for what it cannot write; anything else stays an error, a tensor of one
+    element but of shape (1,) too, whose shape the number would lose).
 
     >>> import numpy as np
     >>> json.dumps({"lr": np.float32(0.5), "n": torch.tensor(3)}, default=_plain_number)
     '{"lr": 0.5, "n": 3}'
     """
-    if isinstance(value, np.generic) or (isinstance(value, torch.Tensor) and value.numel() == 1):
+    if isinstance(value, np.generic) or (isinstance(value, torch.Tensor) and value.dim() == 0):
         return value.item()
+    if isinstance(value, torch.Tensor | np.ndarray):
+        raise TypeError(
+            f"a {type(value).__name__} of shape {tuple(value.shape)} is not a number: store "
+            "its .tolist()"
+        )
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
