@@ -124,6 +124,22 @@ def test_validation_alphas():
     assert dc.methods.DeepCTRL().val_alpha == 0.0
     assert dc.methods.TaskOnly().val_alpha == 0.0
     assert dc.methods.RuleOnly().val_alpha == 1.0
+    with pytest.raises(ValueError, match=r"val_alpha must be in \[0, 1\], got 1.5"):
+        dc.methods.DeepCTRL(val_alpha=1.5)
+
+
+def test_deepctrl_validates_at_its_val_alpha():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(96, 3, generator=g)
+    y = X[:, :1] - X[:, 1:2]
+    model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1))
+    rule = dc.rules.Monotonic(0, "increasing")
+    method = dc.methods.DeepCTRL(rho=1.0, val_alpha=0.75)
+    result = dc.fit(model, rule, method, train=(X, y), val=(X, y), max_epochs=3, seeds=[0])
+    with torch.no_grad():  # the best weights' validation loss is their MAE at alpha 0.75
+        mae = float((result.model(X, 0.75) - y).abs().mean())
+    assert result.val_loss[0] == pytest.approx(mae, rel=1e-5)
+    assert float((result.model(X, 0.0) - y).abs().mean()) != pytest.approx(mae, rel=1e-3)
 
 
 def test_method_arguments_are_checked():

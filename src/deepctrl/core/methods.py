@@ -459,15 +459,23 @@ class DeepCTRLMethod(LinearMethod):
         prior: The distribution of alpha drawn for every batch; None is the paper's
             [Beta(0.1, 0.1)][deepctrl.priors.Beta].
         rho: The balance of the task loss against the rule loss (see above).
+        val_alpha: The alpha at which the model is validated for early stopping: 0, the
+            paper's choice, suits a prior that draws alphas near 0; a prior that never
+            does (alphas in [0.5, 1], say) should validate where it draws.
 
     Raises:
         ValueError: When `rho` is neither a positive finite number nor one of `"auto"`,
-            `"paper"` and `"epoch"`.
+            `"paper"` and `"epoch"`, or `val_alpha` is outside [0, 1].
     """
 
     draws_alpha = True
 
-    def __init__(self, prior: Prior | None = None, rho: float | str = "auto") -> None:
+    def __init__(
+        self, prior: Prior | None = None, rho: float | str = "auto", val_alpha: float = 0.0
+    ) -> None:
+        if not 0.0 <= val_alpha <= 1.0:
+            raise ValueError(f"val_alpha must be in [0, 1], got {val_alpha!r}")
+        self.val_alpha = float(val_alpha)
         if isinstance(rho, str):
             if rho not in RHO_MODES:
                 raise ValueError(f"rho must be a positive float or one of {RHO_MODES}, got {rho!r}")
