@@ -53,6 +53,41 @@ def test_a_prior_pickles_and_copies_with_its_generator_state():
         assert torch.equal(clone.sample(4), expected)
 
 
+SPAWN_CHILD = """
+import sys
+import torch
+import torch.multiprocessing as mp
+from deepctrl.core.priors import Beta
+
+
+def child(rank, prior, expected):
+    assert torch.equal(prior.sample(4), expected)  # the stream goes on where it stood
+
+
+if __name__ == "__main__":
+    prior = Beta(0.1, 0.1).spawn(3)
+    prior.sample(5)
+    expected = Beta(0.1, 0.1).spawn(3)
+    expected.sample(5)
+    mp.start_processes(child, args=(prior, expected.sample(4)), nprocs=1, start_method="spawn")
+    print("child ok")
+"""
+
+
+def test_a_prior_reaches_a_spawned_process(tmp_path):
+    # Lightning's ddp_spawn sends the module, priors included, through
+    # torch.multiprocessing, which shares tensors by file descriptor
+    import subprocess
+    import sys
+
+    script = tmp_path / "spawn_prior.py"
+    script.write_text(SPAWN_CHILD)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "child ok", done.stderr[-2000:]
+
+
 class _Constant(Prior):
     """A prior of one's own that draws ``value`` in ``shape``."""
 

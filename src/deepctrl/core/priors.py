@@ -95,15 +95,19 @@ class Prior(abc.ABC):
 
     def __getstate__(self) -> dict[str, Any]:
         # the generator as its state: torch.Generator itself pickles (and deep-copies) only
-        # from torch 2.4 on, and priors travel to worker processes and through deepcopy
+        # from torch 2.4 on, and priors travel to worker processes and through deepcopy.
+        # As bytes, not a tensor: torch.multiprocessing shares a tensor's storage by file
+        # descriptor, and this temporary one would be freed before a spawned child (as
+        # Lightning's ddp_spawn starts) opened it.
         state = self.__dict__.copy()
-        state["generator"] = self.generator.get_state()
+        state["generator"] = bytes(self.generator.get_state().numpy())
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.generator = torch.Generator()
-        self.generator.set_state(state["generator"])
+        saved = torch.frombuffer(bytearray(state["generator"]), dtype=torch.uint8)
+        self.generator.set_state(saved)
 
     def state_dict(self) -> dict[str, Any]:
         """The parameters and the generator's state, for saving.
