@@ -200,3 +200,27 @@ def test_select_alpha_names_what_is_wrong_with_a_table():
         dc.select_alpha({"alpha": [0.0], "verification_ratio": [math.nan]}, min_verification=0.9)
     with pytest.raises(ValueError, match="verification_ratio has 1 for 2 alphas"):
         dc.select_alpha({"alpha": [0.0, 1.0], "verification_ratio": [0.5]}, min_verification=0.1)
+
+
+def test_a_sweep_under_mixed_precision_judges_the_models_own_outputs():
+    class Shifted(torch.nn.Module):  # rises with x0 by a step bfloat16 cannot see at 100
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 1)
+            with torch.no_grad():
+                self.linear.weight.copy_(torch.tensor([[1.0, 0.0]]))
+                self.linear.bias.fill_(100.0)
+
+        def forward(self, x, alpha=0.0):
+            return self.linear(x)
+
+    model = Shifted()
+    rule = dc.rules.Monotonic(0, "increasing")
+    X = torch.rand(256, 2, generator=torch.Generator().manual_seed(0)) + 1.0
+    y = model(X).detach()
+    outside = dc.sweep(model, rule, X, y, alphas=[0.0], metrics=("mae",))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        inside = dc.sweep(model, rule, X, y, alphas=[0.0], metrics=("mae",))
+        ratio = dc.verification_ratio(model, rule, X)
+    assert outside["verification_ratio"] == inside["verification_ratio"] == [1.0]
+    assert ratio == 1.0 and inside["mae"] == outside["mae"] == [0.0]

@@ -13,6 +13,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 from collections.abc import Callable, Iterator, Sequence
@@ -100,6 +101,17 @@ class JoinedRows:
         return self.out if self.out is not None else torch.cat(self.parts, dim=self.dim)
 
 
+def without_autocast(device: torch.device) -> contextlib.AbstractContextManager[Any]:
+    """Turns off a caller's autocast (mixed precision) on ``device`` for a sweep: outputs
+    rounded to bfloat16 tie with their perturbed twins, and a strict rule counts every tie
+    as broken, so a model that keeps the rule exactly read far below 1. The model runs in
+    its own dtype."""
+    try:
+        return torch.autocast(device.type, enabled=False)
+    except RuntimeError:  # a device type autocast does not know: nothing to turn off
+        return contextlib.nullcontext()
+
+
 def _alpha_list(alphas: Any) -> list[float]:
     """``alphas`` as finite floats; one number instead of a sequence is an error.
 
@@ -143,7 +155,8 @@ def _blocks(
 
     def run(x: Inputs) -> tuple[Tensor, Tensor | None]:
         perturbed = [perturbed_by(leaf, x, g) for leaf, g in zip(leaves, gens, strict=True)]
-        y_hat, y_p = forward_all(lambda z: at_alphas(z, alphas), x, perturbed, out_dim=1)
+        with without_autocast(device):
+            y_hat, y_p = forward_all(lambda z: at_alphas(z, alphas), x, perturbed, out_dim=1)
         ok = satisfaction(rule, x, y_hat, perturbed, y_p) if rule is not None else None
         return y_hat, ok
 
