@@ -1,5 +1,5 @@
 """DeepCTRL inside a PyTorch Lightning ``LightningModule``: ``training_step`` returns the
-loss of ``dc.Objective``, the method's hooks run at the end of each batch and epoch, and
+loss of ``dc.Objective``, the method's hooks run after each optimizer step and epoch, and
 Lightning keeps doing what it does (early stopping, logging, devices, strategies).
 
 The task: learn how a patient's risk rises with blood pressure from noisy records; the rule
@@ -48,13 +48,16 @@ class DeepCTRLModule(L.LightningModule):
             },
             on_step=False,
             on_epoch=True,
+            sync_dist=True,  # under DDP, the mean over every rank's share
         )
         self.last = out
         return out.loss
 
-    def on_train_batch_end(self, outputs, batch, batch_idx) -> None:
-        if (batch_idx + 1) % self.trainer.accumulate_grad_batches == 0:  # an optimizer step
-            self.objective.after_step(self.last)
+    def optimizer_step(self, *args, **kwargs) -> None:
+        # once per optimizer step, after it: with accumulate_grad_batches, after the last
+        # micro-batch of each accumulation (the epoch's last, shorter one too)
+        super().optimizer_step(*args, **kwargs)
+        self.objective.after_step(self.last)
 
     def on_train_epoch_end(self) -> None:
         self.objective.after_epoch(self.trainer.train_dataloader)

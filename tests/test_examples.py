@@ -56,3 +56,38 @@ def test_lightning_module_with_objective():
     out = run("lightning_module.py")
     assert out["epochs"] == 2 and out["rho"] > 0
     assert len(out["test"]["auc"]) == 11 and out["test"]["auc"][0] > 0.6
+
+
+def test_the_lightning_module_calls_after_step_once_per_optimizer_step(tmp_path):
+    L = pytest.importorskip("lightning")
+    import importlib.util
+
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    import deepctrl as dc
+
+    spec = importlib.util.spec_from_file_location(
+        "lightning_module", EXAMPLES / "lightning_module.py"
+    )
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    X = torch.rand(80, 3, generator=torch.Generator().manual_seed(0))
+    y = (X[:, :1] > 0.5).float()
+    loader = DataLoader(TensorDataset(X, y), batch_size=8)  # 10 batches an epoch
+    model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1, out_activation="sigmoid"))
+    module = example.DeepCTRLModule(model, dc.rules.Monotonic(0, "increasing"))
+    calls = []
+    after_step = module.objective.after_step
+    module.objective.after_step = lambda out: (calls.append(out), after_step(out))
+    trainer = L.Trainer(
+        max_epochs=3,
+        accumulate_grad_batches=3,  # steps after batches 3, 6, 9 and the epoch's last, 10
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=tmp_path,
+    )
+    trainer.fit(module, loader)
+    assert trainer.global_step == 12 and len(calls) == 12
