@@ -224,3 +224,36 @@ def test_a_sweep_under_mixed_precision_judges_the_models_own_outputs():
         ratio = dc.verification_ratio(model, rule, X)
     assert outside["verification_ratio"] == inside["verification_ratio"] == [1.0]
     assert ratio == 1.0 and inside["mae"] == outside["mae"] == [0.0]
+
+
+def test_a_sweep_runs_a_wrapped_deepctrl_once_for_every_alpha_and_names_tuple_outputs():
+    class Wrapper(torch.nn.Module):  # as DDP and torch.compile wrap: the model is .module
+        def __init__(self, module) -> None:
+            super().__init__()
+            self.module, self.calls = module, 0
+
+        def forward(self, x, alpha=0.0):
+            self.calls += 1
+            return self.module(x, alpha)
+
+    model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+    X = torch.randn(32, 2, generator=torch.Generator().manual_seed(0))
+    y = X[:, :1]
+    rule = Monotonic(0, "increasing")
+    wrapped = Wrapper(model)
+    alphas = [0.0, 0.25, 0.5, 1.0]
+    table = dc.sweep(wrapped, rule, X, y, alphas=alphas, metrics=("mae",))
+    assert wrapped.calls == 0  # the encoders ran once, not once per alpha
+    assert table == dc.sweep(model, rule, X, y, alphas=alphas, metrics=("mae",))
+
+    class TwoHeads(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 2)
+
+        def forward(self, x, alpha=0.0):
+            out = self.linear(x)
+            return out[:, :1], out[:, 1:]
+
+    with pytest.raises(ValueError, match="the model returned a tuple, where a sweep needs one"):
+        dc.sweep(TwoHeads(), rule, X, y, alphas=[0.0, 1.0])

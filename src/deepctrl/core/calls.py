@@ -100,24 +100,59 @@ def predict(model: nn.Module, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
     return model(x)
 
 
+TRAINING_HINT = "join the heads with torch.cat and pass a task_loss function that reads them"
+
+
+def one_tensor(out: Any, who: str, hint: str = TRAINING_HINT) -> Tensor:
+    """`out` when it is a tensor; else a ValueError naming what the model returned.
+
+    Args:
+        out: What the model returned.
+        who: What needs one tensor ("training", "an Objective", "a sweep").
+        hint: What to do instead.
+
+    Returns:
+        `out`.
+
+    Examples:
+        >>> one_tensor((1, 2), "a sweep", "join the heads")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: the model returned a tuple, where a sweep needs one tensor of ...
+    """
+    if not isinstance(out, Tensor):
+        raise ValueError(
+            f"the model returned a {type(out).__name__}, where {who} needs one tensor of "
+            f"outputs (rows first): {hint}"
+        )
+    return out
+
+
+SWEEP_HINT = "join the heads with torch.cat, or give the sweep a forward(x, alphas) that does"
+
+
 def predict_alphas(model: nn.Module, x: Inputs, alphas: Sequence[float] | Tensor) -> Tensor:
     """Outputs at every alpha; a model without alpha repeats its output.
 
     Args:
         model: The model ([DeepCTRL][deepctrl.core.model.DeepCTRL] runs its encoders once,
-            other models once per alpha).
+            also inside a `torch.compile` or DDP wrapper, which would otherwise compile
+            once per alpha; other models run once per alpha).
         x: Its input.
         alphas: The rule strengths.
 
     Returns:
         The outputs, shape (n_alphas, batch, ...).
     """
-    if isinstance(model, DeepCTRL):
-        return model.forward_alphas(x, alphas)
+    inner = unwrap(model)
+    if isinstance(inner, DeepCTRL):
+        return inner.forward_alphas(x, alphas)
     if accepts_alpha(model):
-        return torch.stack([model(x, alpha=float(a)) for a in alphas])
+        return torch.stack(
+            [one_tensor(model(x, alpha=float(a)), "a sweep", SWEEP_HINT) for a in alphas]
+        )
     n = len(alphas)
-    y = model(x)
+    y = one_tensor(model(x), "a sweep", SWEEP_HINT)
     return y.unsqueeze(0).expand(n, *y.shape)
 
 

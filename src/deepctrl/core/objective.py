@@ -27,7 +27,13 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.calls import accepts_alpha, eval_mode, unwrap, warn_if_alpha_unused
+from deepctrl.core.calls import (
+    accepts_alpha,
+    eval_mode,
+    one_tensor,
+    unwrap,
+    warn_if_alpha_unused,
+)
 from deepctrl.core.data import as_pair, as_weights
 from deepctrl.core.inputs import Inputs, apply, batch_len, cast_floats, device_of
 from deepctrl.core.log import info
@@ -153,13 +159,7 @@ class Objective:
 
     def _forward(self, x: Inputs, alpha: float | Tensor) -> Tensor:
         out = self.model(x, alpha=alpha) if self._takes_alpha else self.model(x)
-        if not isinstance(out, Tensor):
-            raise ValueError(
-                f"the model returned a {type(out).__name__}, where an Objective needs one "
-                "tensor of outputs (rows first): join the heads with torch.cat and pass a "
-                "task_loss function that reads them"
-            )
-        return out
+        return one_tensor(out, "an Objective")
 
     def _generator(self, device: torch.device) -> torch.Generator:
         key = str(device)

@@ -32,7 +32,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 from torch.optim.adam import adam
 
-from deepctrl.core.calls import accepts_alpha, has_randomness, in_mode, unwrap
+from deepctrl.core.calls import accepts_alpha, has_randomness, in_mode, one_tensor, unwrap
 from deepctrl.core.inputs import Inputs, apply, batch_len, seed_of
 from deepctrl.core.log import info
 from deepctrl.core.seeding import derive_seed
@@ -126,13 +126,7 @@ class Stack:
     ) -> Tensor:
         kwargs = {"alpha": alpha} if self.takes_alpha else {}
         out = functional_call(self.template, (params, buffers), (x,), kwargs)
-        if not isinstance(out, Tensor):
-            raise ValueError(
-                f"the model returned a {type(out).__name__}, where training needs one tensor "
-                "of outputs (rows first): join the heads with torch.cat and pass a task_loss "
-                "function that reads them"
-            )
-        return out
+        return one_tensor(out, "training")
 
     def forward(self, x: Inputs, alpha: Tensor) -> Tensor:
         """x: (S, batch, ...) (a tensor or a dict of them), alpha: (S,) -> (S, batch, ...).
