@@ -188,8 +188,12 @@ def test_a_loader_of_inputs_alone_is_read_as_inputs():
         model, rule, X, alpha=0.3
     )
     weighted = DataLoader(TensorDataset(X, X[:, :1], torch.ones(48)), batch_size=16)
-    with pytest.raises(ValueError, match="got batches of 3 parts \\(a weight\\? weights need"):
+    with pytest.raises(ValueError, match=r"got batches of 3 parts: make its items \(x, y\)"):
         dc.fit(model, rule, train=weighted, max_epochs=1)
+    records = [{"x": x, "y": x[:1]} for x in X]
+    objective = dc.Objective(model, rule, seed=0)
+    with pytest.raises(ValueError, match=r"batches of type dict \(keys 'x', 'y'\): make its"):
+        objective.calibrate(DataLoader(records, batch_size=16))
 
 
 def test_select_alpha_names_what_is_wrong_with_a_table():

@@ -65,11 +65,16 @@ def unpack(batch: Any, name: str, need_y: bool = True) -> tuple[Inputs, Tensor |
         if isinstance(batch, Tensor | dict):
             return batch, None
     if isinstance(batch, list | tuple):
-        kind = f"{len(batch)} parts" + (
-            " (a weight? weights need tensors)" if len(batch) == 3 else ""
-        )
-        raise ValueError(f"{name} must yield (x, y) pairs, got batches of {kind}")
-    raise ValueError(f"{name} must yield (x, y) pairs, got a batch of type {type(batch).__name__}")
+        got = f"batches of {len(batch)} parts"
+    elif isinstance(batch, dict):
+        got = f"batches of type dict (keys {', '.join(map(repr, batch))})"
+    else:
+        got = f"a batch of type {type(batch).__name__}"
+    raise ValueError(
+        f"{name} must yield (x, y) pairs, got {got}: make its items (x, y) pairs (in the "
+        "Dataset or a collate_fn), or pass (X, y) tensors"
+        + (" (sample weights need tensors)" if "3 parts" in got else "")
+    )
 
 
 def prepare(
