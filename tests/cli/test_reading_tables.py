@@ -171,6 +171,19 @@ def test_thousands_separators_and_a_trailing_separator_read_as_a_user_means(tmp_
     assert read_table(text)["name"].tolist() == ["Smith, J", "1,234"]
 
 
+def test_a_semicolon_file_reads_grouped_whole_numbers_as_thousands(tmp_path, capsys):
+    # a German spreadsheet writes 1927 as "1.927": pandas alone reads 1.927
+    german = tmp_path / "de.csv"
+    german.write_text("sqft;price;share\n1.927;297.004;0.25\n850;1.003.500;1.5\n;99;2\n")
+    frame = read_table(german)
+    assert frame["sqft"].tolist()[:2] == [1927.0, 850.0] and np.isnan(frame["sqft"][2])
+    assert frame["price"].tolist() == [297004.0, 1003500.0, 99.0]
+    assert frame["share"].tolist() == [0.25, 1.5, 2.0]  # other decimals stay decimals
+    err = capsys.readouterr().err
+    assert "read column 'sqft' as numbers written with thousands separators ('1.927')" in err
+    assert "'share'" not in err
+
+
 def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys):
     (tmp_path / "d.csv").write_text("a,a,y\n1,2,3\n4,5,6\n", encoding="utf-8")
     code, _, err = run(["fit", tmp_path / "d.csv", "--target", "y", "--out", "m"], capsys)

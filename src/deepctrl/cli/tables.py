@@ -124,12 +124,17 @@ _GROUPED = {  # separator of the file -> (thousands grouping, decimal mark) of i
 }
 
 
-def _thousands(frame: pd.DataFrame, sep: str) -> pd.DataFrame:
-    """Text columns whose every value is a number, some written with thousands separators
+def _thousands(frame: pd.DataFrame, sep: str, raw: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Columns whose every value is a number, some written with thousands separators
     ("1,234.5" in a comma file, "1.234,5" in a semicolon file), as numbers, with a note.
+    ``raw``, the file read as text, lets a column that pandas read as numbers be checked
+    too: in a semicolon file pandas reads the grouped whole number "1.927" as 1.927.
 
     >>> _thousands(pd.DataFrame({"n": ["1,234", "56", None]}), ",").n.tolist()
     [1234.0, 56.0, nan]
+    >>> german = pd.DataFrame({"sqft": [1.927, 850.0]})
+    >>> _thousands(german, ";", pd.DataFrame({"sqft": ["1.927", "850"]})).sqft.tolist()
+    [1927.0, 850.0]
     """
     group, mark = _GROUPED.get(sep, (",", "."))
     g, m = re.escape(group), re.escape(mark)
@@ -137,7 +142,9 @@ def _thousands(frame: pd.DataFrame, sep: str) -> pd.DataFrame:
     plain = re.compile(rf"^[-+]?\d+({m}\d+)?$")
     for name in frame.columns:
         series = frame[name]
-        if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+        if raw is not None and pd.api.types.is_numeric_dtype(series):
+            series = raw[name]
+        elif not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
             continue
         present = series.dropna().astype(str).str.strip()
         is_grouped = present.str.match(grouped)
@@ -185,9 +192,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
             sep = _separator(path)
             _check_header(path, sep)
             frame = _empty_unnamed(pd.read_csv(path, sep=sep), path)
+            raw = None
             if sep == ";":
                 frame = _decimal_commas(frame)
-            frame = _thousands(frame, sep)
+                raw = pd.read_csv(path, sep=sep, dtype=str)[frame.columns]
+            frame = _thousands(frame, sep, raw)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:
