@@ -184,6 +184,24 @@ def test_a_semicolon_file_reads_grouped_whole_numbers_as_thousands(tmp_path, cap
     assert "'share'" not in err
 
 
+def test_a_blank_class_label_is_a_missing_target(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0, 1, 120)
+    label = np.where(x > 0.5, "late", "ontime").astype(object)
+    label[[3, 8]] = " "
+    pd.DataFrame({"x": x, "status": label}).to_csv(tmp_path / "t.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    code, out, err = run(
+        ["fit", tmp_path / "t.csv", "--target", "status", "--out", model, *FAST], capsys
+    )
+    assert code == 0, err
+    assert "dropped 2 of 120 rows with a missing target" in err
+    assert "trained DeepCTRLClassifier on 94 rows (validated on 24)" in out
+    import deepctrl as dc
+
+    assert dc.DeepCTRLClassifier.load(model).classes_.tolist() == ["late", "ontime"]
+
+
 def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys):
     (tmp_path / "d.csv").write_text("a,a,y\n1,2,3\n4,5,6\n", encoding="utf-8")
     code, _, err = run(["fit", tmp_path / "d.csv", "--target", "y", "--out", "m"], capsys)

@@ -45,10 +45,19 @@ def test_the_summary_names_a_column_given_by_position():
 def test_missing_class_labels_are_refused_in_one_line():
     X = pd.DataFrame({"a": np.arange(8.0)})
     y = pd.Series(["x", "y", None, "x", "y", "x", np.nan, "x"])
-    with pytest.raises(ValueError, match=r"y has 2 missing class label\(s\) \(first at row 2\)"):
+    with pytest.raises(ValueError, match=r"y has 2 missing class label\(s\) \(first at row 2;"):
         dc.DeepCTRLClassifier(**FAST).fit(X, y)
     with pytest.raises(ValueError, match=r"y has only 1 class \('late'\); a classifier needs"):
         dc.DeepCTRLClassifier(**FAST).fit(X, np.array(["late"] * 8))
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_blank_class_labels_are_missing_labels(blank):
+    X = pd.DataFrame({"x": np.arange(40.0)})
+    y = np.where(X["x"] > 20, "late", "ontime").astype(object)
+    y[7] = blank
+    with pytest.raises(ValueError, match=r"y has 1 missing class label\(s\) \(first at row 7;"):
+        dc.DeepCTRLClassifier(**FAST).fit(X, y)
 
 
 def test_a_frame_given_to_a_model_fitted_on_an_array_is_read_by_position():
@@ -136,6 +145,16 @@ def test_a_bad_date_and_an_unseen_class_are_named():
         est.predict(bad)
     with pytest.raises(ValueError, match=r"^y \(column 'status'\) has 1 rows with classes not"):
         est.sweep(X, y.where(X["x"] != 5, "lost"))
+    # labels of another type than the model's classes: named, not a comparison TypeError
+    numbers = pd.Series(np.where(X["x"] > 30, 1, 0), name="status")
+    message = r"has 60 rows with classes not seen in training, e\.g\. 0 \(the model's classes"
+    with pytest.raises(ValueError, match=message):
+        est.sweep(X, numbers)
+    as_text = pd.Series(y.to_numpy(), name="status", dtype=object)
+    assert est.sweep(X, as_text, [0.0])["accuracy"][0] == est.sweep(X, y, [0.0])["accuracy"][0]
+    regressor = dc.DeepCTRLRegressor(**FAST).fit(X[["x"]], X["x"])
+    with pytest.raises(ValueError, match=r"^y \(column 'status'\) holds text \('late'\), but a"):
+        regressor.sweep(X[["x"]], y.sort_values(ascending=True))
 
 
 def test_set_params_alpha_on_a_fitted_estimator_is_the_alpha_predict_uses():

@@ -370,6 +370,9 @@ def clean_columns(
                     )
                 frame[name] = as_number
                 bad |= text
+        if name in targets and not pd.api.types.is_numeric_dtype(series.dtype):
+            blank = series.astype(object).str.strip().eq("")  # text of spaces: no label
+            missing = missing | blank.fillna(False).to_numpy(dtype=bool)
         if drop or name in targets:
             bad |= missing
     if bad.any():

@@ -45,7 +45,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, colum
 from torch import Tensor
 
 from deepctrl.core.metrics import score
-from deepctrl.tabular.encoding import shown
+from deepctrl.tabular.encoding import category_key, listed, shown
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
 from deepctrl.tabular.frames import target_names
 from deepctrl.tabular.model_file import load_estimator, register
@@ -67,13 +67,24 @@ def _labels(y: Any, warn: bool = False) -> np.ndarray:
     if isinstance(y, pd.Series) and numpy_dtype is not None and not y.isna().any():
         y = y.to_numpy(dtype=numpy_dtype)
     labels = column_or_1d(y, warn=warn)
-    missing = np.flatnonzero(pd.isna(labels))
+    missing = np.flatnonzero(pd.isna(labels) | _blank(labels))
     if len(missing):
         raise ValueError(
-            f"y has {len(missing)} missing class label(s) (first at row {missing[0]}); "
-            "drop those rows or give them a class"
+            f"y has {len(missing)} missing class label(s) (first at row {missing[0]}; empty "
+            "text counts as missing); drop those rows or give them a class"
         )
     return labels
+
+
+def _blank(labels: np.ndarray) -> np.ndarray:
+    """Which labels are text of spaces only (or empty), which a table means as missing.
+
+    >>> _blank(np.array(["a", " ", ""], dtype=object)).tolist()
+    [False, True, True]
+    """
+    if labels.dtype.kind not in "OUS":
+        return np.zeros(len(labels), dtype=bool)
+    return np.array([isinstance(v, str) and not v.strip() for v in labels], dtype=bool)
 
 
 def _target_named(name: str) -> str:
@@ -224,7 +235,17 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
 
     def _values(self, y: Any, n: int) -> tuple[np.ndarray, bool]:
         """y as (n, n_targets) floats, and whether it was 1-D."""
-        arr = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
+        try:
+            arr = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
+        except ValueError as exc:
+            if "convert" not in str(exc):
+                raise
+            names = target_names(y) or ["y"]
+            raise ValueError(
+                f"{_target_named(names[0]) if len(names) == 1 else 'y'} holds text "
+                f"({str(exc).rpartition(': ')[2]}), but a regressor needs numbers: for "
+                "classes, use DeepCTRLClassifier (on the command line, --task classification)"
+            ) from None
         if arr.ndim > 2 or arr.shape[0] != n:
             raise ValueError(f"y must have one row per row of X ({n}), got shape {arr.shape}")
         return arr.reshape(n, -1).astype(np.float64), arr.ndim == 1
@@ -496,12 +517,20 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         labels = _labels(y)
         if labels.shape[0] != n:
             raise ValueError(f"y has {labels.shape[0]} rows but X has {n}")
-        index = np.searchsorted(self.classes_, labels).clip(0, len(self.classes_) - 1)
-        unknown = self.classes_[index] != labels
+        codes, distinct = pd.factorize(labels)
+        exact = {c: i for i, c in enumerate(self.classes_.tolist())}
+        by_text = {category_key(c): i for i, c in enumerate(self.classes_.tolist())}
+        found = np.array(
+            [exact[v] if v in exact else by_text.get(category_key(v), -1) for v in distinct],
+            dtype=np.int64,
+        )
+        index = found[codes]
+        unknown = index < 0
         if unknown.any():
             raise ValueError(
                 f"{_target_named(self.target_name_)} has {int(unknown.sum())} rows with "
-                f"classes not seen in training, e.g. {shown(labels[unknown][0])}"
+                f"classes not seen in training, e.g. {shown(labels[unknown][0])} (the "
+                f"model's classes: {listed(self.classes_.tolist())})"
             )
         return index
 
