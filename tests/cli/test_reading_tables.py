@@ -202,6 +202,19 @@ def test_a_blank_class_label_is_a_missing_target(tmp_path, capsys):
     assert dc.DeepCTRLClassifier.load(model).classes_.tolist() == ["late", "ontime"]
 
 
+def test_a_text_target_with_a_value_per_row_is_not_taken_for_classes(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    x = rng.uniform(0, 1, 200)
+    price = [f"${v:,.0f}" for v in 250_000 + 100_000 * x + rng.normal(0, 5_000, 200)]
+    pd.DataFrame({"x": x, "price": price}).to_csv(tmp_path / "p.csv", index=False)
+    args = ["fit", tmp_path / "p.csv", "--target", "price", "--out", tmp_path / "m", *FAST]
+    code, _, err = run(args, capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "target column 'price' has 200 distinct values in 200 rows, too many to be" in err
+    assert "currency sign" in err and "--task classification" in err
+    assert run([*args, "--task", "classification"], capsys)[0] == 0  # asked for: trained
+
+
 def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys):
     (tmp_path / "d.csv").write_text("a,a,y\n1,2,3\n4,5,6\n", encoding="utf-8")
     code, _, err = run(["fit", tmp_path / "d.csv", "--target", "y", "--out", "m"], capsys)

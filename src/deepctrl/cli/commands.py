@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -92,11 +93,44 @@ def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
         return task, None
     if not numeric:
         chosen = "classification"
+        _check_class_count(series)
     else:
         values = series.to_numpy(dtype=np.float64)
         integral = bool(np.all(values == np.round(values)))
         chosen = "classification" if integral and len(np.unique(values)) <= 10 else "regression"
     return chosen, f"task: {chosen} (from target column {series.name!r}; set --task to choose)"
+
+
+_DRESSED_NUMBER = re.compile(r"^[\s$€£¥+-]*[\d.,\s]+[\s%$€£¥]*$")
+
+
+def _check_class_count(series: pd.Series) -> None:
+    """A text target with more distinct values than classes can be (more than 50, and
+    more than half of its rows) is an error, saying whether they look like numbers
+    dressed with a currency sign or a percent.
+
+    >>> _check_class_count(pd.Series([f"${i},000" for i in range(100)], name="price"))
+    Traceback (most recent call last):
+    ...
+    ValueError: target column 'price' has 100 distinct values in 100 rows, too many to be ...
+    """
+    present = series.dropna().astype(str)
+    distinct = present.nunique()
+    if distinct <= max(50, len(present) // 2):
+        return
+    dressed = present.str.match(_DRESSED_NUMBER).mean() >= 0.9
+    raise ValueError(
+        f"target column {series.name!r} has {distinct} distinct values in {len(present)} rows, "
+        "too many to be classes"
+        + (
+            ": they look like numbers written with a currency sign, a percent or thousands "
+            f"separators ({present.iloc[0]!r}); write them as plain numbers for a regression,"
+            " or"
+            if dressed
+            else ";"
+        )
+        + " give --task classification to train on them as classes"
+    )
 
 
 def check_table_rules(
