@@ -213,3 +213,16 @@ def test_a_default_alpha_chosen_on_few_rows_is_warned_about():
         warnings.simplefilter("error")
         dc.DeepCTRLRegressor(**FAST).fit(X, y)
         few.set_params(validation="cross_fit", n_seeds=2).fit(X, y)
+
+
+def test_a_validation_fraction_that_leaves_almost_nothing_to_train_on():
+    X = pd.DataFrame({"x": np.arange(100.0)})
+    y = X["x"] * 2
+    with pytest.raises(ValueError, match=r"validation_fraction=0.995 leaves 0 of 100 rows to"):
+        dc.DeepCTRLRegressor(**FAST, validation_fraction=0.995).fit(X, y)
+    with pytest.warns(UserWarning, match="trains on 30 rows and validates on 70: fewer rows"):
+        est = dc.DeepCTRLRegressor(**FAST, validation_fraction=0.7).fit(X, y)
+    assert est.n_validation_ == 70
+    labels = np.where(X["x"] > 50, "hi", "lo")
+    with pytest.raises(ValueError, match=r"leaves 1 of 100 rows to train on"):
+        dc.DeepCTRLClassifier(**FAST, validation_fraction=0.99).fit(X, labels)

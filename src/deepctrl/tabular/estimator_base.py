@@ -258,12 +258,32 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         return float(self.min_error_alpha_) if value == "min_error" else float(value)
 
     # -- training ------------------------------------------------------------------------
+    def _n_validation(self, n: int) -> int:
+        """How many of `n` rows validate: none when fewer than 2 would; an error when fewer
+        than 2 would be left to train on, a warning when fewer train than validate."""
+        n_val = round(self.validation_fraction * n)
+        if n_val < 2:
+            return 0
+        if n - n_val < 2:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction:g} leaves {n - n_val} of {n} "
+                "rows to train on; lower it (--val-fraction on the command line)"
+            )
+        if n - n_val < n_val:
+            warnings.warn(
+                f"validation_fraction={self.validation_fraction:g} trains on {n - n_val} rows "
+                f"and validates on {n_val}: fewer rows train than validate",
+                UserWarning,
+                stacklevel=4,
+            )
+        return n_val
+
     def _split(
         self, n: int, y: np.ndarray, rng: np.random.RandomState
     ) -> tuple[np.ndarray, np.ndarray]:
-        n_val = round(self.validation_fraction * n)
+        n_val = self._n_validation(n)
         order = rng.permutation(n)
-        if n_val < 2 or n - n_val < 2:
+        if not n_val:
             return order, order[:0]
         return order[n_val:], order[:n_val]
 

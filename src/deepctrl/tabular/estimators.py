@@ -489,8 +489,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
     def _split(
         self, n: int, y: np.ndarray, rng: np.random.RandomState
     ) -> tuple[np.ndarray, np.ndarray]:
-        n_val = round(self.validation_fraction * n)
-        if n_val < 2 or n - n_val < 2:
+        n_val = self._n_validation(n)
+        if not n_val:
             return rng.permutation(n), np.arange(0)
         try:
             return tuple(
