@@ -656,6 +656,14 @@ def test_predict_writes_the_format_its_out_suffix_names(fitted, tmp_path, capsys
             == 0
         )
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "p.parquet"), expected)
+    for name in ("p.xlsx", "p.json", "p.tsv.gz"):  # CSV text under such a name misleads
+        code, _, err = run(
+            ["predict", str(model), str(data), "--out", str(tmp_path / name)], capsys
+        )
+        assert code == 2 and "deepctrl writes CSV (.csv, or compressed" in err
+        assert not (tmp_path / name).exists()
+    assert run(["predict", str(model), str(data), "--out", str(tmp_path / "p")], capsys)[0] == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "p"), expected)
 
 
 def test_predict_to_standard_output_keeps_messages_on_stderr(fitted, tmp_path, capsys, monkeypatch):

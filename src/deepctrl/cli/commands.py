@@ -23,7 +23,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.table_output import STDOUT, write_table
+from deepctrl.cli.table_output import STDOUT, check_table_name, write_table
 from deepctrl.cli.tables import (
     as_categories,
     clean_columns,
@@ -527,6 +527,8 @@ def predict_command(
     no alpha does)."""
     to_stdout = out == STDOUT
     out_path = Path(out) if to_stdout else check_output_path(out, model, data)
+    if not to_stdout:
+        check_table_name(out)
     report = sys.stderr if to_stdout else sys.stdout  # keep standard output for the table
     value = _alpha_option(alpha)
     goal = None if min_verification is None else _goal(min_verification)
