@@ -215,6 +215,33 @@ def test_a_text_target_with_a_value_per_row_is_not_taken_for_classes(tmp_path, c
     assert run([*args, "--task", "classification"], capsys)[0] == 0  # asked for: trained
 
 
+def test_a_weight_column_and_a_loss_reach_the_model_as_in_python(tmp_path, capsys):
+    import deepctrl as dc
+
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0, 1, 200)
+    w = rng.choice([0.5, 1.0, 3.0], 200)
+    frame = pd.DataFrame({"x": x, "w": w, "y": 3 * x + rng.standard_t(2, 200)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    args = ["fit", tmp_path / "t.csv", "--target", "y", "--out", model, *FAST]
+    code, out, err = run([*args, "--loss", "mae", "--weight-column", "w"], capsys)
+    assert code == 0, err
+    assert "rows weighted by column 'w'" in out
+    cli = dc.DeepCTRLRegressor.load(model)
+    assert cli.loss == "mae" and cli.feature_names_in_.tolist() == ["x"]  # w is no input
+    python = dc.DeepCTRLRegressor(loss="mae", max_epochs=5, random_state=0, verbose=False)
+    python.fit(frame[["x"]], frame["y"], sample_weight=frame["w"].to_numpy())
+    np.testing.assert_array_equal(cli.predict(frame[["x"]]), python.predict(frame[["x"]]))
+    for extra, message in (
+        (["--weight-column", "v"], "has no weight column 'v'"),
+        (["--weight-column", "y"], "--weight-column 'y' is the target or an id column"),
+        (["--task", "classification", "--loss", "mae"], "--loss is for regression"),
+    ):
+        code, _, err = run([*args, *extra], capsys)
+        assert code == 2 and message in err, err
+
+
 def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys):
     (tmp_path / "d.csv").write_text("a,a,y\n1,2,3\n4,5,6\n", encoding="utf-8")
     code, _, err = run(["fit", tmp_path / "d.csv", "--target", "y", "--out", "m"], capsys)

@@ -258,9 +258,13 @@ def fit_command(
     progress: bool = True,
     device: str = "cpu",
     categorical: Sequence[str] = (),
+    loss: str | None = None,
+    weight_column: str | None = None,
 ) -> int:
     """``deepctrl fit``: train a table model and write it to ``out``; the ``categorical``
-    columns are read as categories whatever their values look like."""
+    columns are read as categories whatever their values look like; ``loss`` ("mse" or
+    "mae") trains a regressor, ``weight_column`` holds each row's sample weight (not a
+    feature)."""
     out_path = check_output_path(out, data)
     check_device(device)
     if cross_fit and val_fraction is not None:
@@ -286,7 +290,15 @@ def fit_command(
     ids = id_frame(frame, id_columns, data).columns
     if target in ids:
         raise ValueError(f"the target {target!r} cannot be an id column")
-    all_features = [c for c in frame.columns if c != target and c not in ids]
+    weights = [] if weight_column is None else [weight_column]
+    if weight_column is not None and weight_column not in frame.columns:
+        raise ValueError(
+            f"{path} has no weight column {weight_column!r} (columns: "
+            f"{listed(list(frame.columns))})"
+        )
+    if weight_column in (target, *ids):
+        raise ValueError(f"--weight-column {weight_column!r} is the target or an id column")
+    all_features = [c for c in frame.columns if c not in (target, *weights) and c not in ids]
     features, left_out = feature_columns(frame, all_features, categorical, path)
     if not features:
         raise ValueError(
@@ -294,8 +306,15 @@ def fit_command(
             + (" and the id columns" if len(ids) else "")
         )
     frame = clean_columns(
-        frame, [*features, target], path, drop_missing, targets=[target], categorical=categorical
+        frame,
+        [*features, target, *weights],
+        path,
+        drop_missing,
+        targets=[target],
+        categorical=categorical,
     )
+    if weight_column is not None and not pd.api.types.is_numeric_dtype(frame[weight_column]):
+        raise ValueError(f"--weight-column {weight_column!r} must hold numbers")
     if frame[target].nunique() == 1:
         raise ValueError(
             f"target column {target!r} is constant ({shown(frame[target].iloc[0])}): there is "
@@ -305,6 +324,8 @@ def fit_command(
     check_rule_class(task, rule_class, inferred=note is not None)
     if task == "regression" and class_weight is not None:
         raise ValueError("--class-weight is for classification; the task is regression")
+    if task == "classification" and loss is not None:
+        raise ValueError("--loss is for regression; a classifier trains on the log loss")
     for spec in monotonic:
         if spec.rpartition("=")[0].strip() == target:
             raise ValueError(f"--monotonic {spec}: {target!r} is the target; name a feature")
@@ -323,13 +344,18 @@ def fit_command(
     )
     if class_weight is not None:
         est.set_params(class_weight=class_weight)
+    if loss is not None:
+        est.set_params(loss=loss)
     not_features = {**dict.fromkeys(ids, "an --id-column"), **left_out}
     check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:
         print(note, file=sys.stderr)
-    est.fit(frame[features], frame[target])
+    sample_weight = None if weight_column is None else frame[weight_column].to_numpy(float)
+    est.fit(frame[features], frame[target], sample_weight=sample_weight)
     est.save(out_path)
     print(est.summary())
+    if weight_column is not None:
+        print(f"rows weighted by column {weight_column!r} (losses, errors and alpha choice)")
     print(f"model written to {out_path}")
     return 0
 

@@ -274,6 +274,20 @@ def _add_fit(subparsers: Any) -> None:
         "class is predicted (default: every row weighs the same)",
     )
     p.add_argument(
+        "--loss",
+        choices=["mse", "mae"],
+        default=None,
+        help="regression: the training loss, which also chooses alpha (default mse; mae "
+        "for targets with outliers)",
+    )
+    p.add_argument(
+        "--weight-column",
+        default=None,
+        metavar="COL",
+        help="a column of non-negative sample weights (not a feature): each row's losses "
+        "and errors count that many times",
+    )
+    p.add_argument(
         "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
     )
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
@@ -312,6 +326,8 @@ def _run_fit(args: argparse.Namespace) -> int:
         progress=args.progress,
         device=args.device,
         categorical=args.categorical,
+        loss=args.loss,
+        weight_column=args.weight_column,
     )
 
 
