@@ -242,6 +242,16 @@ def test_a_weight_column_and_a_loss_reach_the_model_as_in_python(tmp_path, capsy
         assert code == 2 and message in err, err
 
 
+def test_a_column_named_like_an_onnx_input_gets_a_note_at_fit(tmp_path, capsys):
+    rng = np.random.default_rng(8)
+    x = rng.uniform(0, 1, 100)
+    pd.DataFrame({"alpha": x, "y": 2 * x}).to_csv(tmp_path / "t.csv", index=False)
+    args = ["fit", tmp_path / "t.csv", "--target", "y", "--out", tmp_path / "m", *FAST]
+    code, _, err = run(args, capsys)
+    assert code == 0
+    assert "note: column 'alpha' has a name the ONNX file uses for its own input" in err
+
+
 def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys):
     (tmp_path / "d.csv").write_text("a,a,y\n1,2,3\n4,5,6\n", encoding="utf-8")
     code, _, err = run(["fit", tmp_path / "d.csv", "--target", "y", "--out", "m"], capsys)

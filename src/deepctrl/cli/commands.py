@@ -350,6 +350,14 @@ def fit_command(
     check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:
         print(note, file=sys.stderr)
+    from deepctrl.tabular.onnx_graph import onnx_name_clashes
+
+    for name in onnx_name_clashes(features, task == "classification"):
+        print(
+            f"note: column {name!r} has a name the ONNX file uses for its own input or output, "
+            "so deepctrl export will refuse this model: rename the column to export it",
+            file=sys.stderr,
+        )
     sample_weight = None if weight_column is None else frame[weight_column].to_numpy(float)
     est.fit(frame[features], frame[target], sample_weight=sample_weight)
     est.save(out_path)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -312,6 +313,17 @@ def preprocessing_graph(
     return model
 
 
+def onnx_name_clashes(columns: Sequence[str], classifier: bool) -> list[str]:
+    """The columns whose names an ONNX file of the model uses for its own inputs and
+    outputs (or internal values), so that `to_onnx` refuses them.
+
+    >>> onnx_name_clashes(["alpha", "label", "price"], classifier=False)
+    ['alpha']
+    """
+    reserved = {"alpha", *(["label", "probabilities"] if classifier else ["prediction"])}
+    return [n for n in columns if n in reserved or n.startswith(INTERNAL)]
+
+
 def table_graph(est: DeepCTRLEstimator) -> Any:
     """The fitted estimator `est` as one ONNX ModelProto (see the module docstring)."""
     require("onnx", "onnxscript")
@@ -320,8 +332,7 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
     encoder = est.encoder_
     classifier = hasattr(est, "classes_")
     outputs = ["label", "probabilities"] if classifier else ["prediction"]
-    reserved = {"alpha", *outputs}
-    clash = [n for n in encoder.names if n in reserved or n.startswith(INTERNAL)]
+    clash = onnx_name_clashes(encoder.names, classifier)
     if clash:
         raise ValueError(
             f"the table has a column named {clash[0]!r}, which the ONNX file "
