@@ -252,6 +252,18 @@ def test_a_column_named_like_an_onnx_input_gets_a_note_at_fit(tmp_path, capsys):
     assert "note: column 'alpha' has a name the ONNX file uses for its own input" in err
 
 
+def test_a_model_number_column_of_text_names_its_line_and_a_decimal_comma(tmp_path, capsys):
+    data, model = _stores(tmp_path)
+    assert run(["fit", data, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    frame = pd.read_csv(data).drop(columns="y")
+    frame["x"] = [f"{v:.2f}".replace(".", ",") for v in frame["x"]]  # every value is text
+    frame.to_csv(tmp_path / "eu.csv", index=False)
+    code, _, err = run(["predict", model, tmp_path / "eu.csv", "--out", "-"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert f"column 'x' has text in {len(frame)} of {len(frame)} rows (line 2: " in err
+    assert "a decimal comma is read in a semicolon-separated file (or write " in err
+
+
 def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys):
     (tmp_path / "d.csv").write_text("a,a,y\n1,2,3\n4,5,6\n", encoding="utf-8")
     code, _, err = run(["fit", tmp_path / "d.csv", "--target", "y", "--out", "m"], capsys)

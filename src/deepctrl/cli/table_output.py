@@ -46,27 +46,49 @@ def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
     return buffer.getvalue()
 
 
+OTHER_FORMATS = (
+    ".xlsx",
+    ".xls",
+    ".ods",
+    ".json",
+    ".jsonl",
+    ".ndjson",
+    ".tsv",
+    ".tab",
+    ".feather",
+    ".arrow",
+    ".orc",
+    ".avro",
+    ".h5",
+    ".hdf5",
+    ".pkl",
+    ".pickle",
+    ".xml",
+    ".html",
+    ".db",
+    ".sqlite",
+)
+"""Suffixes of table formats deepctrl does not write: a name ending in one would get CSV."""
+
+
 def check_table_name(name: str | Path) -> None:
     """Refuse a file name whose suffix asks for a format deepctrl does not write (a
-    spreadsheet, JSON, tab-separated), which would get CSV under that name; a name without
-    a suffix, or ending in .txt, is CSV.
+    spreadsheet, JSON, tab-separated), which would get CSV text under that name; any other
+    name is CSV (or Parquet, or compressed CSV, by its suffix).
 
     >>> check_table_name("p.xlsx")
     Traceback (most recent call last):
     ...
     ValueError: --out p.xlsx: deepctrl writes CSV (.csv, or compressed: .csv.gz, ...
     """
-    path = Path(name)
-    suffixes = [s.lower() for s in path.suffixes]
+    suffixes = [s.lower() for s in Path(name).suffixes]
     if suffixes and suffixes[-1] in _COMPRESSION:
         suffixes = suffixes[:-1]
-    last = suffixes[-1] if suffixes else ""
-    if last in ("", ".csv", ".txt", *PARQUET_SUFFIXES) or not last[1:].isalpha():
-        return
-    raise ValueError(
-        f"--out {name}: deepctrl writes CSV (.csv, or compressed: .csv.gz, .csv.bz2, .csv.xz, "
-        ".csv.zip) or Parquet (.parquet, .pq); give one of those suffixes"
-    )
+    if suffixes and suffixes[-1] in OTHER_FORMATS:
+        raise ValueError(
+            f"--out {name}: deepctrl writes CSV (.csv, or compressed: .csv.gz, .csv.bz2, "
+            ".csv.xz, .csv.zip) or Parquet (.parquet, .pq); give one of those suffixes"
+        )
 
 
 def write_table(frame: pd.DataFrame, out: str | Path) -> None:

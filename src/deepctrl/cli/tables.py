@@ -316,10 +316,12 @@ def clean_columns(
     """Check ``columns`` for text in mostly-numeric columns and for values that are not
     dates in date columns (an error naming the first such line, or with ``drop`` those rows
     are dropped); ``categorical`` columns hold categories, numbers and text alike, and are
-    not checked. The date columns are ``dates`` (a model's), or when None the text columns
-    whose values are mostly ISO 8601 dates. Missing values stay (the model imputes them),
-    unless ``drop`` is set; rows whose ``targets`` are missing are always dropped, saying
-    how many, and a target of whole numbers stays whole once they are."""
+    not checked. The date columns are ``dates`` (a model's, whose other columns are then
+    numbers or categories), or when None the text columns whose values are mostly ISO 8601
+    dates (and a number column is one whose values are mostly numbers). Missing values
+    stay (the model imputes them), unless ``drop`` is set; rows whose ``targets`` are
+    missing are always dropped, saying how many, and a target of whole numbers stays whole
+    once they are."""
     csv = path.suffix.lower() not in PARQUET_SUFFIXES
     frame = frame.copy(deep=False)  # columns are replaced, never written into
     bad = np.zeros(len(frame), dtype=bool)
@@ -350,9 +352,12 @@ def clean_columns(
         ):
             as_number = _numbers_or_nan(series)
             text = as_number.isna().to_numpy() & ~missing
+            # a model's number column holds numbers only; in a new table, most values must
+            # be numbers for the column to count as one
+            known = dates is not None and name not in targets
             if (
                 (~missing).sum()
-                and as_number.notna().sum() >= 0.5 * (~missing).sum()
+                and (known or as_number.notna().sum() >= 0.5 * (~missing).sum())
                 and text.any()
             ):
                 rows = np.flatnonzero(text)
@@ -363,10 +368,16 @@ def clean_columns(
                         if hint
                         else ""
                     )
+                    first = series.iloc[rows[0]]
+                    comma = re.match(r"^\s*[-+]?\d+,\d+\s*$", str(first))
+                    if comma and csv and _separator(path) != ";":
+                        tip += (
+                            "; a decimal comma is read in a semicolon-separated file (or "
+                            f"write {str(first).strip().replace(',', '.')})"
+                        )
                     raise ValueError(
                         f"{path}: column {name!r} has text in {len(rows)} of "
-                        f"{len(frame)} rows ({_lines(rows, csv)}: "
-                        f"{series.iloc[rows[0]]!r}){tip}"
+                        f"{len(frame)} rows ({_lines(rows, csv)}: {first!r}){tip}"
                     )
                 frame[name] = as_number
                 bad |= text
