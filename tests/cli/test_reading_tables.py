@@ -398,6 +398,15 @@ def test_an_identifier_column_is_left_out_with_a_note(tmp_path, capsys):
     args = ["fit", tmp_path / "orders.csv", "--target", "y", "--id-column", "order"]
     code, out, err = run([*args, "--out", model, *FAST], capsys)
     assert code == 0 and "left out" not in err
+    # kept, with a note: a customer number and a column of one value
+    frame.assign(customer=np.arange(1000, 1000 + n), country="US").to_csv(
+        tmp_path / "more.csv", index=False
+    )
+    args = ["fit", tmp_path / "more.csv", "--target", "y", "--id-column", "order"]
+    code, out, err = run([*args, "--out", model, *FAST], capsys)
+    assert code == 0 and "3 inputs after encoding" in out
+    assert "column 'customer' holds a different whole number in every row; if it" in err
+    assert "column 'country' holds one value in every row ('US'), from which" in err
 
 
 def test_a_mistyped_date_names_its_line_at_fit_and_at_predict(tmp_path, capsys):

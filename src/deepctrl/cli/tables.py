@@ -300,7 +300,32 @@ def left_out_columns(
                 file=sys.stderr,
             )
             left_out[name] = IDENTIFIER
+        else:
+            _note_kept(series, name, path, present)
     return left_out
+
+
+def _note_kept(series: pd.Series, name: str, path: Path, present: int) -> None:
+    """Notes on a column the model keeps but may not want: one value in every row (nothing
+    to learn from), or a different whole number in every row (a customer number?)."""
+    distinct = series.nunique(dropna=True)
+    if distinct == 1 and present >= 2:
+        print(
+            f"note: {path}: column {name!r} holds one value in every row "
+            f"({series.dropna().iloc[0]!r}), from which the model learns nothing",
+            file=sys.stderr,
+        )
+    elif (
+        present >= IDENTIFIER_ROWS
+        and pd.api.types.is_integer_dtype(series.dtype)
+        and distinct == present
+    ):
+        print(
+            f"note: {path}: column {name!r} holds a different whole number in every row; if "
+            f"it identifies rows, --id-column {name} leaves it out (the model reads it as a "
+            "number)",
+            file=sys.stderr,
+        )
 
 
 def clean_columns(
