@@ -8,13 +8,14 @@ scikit-learn are imported, so mistakes in the input are reported within about a 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import re
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,18 +46,7 @@ def one_line_errors(command: F) -> F:
 
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> int:
-        shown_before: set[str] = set()
-
-        def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
-            text = " ".join(str(message).split())
-            if issubclass(category, DeprecationWarning) or text in shown_before:
-                return
-            shown_before.add(text)
-            tqdm.write(f"deepctrl: warning: {text}", file=sys.stderr)  # above a progress bar
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            warnings.showwarning = show
+        with one_line_warnings():
             try:
                 return command(*args, **kwargs)
             except (ValueError, OSError) as exc:
@@ -64,6 +54,25 @@ def one_line_errors(command: F) -> F:
                 raise ValueError(text) from None
 
     return run  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """Within the block, each warning prints once, when raised, as one line
+    ``deepctrl: warning: ...`` above any progress bar (no file name, no source line)."""
+    shown_before: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+        text = " ".join(str(message).split())
+        if issubclass(category, DeprecationWarning) or text in shown_before:
+            return
+        shown_before.add(text)
+        tqdm.write(f"deepctrl: warning: {text}", file=sys.stderr)  # above a progress bar
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield
 
 
 def check_rule_class(task: str, rule_class: str | None, inferred: bool) -> None:

@@ -158,7 +158,10 @@ def _run_experiment(args: argparse.Namespace) -> int:
         for k, v in vars(args).items()
         if k not in ("handler", "target", "command", "experiment")
     }
-    run(**options)
+    from deepctrl.cli.commands import one_line_warnings
+
+    with one_line_warnings():
+        run(**options)
     return 0
 
 

@@ -422,12 +422,14 @@ def _safe_ratio(rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None
     bad = ~torch.isfinite(ratio) | (rule_loss <= 0) | (task_loss <= 0)
     new = bad if last is None else bad & (last.to(bad.device) != 1.0)
     if bool(new.any()):
-        when = "initial" if last is None else "re-measured"
+        when, now = ("initial", "at the start") if last is None else ("re-measured", "now")
         warnings.warn(
             f"rho: the {when} rule or task loss is zero for some seeds; using rho = 1.0 "
-            "there (a rule that already holds at the start, say). When the rule's loss is in "
-            "other units than the task's, as a penalty in the target's units is, give rho "
-            "yourself: about the rule loss over the task loss once the rule is broken",
+            f"there (a rule that holds on every row {now}, or one that judges no row: a "
+            "relative perturbation moves no value of a feature that is 0 everywhere). When "
+            "the rule's loss is in other units than the task's, as a penalty in the target's "
+            "units is, give rho yourself: about the rule loss over the task loss once the "
+            "rule is broken",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
@@ -126,6 +127,17 @@ def _join_pool(counter: Any) -> None:
         position = counter.value
         counter.value += 1
     set_bar_position(position)
+    warnings.formatwarning = _one_line_warning
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> str:
+    r"""A worker's warning as one line, without the file and source line of Python's format
+    (several processes' warnings otherwise interleave as blocks).
+
+    >>> _one_line_warning(UserWarning("rho is 1"), UserWarning, "f.py", 3)
+    'UserWarning: rho is 1\n'
+    """
+    return f"{category.__name__}: {' '.join(str(message).split())}\n"
 
 
 def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list[T]:

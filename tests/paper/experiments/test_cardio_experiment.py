@@ -152,6 +152,8 @@ def test_small_run_writes_the_schema(small_run):
     assert [round(c["usual_ratio"], 1) for c in counts.values()] == [0.8, 0.5, 0.4]
     assert saved["checks"][0]["name"] == "source_task_only_no_worse"
     assert saved["rho"]["DeepCTRL(rho=1)"] == [1.0]
+    report = (out / "report.md").read_text()
+    assert "Not trained in this run, so not in the table: DeepCTRL(rho=0.1) (a `--quick`" in report
     for fig in (
         "bce_vs_alpha.png",
         "accuracy_vs_alpha.png",

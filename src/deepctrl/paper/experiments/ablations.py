@@ -299,7 +299,7 @@ def reproduce(
     lines += [f"- [{study}]({study}/report.md)" for study in done]
     reports.write_text(out_dir / "report.md", "\n".join(lines) + "\n")
     print(
-        f"pendulum-ablations ({preset}{', quick' if s.quick else ''}): wrote {out_dir}"
-        f" in {minutes:.1f} min"
+        f"pendulum-ablations ({preset}{', quick' if s.quick else ''}): wrote "
+        f"{out_dir / 'report.md'} in {minutes:.1f} min"
     )
     return done

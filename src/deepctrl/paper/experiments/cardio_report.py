@@ -267,6 +267,7 @@ def _paper_section(results: dict[str, Any]) -> list[str]:
     ]
     block = domains["Target 2"]
     rows = []
+    untrained = [name for name in PAPER_TARGET2 if name not in block["methods"]]
     for name, ref in PAPER_TARGET2.items():
         entry = block["methods"].get(name)
         if entry is None:
@@ -306,6 +307,12 @@ def _paper_section(results: dict[str, Any]) -> list[str]:
             ),
             "",
         ]
+        if untrained:
+            lines += [
+                f"Not trained in this run, so not in the table: {', '.join(untrained)}"
+                + (" (a `--quick` run trains one fixed rho, 1)." if results["quick"] else "."),
+                "",
+            ]
     return lines
 
 
