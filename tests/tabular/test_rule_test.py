@@ -107,8 +107,9 @@ def test_bad_input_is_one_clear_error():
         dc.rule_test(_estimator(), X, y, groups=[None, *["a"] * 59])
     # a classifier on a continuous target fails on every group: the caller's mistake
     classifier = dc.DeepCTRLClassifier(rules=[dc.Monotonic(*RULE)], n_seeds=1, max_epochs=1)
+    halves = np.where(np.arange(60) < 30, "a", "b")
     with pytest.raises(ValueError, match="could not train on the whole table: Unknown label"):
-        dc.rule_test(classifier, X, y, groups=np.where(np.arange(60) < 30, "a", "b"))
+        dc.rule_test(classifier, X, y, groups=halves, min_rows=20, progress=False)
 
 
 def test_a_measurement_as_groups_is_warned_about():
