@@ -35,6 +35,7 @@ def test_quick_pendulum_writes_results_report_and_figures(cli, tmp_path):
         "--out",
         str(out),
         "--no-progress",
+        "--save-models",
     )
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())
@@ -66,6 +67,21 @@ def test_quick_pendulum_writes_results_report_and_figures(cli, tmp_path):
     assert row in report
     # of the 9,000 true test pairs 100 ms apart, one breaks the strict rule in float32
     assert results["ground_truth"]["test_verification_ratio"] == pytest.approx(8999 / 9000)
+    # the saved network reproduces the run's test curve (one seed: the mean is its value)
+    import deepctrl as dc
+    from deepctrl.paper.datasets import pendulum
+    from deepctrl.paper.experiments.pendulum import energy_rule
+
+    candidates = list(results["selection"]["ldf"]["candidates"])  # every LDF dual lr tried
+    assert sorted(p.name for p in (out / "models").iterdir()) == sorted([*METHODS[:6], *candidates])
+    model = dc.load(out / "models" / "DeepCTRL" / "seed10.safetensors")
+    assert (
+        dc.read_checkpoint(out / "models" / "DeepCTRL" / "seed10.safetensors").config["seed"] == 10
+    )
+    data = pendulum.load("paper", cache_dir=tmp_path / "cache")
+    table = dc.sweep(model, energy_rule(), *data.test, alphas=[0.0, 1.0], metrics=("mae",))
+    curve = results["methods"]["DeepCTRL"]["test"]["mae"]["mean"]
+    assert table["mae"] == pytest.approx([curve[0], curve[-1]], rel=1e-5)
     (out / "report.md").unlink()
     again = run_cli(cli, tmp_path, "reproduce", "pendulum", "--report-only", "--out", str(out))
     assert again.returncode == 0, again.stderr

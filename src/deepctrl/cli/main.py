@@ -102,6 +102,13 @@ def _add_reproduce(subparsers: Any) -> None:
                 help="no training: write report.md and the alpha figures of the run in "
                 "--out again from its results.json",
             )
+        if name in ("pendulum", "retail", "cardio"):
+            p.add_argument(
+                "--save-models",
+                action="store_true",
+                help="also write every trained network to OUT/models/<method>/"
+                "seed<S>.safetensors (dc.load reads them)",
+            )
         if name == "retail":
             p.add_argument(
                 "--m5-dir",

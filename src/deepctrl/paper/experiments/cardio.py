@@ -255,9 +255,12 @@ def reproduce(
     progress: bool = True,
     csv: str | None = None,
     cohort_size: int = COHORT_SIZE,
+    save_models: bool = False,
 ) -> dict[str, Any]:
     """Train on Source, evaluate on Source and Targets 1-3 over alpha 0..1.5; write
-    ``out``/results.json, report.md and figures. Returns the results dict."""
+    ``out``/results.json, report.md and figures (and with ``save_models`` every trained
+    network, :func:`deepctrl.paper.experiments.common.save_models`). Returns the results
+    dict."""
     start = time.perf_counter()
     s = Settings.make(seeds, quick)
     task, data = load_task(csv, cohort_size)
@@ -308,6 +311,8 @@ def reproduce(
     results["checks_by_method"] = {m: checks(results, m) for m in results["rho"]}
     results["wall_seconds"] = round(time.perf_counter() - start, 1)
     write_outputs(results, Path(out))
+    if save_models:
+        print(f"cardio: wrote the networks to {common.save_models(runs, Path(out), 'cardio')}")
     print(
         f"cardio{' (quick)' if quick else ''}: wrote {Path(out) / 'report.md'} "
         f"in {results['wall_seconds']:.0f} s"

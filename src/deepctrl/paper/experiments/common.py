@@ -7,8 +7,10 @@ over the experiment's alpha grid (a method without alpha repeats its value).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,24 @@ def alpha_grid(stop: float = 1.0, step: float = 0.1, start: float = 0.0) -> list
     """
     n = round((stop - start) / step)
     return [round(start + i * step, 10) for i in range(n + 1)]
+
+
+def save_models(runs: Mapping[str, MethodRun], folder: Path, experiment: str) -> Path:
+    """Write every seed's trained network of ``runs`` (by name) to
+    ``folder/models/<name>/seed<S>.safetensors`` with :func:`deepctrl.save`, the method, seed
+    and experiment in its config; returns the models folder.
+
+    A DeepCTRL network built from MLP parts loads without code (``dc.load(path)``); other
+    networks load into one built by the experiment's code (``dc.load(path, model)``).
+    """
+    root = folder / "models"
+    for name, run in runs.items():
+        target = root / re.sub(r"[^\w.()=+-]+", "_", name)
+        target.mkdir(parents=True, exist_ok=True)
+        for seed, model in zip(run.fit.seeds, run.fit.models, strict=True):
+            config = {"experiment": experiment, "method": name, "seed": seed}
+            dc.save(model, target / f"seed{seed}.safetensors", config)
+    return root
 
 
 def seed_range(seeds: int, quick: bool, start: int = 0) -> tuple[int, ...]:

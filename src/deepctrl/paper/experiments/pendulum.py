@@ -494,8 +494,10 @@ def reproduce(
     progress: bool = True,
     preset: str = "paper",
     workers: int | None = None,
+    save_models: bool = False,
 ) -> dict[str, Any]:
-    """Run the pendulum experiment and write OUT/results.json, OUT/report.md and figures.
+    """Run the pendulum experiment and write OUT/results.json, OUT/report.md and figures
+    (and with ``save_models`` every trained network, LDF candidates included).
 
     ``workers`` processes train methods side by side (default: one per CPU core).
     """
@@ -543,6 +545,8 @@ def reproduce(
     results["wall_seconds"] = round(time.perf_counter() - wall, 1)
     reports.write_json(out_dir / "results.json", results)
     reports.write_text(out_dir / "report.md", report_markdown(results))
+    if save_models:
+        print(f"pendulum: wrote the networks to {common.save_models(runs, out_dir, 'pendulum')}")
     print(
         f"pendulum ({preset}{', quick' if s.quick else ''}): wrote {out_dir / 'report.md'}"
         f" in {results['wall_seconds']:.0f} s"

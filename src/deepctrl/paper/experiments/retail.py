@@ -300,8 +300,10 @@ def reproduce(
     shuffle: bool = False,
     n_items: int | None = None,
     rho: float | str = 1.0,
+    save_models: bool = False,
 ) -> dict[str, Any]:
-    """Run the retail experiment and write results.json, report.md and figures to ``out``.
+    """Run the retail experiment and write results.json, report.md and figures to ``out``
+    (and with ``save_models`` every trained network, one folder per group and method).
 
     ``recompute_price_features`` uses :class:`RecomputedPriceRule`; ``n_items`` sizes the
     synthetic market (default 400, quick 200).
@@ -342,6 +344,9 @@ def reproduce(
     results["paper_best_alpha"] = PAPER_BEST_ALPHA
     results["wall_seconds"] = round(time.perf_counter() - start, 1)
     write_outputs(results, Path(out))
+    if save_models:
+        flat = {f"{g}_{name}": run for g, grun in runs.items() for name, run in grun.runs.items()}
+        print(f"retail: wrote the networks to {common.save_models(flat, Path(out), 'retail')}")
     print(
         f"retail{' (quick)' if quick else ''}: wrote {Path(out) / 'report.md'} "
         f"in {results['wall_seconds']:.0f} s"
