@@ -77,8 +77,13 @@ def tiny_settings(monkeypatch):
 
 def test_quick_reproduce_writes_results_report_and_figures(tmp_path, tiny_settings):
     out = tmp_path / "retail"
-    res = reproduce(seeds=1, quick=True, out=str(out), progress=False, n_items=60)
+    res = reproduce(seeds=1, quick=True, out=str(out), progress=False, n_items=60, save_models=True)
     saved = json.loads((out / "results.json").read_text())
+    import deepctrl as dc
+
+    saved_net = out / "models" / "NEG0.1_DeepCTRL" / "seed0.safetensors"
+    assert dc.read_checkpoint(saved_net).config["method"] == "NEG0.1_DeepCTRL"
+    assert (out / "models" / "NEG0.3_TaskOnly" / "seed0.safetensors").exists()
     assert saved["experiment"] == "retail" and saved["seeds"] == [0]
     assert saved["alphas"] == ALPHAS and saved["data"]["source"] == "synthetic"
     assert list(saved["groups"]) == ["NEG0.1", "NEG0.2", "NEG0.3"]
