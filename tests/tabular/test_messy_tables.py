@@ -64,6 +64,19 @@ def test_missing_text_is_a_category_of_its_own():
     assert enc.column("color").missing == 3
 
 
+def test_a_boolean_and_a_number_in_one_text_column_stay_two_categories():
+    # True == 1 in Python: a dict or pandas' factorize would make them one category
+    frame = pd.DataFrame({"c": pd.Series([True, 1, 1, "a", True], dtype=object)})
+    encoder = TableEncoder.fit(frame)
+    assert encoder.column("c").categories == [1, "True", "a"]
+    encoded = encoder.transform(frame)
+    assert encoded.argmax(axis=1).tolist() == [1, 0, 0, 2, 1]
+    alone = encoder.transform(pd.DataFrame({"c": [True, True]}))  # a boolean column now
+    assert alone.argmax(axis=1).tolist() == [1, 1]
+    flags = TableEncoder.fit(pd.DataFrame({"f": [True, False, True]}))
+    assert flags.transform(pd.DataFrame({"f": [True, False]})).tolist() == [[0, 1], [1, 0]]
+
+
 def test_a_date_column_becomes_days_and_the_cycles_that_vary():
     days = pd.date_range("2023-01-02", periods=800, freq="D")  # 2023-01-02 was a Monday
     frame = pd.DataFrame({"day": days})

@@ -229,9 +229,24 @@ def _plain_all(values: Any, column: Any) -> list[Category]:
         raise ValueError(f"column {column!r}: {exc}") from None
 
 
+def _booleans_as_text(series: pd.Series) -> pd.Series:
+    """A mixed column with its booleans as their text: True equals 1 in Python, so the
+    boolean True and the number 1 of one column would otherwise be one category.
+
+    >>> _booleans_as_text(pd.Series([True, 1, "a"], dtype=object)).tolist()
+    ['True', 1, 'a']
+    """
+    flags = series.map(lambda v: isinstance(v, bool | np.bool_))
+    if not flags.any():
+        return series
+    return series.where(~flags, series.map(str))
+
+
 def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
     """Each row's index into the column's distinct values, and those values as plain
     categories (None where missing); :func:`_plain` runs once per distinct value."""
+    if pd.api.types.infer_dtype(series, skipna=True).startswith("mixed"):
+        series = _booleans_as_text(series)
     try:
         # on the column itself: text columns give no Python string per row
         codes, distinct = pd.factorize(series, use_na_sentinel=False)
@@ -659,7 +674,14 @@ class TableEncoder:
             for text in texts:
                 by_text.setdefault(text, i)
         codes, distinct = _plain_codes(series)
-        found = [index[v] if v in index else by_text.get(category_key(v), -1) for v in distinct]
+
+        def find(v: Category) -> int:
+            i = index.get(v)  # True finds 1 in a dict: a boolean only finds a boolean
+            if i is not None and isinstance(v, bool) == isinstance(c.categories[i], bool):
+                return i
+            return by_text.get(category_key(v), -1)
+
+        found = [find(v) for v in distinct]
         row_codes = codes[take]
         codes = np.array(found, dtype=np.int64)[row_codes]
         known = codes >= 0
