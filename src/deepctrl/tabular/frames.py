@@ -48,7 +48,7 @@ def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
     if frame is not None:
         return pd.DataFrame({str(c): frame[c].to_numpy() for c in frame.columns})
     if sp.issparse(X):
-        X = X.toarray()
+        X = _dense(X)
     arr = np.asarray(X)
     if arr.ndim != 2:
         raise ValueError(f"X must be a table (2-D), got an array of shape {arr.shape}")
@@ -56,6 +56,30 @@ def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
         names = [f"x{i}" for i in range(arr.shape[1])]
     frame = pd.DataFrame(arr, columns=names)
     return frame.infer_objects() if arr.dtype == object else frame
+
+
+DENSE_LIMIT_BYTES = 2**31
+"""The largest dense float64 copy of a sparse matrix the estimators make (2 GiB)."""
+
+
+def _dense(X: Any) -> np.ndarray:
+    """A sparse matrix as a dense array; an error when that would take more than
+    :data:`DENSE_LIMIT_BYTES` (every column of a table is one input of the network).
+
+    >>> _dense(sp.csr_matrix((10**6, 10**4)))
+    Traceback (most recent call last):
+    ...
+    ValueError: X is a sparse matrix of 1000000 x 10000 with 0 values stored; the table ...
+    """
+    rows, cols = X.shape
+    size = rows * cols * 8
+    if size > DENSE_LIMIT_BYTES:
+        raise ValueError(
+            f"X is a sparse matrix of {rows} x {cols} with {X.nnz} values stored; the table "
+            f"estimators read it dense, {size / 1e9:.1f} GB: reduce its columns first "
+            "(feature selection, or TruncatedSVD)"
+        )
+    return X.toarray()
 
 
 def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.DataFrame:
