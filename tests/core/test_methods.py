@@ -53,6 +53,19 @@ def test_rho_falls_back_to_one_when_a_loss_is_zero():
         assert rho_of(never, torch.ones(3, 1), "paper").tolist() == [1.0]  # rule loss 0
 
 
+def test_auto_rho_falls_back_to_one_when_the_rule_barely_weighs():
+    # a fresh network that nearly keeps a one-sided bound: the paper's ratio would leave
+    # the task almost no weight at alpha 0
+    tiny = loss_estimate(2, rule=2e-6, task=1.0)
+    with pytest.warns(RuntimeWarning, match=r"rule loss is under 0.001 of the task loss \(rho"):
+        state = dc.methods.DeepCTRL(rho="auto").init_state([0, 1], 1, tiny)
+    assert state["rho"].tolist() == [1.0, 1.0]
+    paper = dc.methods.DeepCTRL(rho="paper").init_state([0, 1], 1, tiny)
+    assert paper["rho"].tolist() == pytest.approx([2e-6, 2e-6])  # the paper's formula, as is
+    fine = dc.methods.DeepCTRL(rho="auto").init_state([0], 1, loss_estimate(1, 0.02, 1.0))
+    assert fine["rho"].tolist() == pytest.approx([0.02])
+
+
 class Shift(Perturbation):
     def delta(self, values, generator=None):
         return torch.full_like(values, 0.3)

@@ -410,21 +410,36 @@ def holdings(state: dict[str, Any]) -> str:
     return " and ".join(held) or "nothing"
 
 
-def _safe_ratio(rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None) -> Tensor:
-    """L_rule / L_task per seed; 1.0 where either is zero or the ratio is not finite, with a
-    warning at the start, or when re-measuring (`last`: the seeds' rho so far) once a seed
-    falls back (not again every epoch while it stays there).
+RHO_FLOOR = 1e-3
+"""With rho="auto", a measured rho below this is taken for 1: the network already (nearly)
+keeps the rule at its initial weights, so the ratio says nothing of how the losses compare
+once the rule is broken, and at alpha 0 the task would weigh almost nothing."""
+
+
+def _safe_ratio(
+    rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None, floor: float = 0.0
+) -> Tensor:
+    """L_rule / L_task per seed; 1.0 where either is zero, the ratio is not finite or below
+    `floor`, with a warning at the start, or when re-measuring (`last`: the seeds' rho so
+    far) once a seed falls back (not again every epoch while it stays there).
 
     >>> _safe_ratio(torch.tensor([2.0, 0.0]), torch.tensor([4.0, 1.0]), torch.tensor([3.0, 1.0]))
     tensor([0.5000, 1.0000])
     """
     ratio = rule_loss.double() / task_loss.double()
-    bad = ~torch.isfinite(ratio) | (rule_loss <= 0) | (task_loss <= 0)
+    tiny = torch.isfinite(ratio) & (rule_loss > 0) & (ratio < floor)
+    bad = ~torch.isfinite(ratio) | (rule_loss <= 0) | (task_loss <= 0) | tiny
     new = bad if last is None else bad & (last.to(bad.device) != 1.0)
     if bool(new.any()):
         when, now = ("initial", "at the start") if last is None else ("re-measured", "now")
+        what = (
+            f"rule loss is under {floor:g} of the task loss (rho "
+            f"{', '.join(f'{float(r):.2g}' for r in ratio[tiny])}) or a loss is zero"
+            if bool(tiny.any())
+            else "rule or task loss is zero"
+        )
         warnings.warn(
-            f"rho: the {when} rule or task loss is zero for some seeds; using rho = 1.0 "
+            f"rho: the {when} {what} for some seeds; using rho = 1.0 "
             f"there (a rule that holds on every row {now}, or one that judges no row: a "
             "relative perturbation moves no value of a feature that is 0 everywhere). When "
             "the rule's loss is in other units than the task's, as a penalty in the target's "
@@ -512,7 +527,8 @@ class DeepCTRLMethod(LinearMethod):
         if isinstance(self.rho_mode, float | int):
             state.add("rho", torch.full((len(seeds),), float(self.rho_mode)))
         else:
-            state.add("rho", _safe_ratio(*estimate(self.rho_mode == "auto")))
+            auto = self.rho_mode == "auto"
+            state.add("rho", _safe_ratio(*estimate(auto), floor=RHO_FLOOR if auto else 0.0))
         return state
 
     def load_state(self, state: dict[str, Any]) -> SeedState:
