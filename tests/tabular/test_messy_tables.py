@@ -11,6 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import scipy.sparse as sp
+import torch
 
 import deepctrl as dc
 from deepctrl.tabular.encoding import TableEncoder
@@ -75,6 +76,28 @@ def test_a_boolean_and_a_number_in_one_text_column_stay_two_categories():
     assert alone.argmax(axis=1).tolist() == [1, 1]
     flags = TableEncoder.fit(pd.DataFrame({"f": [True, False, True]}))
     assert flags.transform(pd.DataFrame({"f": [True, False]})).tolist() == [[0, 1], [1, 0]]
+
+
+def test_rows_whose_ruled_value_is_missing_are_not_counted_as_judged():
+    rng = np.random.default_rng(0)
+    n = 200
+    dist = rng.uniform(1, 10, n)
+    X = pd.DataFrame({"dist": dist, "z": rng.normal(size=n)})
+    X.loc[: n // 4, "dist"] = np.nan  # imputed with the mean and an indicator input
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("dist", "increasing")], max_epochs=3, n_seeds=1, random_state=0
+    ).fit(X, 2 * dist + rng.normal(size=n))
+    rule = est.rule_
+    assert rule.leaves()[0].missing_input == est.encoder_.column("dist").start + 1
+    encoded = torch.as_tensor(est.encoder_.transform(X))
+    perturbed = rule.perturb(encoded, torch.Generator().manual_seed(0))
+    ctx = dc.rules.Context(encoded, torch.zeros(n, 1), perturbed, torch.zeros(n, 1))
+    judged = rule.judged(ctx).numpy()
+    assert not judged[: n // 4 + 1].any() and judged[n // 4 + 1 :].all()
+    assert rule.applicable(ctx).all()  # training still raises the imputed value
+    empty = X.assign(dist=np.nan)
+    table = est.sweep(empty, alphas=[0.0, 1.0])
+    assert np.isnan(table["verification_ratio"]).all()  # no row has a value to raise
 
 
 def test_a_date_column_becomes_days_and_the_cycles_that_vary():

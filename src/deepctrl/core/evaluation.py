@@ -260,7 +260,7 @@ def satisfaction(
         [None if t is None else t.flatten(0, 1) for t in y_p],
     )
     ok = rule.satisfied(ctx).float()
-    ok[~rule.applicable(ctx)] = float("nan")
+    ok[~rule.judged(ctx)] = float("nan")
     return ok.view(A, b)
 
 

@@ -320,7 +320,7 @@ class Objective:
         loss = self.method.objective(terms, state)[0]
         satisfied = judged = None
         if rule is not None and ctx is not None:
-            satisfied, judged = rule.satisfied(ctx).detach(), rule.applicable(ctx).detach()
+            satisfied, judged = rule.satisfied(ctx).detach(), rule.judged(ctx).detach()
         return ObjectiveOutput(
             loss, terms.task[0].detach(), terms.rule[0].detach(), a, y_hat, satisfied, judged, terms
         )

@@ -314,6 +314,8 @@ def _resolve_feature_rule(
         )
     out = rule.with_feature(col.start, Standardized(pert, col.mean, col.std))
     out = out.with_output(index, direction)
+    if col.indicator:  # a missing value has no value to raise: not counted as judged
+        out.missing_input = col.start + col.width - 1
     if isinstance(out, Threshold):
         if col.kind == DATE:
             raise ValueError(

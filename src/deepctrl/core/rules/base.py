@@ -106,6 +106,19 @@ class Rule(abc.ABC):
         """
         return torch.ones(batch_len(ctx.x), dtype=torch.bool, device=device_of(ctx.x))
 
+    def judged(self, ctx: Context) -> Tensor:
+        """The samples the verification ratio counts: those the rule can judge
+        (`applicable`), less those whose feature has no value of its own (a table's
+        missing value, which the model reads as its column's mean).
+
+        Args:
+            ctx: The batch's inputs and outputs.
+
+        Returns:
+            Bools, shape (batch,); `applicable` by default.
+        """
+        return self.applicable(ctx)
+
     def leaves(self) -> list[Rule]:
         """The single rules this rule is made of.
 

@@ -67,15 +67,19 @@ class AllOf(Rule):
         )
 
     def satisfied(self, ctx: Context) -> Tensor:
-        ok = [
-            r.satisfied(c) | ~r.applicable(c)
-            for r, c in zip(self._leaves, self._parts(ctx), strict=True)
-        ]
+        parts = self._parts(ctx)
+        ok = [r.satisfied(c) | ~r.judged(c) for r, c in zip(self._leaves, parts, strict=True)]
         return torch.stack(ok).all(dim=0)
 
     def applicable(self, ctx: Context) -> Tensor:
         parts = self._parts(ctx)
         return torch.stack([r.applicable(c) for r, c in zip(self._leaves, parts, strict=True)]).any(
+            dim=0
+        )
+
+    def judged(self, ctx: Context) -> Tensor:
+        parts = self._parts(ctx)
+        return torch.stack([r.judged(c) for r, c in zip(self._leaves, parts, strict=True)]).any(
             dim=0
         )
 

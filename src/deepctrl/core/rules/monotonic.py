@@ -50,8 +50,12 @@ class _FeatureRule(SignedRule):
     `perturbation=None` is Relative(0.1) (the paper's) on tensors; estimators choose it
     from the column instead (`deepctrl.tabular.table_rules.default_perturbation`).
     `output` is an index on tensors; estimators also take a class label or a target
-    column's name.
+    column's name. `missing_input`, set by the table estimators, indexes the input that is
+    1 where the feature's value is missing (imputed): the verification ratio does not count
+    those samples (`judged`).
     """
+
+    missing_input: int | None = None
 
     def __init__(
         self,
@@ -133,6 +137,13 @@ class _FeatureRule(SignedRule):
         k = self._index(t)
         hits = test(t[..., k], t_p[..., k])
         return hits.reshape(hits.shape[0], -1).any(dim=1)
+
+    def judged(self, ctx: Context) -> Tensor:
+        judged = self.applicable(ctx)
+        if self.missing_input is None:
+            return judged
+        flags = self._values(ctx.x)[..., self.missing_input]
+        return judged & ~(flags > 0.5).reshape(flags.shape[0], -1).any(dim=1)
 
     def _crossing(self, ctx: Context, threshold: float) -> Tensor:
         """Samples where the feature crosses `threshold` upward (at any time step)."""
