@@ -438,3 +438,22 @@ def test_a_column_missing_on_every_row_is_imputed_as_in_a_batch():
     np.testing.assert_allclose(got, among[-1:], rtol=1e-6)
     with pytest.raises(ValueError, match="column 'dist' must be numeric, but row 0 holds 'x'"):
         est.predict(pd.DataFrame([{"dist": "x", "carrier": "a", "day": "2024-03-01"}]))
+
+
+def test_rules_that_cannot_hold_together_are_refused():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(1, 5, 60), "z": rng.normal(size=60)})
+    y = X["x"] + rng.normal(0, 0.5, 60)
+    fast = {"max_epochs": 1, "n_seeds": 1}
+    up, down = dc.rules.Threshold("x", 3.0), dc.rules.Threshold("x", 3.0, direction="decreasing")
+    with pytest.raises(ValueError, match="cannot be both higher and lower above 3"):
+        dc.DeepCTRLRegressor(rules=[up, down], **fast).fit(X, y)
+    with pytest.raises(ValueError, match="cannot both rise with 'x' and be lower above 3"):
+        dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing"), down], **fast).fit(X, y)
+    labels = rng.choice(["a", "b", "c"], 60)
+    every = [dc.Monotonic("x", "increasing", output=k) for k in "abc"]
+    with pytest.raises(ValueError, match="probability of every class rise with 'x', which cannot"):
+        dc.DeepCTRLClassifier(rules=every, **fast).fit(X, labels)
+    two = every[:2]  # two of three classes may rise together
+    dc.DeepCTRLClassifier(rules=two, **fast).fit(X, labels)
+    dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing"), up], **fast).fit(X, y)

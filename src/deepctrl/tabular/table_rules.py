@@ -327,8 +327,10 @@ def _resolve_feature_rule(
 
 
 def _check_pairs(keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs) -> None:
-    """Two monotone rules on one column and output: the same direction twice, or opposite
-    directions, are errors."""
+    """Rules that cannot hold together are errors: two monotone rules on one column and
+    output (the same direction twice, or opposite ones), a threshold against a monotone
+    rule or another threshold at the same value, and monotone rules that have every class's
+    probability move the same way with one column (they sum to 1)."""
     seen: dict[tuple[str, int], tuple[Rule, str]] = {}
     for rule, (column, index, direction) in keys:
         if type(rule) is not Monotonic:
@@ -347,6 +349,48 @@ def _check_pairs(keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs
             f"rules {_named(other[0])} and {_named(rule)} contradict each "
             f"other: {on} cannot both rise and fall with {column!r}"
         )
+    _check_thresholds(keys, seen, outputs)
+    if outputs.kind == "multiclass":
+        for column in {c for c, _ in seen}:
+            every = [seen.get((column, i)) for i in range(len(outputs.names))]
+            ways = {w[1] for w in every if w is not None}
+            if None not in every and len(ways) == 1:
+                raise ValueError(
+                    f"the rules have the probability of every class {_MOVES[ways.pop()]} with "
+                    f"{column!r}, which cannot be: the probabilities sum to 1"
+                )
+
+
+_MOVES = {"increasing": "rise", "decreasing": "fall"}
+
+
+def _check_thresholds(
+    keys: list[tuple[Rule, tuple[str, int, str]]],
+    monotone: dict[tuple[str, int], tuple[Rule, str]],
+    outputs: Outputs,
+) -> None:
+    """A threshold rule against a monotone rule of the opposite direction, or against
+    another threshold at the same value in the opposite direction, is an error."""
+    at: dict[tuple[str, int, float], tuple[Rule, str]] = {}
+    for rule, (column, index, direction) in keys:
+        if not isinstance(rule, Threshold):
+            continue
+        on = outputs.describe(1 if outputs.kind == "binary" else index)
+        rival = monotone.get((column, index))
+        if rival is not None and rival[1] != direction:
+            raise ValueError(
+                f"rules {_named(rival[0])} and {_named(rule)} contradict each other: {on} "
+                f"cannot both {_MOVES[rival[1]]} with {column!r} and be "
+                f"{'lower' if direction == 'decreasing' else 'higher'} above "
+                f"{rule.threshold:g}"
+            )
+        twin = at.get((column, index, rule.threshold))
+        if twin is not None and twin[1] != direction:
+            raise ValueError(
+                f"rules {_named(twin[0])} and {_named(rule)} contradict each other: {on} "
+                f"cannot be both higher and lower above {rule.threshold:g}"
+            )
+        at[(column, index, rule.threshold)] = (rule, direction)
 
 
 def acts_on(rules: Any, outputs: Outputs, encoder: TableEncoder | None = None) -> list[str]:
