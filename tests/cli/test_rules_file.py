@@ -151,7 +151,8 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
         ),
         (
             '[[rule]]\nkind = "penalty"\nexpression = "sales <= wind"\n',
-            "penalty\\(sales <= wind\\) \\(r.toml line 3\\): unknown name 'wind'",
+            "penalty\\(sales <= wind\\) \\(r.toml line 3\\): unknown name 'wind'; the "
+            "numeric columns are price, temp and the outputs sales",
         ),
         (
             '[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = "high"\n',

@@ -421,9 +421,10 @@ def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> 
                     f"rule {_named(rule, 'expression')}: column {name!r} is categorical; "
                     "an expression can only use numeric columns and outputs"
                 )
+            numeric = [c.name for c in encoder.columns if c.kind == NUMERIC]
             raise ValueError(
-                f"rule {_named(rule, 'expression')}: unknown name {name!r}; outputs are "
-                f"{', '.join(outputs.names)}"
+                f"rule {_named(rule, 'expression')}: unknown name {name!r}; the numeric "
+                f"columns are {listed(numeric)} and the outputs {', '.join(outputs.names)}"
             )
         clash = set(encoder.names) & set(outputs.names) & set(rule.comparison.names)
         if clash:
