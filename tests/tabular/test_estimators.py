@@ -150,9 +150,10 @@ def test_select_alpha_sets_the_fitted_alpha_and_keeps_the_parameter(regressor, t
     est.__dict__.update({k: v for k, v in regressor[0].__dict__.items() if k.endswith("_")})
     assert est.alpha == "auto" and est.alpha_ == est.selected_alpha_
     table = est.sweep(X, y, alphas=ALPHA_GRID)
-    reached = table.loc[table["verification_ratio"] >= 0.9, "alpha"]
+    reached = table[table["verification_ratio"] >= 0.9]  # with labels: the lowest error there
     chosen = est.select_alpha(X, y, min_verification=0.9)
-    assert chosen == reached.min() and est.alpha_ == chosen and est.alpha == "auto"
+    assert chosen == reached.loc[reached["mse"].idxmin(), "alpha"]
+    assert est.alpha_ == chosen and est.alpha == "auto"
     np.testing.assert_array_equal(est.predict(X), est.predict(X, alpha=chosen))
     assert est.resolve_alpha("auto") == est.selected_alpha_
     best = est.select_alpha(X, y)

@@ -116,8 +116,13 @@ def test_labelled_select_alpha_keeps_the_rule_or_takes_the_lowest_error(against)
             else table.loc[table["verification_ratio"].idxmax(), "alpha"]
         )
         assert est.select_alpha(X, y) == expected
-        reached = table.loc[table["verification_ratio"] >= 0.5, "alpha"]
-        assert est.select_alpha(X, y, min_verification=0.5) == reached.min()
+        reached = table[table["verification_ratio"] >= 0.5]
+        assert (
+            est.select_alpha(X, y, min_verification=0.5)
+            == reached.loc[reached["mse"].idxmin(), "alpha"]
+        )
+        with pytest.raises(ValueError, match="objective='min_error' and min_verification exclude"):
+            est.select_alpha(X, y, min_verification=0.5, objective="min_error")
     finally:
         est.alpha_ = saved
 

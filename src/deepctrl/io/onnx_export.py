@@ -64,11 +64,14 @@ def require(*modules: str) -> None:
         *modules: The modules needed, by import name.
 
     Raises:
-        ValueError: When one of them is not installed.
+        ModuleNotFoundError: When one of them is not installed (an ImportError, as for
+            the other extras).
     """
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        raise ValueError(f"ONNX export needs {', '.join(missing)}: {ONNX_EXTRA}")
+        raise ModuleNotFoundError(
+            f"ONNX export needs {', '.join(missing)}: {ONNX_EXTRA}", name=missing[0]
+        )
 
 
 def require_exporter() -> None:
@@ -163,8 +166,9 @@ def export_program(
         The ONNX ModelProto with inputs `names` and outputs `outputs`.
 
     Raises:
-        ValueError: When the `onnx` extra is missing, or the export fails (one error
-            naming `what` and the exporter's first cause).
+        ModuleNotFoundError: When the `onnx` extra is missing.
+        ValueError: When the export fails (one error naming `what` and the exporter's
+            first cause).
     """
     require("onnx", "onnxscript")
     require_exporter()
@@ -275,10 +279,11 @@ def to_onnx(
         The path written.
 
     Raises:
+        ModuleNotFoundError: When the `onnx` extra is missing.
         ValueError: When `example_inputs` is neither a tensor nor a non-empty dict of
             tensors with a batch dimension, has fewer than two rows, or has a key named
-            `alpha` or `y`; when the model does not run on it; when the `onnx` extra is
-            missing, the export fails, or the check finds different outputs.
+            `alpha` or `y`; when the model does not run on it; when the export fails, or
+            the check finds different outputs.
 
     Examples:
         ```python

@@ -74,12 +74,14 @@ class AlphaEvaluation:
         min_verification: float | None = None,
         min_error: bool = False,
     ) -> float:
-        """The rule-keeping alpha (default), the lowest-error one, or the smallest alpha
-        reaching `min_verification`."""
+        """The rule-keeping alpha (the lowest error among alphas whose verification ratio
+        reaches 0.99, or `min_verification` when given: an error when none does) or the
+        lowest-error one."""
         if self.rule_ is None:
             return 0.0
         if min_verification is not None:
-            return float(evaluation.select_alpha(table, min_verification=min_verification))
+            evaluation.select_alpha(table, min_verification=min_verification)  # one reaches it
+            return keep_rule_alpha(table, self.primary_metric, min_verification)
         if min_error:
             return min_error_alpha(table, self.primary_metric)
         return keep_rule_alpha(table, self.primary_metric)
@@ -296,10 +298,10 @@ class AlphaEvaluation:
         and return it.
 
         As at fit, the lowest-error alpha whose verification ratio on X_val reaches 0.99
-        (`objective="auto"`) or the lowest error alone (`objective="min_error"`); with
-        `min_verification`, the smallest alpha whose verification ratio on X_val reaches
-        it. The `alpha` parameter stays as you set it. Without labels (`y_val=None`)
-        `min_verification` is required and the choice is that of `alpha_for_verification`.
+        (`objective="auto"`), or reaches `min_verification` when given, or the lowest
+        error alone (`objective="min_error"`). The `alpha` parameter stays as you set it.
+        Without labels (`y_val=None`) `min_verification` is required and the choice is
+        that of `alpha_for_verification`: the smallest alpha whose ratio reaches it.
 
         Args:
             X_val: The validation rows.
@@ -307,7 +309,7 @@ class AlphaEvaluation:
             min_verification: The verification ratio to reach, in (0, 1]; None chooses by
                 `objective`.
             alphas: The alphas to try; None is 0 to 1 by 0.05 (0 to 1.5 without labels).
-            objective: `"auto"` or `"min_error"`, as above.
+            objective: `"auto"` or `"min_error"` (not with `min_verification`), as above.
 
         Returns:
             The chosen alpha, now `alpha_`.
@@ -328,6 +330,11 @@ class AlphaEvaluation:
             min_verification = check_goal(min_verification)
         if objective not in ("auto", "min_error"):
             raise ValueError(f"objective must be 'auto' or 'min_error', got {objective!r}")
+        if objective == "min_error" and min_verification is not None:
+            raise ValueError(
+                "objective='min_error' and min_verification exclude each other: the lowest "
+                "error whatever the rule, or the lowest error among alphas that keep it"
+            )
         if y_val is None:
             if min_verification is None:
                 raise ValueError(

@@ -447,9 +447,9 @@ class OnnxExport:
             The path written.
 
         Raises:
-            ValueError: When the `onnx` extra is missing, a column's name clashes with an
-                input or output of the file, the export fails, or the check finds
-                different predictions.
+            ModuleNotFoundError: When the `onnx` extra is missing.
+            ValueError: When a column's name clashes with an input or output of the file,
+                the export fails, or the check finds different predictions.
 
         Examples:
             ```python
