@@ -398,7 +398,7 @@ def _add_predict(subparsers: Any) -> None:
         "--alpha",
         default="auto",
         help="rule strength from 0 (the data) to 1 (the rule; above 1 "
-        "extrapolates), 'auto' for the model's default, 'min_error' for "
+        "extrapolates), 'auto' for the model's default (the default), 'min_error' for "
         "its lowest-error alpha",
     )
     choice.add_argument(
@@ -427,7 +427,8 @@ def _add_predict(subparsers: Any) -> None:
         required=True,
         metavar="PRED.csv",
         help="file to write: CSV (.csv.gz, .bz2, .xz, .zip compress it), Parquet for "
-        ".parquet, or - for CSV on standard output",
+        ".parquet or .pq, or - for CSV on standard output (.xlsx, .json, .tsv and other "
+        "formats are refused)",
     )
     p.set_defaults(handler=_run_predict)
 
