@@ -39,6 +39,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from deepctrl.core.log import info
 from deepctrl.io.file_format import write_atomic
 
 PRESETS = ("paper", "authors")
@@ -256,6 +257,10 @@ def load(
     path = cache_path(preset, config, cache_dir)
     arrays = _read_cache(path)
     if arrays is None:
+        info(
+            f"simulating {config.duration:g} s of the double pendulum (once; "
+            f"cached in {path.parent})"
+        )
         arrays = generate(preset, config)
         path.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
