@@ -141,7 +141,7 @@ def test_resolve_translates_columns_perturbations_and_thresholds():
     col = enc.column("price")
     rules = [
         dc.Monotonic("price", "decreasing"),
-        dc.rules.Threshold("price", 5.0, direction="increasing", perturbation=Additive(1.0)),
+        dc.rules.Threshold("price", 5.0, direction="decreasing", perturbation=Additive(1.0)),
     ]
     resolved = resolve(rules, enc, Outputs.regression(["y"]))
     mono, thr = resolved.leaves()
