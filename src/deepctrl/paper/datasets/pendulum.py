@@ -31,6 +31,7 @@ import itertools
 import json
 import math
 import os
+import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from deepctrl.core.log import info
 from deepctrl.io.file_format import write_atomic
 
 PRESETS = ("paper", "authors")
@@ -257,9 +257,10 @@ def load(
     path = cache_path(preset, config, cache_dir)
     arrays = _read_cache(path)
     if arrays is None:
-        info(
-            f"simulating {config.duration:g} s of the double pendulum (once; "
-            f"cached in {path.parent})"
+        print(
+            f"simulating {config.duration:g} s of the double pendulum (once; cached in "
+            f"{path.parent})",
+            file=sys.stderr,
         )
         arrays = generate(preset, config)
         path.parent.mkdir(parents=True, exist_ok=True)
