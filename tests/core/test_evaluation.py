@@ -261,3 +261,16 @@ def test_a_sweep_runs_a_wrapped_deepctrl_once_for_every_alpha_and_names_tuple_ou
 
     with pytest.raises(ValueError, match="the model returned a tuple, where a sweep needs one"):
         dc.sweep(TwoHeads(), rule, X, y, alphas=[0.0, 1.0])
+
+
+def test_a_verification_ratio_of_whole_counts_is_exact():
+    # the rule holds on 95 of 100 rows: in float32 the share reads 0.94999999 < 0.95
+    x = torch.cat([-torch.ones(95, 1), torch.ones(5, 1)])
+    rule = Penalty(lambda x, y_hat: x[:, 0])  # holds where x0 < 0
+    model = dc.DeepCTRL(dc.mlp(1, 4), dc.mlp(1, 4), dc.mlp(8, 1))
+    table = dc.sweep(model, rule, x, torch.zeros(100, 1), alphas=[0.0, 1.0])
+    assert table["verification_ratio"] == [0.95, 0.95]
+    assert dc.select_alpha(table, min_verification=0.95) == 0.0
+    assert dc.verification_ratio(model, rule, x) == 0.95
+    est_like = float(torch.tensor([1.0] * 95 + [0.0] * 5).nanmean())
+    assert est_like < 0.95  # what the float32 mean gave

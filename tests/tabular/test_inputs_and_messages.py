@@ -226,3 +226,15 @@ def test_a_validation_fraction_that_leaves_almost_nothing_to_train_on():
     labels = np.where(X["x"] > 50, "hi", "lo")
     with pytest.raises(ValueError, match=r"leaves 1 of 100 rows to train on"):
         dc.DeepCTRLClassifier(**FAST, validation_fraction=0.99).fit(X, labels)
+
+
+def test_verification_ratios_are_exact_shares_of_rows():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"x": rng.uniform(1, 2, 300)})  # no zeros: every row is judged
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "decreasing")], **FAST)
+    est.fit(X, X["x"] * 3 + rng.normal(0, 0.1, 300))
+    for alpha in (0.0, 0.5, 1.0):
+        ratio = est.verification_ratio(X, alpha=alpha)
+        assert abs(ratio * 300 - round(ratio * 300)) < 1e-9  # k of 300 rows, no float32 residue
+    table = est.sweep(X, alphas=[0.0, 1.0])
+    assert all(abs(r * 300 - round(r * 300)) < 1e-9 for r in table["verification_ratio"])

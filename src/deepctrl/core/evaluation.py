@@ -324,7 +324,8 @@ def sweep(
     for name in metrics:
         table[name] = [float(score(name, y_hat[i], y)) for i in range(len(alphas))]
     if ok is not None:
-        table["verification_ratio"] = [float(v) for v in ok.nanmean(dim=1)]
+        # in float64: a share of whole counts, exact (in float32, 95 of 100 read 0.94999999)
+        table["verification_ratio"] = [float(v) for v in ok.double().nanmean(dim=1)]
     return table
 
 
@@ -358,7 +359,7 @@ def verification_ratio(
         return table["verification_ratio"][0]
     _, ok = predict_sweep(model, rule, X, [float(alpha)], seed, forward=forward)
     assert ok is not None
-    return float(ok.nanmean())
+    return float(ok.double().nanmean())
 
 
 @torch.no_grad()
