@@ -113,11 +113,16 @@ class Column:
         return names + ([f"{self.name} (missing)"] if self.indicator else [])
 
 
-def _is_missing_text(value: Any) -> bool:
+def is_missing_text(value: Any) -> bool:
+    """Whether a table value means "no value": None, NaN, NA, NaT, or text of spaces only.
+
+    >>> [is_missing_text(v) for v in (None, float("nan"), "  ", "a", 0)]
+    [True, True, True, False, False]
+    """
     return (
         value is None
         or (isinstance(value, str) and value.strip() == "")
-        or (isinstance(value, float) and np.isnan(value))
+        or (isinstance(value, float) and bool(np.isnan(value)))
         or value is pd.NA
         or value is pd.NaT
     )
@@ -176,7 +181,7 @@ def _looks_like_dates(series: pd.Series) -> bool:
     """
     seen = False
     for v in series.tolist():
-        if _is_missing_text(v):
+        if is_missing_text(v):
             continue
         if not (
             isinstance(v, datetime.date) or (isinstance(v, str) and _ISO_DATE.match(v.strip()))
@@ -206,7 +211,7 @@ def column_kind(series: pd.Series) -> str:
 
 def _plain(value: Any) -> Category:
     """A category as a plain JSON-friendly Python value (None for a missing value)."""
-    if _is_missing_text(value):
+    if is_missing_text(value):
         return None
     if isinstance(value, np.generic):
         value = value.item()
@@ -322,7 +327,7 @@ def date_text_rows(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     ([True, False, False, True], [False, True, False, True])
     """
     codes, distinct = pd.factorize(series, use_na_sentinel=False)  # each value read once
-    text = pd.Series([None if _is_missing_text(v) else str(v).strip() for v in distinct])
+    text = pd.Series([None if is_missing_text(v) else str(v).strip() for v in distinct])
     present = text.notna().to_numpy()
     dated = present & text.str.match(_ISO_DATE).fillna(False).to_numpy(dtype=bool)
     other = present & ~dated
@@ -356,7 +361,7 @@ def date_values(series: pd.Series) -> np.ndarray:
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
             parsed = pd.to_datetime(series, utc=isinstance(series.dtype, pd.DatetimeTZDtype))
         else:
-            text = series.map(lambda v: None if _is_missing_text(v) else str(v).strip())
+            text = series.map(lambda v: None if is_missing_text(v) else str(v).strip())
             parsed = pd.to_datetime(text, format="ISO8601", utc=True)
     except (ValueError, TypeError, OverflowError) as exc:
         raise ValueError(_not_dates(series, exc)) from None
@@ -630,7 +635,7 @@ class TableEncoder:
                 continue
             kind = column_kind(series)
             if kind != c.kind and not (c.kind == DATE and kind == CATEGORICAL):
-                if not series.map(_is_missing_text).all():
+                if not series.map(is_missing_text).all():
                     raise ValueError(f"column {c.name!r} must be {c.kind}, {_first_odd(series)}")
                 # no value at all (one row of a request, say): missing, of the column's kind
                 series = pd.Series(

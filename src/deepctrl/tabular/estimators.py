@@ -45,7 +45,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, colum
 from torch import Tensor
 
 from deepctrl.core.metrics import score
-from deepctrl.tabular.encoding import category_key, listed, shown
+from deepctrl.tabular.encoding import category_key, is_missing_text, listed, shown
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
 from deepctrl.tabular.frames import target_names
 from deepctrl.tabular.model_file import load_estimator, register
@@ -67,24 +67,16 @@ def _labels(y: Any, warn: bool = False) -> np.ndarray:
     if isinstance(y, pd.Series) and numpy_dtype is not None and not y.isna().any():
         y = y.to_numpy(dtype=numpy_dtype)
     labels = column_or_1d(y, warn=warn)
-    missing = np.flatnonzero(pd.isna(labels) | _blank(labels))
+    absent = pd.isna(labels)
+    if labels.dtype.kind in "OUS":  # empty text, or spaces only, is missing too
+        absent = absent | np.array([is_missing_text(v) for v in labels], dtype=bool)
+    missing = np.flatnonzero(absent)
     if len(missing):
         raise ValueError(
             f"y has {len(missing)} missing class label(s) (first at row {missing[0]}; empty "
             "text counts as missing); drop those rows or give them a class"
         )
     return labels
-
-
-def _blank(labels: np.ndarray) -> np.ndarray:
-    """Which labels are text of spaces only (or empty), which a table means as missing.
-
-    >>> _blank(np.array(["a", " ", ""], dtype=object)).tolist()
-    [False, True, True]
-    """
-    if labels.dtype.kind not in "OUS":
-        return np.zeros(len(labels), dtype=bool)
-    return np.array([isinstance(v, str) and not v.strip() for v in labels], dtype=bool)
 
 
 def _target_named(name: str) -> str:
