@@ -155,6 +155,24 @@ def test_a_method_class_and_numpy_batches_are_named():
         objective(X.numpy(), y.numpy())
 
 
+def test_a_batch_on_the_meta_device_is_named():
+    with torch.device("meta"):
+        model = net()
+    objective = dc.Objective(model, RULE, seed=0)
+    X, y = data()
+    with pytest.raises(ValueError, match="the batch is on the meta device") as e:
+        objective(X.to("meta"), y.to("meta"))
+    one_line(e)
+
+
+def test_a_drawn_alpha_is_the_float_the_output_reports():
+    objective = dc.Objective(net(), RULE, seed=3)
+    X, y = data()
+    out = objective(X, y)
+    assert out.terms.alpha.shape == (1,) and out.alpha == float(out.terms.alpha[0])
+    assert objective(X, y, alpha=0.25).alpha == 0.25
+
+
 def test_per_row_alphas_may_be_a_list_or_an_array():
     model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
     x = torch.randn(3, 2)

@@ -103,3 +103,13 @@ def test_bad_arguments_raise_clear_errors():
         dc.mlp(3, 0)
     with pytest.raises(ValueError, match=r"shape \(batch,\)"):
         small()(torch.randn(2, 3), torch.zeros(2, 2))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
+def test_torchscript_is_refused_with_one_line_and_torch_export_serves_per_row_alpha():
+    model = small()
+    with pytest.raises(TypeError, match="torch.export.export or deepctrl.to_onnx"):
+        torch.jit.script(model)
+    x, alpha = torch.randn(5, 3), torch.tensor([0.0, 0.25, 0.5, 0.75, 1.0])
+    program = torch.export.export(model, (x,), {"alpha": alpha})
+    torch.testing.assert_close(program.module()(x, alpha=alpha), model(x, alpha))

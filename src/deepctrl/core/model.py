@@ -95,6 +95,15 @@ class DeepCTRL(nn.Module):
         self.decision = decision
         self.residual = residual
 
+    def __prepare_scriptable__(self) -> DeepCTRL:
+        """Refuse `torch.jit.script` with one line: merges are Python objects and inputs
+        may be dicts, which TorchScript does not compile; `torch.export` or ONNX serve
+        the model instead (docs/deploy.md)."""
+        raise TypeError(
+            "torch.jit.script cannot compile a DeepCTRL model: export it with "
+            "torch.export.export or deepctrl.to_onnx instead"
+        )
+
     def encode(self, x: Inputs) -> tuple[Tensor, Tensor]:
         """The latents (z_r, z_d), which do not depend on alpha.
 

@@ -263,8 +263,8 @@ class Objective:
             The loss and its parts.
 
         Raises:
-            ValueError: When the model's outputs and `y` differ in rows, or `weight` is not
-                one finite weight >= 0 per row.
+            ValueError: When the model's outputs and `y` differ in rows, `weight` is not
+                one finite weight >= 0 per row, or the batch is on the meta device.
         """
         if not isinstance(x, Tensor | dict) or not isinstance(y, Tensor):
             got = type(x if not isinstance(x, Tensor | dict) else y).__name__
@@ -276,6 +276,12 @@ class Objective:
             y = y[:, None]
         if batch_len(x) == 0:
             raise ValueError("the batch has no rows")
+        if device_of(x).type == "meta":
+            raise ValueError(
+                "the batch is on the meta device, which holds no values: an Objective "
+                "draws perturbations and alphas from values, so move the model and the "
+                "batch to a real device first"
+            )
         if alpha is not None and not 0.0 <= float(alpha) <= 1.0:
             raise ValueError(
                 f"alpha must be in [0, 1] for the training objective, got {alpha} (beyond 1 the "
@@ -292,11 +298,10 @@ class Objective:
         assert self.state is not None
         state = self.state
         device = device_of(x)
-        if alpha is None:
-            alphas = self.method.draw_alphas(1, state).to(device)[:, 0]
-        else:
-            alphas = torch.tensor([float(alpha)], device=device)
-        a = float(alphas[0])
+        drawn = self.method.draw_alphas(1, state)[:, 0] if alpha is None else None
+        # the float is read on the host, before the move: no wait for the device
+        a = float(alpha) if drawn is None else float(drawn[0])
+        alphas = torch.tensor([a], device=device) if drawn is None else drawn.to(device)
         # a DeepCTRL model takes alpha as a tensor, so torch.compile does not specialise on it
         given: float | Tensor = alphas[0] if self._alpha_as_tensor else a
         rule = self.rule if self._use_rule else None
