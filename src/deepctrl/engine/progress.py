@@ -20,6 +20,12 @@ class _Silent:
     def set_postfix(self, **kwargs: Any) -> None:
         return None
 
+    def set_postfix_str(self, text: str) -> None:
+        return None
+
+    def reset(self) -> None:
+        return None
+
     def close(self) -> None:
         return None
 

@@ -24,6 +24,7 @@ training rows and validates on its own fold.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections.abc import Sequence
@@ -474,6 +475,9 @@ class Trainer:
         epochs = [0] * S
         history: History = [{"train_loss": [], "val_epoch": [], "val_loss": []} for _ in range(S)]
         bar = progress_bar(o.max_epochs, desc, o.progress and self.world.is_main)
+        compiling = self.want_compile or self.compiled is not None
+        if compiling:
+            bar.set_postfix_str("compiling the training step")
         for epoch in range(1, o.max_epochs + 1):
             self.opt.set_lr(scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs))
             for c in callbacks:
@@ -494,8 +498,12 @@ class Trainer:
                     history[g]["val_epoch"].append(epoch)
                     history[g]["val_loss"].append(val_loss[j])
                 keep = stopping.update(epoch, self.active, val_loss, self.stack.state_of)
+            if compiling and epoch == 1:
+                bar.reset()  # the rate and time left leave the compilation out
             bar.update(1)
-            bar.set_postfix(seeds=len(self.active), best=f"{min(stopping.best):.4g}")
+            best = min(stopping.best)  # inf until a validation has run
+            shown = {"best": f"{best:.4g}"} if math.isfinite(best) else {}
+            bar.set_postfix(seeds=len(self.active), **shown)
             end = EpochEnd(
                 epoch,
                 [self.seeds[g] for g in trained],
