@@ -161,7 +161,7 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
             "relative = -1\n",
-            "r.toml line 5: Relative perturbation needs u > 0",
+            "r.toml line 5: relative must be > 0, got -1",
         ),
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'

@@ -214,3 +214,28 @@ def test_alphas_goals_and_configs_that_are_the_wrong_kind_are_named():
         dc.verification_ratio(model, RULE, X, alpha=None)
     with pytest.raises(ValueError, match=r"a Tensor of shape \(1,\) is not a number"):
         dc.save(model, "unused.safetensors", {"a": torch.ones(1)})
+
+
+def test_shapes_that_would_broadcast_are_named():
+    with pytest.raises(ValueError, match=r"output needs the input's shape: got \(1,\) per row"):
+        dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1), residual=True)(torch.randn(4, 3))
+    with pytest.raises(ValueError, match=r"got \(1,\) per row for inputs of \(3,\)"):
+        dc.Residual(dc.mlp(3, 1))(torch.randn(4, 3))
+    with pytest.raises(ValueError, match="rule encoder gives 8, the data encoder 6"):
+        dc.DeepCTRL(dc.mlp(3, 6), dc.mlp(3, 8), dc.mlp(8, 1), merge="add")(torch.randn(4, 3))
+    penalty = dc.rules.Penalty(lambda x, y: 0.5)
+    with pytest.raises(ValueError, match="Penalty fn must return a tensor .* got float"):
+        dc.sweep(net(), penalty, *data(), alphas=[0.0])
+
+
+def test_select_alpha_names_columns_it_cannot_minimise_and_empty_tables():
+    table = {"alpha": [0.0, 1.0], "mae": [2.0, 1.0], "verification_ratio": [0.1, 0.9]}
+    with pytest.raises(ValueError, match="'verification_ratio' is not an error to minimise"):
+        dc.select_alpha(table, metric="verification_ratio")
+    with pytest.raises(ValueError, match="objective must be 'min_error'"):
+        dc.select_alpha(table, min_verification=0.5, objective="max_accuracy")
+    with pytest.raises(ValueError, match="min_verification must be a number, got True"):
+        dc.select_alpha(table, min_verification=True)
+    with pytest.raises(ValueError, match="the table has no alphas"):
+        dc.select_alpha({"alpha": [], "mae": []})
+    assert dc.sweep(net(), None, *data(), alphas=[0.0], metrics="mse").keys() == {"alpha", "mse"}

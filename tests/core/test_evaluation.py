@@ -231,14 +231,12 @@ def test_a_sweep_under_mixed_precision_judges_the_models_own_outputs():
 
 
 def test_a_sweep_runs_a_wrapped_deepctrl_once_for_every_alpha_and_names_tuple_outputs():
-    class Wrapper(torch.nn.Module):  # as DDP and torch.compile wrap: the model is .module
-        def __init__(self, module) -> None:
-            super().__init__()
-            self.module, self.calls = module, 0
+    class Wrapper(torch.nn.DataParallel):  # DDP and torch.compile are looked through too
+        calls = 0
 
         def forward(self, x, alpha=0.0):
             self.calls += 1
-            return self.module(x, alpha)
+            return super().forward(x, alpha)
 
     model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
     X = torch.randn(32, 2, generator=torch.Generator().manual_seed(0))

@@ -158,12 +158,18 @@ def test_deepctrl_validates_at_its_val_alpha():
 def test_method_arguments_are_checked():
     with pytest.raises(ValueError, match="rho must be"):
         dc.methods.DeepCTRL(rho="sometimes")
-    with pytest.raises(ValueError, match="positive finite"):
+    with pytest.raises(ValueError, match="rho must be > 0, got 0"):
         dc.methods.DeepCTRL(rho=0.0)
-    with pytest.raises(ValueError, match="lam >= 0"):
+    with pytest.raises(ValueError, match="rho must be finite, got inf"):
+        dc.methods.DeepCTRL(rho=float("inf"))
+    with pytest.raises(ValueError, match="TaskAndRule's lam must be >= 0"):
         dc.methods.TaskAndRule(-1.0)
-    with pytest.raises(ValueError, match="dual_lr > 0"):
+    with pytest.raises(ValueError, match="TaskAndRule's lam must be finite"):
+        dc.methods.TaskAndRule(float("inf"))
+    with pytest.raises(ValueError, match="LagrangianDual's dual_lr must be > 0"):
         dc.methods.LagrangianDual(0.0)
+    with pytest.raises(ValueError, match="LagrangianDual's dual_lr must be finite"):
+        dc.methods.LagrangianDual(float("nan"))
 
 
 class _Squared(dc.methods.Method):

@@ -36,8 +36,10 @@ def test_spawn_gives_independent_reproducible_streams():
 
 
 def test_beta_rejects_bad_parameters():
-    with pytest.raises(ValueError, match="a > 0 and b > 0"):
+    with pytest.raises(ValueError, match="Beta's a must be > 0, got 0"):
         Beta(0.0, 1.0)
+    with pytest.raises(ValueError, match="Beta's b must be > 0, got -1"):
+        Beta(1.0, -1.0)
 
 
 def test_a_prior_pickles_and_copies_with_its_generator_state():

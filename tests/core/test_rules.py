@@ -202,7 +202,7 @@ def test_rule_errors_name_the_problem():
         Monotonic("price", "decreasing").perturb(torch.ones(2, 2))
     with pytest.raises(ValueError, match="out of range"):
         Monotonic(5, "decreasing").perturb(torch.ones(2, 2))
-    with pytest.raises(ValueError, match="u > 0"):
+    with pytest.raises(ValueError, match="u must be > 0"):
         Relative(0.0)
     assert math.isclose(Relative(0.25).u, 0.25)
 

@@ -194,16 +194,15 @@ def monotonic_spec(text: str, rule_class: str | None = None) -> RuleSpec:
 def _perturbation(spec: RuleSpec) -> Perturbation | None:
     """The perturbation the rule gives, or None (the estimator chooses one from the
     column: :func:`deepctrl.tabular.table_rules.default_perturbation`)."""
+    from deepctrl.core.checks import finite_real
     from deepctrl.core.rules import Additive, Relative
 
-    try:
-        if "relative" in spec.values:
-            return Relative(spec.values["relative"])
-        if "additive" in spec.values:
-            return Additive(spec.values["additive"])
-    except ValueError as exc:
-        key = "relative" if "relative" in spec.values else "additive"
-        raise ValueError(f"{spec.at(key)}: {exc}") from None
+    for key, kind in (("relative", Relative), ("additive", Additive)):
+        if key in spec.values:
+            try:
+                return kind(finite_real(spec.values[key], key, positive=True))
+            except ValueError as exc:
+                raise ValueError(f"{spec.at(key)}: {exc}") from None
     return None
 
 

@@ -22,9 +22,15 @@ from torch import Tensor, nn
 from deepctrl.core.inputs import Inputs
 from deepctrl.core.model import Alpha, DeepCTRL
 
+_PARALLEL = (nn.parallel.DistributedDataParallel, nn.parallel.DataParallel)
+
 
 def unwrap(model: nn.Module) -> nn.Module:
     """The module inside DistributedDataParallel, DataParallel or torch.compile wrappers.
+
+    Only these wrappers, whose forward is the inner module's, are looked through: a module
+    of your own that keeps a model in `.module` (an average of weights, a rescaled output)
+    is a model of its own, called as it is.
 
     Args:
         model: A module, wrapped or not (wrappers inside wrappers are unwrapped too).
@@ -33,10 +39,13 @@ def unwrap(model: nn.Module) -> nn.Module:
         The innermost module; `model` itself when it is not wrapped.
     """
     while True:
-        inner = getattr(model, "module", None) or getattr(model, "_orig_mod", None)
-        if not isinstance(inner, nn.Module):
+        compiled = getattr(model, "_orig_mod", None)
+        if isinstance(model, _PARALLEL):
+            model = model.module
+        elif type(model).__name__ == "OptimizedModule" and isinstance(compiled, nn.Module):
+            model = compiled
+        else:
             return model
-        model = inner
 
 
 def accepts_alpha(model: nn.Module) -> bool:
@@ -145,7 +154,7 @@ def predict_alphas(model: nn.Module, x: Inputs, alphas: Sequence[float] | Tensor
         The outputs, shape (n_alphas, batch, ...).
     """
     inner = unwrap(model)
-    if isinstance(inner, DeepCTRL):
+    if isinstance(inner, DeepCTRL) and inner.sweeps_its_forward():
         return inner.forward_alphas(x, alphas)
     if accepts_alpha(model):
         return torch.stack(

@@ -24,8 +24,9 @@ import torch
 from torch import Tensor, nn
 
 from deepctrl.core.calls import eval_mode, predict_alphas
+from deepctrl.core.checks import finite_real
 from deepctrl.core.data import as_inputs, as_target
-from deepctrl.core.inputs import Inputs, apply, batch_len, rows
+from deepctrl.core.inputs import Inputs, apply, batch_len, cat, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
 from deepctrl.core.rules.base import Rule, checked_rule, forward_all, make_context, perturbed_by
 from deepctrl.core.seeding import derive_seed
@@ -130,6 +131,26 @@ def _alpha_list(alphas: Any) -> list[float]:
     return out
 
 
+DRAW_ROWS = 64
+"""A sweep draws each leaf's perturbations this many rows at a time, and its blocks hold
+whole draws: the draws of a row then do not depend on how many alphas are swept, whatever
+distribution a rule's `perturb` draws from."""
+
+
+def _drawn(leaf: Rule, x: Inputs, generator: torch.Generator) -> Inputs | None:
+    """`perturbed_by(leaf, x, generator)`, drawn `DRAW_ROWS` rows at a time."""
+    n = batch_len(x)
+    if n <= DRAW_ROWS:
+        return perturbed_by(leaf, x, generator)
+    parts = [
+        perturbed_by(leaf, rows(x, slice(start, start + DRAW_ROWS)), generator)
+        for start in range(0, n, DRAW_ROWS)
+    ]
+    if any(p is None for p in parts):
+        return None
+    return cat([p for p in parts if p is not None])
+
+
 def _blocks(
     model: nn.Module,
     rule: Rule | None,
@@ -145,7 +166,8 @@ def _blocks(
     model's device and dtype (`deepctrl.core.data.as_inputs`)."""
     alphas = _alpha_list(alphas)
     device, dtype = _placement(model)
-    block = block_rows or max(32, 2**14 // len(alphas))  # (alphas x rows x width) in cache
+    # (alphas x rows x width) in cache, in whole draws
+    block = block_rows or DRAW_ROWS * max(1, 2**14 // len(alphas) // DRAW_ROWS)
     leaves = rule.leaves() if rule is not None else []
     gens = [
         torch.Generator(device).manual_seed(derive_seed(seed, "eval", k))
@@ -154,7 +176,7 @@ def _blocks(
     at_alphas = forward or (lambda z, a: predict_alphas(model, z, a))
 
     def run(x: Inputs) -> tuple[Tensor, Tensor | None]:
-        perturbed = [perturbed_by(leaf, x, g) for leaf, g in zip(leaves, gens, strict=True)]
+        perturbed = [_drawn(leaf, x, g) for leaf, g in zip(leaves, gens, strict=True)]
         with without_autocast(device):
             y_hat, y_p = forward_all(lambda z: at_alphas(z, alphas), x, perturbed, out_dim=1)
         ok = satisfaction(rule, x, y_hat, perturbed, y_p) if rule is not None else None
@@ -183,9 +205,9 @@ def predict_sweep(
     The model runs in eval mode (and gets its modes back). The encoders run once per block
     of `block_rows` rows; the decision block runs once on all alphas stacked.
     Perturbations are shared by every alpha and drawn block by block, each leaf of the rule
-    from its own generator seeded from `seed`: a block draws the next rows of every
-    leaf's stream, so on a CPU the draws do not depend on the block size, and a ratio does
-    not depend on which other alphas are swept. Memory holds one block's perturbed rows.
+    from its own generator seeded from `seed`, 64 rows at a time. With the default
+    `block_rows` a block holds whole draws, so the draws of a row, and a ratio, do not
+    depend on which other alphas are swept. Memory holds one block's perturbed rows.
 
     Args:
         model: The trained model (with `forward`, the module whose parameters give the
@@ -195,7 +217,8 @@ def predict_sweep(
             or of (x, y) pairs.
         alphas: The rule strengths to run the model at.
         seed: Seeds the perturbations.
-        block_rows: Rows per block; None is 16,384 over the number of alphas, at least 32.
+        block_rows: Rows per block; None is 16,384 over the number of alphas, rounded down
+            to a multiple of 64, at least 64.
         forward: `forward(x, alphas)` computes the outputs instead of the model (e.g. an
             ensemble's average; pass its members as `model`); None runs the model.
 
@@ -270,7 +293,7 @@ def sweep(
     X: Any,
     y: Any = None,
     alphas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 10)),
-    metrics: Sequence[str] = ("mae",),
+    metrics: str | Sequence[str] = ("mae",),
     seed: int = 0,
     forward: AlphaForward | None = None,
 ) -> Table:
@@ -287,7 +310,7 @@ def sweep(
         y: The targets of tensor `X`; None when `X` is a Dataset or DataLoader.
         alphas: The rule strengths; the default is 0, 0.1, ..., 1.
         metrics: Any of `"mae"`, `"mse"`, `"rmse"`, `"bce"`, `"cross_entropy"`,
-            `"accuracy"` and `"auc"`.
+            `"accuracy"` and `"auc"` (one name alone is one metric).
         seed: Seeds the perturbations of the rule check.
         forward: The outputs at every alpha instead of the model's, as in
             [predict_sweep][deepctrl.core.evaluation.predict_sweep].
@@ -306,6 +329,7 @@ def sweep(
         raise ValueError("sweep needs at least one alpha")
     if rule is not None:
         checked_rule(rule)
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)  # "mae" is one metric
     unknown = [m for m in metrics if m not in SCORES]
     if unknown:
         raise ValueError(f"unknown metric {unknown[0]!r}; use one of {sorted(SCORES)}")
@@ -315,18 +339,23 @@ def sweep(
         return _streamed_sweep(model, rule, X, alphas, metrics, seed, True, forward)
     if y is None:
         raise ValueError("sweep needs y (or X as a Dataset/DataLoader of (x, y) pairs)")
-    y = as_target(y, "y")
+    y = as_target(y, "y", dtype=torch.float64)
     y_hat, ok = predict_sweep(model, rule, X, alphas, seed, forward=forward)
     y = y.to(y_hat.device)
     if y.shape[0] != y_hat.shape[1]:
         raise ValueError(f"X has {y_hat.shape[1]} rows but y has {y.shape[0]}")
     table: Table = {"alpha": alphas}
-    for name in metrics:
-        table[name] = [float(score(name, y_hat[i], y)) for i in range(len(alphas))]
+    for name in metrics:  # in float64, whatever the model's precision
+        table[name] = [float(score(name, _wide(y_hat[i]), y)) for i in range(len(alphas))]
     if ok is not None:
         # in float64: a share of whole counts, exact (in float32, 95 of 100 read 0.94999999)
         table["verification_ratio"] = [float(v) for v in ok.double().nanmean(dim=1)]
     return table
+
+
+def _wide(t: Tensor) -> Tensor:
+    """Floating-point outputs in float64, where metrics are computed."""
+    return t.double() if t.is_floating_point() else t
 
 
 def verification_ratio(
@@ -387,7 +416,7 @@ def _streamed_sweep(
             if y is not None:
                 for name, total in sums.items():
                     total += torch.stack(
-                        [MEANS[name](y_hat[i], y).double().sum() for i in range(A)]
+                        [MEANS[name](_wide(y_hat[i]), y).sum() for i in range(A)]
                     ).cpu()
                 n += y.shape[0]
             if "auc" in metrics:
@@ -413,6 +442,11 @@ def _streamed_sweep(
 
 def _error_metric(table: Table, metric: str | None) -> str:
     if metric is not None:
+        if metric in ("alpha", "verification_ratio"):
+            raise ValueError(
+                f"metric {metric!r} is not an error to minimise: pick an error or score column"
+                + (", and reach a ratio with min_verification" if metric != "alpha" else "")
+            )
         if metric not in table:
             raise ValueError(f"metric {metric!r} is not in the table ({sorted(table)})")
         return metric
@@ -456,7 +490,11 @@ def select_alpha(
         >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2]})
         0.5
     """
-    alphas = table["alpha"]
+    if objective != "min_error":
+        raise ValueError(f"objective must be 'min_error', got {objective!r}")
+    alphas = table.get("alpha", [])
+    if len(alphas) == 0:
+        raise ValueError("the table has no alphas to select from")
     uneven = [k for k, v in table.items() if hasattr(v, "__len__") and len(v) != len(alphas)]
     if uneven:
         raise ValueError(
@@ -464,9 +502,13 @@ def select_alpha(
             f"{len(table[uneven[0]])} for {len(alphas)} alphas"
         )
     if min_verification is not None:
+        given, min_verification = (
+            min_verification,
+            finite_real(min_verification, "min_verification"),
+        )
         if not 0 < min_verification <= 1:
             raise ValueError(
-                f"min_verification is a ratio in (0, 1], got {min_verification!r}"
+                f"min_verification is a ratio in (0, 1], got {given!r}"
                 + (
                     f" (for {min_verification:g} %, give {min_verification / 100:g})"
                     if 1 < min_verification <= 100
@@ -487,8 +529,6 @@ def select_alpha(
                 f" (highest {ratios[best]:.3f} at alpha {alphas[best]})"
             )
         return min(ok)
-    if objective != "min_error":
-        raise ValueError(f"objective must be 'min_error', got {objective!r}")
     name = _error_metric(table, metric)
     sign = -1.0 if name in HIGHER_IS_BETTER else 1.0
     values = [sign * v if not math.isnan(v) else math.inf for v in table[name]]

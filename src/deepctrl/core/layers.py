@@ -78,7 +78,19 @@ class Residual(nn.Module):
         self.inner = inner
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.inner(x) + x
+        return add_input(self.inner(x), x)
+
+
+def add_input(y: Tensor, x: Tensor) -> Tensor:
+    """`y + x` for a network that predicts the change of its input; outputs of another
+    shape than the input are refused (they would broadcast)."""
+    if y.shape != x.shape:
+        raise ValueError(
+            "a residual network adds its input to its output, so the output needs the "
+            f"input's shape: got {tuple(y.shape[1:])} per row for inputs of "
+            f"{tuple(x.shape[1:])}"
+        )
+    return y + x
 
 
 def one_hot_codes(x: Tensor, blocks: tuple[tuple[int, int], ...]) -> tuple[Tensor, Tensor]:

@@ -138,6 +138,15 @@ class DeepCTRLMerge(Merge):
         return _affine(z_r @ w_r.T, z_d @ w_d.T, layer.bias, alphas)
 
 
+def _one_width(z_r: Tensor, z_d: Tensor) -> None:
+    if z_r.shape[-1] != z_d.shape[-1]:
+        raise ValueError(
+            f"merge='add' adds the encoders' latents, which need one width: the rule encoder "
+            f"gives {z_r.shape[-1]}, the data encoder {z_d.shape[-1]} (merge='deepctrl' "
+            "joins latents of any widths)"
+        )
+
+
 @final
 class AddMerge(Merge):
     """a z_r + (1 - a) z_d (the encoders' latents have one width).
@@ -150,10 +159,12 @@ class AddMerge(Merge):
     name = "add"
 
     def latent(self, z_r: Tensor, z_d: Tensor, a: Tensor) -> Tensor:
+        _one_width(z_r, z_d)
         return a * z_r + (1 - a) * z_d
 
     def first_layer(self, layer: nn.Linear, z_r: Tensor, z_d: Tensor, alphas: Tensor) -> Tensor:
         """One product per encoder with the whole weight, mixed per alpha."""
+        _one_width(z_r, z_d)
         return _affine(z_r @ layer.weight.T, z_d @ layer.weight.T, layer.bias, alphas)
 
 

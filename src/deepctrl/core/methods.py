@@ -13,7 +13,6 @@ Examples:
 from __future__ import annotations
 
 import abc
-import math
 import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -21,6 +20,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import Tensor
 
+from deepctrl.core.checks import finite_real
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.priors import Beta, Prior
 from deepctrl.core.seeding import derive_seed
@@ -322,9 +322,7 @@ class TaskAndRule(LinearMethod):
     """
 
     def __init__(self, lam: float) -> None:
-        if not lam >= 0:
-            raise ValueError(f"TaskAndRule needs lam >= 0, got {lam}")
-        self.lam = float(lam)
+        self.lam = finite_real(lam, "TaskAndRule's lam", nonneg=True)
 
     @property
     def name(self) -> str:
@@ -351,9 +349,7 @@ class LagrangianDual(LinearMethod):
     needs_violations = True
 
     def __init__(self, dual_lr: float = 1.0) -> None:
-        if not dual_lr > 0:
-            raise ValueError(f"LagrangianDual needs dual_lr > 0, got {dual_lr}")
-        self.dual_lr = float(dual_lr)
+        self.dual_lr = finite_real(dual_lr, "LagrangianDual's dual_lr", positive=True)
 
     @property
     def name(self) -> str:
@@ -490,14 +486,14 @@ class DeepCTRLMethod(LinearMethod):
     def __init__(
         self, prior: Prior | None = None, rho: float | str = "auto", val_alpha: float = 0.0
     ) -> None:
-        if not 0.0 <= val_alpha <= 1.0:
+        self.val_alpha = finite_real(val_alpha, "val_alpha")
+        if not 0.0 <= self.val_alpha <= 1.0:
             raise ValueError(f"val_alpha must be in [0, 1], got {val_alpha!r}")
-        self.val_alpha = float(val_alpha)
         if isinstance(rho, str):
             if rho not in RHO_MODES:
                 raise ValueError(f"rho must be a positive float or one of {RHO_MODES}, got {rho!r}")
-        elif not (rho > 0 and math.isfinite(rho)):
-            raise ValueError(f"rho must be a positive finite float, got {rho}")
+        else:  # numpy scalars and one-element tensors fix rho too
+            rho = finite_real(rho, "rho", positive=True)
         if prior is not None and not isinstance(prior, Prior):
             raise ValueError(
                 f"prior must be a deepctrl prior (dc.priors.Beta, Uniform, Fixed), got {prior!r}"
@@ -524,7 +520,7 @@ class DeepCTRLMethod(LinearMethod):
         state = SeedState(
             len(seeds), n_rules, [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds]
         )
-        if isinstance(self.rho_mode, float | int):
+        if isinstance(self.rho_mode, float):
             state.add("rho", torch.full((len(seeds),), float(self.rho_mode)))
         else:
             auto = self.rho_mode == "auto"

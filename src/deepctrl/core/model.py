@@ -18,7 +18,7 @@ import torch
 from torch import Tensor, nn
 
 from deepctrl.core.inputs import Inputs, batch_len, expand_seeds
-from deepctrl.core.layers import MLP, runs_as
+from deepctrl.core.layers import MLP, add_input, runs_as
 from deepctrl.core.merges import BUILT_INS, Merge, as_merge
 
 Alpha = float | Tensor
@@ -146,7 +146,10 @@ class DeepCTRL(nn.Module):
         Returns:
             The model's output.
         """
-        y = self.decision(z)
+        return self._plus_input(x, self.decision(z))
+
+    def _plus_input(self, x: Inputs, y: Tensor) -> Tensor:
+        """`y`, plus `x` with `residual=True`."""
         if not self.residual:
             return y
         if isinstance(x, dict):
@@ -154,7 +157,7 @@ class DeepCTRL(nn.Module):
                 "residual=True adds the input to the output, so it needs one "
                 "input tensor, not a dict of inputs"
             )
-        return y + x
+        return add_input(y, x)
 
     def forward(self, x: Inputs, alpha: Alpha = 0.0) -> Tensor:
         """The output at rule strength `alpha`, as `model(x, alpha)` computes it.
@@ -179,6 +182,15 @@ class DeepCTRL(nn.Module):
         z_r, z_d = self.encode(x)
         return self.decide(x, self.mix(z_r, z_d, alpha))
 
+    def sweeps_its_forward(self) -> bool:
+        """Whether [forward_alphas][deepctrl.core.model.DeepCTRL.forward_alphas] computes
+        what `forward` does at each alpha: True unless a subclass changed `forward` and not
+        `forward_alphas` (sweeps then call `forward` once per alpha)."""
+        kind = type(self)
+        return (
+            kind.forward is DeepCTRL.forward or kind.forward_alphas is not DeepCTRL.forward_alphas
+        )
+
     def forward_alphas(self, x: Inputs, alphas: Sequence[float] | Tensor) -> Tensor:
         """Outputs for every alpha at once.
 
@@ -197,15 +209,18 @@ class DeepCTRL(nn.Module):
         xs = _tile(x, n)
         per_sample = a.repeat_interleave(b)
         if not self.merge.uses_rule_encoder:
-            return self.forward(xs, per_sample).reshape(n, b, -1)
+            y = self.forward(xs, per_sample)
+            return y.reshape(n, b, *y.shape[1:])
         z_r, z_d = self.encode(x)
-        split = _first_linear(self.decision) if z_r.dim() == 2 else None
+        kind = type(self)  # a subclass's own mix or decide is called as it is
+        plain = kind.mix is DeepCTRL.mix and kind.decide is DeepCTRL.decide
+        split = _first_linear(self.decision) if z_r.dim() == 2 and plain else None
         if split is not None:
             first, rest = split
             h = self.merge.first_layer(first, z_r, z_d, a)
             if h is not None:
                 y = rest(h.reshape(n * b, -1))
-                y = y + xs if self.residual else y
+                y = self._plus_input(xs, y)
                 return y.reshape(n, b, *y.shape[1:])
         z_r = z_r.unsqueeze(0).expand(n, *z_r.shape).reshape(n * b, *z_r.shape[1:])
         z_d = z_d.unsqueeze(0).expand(n, *z_d.shape).reshape(n * b, *z_d.shape[1:])

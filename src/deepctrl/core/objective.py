@@ -34,6 +34,7 @@ from deepctrl.core.calls import (
     unwrap,
     warn_if_alpha_unused,
 )
+from deepctrl.core.checks import finite_real
 from deepctrl.core.data import as_pair, as_weights
 from deepctrl.core.inputs import Inputs, apply, batch_len, cast_floats, device_of
 from deepctrl.core.log import info
@@ -282,7 +283,14 @@ class Objective:
                 "draws perturbations and alphas from values, so move the model and the "
                 "batch to a real device first"
             )
-        if alpha is not None and not 0.0 <= float(alpha) <= 1.0:
+        if isinstance(alpha, Tensor) and alpha.numel() != 1:
+            raise ValueError(
+                "alpha must be one number: the objective weighs a batch's losses by one "
+                f"alpha, got a tensor of shape {tuple(alpha.shape)} (per-row alphas are for "
+                "model(x, alpha))"
+            )
+        given_alpha = None if alpha is None else finite_real(alpha, "alpha")
+        if given_alpha is not None and not 0.0 <= given_alpha <= 1.0:
             raise ValueError(
                 f"alpha must be in [0, 1] for the training objective, got {alpha} (beyond 1 the "
                 "task weight turns negative; the model itself takes any alpha)"
@@ -298,10 +306,13 @@ class Objective:
         assert self.state is not None
         state = self.state
         device = device_of(x)
-        drawn = self.method.draw_alphas(1, state)[:, 0] if alpha is None else None
         # the float is read on the host, before the move: no wait for the device
-        a = float(alpha) if drawn is None else float(drawn[0])
-        alphas = torch.tensor([a], device=device) if drawn is None else drawn.to(device)
+        if given_alpha is None:
+            drawn = self.method.draw_alphas(1, state)[:, 0]
+            a, alphas = float(drawn[0]), drawn.to(device)
+        else:  # a float64 model trains at the alpha given, not its float32 rounding
+            wide = torch.promote_types(self._dtype(), torch.float32)
+            a, alphas = given_alpha, torch.tensor([given_alpha], dtype=wide, device=device)
         # a DeepCTRL model takes alpha as a tensor, so torch.compile does not specialise on it
         given: float | Tensor = alphas[0] if self._alpha_as_tensor else a
         rule = self.rule if self._use_rule else None

@@ -19,6 +19,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from deepctrl.core.checks import finite_real
+
 
 def _log_gamma_sample(shape: float, n: int, generator: torch.Generator) -> Tensor:
     """log of n Gamma(shape, 1) draws (Marsaglia-Tsang; boosted for shape < 1), float64."""
@@ -144,14 +146,13 @@ class Beta(Prior):
         seed: Seeds the generator, as for [Prior][deepctrl.priors.Prior].
 
     Raises:
-        ValueError: When `a` or `b` is not positive.
+        ValueError: When `a` or `b` is not a positive finite number.
     """
 
     def __init__(self, a: float = 0.1, b: float = 0.1, seed: int | None = None) -> None:
-        if not (a > 0 and b > 0):
-            raise ValueError(f"Beta needs a > 0 and b > 0, got a={a}, b={b}")
+        a, b = finite_real(a, "Beta's a", positive=True), finite_real(b, "Beta's b", positive=True)
         super().__init__(seed)
-        self.a, self.b = float(a), float(b)
+        self.a, self.b = a, b
 
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
         lx = _log_gamma_sample(self.a, n, self.generator)
@@ -189,9 +190,9 @@ class Fixed(Prior):
 
     def __init__(self, a: float, seed: int | None = None) -> None:
         super().__init__(seed)
-        if not 0.0 <= float(a) <= 1.0:
+        self.a = finite_real(a, "Fixed's a")
+        if not 0.0 <= self.a <= 1.0:
             raise ValueError(f"Fixed needs a in [0, 1] (the alpha training draws), got {a}")
-        self.a = float(a)
 
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
         return torch.full((n,), self.a, dtype=dtype)

@@ -155,6 +155,8 @@ def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tens
             total = total + w * leaf.loss(part)
             continue
         out = getattr(leaf, "output", None)
+        if out is None and hasattr(leaf, "output_index"):
+            out = 0  # a feature rule's None is its first output
         s_y = y_scale[..., out] if out is not None and out < y_scale.shape[-1] else y_scale.mean(-1)
         judged = leaf.applicable(part).to(s_y.dtype)  # a threshold judges crossing pairs only
         total = total + w * _scaled_shift(part.x, part.x_p, x_scale) * s_y * judged

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.layers import OneHotLinear, Residual, one_hot_codes, runs_as
+from deepctrl.core.layers import OneHotLinear, Residual, add_input, one_hot_codes, runs_as
 from deepctrl.core.model import DeepCTRL
 
 Params = dict[str, Tensor]
@@ -244,7 +244,7 @@ def _deepctrl(m: DeepCTRL, prefix: str, exact: ExactSums | None) -> Lowered | No
         else:
             z = data(p, merge.encoder_input(h.flatten(0, 1), a).unflatten(0, (seeds, rows)), alpha)
         y = decision(p, z, alpha)
-        return y + x if residual else y
+        return add_input(y, x) if residual else y
 
     return run
 
@@ -283,7 +283,7 @@ def lower(module: nn.Module, prefix: str = "", exact: ExactSums | None = None) -
         return _sequential(module, prefix, exact)
     if runs_as(module, Residual):
         inner = lower(module.inner, f"{prefix}inner.", exact)
-        return None if inner is None else (lambda p, x, a: inner(p, x, a) + x)
+        return None if inner is None else (lambda p, x, a: add_input(inner(p, x, a), x))
     if runs_as(module, DeepCTRL, *_DEEPCTRL_METHODS):
         return _deepctrl(module, prefix, exact)
     return None

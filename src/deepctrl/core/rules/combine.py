@@ -8,6 +8,7 @@ from typing import Any, cast
 import torch
 from torch import Tensor
 
+from deepctrl.core.checks import finite_real
 from deepctrl.core.rules.base import Context, Rule, checked_rule
 
 
@@ -35,11 +36,13 @@ class AllOf(Rule):
     def __init__(self, rules: Sequence[Rule], weights: Sequence[float] | None = None) -> None:
         if not rules:
             raise ValueError("AllOf needs at least one rule")
-        weights = [1.0] * len(rules) if weights is None else [float(w) for w in weights]
+        weights = (
+            [1.0] * len(rules)
+            if weights is None
+            else [finite_real(w, "AllOf weight", nonneg=True) for w in weights]
+        )
         if len(weights) != len(rules):
             raise ValueError(f"AllOf got {len(rules)} rules but {len(weights)} weights")
-        if any(w < 0 for w in weights):
-            raise ValueError(f"AllOf weights must be >= 0, got {weights}")
         self._leaves: list[Rule] = []
         self.weights: list[float] = []
         for rule, w in zip(rules, weights, strict=True):

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import torch
 from torch import Tensor
 
+from deepctrl.core.checks import finite_real, index
 from deepctrl.core.inputs import Inputs, pick, replace
 from deepctrl.core.rules.base import Context, SignedRule, output_column
 from deepctrl.core.rules.perturbation import Perturbation, Relative, perturbation_from_config
@@ -65,7 +66,7 @@ class _FeatureRule(SignedRule):
         perturbation: Perturbation | None,
         input: str | None = None,
     ) -> None:
-        self.feature = feature
+        self.feature = feature if isinstance(feature, str) else index(feature, "feature")
         self.direction = _check_direction(direction)
         self.output = _check_output(output)
         self.given_perturbation = perturbation
@@ -298,7 +299,7 @@ class Threshold(_FeatureRule):
         input: str | None = None,
     ) -> None:
         super().__init__(feature, direction, output, perturbation, input)
-        self.threshold = float(threshold)
+        self.threshold = finite_real(threshold, "threshold")
 
     def applicable(self, ctx: Context) -> Tensor:
         return self._crossing(ctx, self.threshold)

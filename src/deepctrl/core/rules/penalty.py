@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from torch import Tensor
 
+from deepctrl.core.checks import finite_real
 from deepctrl.core.inputs import batch_len
 from deepctrl.core.rules.base import Context, SignedRule
 
@@ -33,12 +34,17 @@ class Penalty(SignedRule):
 
     def __init__(self, fn: Callable[..., Tensor], tau: float = 0.0, strict: bool = False) -> None:
         self.fn = fn
-        self.tau = float(tau)
+        self.tau = finite_real(tau, "Penalty's tau")
         self.strict = strict
 
     def violation(self, ctx: Context) -> Tensor:
         r = self.fn(ctx.x, ctx.y_hat)
         n = batch_len(ctx.x)
+        if not isinstance(r, Tensor):
+            raise ValueError(
+                f"Penalty fn must return a tensor with one value per sample, shape ({n},), "
+                f"got {type(r).__name__}: compute it from x and y_hat with torch"
+            )
         if tuple(r.shape) != (n,):
             raise ValueError(
                 f"Penalty fn must return one value per sample, shape ({n},), got {tuple(r.shape)}"

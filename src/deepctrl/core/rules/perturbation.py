@@ -8,6 +8,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from deepctrl.core.checks import finite_real
+
 
 class Perturbation(abc.ABC):
     """Draws a non-negative shift delta for each value of the perturbed feature."""
@@ -58,9 +60,7 @@ class Relative(Perturbation):
     """
 
     def __init__(self, u: float = 0.1) -> None:
-        if not u > 0:
-            raise ValueError(f"Relative perturbation needs u > 0, got {u}")
-        self.u = float(u)
+        self.u = finite_real(u, "Relative perturbation's u", positive=True)
 
     def delta(self, values: Tensor, generator: torch.Generator | None = None) -> Tensor:
         return self.u * _uniform(values, generator) * values.abs()
@@ -85,9 +85,7 @@ class Additive(Perturbation):
     """
 
     def __init__(self, scale: float) -> None:
-        if not scale > 0:
-            raise ValueError(f"Additive perturbation needs scale > 0, got {scale}")
-        self.scale = float(scale)
+        self.scale = finite_real(scale, "Additive perturbation's scale", positive=True)
 
     def delta(self, values: Tensor, generator: torch.Generator | None = None) -> Tensor:
         return self.scale * _uniform(values, generator)
@@ -109,9 +107,9 @@ class Standardized(Perturbation):
     """
 
     def __init__(self, inner: Perturbation, mean: float, std: float) -> None:
-        if not std > 0:
-            raise ValueError(f"Standardized perturbation needs std > 0, got {std}")
-        self.inner, self.mean, self.std = inner, float(mean), float(std)
+        self.inner = inner
+        self.mean = finite_real(mean, "Standardized perturbation's mean")
+        self.std = finite_real(std, "Standardized perturbation's std", positive=True)
 
     def delta(self, values: Tensor, generator: torch.Generator | None = None) -> Tensor:
         return self.inner.delta(values * self.std + self.mean, generator) / self.std
