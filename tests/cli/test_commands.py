@@ -222,6 +222,15 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         ([*fit[:-1], "-"], "--out - \\(standard output\\) is for deepctrl predict"),
         (["export", str(model), "--out", "-"], "--out - \\(standard output\\) is for"),
         (["export", str(model), "--out", "/dev/stdout"], "--out /dev/stdout is a device"),
+        (
+            ["export", str(model), "--out", str(out.parent / "m.xlsx")],
+            "export writes an ONNX file; give a name ending in .onnx",
+        ),
+        (
+            ["predict", str(model), str(data), "--alpha-column", "color", "--out", str(out)],
+            "alpha column 'color' needs a finite number on every row: 120 rows have none, "
+            "such as '(red|blue)' \(line 2\)",
+        ),
         (["sweep", str(f["pickle"]), str(data)], "looks like a pickle"),
         (["sweep", str(out.parent), str(data)], "is a folder; give the model file in it"),
         (["sweep", str(f["foreign"]), str(data)], "not a deepctrl model file"),
@@ -386,6 +395,31 @@ def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
     rows = json.loads(out)
     assert code == 0 and "only verification ratios are shown" in err
     assert [sorted(r) for r in rows] == [["alpha", "verification_ratio"]] * 2
+
+
+@pytest.mark.parametrize("tz", [None, "Europe/Paris"])
+def test_parquet_timestamps_are_dates_for_every_command(tmp_path, capsys, tz):
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    day = pd.Timestamp("2024-01-01", tz=tz) + pd.to_timedelta(rng.integers(0, 300, 200), "D")
+    frame = pd.DataFrame({"x": rng.normal(size=200), "day": day})
+    frame["y"] = frame["x"] + frame["day"].dt.dayofyear / 300
+    parquet = tmp_path / "t.parquet"
+    frame.to_parquet(parquet)
+    model = tmp_path / "t.deepctrl"
+    fit = ["fit", str(parquet), "--target", "y", "--monotonic", "x=increasing"]
+    code, _, err = run([*fit, "--max-epochs", "3", "--no-progress", "--out", str(model)], capsys)
+    assert code == 0, err
+    out = tmp_path / "p.csv"
+    code, _, err = run(["predict", str(model), str(parquet), "--out", str(out)], capsys)
+    assert code == 0, err
+    text = tmp_path / "t.csv"  # the same instants written as ISO 8601 text predict the same
+    frame.assign(day=frame["day"].map(lambda t: t.isoformat())).to_csv(text, index=False)
+    code, _, err = run(["predict", str(model), str(text), "--out", str(tmp_path / "q.csv")], capsys)
+    assert code == 0, err
+    assert pd.read_csv(out)["y"].tolist() == pd.read_csv(tmp_path / "q.csv")["y"].tolist()
+    code, _, err = run(["sweep", str(model), str(parquet), "--alphas", "0,1"], capsys)
+    assert code == 0, err
 
 
 # -- alpha chosen without labels: --min-verification ------------------------------------------
@@ -677,3 +711,26 @@ def test_predict_to_standard_output_keeps_messages_on_stderr(fitted, tmp_path, c
     table = pd.read_csv(io.BytesIO(stdout.getvalue()))
     assert list(table.columns) == ["sales"] and len(table) == len(pd.read_csv(data))
     assert "chosen alpha" in err and "predictions at alpha" in err and "standard output" in err
+
+
+def test_an_id_column_named_like_a_probability_column_is_refused(tmp_path, capsys):
+    data = write_table(tmp_path)
+    model = tmp_path / "c.deepctrl"
+    fit = ["fit", str(data), "--target", "sold_out", "--max-epochs", "2", "--no-progress"]
+    assert run([*fit, "--out", str(model)], capsys)[0] == 0
+    frame = pd.read_csv(data).drop(columns=["sold_out"])
+    frame["proba_yes"] = range(len(frame))
+    frame.to_csv(tmp_path / "new.csv", index=False)
+    args = ["predict", str(model), str(tmp_path / "new.csv"), "--id-column", "proba_yes"]
+    code, _, err = run([*args, "--out", str(tmp_path / "p.csv")], capsys)
+    assert code == 2 and err.strip() == (
+        "deepctrl: error: id column 'proba_yes' has the name of a column the predictions fill"
+    )
+
+
+def test_an_alpha_column_that_is_also_an_input_gets_a_note(fitted, tmp_path, capsys):
+    data, model = fitted
+    args = ["predict", str(model), str(data), "--alpha-column", "size"]
+    code, out, err = run([*args, "--out", str(tmp_path / "p.csv")], capsys)
+    assert code == 0 and "wrote 120 predictions at per-row alpha" in out
+    assert "note: alpha column 'size' is also one of the model's inputs" in err

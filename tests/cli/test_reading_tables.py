@@ -307,7 +307,7 @@ def test_alpha_on_a_model_without_rules_gets_a_note(tmp_path, capsys):
     code, _, err = run(["predict", model, data, "--alpha", "0.5", "--out", out_csv], capsys)
     assert code == 0 and "note: the model has no rules, so alpha has no effect" in err
     code, _, err = run(["predict", model, data, "--id-column", "y", "--out", out_csv], capsys)
-    assert code == 2 and "id column 'y' has the name of the model's prediction column" in err
+    assert code == 2 and "id column 'y' has the name of a column the predictions fill" in err
 
 
 def test_an_unknown_option_points_to_the_commands_help(tmp_path, capsys):
@@ -479,4 +479,40 @@ def test_a_rule_on_a_column_that_is_no_feature_says_what_it_is(tmp_path, capsys)
     assert (
         "--target is given twice; the command line fits one target column"
         in capsys.readouterr().err
+    )
+
+
+def test_ids_are_written_back_as_the_text_they_were_read_from(tmp_path, capsys):
+    data, model = _stores(tmp_path)
+    assert run(["fit", data, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    new = tmp_path / "ids.csv"
+    new.write_text("zip,order,store,x\n00123,70001,north,0.5\nNA,,10,0.5\n007,70003,south,0.1\n")
+    out = tmp_path / "p.csv"
+    args = ["predict", model, new, "--id-column", "zip", "--id-column", "order", "--out", out]
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert written["zip"].tolist() == ["00123", "NA", "007"]
+    assert written["order"].tolist() == ["70001", "", "70003"]
+
+
+def test_a_separator_ending_the_data_lines_only_does_not_shift_the_columns(tmp_path, capsys):
+    data, model = _stores(tmp_path)
+    assert run(["fit", data, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    plain, trailing = tmp_path / "plain.csv", tmp_path / "trailing.csv"
+    plain.write_text("store,x\nnorth,0.5\n10,0.2\n")
+    trailing.write_text("store,x\nnorth,0.5,\n10,0.2,\n")
+    for name in ("plain", "trailing"):
+        code, _, err = run(
+            ["predict", model, tmp_path / f"{name}.csv", "--out", tmp_path / f"{name}.out.csv"],
+            capsys,
+        )
+        assert code == 0 and "missing" not in err, err
+    assert (tmp_path / "plain.out.csv").read_text() == (tmp_path / "trailing.out.csv").read_text()
+    extra = tmp_path / "extra.csv"
+    extra.write_text("store,x\nnorth,0.5,7\n10,0.2,8\n")
+    code, _, err = run(["predict", model, extra, "--out", tmp_path / "e.csv"], capsys)
+    assert code == 2 and err.strip() == (
+        f"deepctrl: error: data file {extra}: some rows have more values than the header "
+        "has column names; name every column in the header"
     )

@@ -183,3 +183,16 @@ def test_save_refuses_places_that_are_devices_or_streams():
     # /proc cannot hold files: without the check the temporary file fails instead
     with pytest.raises(ValueError, match="it is a device or a stream, not a file"):
         dc.save(model(), "/proc/deepctrl-model.safetensors")
+
+
+def test_a_file_cut_inside_its_header_is_called_damaged_whatever_its_header_length(tmp_path):
+    model = dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 1))
+    data = dc.save(model, tmp_path / "m.safetensors").read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    for length in (0x80, 0x2780):  # a first byte of 0x80 is also how a pickle starts
+        header = data[8 : 8 + n].ljust(length, b" ")
+        cut = tmp_path / f"cut{length}.safetensors"
+        cut.write_bytes(struct.pack("<Q", length) + header[: length // 2])
+        with pytest.raises(ValueError, match="is damaged: it ends inside its header") as e:
+            dc.load(cut)
+        assert "\n" not in str(e.value)

@@ -30,6 +30,7 @@ from deepctrl.cli.tables import (
     clean_columns,
     left_out_columns,
     read_table,
+    text_columns,
 )
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
@@ -526,14 +527,16 @@ def _alpha_column(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
+        first = frame[column].iloc[bad[0]]
+        what = "none" if pd.isna(first) else f"none, such as {shown(first)}"
         raise ValueError(
-            f"alpha column {column!r} needs a number on every row: "
-            f"{rows_have(len(bad))} none (line {bad[0] + 2})"
+            f"{path}: alpha column {column!r} needs a finite number on every row: "
+            f"{rows_have(len(bad))} {what} (line {bad[0] + 2})"
         )
     if (values < 0).any():
         row = int(np.flatnonzero(values < 0)[0])
         raise ValueError(
-            f"alpha column {column!r} must be >= 0: line {row + 2} has {values[row]:g}"
+            f"{path}: alpha column {column!r} must be >= 0: line {row + 2} has {values[row]:g}"
         )
     if (values > 1).any():
         print(
@@ -584,16 +587,27 @@ def predict_command(
     clash = [c for c in ids.columns if c in columns]
     if clash:
         raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
-    named = est.output_names_ if hasattr(est, "output_names_") else [est.target_name_]
+    named = (
+        [est.target_name_, *(f"proba_{c}" for c in est.classes_)]
+        if hasattr(est, "predict_proba")
+        else est.output_names_
+    )
     clash = [c for c in ids.columns if c in named]
     if clash:
-        raise ValueError(f"id column {clash[0]!r} has the name of the model's prediction column")
+        raise ValueError(f"id column {clash[0]!r} has the name of a column the predictions fill")
+    ids = text_columns(data, ids, list(ids.columns))  # written back as read: 00123 stays
     if est.rule_ is None and (value != "auto" or alpha_column is not None):
         print("note: the model has no rules, so alpha has no effect", file=sys.stderr)
     X = frame[columns]
     chosen: Any
     if alpha_column is not None:
         chosen = _alpha_column(frame, alpha_column, data)
+        if alpha_column in columns:
+            print(
+                f"note: alpha column {alpha_column!r} is also one of the model's inputs; "
+                "its values are used as both",
+                file=sys.stderr,
+            )
         at = f"per-row alpha (column {alpha_column!r}, {chosen.min():g} to {chosen.max():g})"
     elif goal is not None:
         chosen, ratio = est.alpha_for_verification(X, goal)
@@ -617,5 +631,6 @@ def predict_command(
     result = pd.concat([ids.reset_index(drop=True), result], axis=1)
     write_table(result, out)
     where = "standard output" if to_stdout else out_path
-    print(f"wrote {len(result)} predictions at {at} to {where}", file=report)
+    rows = f"{len(result)} prediction" + ("s" if len(result) != 1 else "")
+    print(f"wrote {rows} at {at} to {where}", file=report)
     return 0

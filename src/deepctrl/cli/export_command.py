@@ -11,6 +11,8 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
     table), run it in onnxruntime on those rows first (alphas 0 to 1, one per row; one row
     at 0 and at 1) and refuse to write unless it gives the model's predictions to 1e-4."""
     out_path = check_output_path(out, model, *([] if check is None else [check]))
+    if out_path.suffix.lower() != ".onnx":
+        raise ValueError(f"--out {out}: export writes an ONNX file; give a name ending in .onnx")
     if check is not None:
         est, frame, columns, _ = model_and_frame(model, check, drop=False, with_target=False)
         X = frame[columns]
@@ -28,7 +30,8 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
     print(f"outputs: {outputs}; default alpha {est.alpha_:g} (in the file's metadata)")
     if X is not None:
         print(
-            f"checked: on the {len(X)} rows of {check} the file gives the model's "
+            f"checked: on the {len(X)} row{'s' * (len(X) != 1)} of {check} the file gives "
+            "the model's "
             "predictions to 1e-4"
         )
     return 0

@@ -12,6 +12,7 @@ import gzip
 import lzma
 import re
 import sys
+import warnings
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -172,6 +173,41 @@ def _empty_unnamed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame.drop(columns=empty)
 
 
+def _csv(path: Path, sep: str, **options: Any) -> pd.DataFrame:
+    """``pd.read_csv`` that never takes the first column for an index: a row with one field
+    more than the header (a separator at the end of data lines) would shift every column
+    one place; a trailing empty field is dropped and a non-empty one is an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return pd.read_csv(path, sep=sep, index_col=False, **options)
+        except pd.errors.ParserWarning:
+            raise ValueError(
+                f"data file {path}: some rows have more values than the header has column "
+                "names; name every column in the header"
+            ) from None
+
+
+def text_columns(path: str | Path, frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``columns`` of the table at ``path`` as the text written in a CSV file (leading zeros,
+    "NA" and whole numbers kept as they are, an empty field as ""), for ids written back
+    beside predictions; a Parquet file's columns as ``frame`` holds them.
+
+    Args:
+        path: The table's file.
+        frame: The table as read by [read_table][deepctrl.cli.tables.read_table].
+        columns: The columns to read as text.
+
+    Returns:
+        The columns, one row per row of ``frame``.
+    """
+    path = Path(path)
+    if path.suffix.lower() in PARQUET_SUFFIXES or not columns:
+        return frame[list(columns)]
+    text = _csv(path, _separator(path), dtype=str, keep_default_na=False, usecols=list(columns))
+    return text[list(columns)]
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame."""
     path = Path(path)
@@ -191,11 +227,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
         else:
             sep = _separator(path)
             _check_header(path, sep)
-            frame = _empty_unnamed(pd.read_csv(path, sep=sep), path)
+            frame = _empty_unnamed(_csv(path, sep), path)
             raw = None
             if sep == ";":
                 frame = _decimal_commas(frame)
-                raw = pd.read_csv(path, sep=sep, dtype=str)[frame.columns]
+                raw = _csv(path, sep, dtype=str)[frame.columns]
             frame = _thousands(frame, sep, raw)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
@@ -374,6 +410,7 @@ def clean_columns(
             and name not in categorical
             and not pd.api.types.is_numeric_dtype(series.dtype)
             and not pd.api.types.is_bool_dtype(series.dtype)
+            and not pd.api.types.is_datetime64_any_dtype(series.dtype)  # Parquet timestamps
         ):
             as_number = _numbers_or_nan(series)
             text = as_number.isna().to_numpy() & ~missing

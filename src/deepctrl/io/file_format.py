@@ -129,6 +129,11 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
     if len(data) < 8:
         raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
     (n,) = struct.unpack("<Q", data[:8])
+    if len(data) - 8 < n <= _MAX_HEADER and data[8:9] == b"{":  # a safetensors header, cut
+        raise ValueError(
+            f"{path} is damaged: it ends inside its header ({len(data)} bytes; the header "
+            f"alone takes {n + 8}); copy the file again"
+        )
     if n > min(_MAX_HEADER, len(data) - 8):
         raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
     try:
