@@ -72,7 +72,7 @@ def exact_comparison(first: dict, second: dict) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("first", type=Path)
     parser.add_argument("second", type=Path)
     parser.add_argument(

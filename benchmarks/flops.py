@@ -63,7 +63,7 @@ def step_gflops(n_seeds: int, epochs: int = 2, compile: bool = False) -> dict[st
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument(
         "--seeds",

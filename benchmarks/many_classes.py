@@ -41,7 +41,7 @@ def table(rows: int, classes: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--classes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)

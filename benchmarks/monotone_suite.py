@@ -536,7 +536,7 @@ def markdown(results: dict[str, Any], seeds: int, resplit: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3, help="seeds per model (0, 1, ...)")
     parser.add_argument(
         "--data-dir",

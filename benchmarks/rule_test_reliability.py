@@ -4,7 +4,7 @@ not depend on the price, at several effect sizes, noise levels and segment sizes
 
     python benchmarks/rule_test_reliability.py run --replicates 4 --workers 2 \\
         --out docs/results/rule_test/segments.jsonl
-    python benchmarks/rule_test_reliability.py run --replicates 6 --workers 2 \
+    python benchmarks/rule_test_reliability.py run --replicates 6 --workers 2 \\
         --out docs/results/rule_test/segments.jsonl   # adds replicates 4 and 5
     python benchmarks/rule_test_reliability.py table docs/results/rule_test/segments.jsonl
 
@@ -144,7 +144,7 @@ def table(path: Path, holdout: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
     r.add_argument("--replicates", type=int, default=4)

@@ -47,7 +47,7 @@ def retail_frame(items: int = 400) -> pd.DataFrame:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--items", type=int, default=400)
     args = parser.parse_args()

@@ -59,7 +59,7 @@ def one_size(rows: int, epochs: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)

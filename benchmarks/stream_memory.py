@@ -92,7 +92,7 @@ def one_size(rows: int, epochs: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000])
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)

@@ -132,7 +132,7 @@ class PeakMemory:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=40_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-lightgbm", action="store_true")

@@ -87,7 +87,7 @@ def spin(stop: Any) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1500, 5000])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--busy", type=int, default=2, help="spinning processes for the load")

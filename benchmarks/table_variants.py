@@ -64,7 +64,7 @@ def _classes(rows: int, seed: int, params: dict[str, int], three: bool) -> tuple
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--table", required=True, choices=["friedman", "median-classes", "three-classes"]
     )

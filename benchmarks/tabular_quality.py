@@ -319,7 +319,7 @@ def markdown(summaries: list[dict[str, Any]], repeats: int, n_seeds: str) -> str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="train/test splits per table")
     parser.add_argument("--n-seeds", default="auto", help="DeepCTRL n_seeds (default: its own)")
     parser.add_argument("--only", default=None, help="run only tables whose name has this")

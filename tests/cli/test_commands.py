@@ -229,7 +229,7 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         (
             ["predict", str(model), str(data), "--alpha-column", "color", "--out", str(out)],
             "alpha column 'color' needs a finite number on every row: 120 rows have none, "
-            "such as '(red|blue)' \(line 2\)",
+            r"such as '(red|blue)' \(line 2\)",
         ),
         (["sweep", str(f["pickle"]), str(data)], "looks like a pickle"),
         (["sweep", str(out.parent), str(data)], "is a folder; give the model file in it"),

@@ -399,12 +399,13 @@ def test_an_identifier_column_is_left_out_with_a_note(tmp_path, capsys):
     code, out, err = run([*args, "--out", model, *FAST], capsys)
     assert code == 0 and "left out" not in err
     # kept, with a note: a customer number and a column of one value
-    frame.assign(customer=np.arange(1000, 1000 + n), country="US").to_csv(
+    frame.assign(customer=np.arange(1000, 1000 + n), country="US", tax=1.0).to_csv(
         tmp_path / "more.csv", index=False
     )
     args = ["fit", tmp_path / "more.csv", "--target", "y", "--id-column", "order"]
     code, out, err = run([*args, "--out", model, *FAST], capsys)
-    assert code == 0 and "3 inputs after encoding" in out
+    assert code == 0 and "4 inputs after encoding" in out
+    assert "column 'tax' holds one value in every row (1.0), from which" in err
     assert "column 'customer' holds a different whole number in every row; if it" in err
     assert "column 'country' holds one value in every row ('US'), from which" in err
 

@@ -167,6 +167,7 @@ def test_set_params_alpha_on_a_fitted_estimator_is_the_alpha_predict_uses():
     assert est.alpha_ == est.min_error_alpha_
     with pytest.raises(ValueError, match="alpha"):
         est.set_params(alpha=-1.0)
+    assert est.alpha == "min_error" and est.get_params()["alpha"] == "min_error"  # unchanged
     unfitted = dc.DeepCTRLRegressor().set_params(alpha=0.5)
     assert unfitted.alpha == 0.5 and not hasattr(unfitted, "alpha_")
 
@@ -238,3 +239,9 @@ def test_verification_ratios_are_exact_shares_of_rows():
         assert abs(ratio * 300 - round(ratio * 300)) < 1e-9  # k of 300 rows, no float32 residue
     table = est.sweep(X, alphas=[0.0, 1.0])
     assert all(abs(r * 300 - round(r * 300)) < 1e-9 for r in table["verification_ratio"])
+
+
+def test_a_lazy_frame_is_asked_to_be_collected():
+    X, y = _sales()
+    with pytest.raises(ValueError, match=r"X is a lazy frame \(polars LazyFrame\).*X.collect\(\)"):
+        dc.DeepCTRLRegressor(**FAST).fit(pl.from_pandas(X).lazy(), y)

@@ -48,6 +48,19 @@ def test_rows_of_weight_zero_have_no_influence():
     assert a.target_mean_ == pytest.approx(np.average(y, weights=w))
 
 
+def test_rows_of_weight_zero_are_left_out_as_if_absent_also_from_the_encoding():
+    X, y = table()
+    sentinels = pd.DataFrame({"price": [1e6] * 5, "quality": [0.5] * 5})
+    X_all = pd.concat([X, sentinels], ignore_index=True)
+    y_all = pd.concat([y, pd.Series([0.0] * 5, name="y")], ignore_index=True)
+    w = np.r_[np.ones(len(X)), np.zeros(5)]
+    rule = [dc.Monotonic("price", "decreasing")]
+    weighted = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X_all, y_all, sample_weight=w)
+    without = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(X, y)
+    np.testing.assert_array_equal(weighted.predict(X), without.predict(X))
+    assert weighted.alpha_ == without.alpha_ and weighted.n_train_ == without.n_train_
+
+
 def test_equal_weights_train_as_no_weights():
     X, y = table()
     rule = [dc.Monotonic("price", "decreasing")]

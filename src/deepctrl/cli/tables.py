@@ -21,7 +21,13 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from deepctrl.tabular.encoding import CATEGORICAL, category_key, column_kind, date_text_rows
+from deepctrl.tabular.encoding import (
+    CATEGORICAL,
+    category_key,
+    column_kind,
+    date_text_rows,
+    shown,
+)
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
@@ -348,7 +354,7 @@ def _note_kept(series: pd.Series, name: str, path: Path, present: int) -> None:
     if distinct == 1 and present >= 2:
         print(
             f"note: {path}: column {name!r} holds one value in every row "
-            f"({series.dropna().iloc[0]!r}), from which the model learns nothing",
+            f"({shown(series.dropna().iloc[0])}), from which the model learns nothing",
             file=sys.stderr,
         )
     elif (

@@ -215,9 +215,12 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         Raises:
             ValueError: When `alpha` is not a valid alpha (on a fitted estimator).
         """
-        super().set_params(**params)
         if "alpha" in params and hasattr(self, "models_"):
-            self.alpha_ = self.resolve_alpha(self.alpha)
+            chosen = self.resolve_alpha(params["alpha"])  # checked before anything is set
+            super().set_params(**params)
+            self.alpha_ = chosen
+            return self
+        super().set_params(**params)
         return self
 
     def __sklearn_tags__(self) -> Any:
@@ -310,7 +313,9 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             sample_weight: One weight >= 0 per row: it weighs the row's task and rule loss
                 in training and its error in the validation metrics that choose alpha
                 (an integer weight acts as repeated rows in expectation; minibatches and the
-                validation split are drawn at random). None weighs every row alike.
+                validation split are drawn at random). Rows of weight 0 are left out as if
+                absent, also from the columns' statistics (means, spreads, categories)
+                that the encoding learns. None weighs every row alike.
 
         Returns:
             The estimator itself, fitted.
@@ -327,8 +332,14 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             )
         y_train, y_metric = self._set_targets(y, len(frame))
         weight = row_weights(sample_weight, self._class_weights(y_metric), frame)
+        if weight is not None and (weight == 0).any():  # as if those rows were not there
+            kept = np.flatnonzero(weight > 0)
+            frame = frame.iloc[kept].reset_index(drop=True)
+            y_train, y_metric, weight = y_train[kept], y_metric[kept], weight[kept]
         if weight is not None:
             y_train = self._weigh_targets(y_train, y_metric, weight)
+            if np.all(weight == weight[0]):
+                weight = None  # the rows left weigh alike: trained as without weights
         self.encoder_ = TableEncoder.fit(frame, ruled_columns(self.rules, frame.columns))
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
         check_rule_columns(self.rules, self.encoder_)

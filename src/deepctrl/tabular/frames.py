@@ -87,6 +87,11 @@ def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.
     columns, and their names for data frames, set at fit and compared later); arrays and
     sparse matrices take ``names`` (at fit: x0, x1, ...). A data frame given to a model
     fitted on an array is read by position, as scikit-learn does (with its warning)."""
+    if isinstance(nw.from_native(X, pass_through=True), nw.LazyFrame):
+        raise ValueError(
+            f"X is a lazy frame ({type(X).__module__.split('.')[0]} {type(X).__name__}), "
+            "which holds a query, not rows: collect it first (X.collect())"
+        )
     if has_names(X):
         frame = as_frame(X)
         validate_data(est, frame, reset=reset, skip_check_array=True)

@@ -167,5 +167,8 @@ def test_a_baseline_is_drawn_at_its_own_alpha_and_a_report_needs_a_run(tmp_path)
     assert lines["DeepCTRL"] == [3.0, 2.0, 1.0]
     assert lines["RuleOnly (alpha 1)"] == [7.0, 7.0] and lines["TaskOnly"] == [5.0, 5.0]
     assert "proxy = 0.5" in lines
+    with pytest.raises(ValueError, match="results.json does not exist: --report-only"):
+        exp.rewrite_report(str(tmp_path))
+    (tmp_path / "results.json").write_text('{"experiment": "retail"}')
     with pytest.raises(ValueError, match="is not the results.json of a pendulum run"):
         exp.rewrite_report(str(tmp_path))

@@ -311,6 +311,8 @@ def rewrite_report(out: str = "results/pendulum") -> Path:
 
     out_dir = Path(out)
     path = out_dir / "results.json"
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist: --report-only re-renders a finished run's --out")
     try:
         results = json.loads(path.read_text())
     except (OSError, ValueError):
