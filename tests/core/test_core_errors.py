@@ -155,7 +155,7 @@ def test_a_method_class_and_numpy_batches_are_named():
         objective(X.numpy(), y.numpy())
 
 
-def test_a_batch_on_the_meta_device_is_named():
+def test_a_batch_or_a_model_on_the_meta_device_is_named():
     with torch.device("meta"):
         model = net()
     objective = dc.Objective(model, RULE, seed=0)
@@ -163,6 +163,14 @@ def test_a_batch_on_the_meta_device_is_named():
     with pytest.raises(ValueError, match="the batch is on the meta device") as e:
         objective(X.to("meta"), y.to("meta"))
     one_line(e)
+    for call in (
+        lambda: objective(X, y),
+        lambda: dc.fit(model, RULE, train=(X, y), max_epochs=1),
+        lambda: dc.sweep(model, RULE, X, y, alphas=[0.0]),
+    ):
+        with pytest.raises(ValueError, match="the model's weights are on the meta device") as e:
+            call()
+        one_line(e)
 
 
 def test_a_drawn_alpha_is_the_float_the_output_reports():

@@ -181,3 +181,20 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"device {str(device)!r} is not available here; train on 'cpu'")
     return dev
+
+
+def check_materialized(model: torch.nn.Module) -> None:
+    """A `ValueError` when `model` has weights on the meta device, which hold shapes only.
+
+    >>> with torch.device("meta"):
+    ...     net = torch.nn.Linear(2, 1)
+    >>> check_materialized(net)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the model's weights are on the meta device, which holds no values: ...
+    """
+    if any(p.is_meta for p in model.parameters()):
+        raise ValueError(
+            "the model's weights are on the meta device, which holds no values: materialize "
+            'them first (model.to_empty(device="cpu"), then initialize them)'
+        )

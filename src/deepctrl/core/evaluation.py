@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from deepctrl.core.calls import eval_mode, predict_alphas
 from deepctrl.core.checks import finite_real
-from deepctrl.core.data import as_inputs, as_target
+from deepctrl.core.data import as_inputs, as_target, check_materialized
 from deepctrl.core.inputs import Inputs, apply, batch_len, cat, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
 from deepctrl.core.rules.base import Rule, checked_rule, forward_all, make_context, perturbed_by
@@ -43,6 +43,7 @@ ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")
 
 
 def _placement(model: nn.Module) -> tuple[torch.device, torch.dtype]:
+    check_materialized(model)
     param = next(model.parameters(), None)
     if param is None:
         return torch.device("cpu"), torch.float32

@@ -35,7 +35,7 @@ from deepctrl.core.calls import (
     warn_if_alpha_unused,
 )
 from deepctrl.core.checks import finite_real
-from deepctrl.core.data import as_pair, as_weights
+from deepctrl.core.data import as_pair, as_weights, check_materialized
 from deepctrl.core.inputs import Inputs, apply, batch_len, cast_floats, device_of
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
@@ -302,6 +302,7 @@ class Objective:
         )
         x = cast_floats(x, self._dtype())
         if self.state is None:
+            check_materialized(self.model)
             self._setup(self._first_batch_estimator(x, y))
         assert self.state is not None
         state = self.state

@@ -23,7 +23,7 @@ from torch import Tensor, nn
 from torch.utils.data import Dataset, IterableDataset
 
 from deepctrl.core.calls import warn_if_alpha_unused
-from deepctrl.core.data import as_data, resolve_device
+from deepctrl.core.data import as_data, check_materialized, resolve_device
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import Method, check_method
 from deepctrl.core.rules.base import Rule, checked_rule
@@ -159,6 +159,7 @@ def check_fit(
         raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds}")
     if next(model.parameters(), None) is None:
         raise ValueError("the model has no parameters to train")
+    check_materialized(model)
 
 
 def _checked_seeds(seeds: Any) -> list[int]:
