@@ -734,3 +734,15 @@ def test_an_alpha_column_that_is_also_an_input_gets_a_note(fitted, tmp_path, cap
     code, out, err = run([*args, "--out", str(tmp_path / "p.csv")], capsys)
     assert code == 0 and "wrote 120 predictions at per-row alpha" in out
     assert "note: alpha column 'size' is also one of the model's inputs" in err
+
+
+def test_a_damaged_parquet_file_is_named(fitted, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    _, model = fitted
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 not really")
+    code, _, err = run(["sweep", str(model), str(bad)], capsys)
+    assert code == 2 and err.startswith(
+        f"deepctrl: error: data file {bad} is not a valid Parquet file: "
+    )
+    assert err.count("\n") == 1

@@ -229,7 +229,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
                 raise ValueError(
                     f"reading {path} needs pyarrow: pip install 'deepctrl[parquet]'"
                 ) from None
-            frame = pd.read_parquet(path)
+            try:
+                frame = pd.read_parquet(path)
+            except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ValueError(f"data file {path} is not a valid Parquet file: {first}") from None
         else:
             sep = _separator(path)
             _check_header(path, sep)
