@@ -70,3 +70,11 @@ def test_replacing_shares_the_parameters_and_draws_no_random_numbers():
 def test_bad_blocks_are_refused(blocks):
     with pytest.raises(ValueError, match="one-hot blocks must be"):
         OneHotLinear(10, 2, blocks)
+
+
+def test_a_layer_whose_every_input_is_one_hot_equals_a_plain_linear_layer():
+    torch.manual_seed(0)
+    layer = OneHotLinear(4, 3, ((0, 4),)).double()
+    x = torch.eye(4, dtype=torch.float64)[[0, 3, 1, 1]]
+    assert layer.dense_columns.dtype == torch.long and layer.dense_columns.numel() == 0
+    torch.testing.assert_close(layer(x), F.linear(x, layer.weight, layer.bias), rtol=0, atol=1e-12)

@@ -51,6 +51,19 @@ def test_rule_never_holding_is_costed_at_alpha_one():
     assert s["cost_rule_holds"] == pytest.approx(1.1) == s["enforcement_cost"]
 
 
+def test_a_fold_that_judged_no_row_leaves_the_verdict_to_the_others():
+    E = np.array([[1.0, 1.5, 2.0], [1.1, 1.6, 2.1], [1.0, 1.4, 2.2], [1.2, 1.5, 2.0]])
+    V = np.array([[0.0, 0.6, 1.0], [0.1, 0.7, 1.0], [np.nan] * 3, [0.0, 0.5, 1.0]])
+    s = segment_statistics(E, V, ALPHAS)
+    assert s["folds"] == 4 and s["folds_judged"] == 3
+    assert s["verification_alpha0"] == pytest.approx(0.1 / 3)
+    assert s["alpha_rule_holds"] == 1.0  # the judged folds' mean reaches 1 there
+    assert judge(s)[0] == "contradicted"
+    V[[0, 1], :] = np.nan  # one fold left: no interval
+    verdict, reason = judge(segment_statistics(E, V, ALPHAS))
+    assert verdict == "inconclusive" and reason.startswith("the rule judged rows in 1 of 4 folds")
+
+
 def _stats(v0, v0_interval, cost, cost_interval, error_best=1.0, holds=0.5):
     return {
         "verification_alpha0": v0,

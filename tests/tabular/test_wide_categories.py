@@ -78,3 +78,10 @@ def test_onnx_files_give_the_same_predictions(fitted, tmp_path):
         want = est.predict(rows, alpha=0.3)
     got = session.run(None, est.onnx_inputs(rows, alpha=0.3))[0]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
+
+
+def test_a_table_of_one_wide_category_alone_trains_stacked_and_predicts():
+    X, y = shops(300, 70, seed=2)
+    est = dc.DeepCTRLRegressor(random_state=0, **SMALL).fit(X[["shop"]], y)
+    assert est.network_["one_hot"] == [[0, est.encoder_.column("shop").width]]
+    assert np.isfinite(est.predict(X[["shop"]])).all()

@@ -454,8 +454,9 @@ def clean_columns(
                 frame[name] = as_number
                 bad |= text
         if name in targets and not pd.api.types.is_numeric_dtype(series.dtype):
-            blank = series.astype(object).str.strip().eq("")  # text of spaces: no label
-            missing = missing | blank.fillna(False).to_numpy(dtype=bool)
+            # text of spaces is no label; a column of booleans and blanks holds no text
+            blank = series.map(lambda v: isinstance(v, str) and not v.strip())
+            missing = missing | blank.to_numpy(dtype=bool)
         if drop or name in targets:
             bad |= missing
     if bad.any():

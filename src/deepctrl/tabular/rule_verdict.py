@@ -92,13 +92,19 @@ def segment_statistics(
     plausible = [grid[a] for a in range(len(grid)) if lows[a] <= 0.0]
     last = len(grid) - 1
     cost, cost_lo, cost_hi = _t_interval(diff[:, last])
-    mean_v = np.nan_to_num(V.mean(axis=0), nan=0.0)
+    # a fold whose held-out rows the rule judged none of (a threshold no pair crossed) has
+    # no ratio: the others decide
+    judged = ~np.isnan(V).all(axis=1)
+    Vj = V[judged]
+    mean_v = np.nan_to_num(np.nanmean(Vj, axis=0), nan=0.0) if len(Vj) else np.zeros(len(grid))
     reach = np.flatnonzero(mean_v >= HOLDS)
     holds = int(reach[0]) if len(reach) else last
     hold_cost, hold_lo, hold_hi = _t_interval(diff[:, holds])
-    v0, v0_lo, v0_hi = _t_interval(V[:, 0])
+    at_zero = Vj[:, 0][~np.isnan(Vj[:, 0])]
+    v0, v0_lo, v0_hi = _t_interval(at_zero) if len(at_zero) else (math.nan, math.nan, math.nan)
     return {
         "folds": int(E.shape[0]),
+        "folds_judged": len(at_zero),
         "best_alpha": grid[best],
         "best_alpha_interval": [min(plausible), max(plausible)],
         "verification_alpha0": v0,
@@ -136,9 +142,15 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
         else f"at alpha 1, where it still falls short of {HOLDS:.0%} verification"
     )
     share = cost / abs(s["error_best"]) if s["error_best"] else math.inf
-    if not math.isfinite(v0):
+    judged = s.get("folds_judged")  # statistics saved before it was counted have none
+    if not math.isfinite(v0) or (judged is not None and judged < 2):
+        which = (
+            "none of the held-out rows"
+            if not judged
+            else f"rows in {judged} of {s.get('folds')} folds"
+        )
         return "inconclusive", (
-            "the rule judged none of the held-out rows (a threshold rule judges only the rows "
+            f"the rule judged {which} (a threshold rule judges only the rows "
             "that its perturbation carries across the threshold; a larger perturbation "
             "judges more)"
         )
