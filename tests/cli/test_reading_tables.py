@@ -523,6 +523,6 @@ def test_a_boolean_target_with_blank_labels_drops_those_rows(tmp_path, capsys):
     rows = "".join(f"{i},{'True' if i % 2 else 'False'}\n" for i in range(30))
     data = tmp_path / "b.csv"
     data.write_text("x,y\n" + rows + "30,\n")  # read as booleans and one NaN
-    code, out, err = run(["fit", data, "--target", "y", "--out", tmp_path / "b.m", *FAST], capsys)
+    code, _, err = run(["fit", data, "--target", "y", "--out", tmp_path / "b.m", *FAST], capsys)
     assert code == 0, err
     assert "dropped 1 of 31 rows with a missing target" in err

@@ -293,11 +293,12 @@ def test_default_perturbations_follow_the_column():
     )
     price, count, age, day = (default_perturbation(c) for c in enc.columns)
     assert price.config() == {"kind": "relative", "u": 0.1}
-    assert count.config() == {
+    # whole numbers: counted, not measured; a step reaches the next one (0.1 sd is 0.22)
+    assert count.config() == {"kind": "additive", "scale": 1.0}
+    assert age.config() == {  # 0.1 sd is more than one year
         "kind": "additive",
-        "scale": pytest.approx(0.1 * np.std([0.0, 1.0, 5.0])),
+        "scale": pytest.approx(0.1 * np.std([20.0, 31.0, 45.0])),
     }
-    assert age.config()["kind"] == "additive"  # whole numbers: counted, not measured
     assert day.config() == {"kind": "additive", "scale": pytest.approx(0.1 * np.std([0, 1, 2]))}
 
 
@@ -457,3 +458,18 @@ def test_rules_that_cannot_hold_together_are_refused():
     two = every[:2]  # two of three classes may rise together
     dc.DeepCTRLClassifier(rules=two, **fast).fit(X, labels)
     dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing"), up], **fast).fit(X, y)
+
+
+def test_a_rule_on_a_count_holds_from_one_whole_number_to_the_next():
+    # the data fall with stops; at alpha 1 the model must rise from 0 stops to 1, 1 to 2
+    # (with steps of a tenth of a stop, these defaults learned a sawtooth: 0 % of the rows
+    # rose from 0 stops to 1 or from 1 to 2, at a verification ratio of 100 %)
+    rng = np.random.default_rng(6)
+    X = pd.DataFrame({"stops": rng.poisson(1.0, 1500), "q": rng.uniform(0, 1, 1500)})
+    y = 10 - 1.5 * X["stops"] + 2 * X["q"] + rng.normal(0, 0.5, 1500)
+    rule = [dc.Monotonic("stops", "increasing")]
+    est = dc.DeepCTRLRegressor(rules=rule, random_state=0).fit(X, y)
+    for k in (0, 1, 2):
+        lower = est.predict(X.assign(stops=k), alpha=1.0)
+        higher = est.predict(X.assign(stops=k + 1), alpha=1.0)
+        assert np.mean(higher > lower) >= 0.95, k

@@ -1,5 +1,6 @@
 """dc.rule_test on tables whose truth is known, its files, and its input checks."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -73,7 +74,12 @@ def test_files(result, tmp_path):
     advice = report.split("## What to do with them")[1]
     assert "- **contradicted**: do not impose the rule on this group" in advice
     assert "The test judges what the data show, not cause and effect." in advice
+    assert "On a classification target" not in report  # a regression target
     assert (tmp_path / "out" / "rule_test.png").read_bytes()[:4] == b"\x89PNG"
+    on_classes = dataclasses.replace(result, metric="bce")
+    dc.write_rule_test(on_classes, tmp_path / "classes")
+    report = (tmp_path / "classes" / "report.md").read_text()
+    assert "On a classification target the verdicts are weaker evidence" in report
 
 
 def test_the_same_seed_gives_the_same_curves():

@@ -160,5 +160,10 @@ def rule_test_command(
         "raised on busy days) can contradict a right rule; report.md says what to do with "
         "each verdict"
     )
+    if task == "classification":
+        print(
+            "on classes the verdicts are weaker evidence (their reliability was measured on "
+            "regression): read consistent as not contradicted; report.md says why"
+        )
     print("wrote " + ", ".join(str(f) for f in files))
     return 0

@@ -437,7 +437,8 @@ def _safe_ratio(
         warnings.warn(
             f"rho: the {when} {what} for some seeds; using rho = 1.0 "
             f"there (a rule that holds on every row {now}, or one that judges no row: a "
-            "relative perturbation moves no value of a feature that is 0 everywhere). When "
+            "threshold that no perturbed value crosses, or a relative perturbation of a "
+            "feature that is 0 everywhere). When "
             "the rule's loss is in other units than the task's, as a penalty in the target's "
             "units is, give rho yourself: about the rule loss over the task loss once the "
             "rule is broken",

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from deepctrl.io.figures import pyplot, save_figure
 from deepctrl.io.reports import markdown_table, write_json, write_text
 from deepctrl.tabular.rule_test import ALL, RuleTestResult, Segment
@@ -39,6 +41,19 @@ def _row(name: str, seg: Segment) -> list[Any]:
         f"{s['enforcement_cost']:.4g} {_interval(s['enforcement_cost_interval'], '.3g')}",
         seg.reason,
     ]
+
+
+CLASS_METRICS = ("bce", "cross_entropy")
+"""The held-out errors of rule tests on a classification target."""
+
+CLASSES_CAUTION = [
+    "On a classification target the verdicts are weaker evidence than on a regression "
+    "target: their reliability was measured on regression only, and a model trained with "
+    "a rule on a class's probability can carry some of it into its data-only path (alpha "
+    "0), so a group where the class does not depend on the feature can read as "
+    "consistent. Read consistent as not contradicted, and look at the group's rows.",
+    "",
+]
 
 
 def report_markdown(result: RuleTestResult) -> str:
@@ -100,6 +115,7 @@ def report_markdown(result: RuleTestResult) -> str:
         "rule states a cause you trust, its strength is yours to set: the verdict tells "
         "how much the history pulls against it.",
         "",
+        *(CLASSES_CAUTION if result.metric in CLASS_METRICS else []),
         "![error and verification over alpha](rule_test.png)",
         "",
     ]
@@ -127,7 +143,9 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
         ax.set_xlabel("alpha")
         ax.set_ylabel(result.metric, color="tab:blue")
         twin = ax.twinx()
-        twin.plot(result.alphas, seg.verification.mean(0), color="tab:orange")
+        judged = seg.verification[~np.isnan(seg.verification).all(axis=1)]  # folds judging
+        if len(judged):
+            twin.plot(result.alphas, np.nanmean(judged, axis=0), color="tab:orange")
         twin.set_ylim(-0.02, 1.02)
         twin.set_ylabel("verification ratio", color="tab:orange")
         ax.set_title(
