@@ -399,7 +399,13 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             )
 
     def _keep(self, result: FitResult, recipe: Recipe, n_train: int, n_val: int) -> None:
-        """The fitted networks and what their fit reports."""
+        """The fitted networks and what their fit reports; an error when none of them
+        reached a finite validation loss (they would predict from their initial weights)."""
+        if n_val and result.best_epochs and not any(result.best_epochs):
+            raise ValueError(
+                "no network reached a finite validation loss (NaN or infinite outputs): "
+                "a column or the target may hold values too large for float32 once scaled"
+            )
         self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
         self.rho_ = [float(r) for r in result.state["rho"]] if "rho" in result.state else []
         self.n_epochs_ = max(result.epochs)

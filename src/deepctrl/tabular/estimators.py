@@ -248,24 +248,31 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         if names is None or len(names) != values.shape[1]:
             names = ["y"] if values.shape[1] == 1 else [f"y{j}" for j in range(values.shape[1])]
         self.output_names_ = names
-        self.target_mean_ = values.mean(axis=0)
-        std = values.std(axis=0)
-        for name, value, spread in zip(names, self.target_mean_, std, strict=True):
-            if spread <= 1e-12 * max(1.0, abs(value)) and n > 1:
+        # in units of the largest value: targets near 1e300 square beyond float64, and a
+        # spread of 1e-14 metres is a spread, not a constant
+        unit = np.abs(values).max(axis=0)
+        unit = np.where(unit > 0, unit, 1.0)
+        self.target_mean_ = (values / unit).mean(axis=0) * unit
+        std = (values / unit).std(axis=0) * unit
+        for name, value, spread, size in zip(names, self.target_mean_, std, unit, strict=True):
+            if spread <= 1e-12 * size and n > 1:
                 warnings.warn(
                     f"target {name!r} is constant ({value:g}): the model can only predict it",
                     UserWarning,
                     stacklevel=4,
                 )
-        self.target_scale_ = np.where(std > 1e-12, std, 1.0)
+        self.target_scale_ = np.where(std > 1e-12 * unit, std, 1.0)
         return ((values - self.target_mean_) / self.target_scale_).astype(np.float32), values
 
     def _weigh_targets(
         self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
     ) -> np.ndarray:
-        self.target_mean_ = np.average(y_metric, axis=0, weights=weight)
-        std = np.sqrt(np.average((y_metric - self.target_mean_) ** 2, axis=0, weights=weight))
-        self.target_scale_ = np.where(std > 1e-12, std, 1.0)
+        unit = np.abs(y_metric).max(axis=0)
+        unit = np.where(unit > 0, unit, 1.0)
+        mean = np.average(y_metric / unit, axis=0, weights=weight)
+        std = np.sqrt(np.average((y_metric / unit - mean) ** 2, axis=0, weights=weight)) * unit
+        self.target_mean_ = mean * unit
+        self.target_scale_ = np.where(std > 1e-12 * unit, std, 1.0)
         return ((y_metric - self.target_mean_) / self.target_scale_).astype(np.float32)
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:

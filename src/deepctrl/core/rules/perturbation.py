@@ -112,7 +112,10 @@ class Standardized(Perturbation):
         self.std = finite_real(std, "Standardized perturbation's std", positive=True)
 
     def delta(self, values: Tensor, generator: torch.Generator | None = None) -> Tensor:
-        return self.inner.delta(values * self.std + self.mean, generator) / self.std
+        if max(abs(self.mean), self.std) < 1e30:  # raw values fit the values' precision
+            return self.inner.delta(values * self.std + self.mean, generator) / self.std
+        raw = values.double() * self.std + self.mean  # beyond float32 (1e38): in float64
+        return (self.inner.delta(raw, generator) / self.std).to(values.dtype)
 
     def config(self) -> dict[str, Any]:
         return {
