@@ -746,3 +746,15 @@ def test_a_damaged_parquet_file_is_named(fitted, tmp_path, capsys):
         f"deepctrl: error: data file {bad} is not a valid Parquet file: "
     )
     assert err.count("\n") == 1
+
+
+def test_a_parquet_list_column_is_named(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "nested.parquet"
+    frame = pd.DataFrame({"x": [1.0, 2, 3, 4], "tags": [[1, 2]] * 4, "y": [1.0, 2, 3, 5]})
+    frame.to_parquet(path)
+    code, _, err = run(["fit", str(path), "--target", "y", "--out", str(tmp_path / "m")], capsys)
+    assert code == 2 and err == (
+        f"deepctrl: error: data file {path}: column 'tags' holds lists, not single values; "
+        "spread them over columns of their own or leave the column out\n"
+    )

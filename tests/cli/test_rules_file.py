@@ -155,6 +155,11 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
             "numeric columns are price, temp and the outputs sales",
         ),
         (
+            '[[rule]]\nkind = ["monotonic"]\ncolumn = "price"\n',
+            "r.toml line 2: kind must be one of monotonic, threshold, penalty, "
+            "got \\['monotonic'\\]",
+        ),
+        (
             '[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = "high"\n',
             "r.toml line 4: threshold must be a number, got 'high'",
         ),

@@ -136,6 +136,13 @@ def test_expression_rejects_anything_but_arithmetic(text):
         parse(text)
 
 
+def test_expressions_too_long_to_evaluate_are_refused():
+    assert parse("y <= " + " + ".join(["x"] * 200)).names == ["y", "x"]
+    for text in ("y <= " + " + ".join(["x"] * 1000), "y <= " + "-" * 3000 + "x"):
+        with pytest.raises(ValueError, match="too long: at most 500 parts"):
+            parse(text)
+
+
 def test_resolve_translates_columns_perturbations_and_thresholds():
     enc = TableEncoder.fit(frame())
     col = enc.column("price")

@@ -245,3 +245,9 @@ def test_a_lazy_frame_is_asked_to_be_collected():
     X, y = _sales()
     with pytest.raises(ValueError, match=r"X is a lazy frame \(polars LazyFrame\).*X.collect\(\)"):
         dc.DeepCTRLRegressor(**FAST).fit(pl.from_pandas(X).lazy(), y)
+
+
+def test_cells_holding_records_are_named():
+    X = pd.DataFrame({"price": np.arange(20.0), "meta": [{"a": 1}] * 20})
+    with pytest.raises(ValueError, match="X: column 'meta' holds records, not single values"):
+        dc.DeepCTRLRegressor(**FAST).fit(X, np.arange(20.0))

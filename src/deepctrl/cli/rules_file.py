@@ -147,7 +147,7 @@ def read_rules_file(path: str | Path) -> list[RuleSpec]:
 
 def _check_keys(spec: RuleSpec) -> None:
     kind = spec.values.get("kind")
-    if kind not in KEYS:
+    if not isinstance(kind, str) or kind not in KEYS:
         raise ValueError(f"{spec.at('kind')}: kind must be one of {', '.join(KEYS)}, got {kind!r}")
     required, optional = KEYS[kind]
     for key in spec.values:

@@ -24,6 +24,7 @@ import pandas as pd
 from deepctrl.tabular.encoding import (
     CATEGORICAL,
     category_key,
+    check_flat,
     column_kind,
     date_text_rows,
     shown,
@@ -256,6 +257,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if len(frame) == 0:
         raise ValueError(f"data file {path} has no data rows")
     frame.columns = [str(c) for c in frame.columns]
+    check_flat(frame, f"data file {path}")
     return frame
 
 

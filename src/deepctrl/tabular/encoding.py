@@ -262,6 +262,32 @@ def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
     return np.asarray(codes, dtype=np.int64), _plain_all(distinct, series.name)
 
 
+NESTED = (list, tuple, dict, set, np.ndarray)
+"""Cell values a table column cannot hold: each column is one input (or one category)."""
+
+
+def check_flat(frame: pd.DataFrame, where: str = "X") -> None:
+    """A `ValueError` naming the first column whose cells are lists, arrays or records
+    (Parquet list and struct columns): a model takes one value per cell.
+
+    >>> check_flat(pd.DataFrame({"tags": [[1, 2], [3]]}))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: X: column 'tags' holds lists, not single values; spread them over columns ...
+    """
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype != object:
+            continue
+        first = column.dropna().head(1)
+        if len(first) and isinstance(first.iloc[0], NESTED):
+            kind = {dict: "records", np.ndarray: "lists"}.get(type(first.iloc[0]), "lists")
+            raise ValueError(
+                f"{where}: column {str(name)!r} holds {kind}, not single values; spread them "
+                "over columns of their own or leave the column out"
+            )
+
+
 def shown(value: Any) -> str:
     """``repr`` of a value from a table, numpy scalars shown as Python ones.
 

@@ -20,6 +20,8 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from deepctrl.tabular.encoding import check_flat
+
 
 def has_names(X: Any) -> bool:
     """Whether ``X`` is a data frame (its columns have names)."""
@@ -104,6 +106,7 @@ def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.
         frame = as_frame(arr, names)
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise ValueError(f"X is empty: {frame.shape[0]} rows, {frame.shape[1]} columns")
+    check_flat(frame)
     return frame
 
 

@@ -111,6 +111,11 @@ def _compile(
     )
 
 
+MAX_PARTS = 500
+"""The most numbers, names and operations an expression may hold: it is evaluated by
+nested calls, one per part (about 250 terms of a sum)."""
+
+
 def parse(text: str) -> Comparison:
     """Parse ``left OP right`` with OP one of <=, <, >=, >; names in backticks may hold
     spaces or symbols (`unit price`), and names keep their spelling (``µg`` stays the micro
@@ -143,6 +148,10 @@ def parse(text: str) -> Comparison:
         tree = ast.parse(source, mode="eval").body
     except SyntaxError as exc:
         raise _fail(text, f"not a valid expression ({exc.msg})") from None
+    except (RecursionError, MemoryError):
+        raise _fail(text, f"too long: at most {MAX_PARTS} parts") from None
+    if sum(isinstance(node, ast.expr) for node in ast.walk(tree)) > MAX_PARTS:
+        raise _fail(text, f"too long: at most {MAX_PARTS} parts")
     if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and type(tree.ops[0]) in _COMPARE):
         raise _fail(text, "write one comparison such as 'y <= 2 * x' (<=, <, >= or >)")
     sign, strict = _COMPARE[type(tree.ops[0])]
