@@ -526,3 +526,11 @@ def test_a_boolean_target_with_blank_labels_drops_those_rows(tmp_path, capsys):
     code, _, err = run(["fit", data, "--target", "y", "--out", tmp_path / "b.m", *FAST], capsys)
     assert code == 0, err
     assert "dropped 1 of 31 rows with a missing target" in err
+
+
+def test_a_quoted_name_with_a_comma_does_not_decide_the_separator(tmp_path):
+    path = tmp_path / "prices.csv"
+    path.write_text('x;"Preis, EUR";sales\n1;2,5;3\n2;3,5;4\n')
+    frame = read_table(path)
+    assert list(frame.columns) == ["x", "Preis, EUR", "sales"]
+    assert frame["Preis, EUR"].tolist() == [2.5, 3.5]

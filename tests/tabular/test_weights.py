@@ -137,3 +137,10 @@ def test_class_weights_and_numpy_sizes_survive_a_model_file(labels, tmp_path):
     np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
     refit = sklearn.base.clone(again).fit(X, classes)
     np.testing.assert_array_equal(refit.predict_proba(X), est.predict_proba(X))
+
+
+def test_negative_class_weights_are_named():
+    X, y = table()
+    labels = (y > y.median()).astype(int)
+    with pytest.raises(ValueError, match="class_weight must give every class a finite weight"):
+        dc.DeepCTRLClassifier(class_weight={0: -1.0, 1: 1.0}, **FAST).fit(X, labels)

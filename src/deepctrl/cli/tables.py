@@ -83,12 +83,12 @@ def _not_utf8(path: Path) -> str:
 
 
 def _separator(path: Path) -> str:
-    head = _first_line(path).decode("utf-8", errors="replace")
-    if "," not in head:
-        for sep in (";", "\t"):
-            if sep in head:
-                return sep
-    return ","
+    """The separator the header line uses most, outside quoted names ("Preis, EUR" in a
+    semicolon file); a comma when none or on a tie."""
+    head = re.sub(r'"(?:[^"]|"")*"', "", _first_line(path).decode("utf-8", errors="replace"))
+    counts = {sep: head.count(sep) for sep in (",", ";", "\t")}
+    best = max(counts, key=lambda sep: (counts[sep], sep == ","))
+    return best if counts[best] else ","
 
 
 def _check_header(path: Path, sep: str) -> None:

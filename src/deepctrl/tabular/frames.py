@@ -136,6 +136,8 @@ def row_weights(
 ) -> np.ndarray | None:
     """Per-row weights: ``sample_weight`` times the class weights, or None when every row
     weighs the same (training then runs exactly as without weights)."""
+    if by_class is not None and not (np.isfinite(by_class).all() and (by_class >= 0).all()):
+        raise ValueError("class_weight must give every class a finite weight >= 0")
     parts = [] if by_class is None else [by_class]
     if sample_weight is not None:
         parts.append(
