@@ -333,3 +333,24 @@ def test_dates_without_a_zone_after_zoned_training_dates_are_warned_about():
     ):
         enc.transform(X.assign(day=zoned.strftime("%Y-%m-%d %H:%M")))
     assert TableEncoder.from_config(enc.config()).column("day").zoned
+
+
+def test_an_expression_naming_a_date_column_says_it_is_one():
+    X = pd.DataFrame({"day": pd.date_range("2024-01-01", periods=30), "x": np.arange(30.0)})
+    est = dc.DeepCTRLRegressor(rules=[Expression("y <= day")], max_epochs=1, n_seeds=1)
+    with pytest.raises(ValueError, match="column 'day' is a date column; an expression can only"):
+        est.fit(X, np.arange(30.0))
+
+
+def test_whole_number_columns_reach_an_expression_exactly():
+    from deepctrl.tabular.table_rules import NamedPenalty, Outputs
+
+    X = pd.DataFrame({"stops": [0, 1, 2, 5, 0, 3], "q": [0.1, 0.4, 0.0, 0.9, 0.3, 0.7]})
+    enc = TableEncoder.fit(X)
+    seen = {}
+    penalty = NamedPenalty(
+        lambda cols, out: seen.update(cols) or out["y"], enc, Outputs.regression(["y"])
+    )
+    penalty(torch.from_numpy(enc.transform(X)), torch.zeros(6, 1))
+    assert seen["stops"].tolist() == [0.0, 1.0, 2.0, 5.0, 0.0, 3.0]  # exact, not 3e-8 off
+    assert seen["q"].tolist() == pytest.approx(X["q"].tolist(), abs=1e-6)

@@ -287,7 +287,10 @@ def fit_command(
     seed = number(seed, "--seed", int, 0, 2**31)
     max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
     if rule_class is not None and not monotonic:
-        raise ValueError("--rule-class names the class of the --monotonic rules; give one")
+        raise ValueError(
+            "--rule-class names the class of the --monotonic rules; give one (a rule in a "
+            'rules file names its class with output = "LABEL")'
+        )
     specs = [monotonic_spec(m, rule_class) for m in monotonic]
     specs += read_rules_file(rules) if rules is not None else []
     rule_list = build_rules(specs)

@@ -199,11 +199,18 @@ class NamedPenalty:
     def __init__(self, fn: Any, encoder: TableEncoder, outputs: Outputs) -> None:
         self.fn, self.outputs = fn, outputs
         self.inputs = [
-            (c.name, c.start, c.mean, c.std) for c in encoder.columns if c.kind == NUMERIC
+            (c.name, c.start, c.mean, c.std, c.integer)
+            for c in encoder.columns
+            if c.kind == NUMERIC
         ]
 
     def __call__(self, x: Tensor, y_hat: Tensor) -> Tensor:
-        columns = {name: x[:, i] * std + mean for name, i, mean, std in self.inputs}
+        columns = {}
+        for name, i, mean, std, integer in self.inputs:
+            value = x[:, i] * std + mean
+            # whole numbers come back whole: 0 stops is 0, not -3e-8 after float32 scaling,
+            # so a penalty that holds with equality there is judged to hold
+            columns[name] = value.round() if integer else value
         return self.fn(columns, self.outputs.raw(y_hat))
 
 
@@ -423,8 +430,9 @@ def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> 
             if name in known:
                 continue
             if name in encoder.names:
+                kind = "a date column" if encoder.column(name).kind == DATE else "categorical"
                 raise ValueError(
-                    f"rule {_named(rule, 'expression')}: column {name!r} is categorical; "
+                    f"rule {_named(rule, 'expression')}: column {name!r} is {kind}; "
                     "an expression can only use numeric columns and outputs"
                 )
             numeric = [c.name for c in encoder.columns if c.kind == NUMERIC]
