@@ -164,6 +164,9 @@ class DataLosses:
                 m = y.shape[1]
                 perturbed = perturb_seeds(rule, xs, self.streams.eval)
                 lo, hi = self.world.shard(0, m)
+                n = n + (m if w is None else w.double().sum(dim=1))
+                if hi == lo:  # fewer rows than ranks: this rank's share is empty
+                    continue
                 part = slice(lo, hi)
                 perturbed = [None if p is None else seed_rows(p, part) for p in perturbed]
                 total += block_sums(
@@ -178,7 +181,6 @@ class DataLosses:
                     self.exact,
                     None if w is None else w[:, part],
                 )
-                n = n + (m if w is None else w.double().sum(dim=1))
         return (self.world.all_reduce_sum(total) / n).float()
 
     def _block_scales(self, m: int) -> tuple[Scales, Tensor] | None:

@@ -128,7 +128,7 @@ class Trainer:
         if folds is not None:
             folds.weigh(train_weights, self.dtype)
         self.world = join_world(device)
-        check_ranks_agree(self.world, copy_seeds, self.batch_size, train, val)
+        check_ranks_agree(self.world, copy_seeds, options, train, val, device)
         self.models = models
         self.exact = options.exact_sums
         reduce = self.world.all_reduce_ if self.world.size > 1 else None
@@ -382,6 +382,7 @@ class Trainer:
             order = self.folds.train.gather(1, order)
         alphas = self.method.draw_alphas(n_batches, self.state).to(self.device)
         total = torch.zeros(self.stack.size, device=self.device)
+        used = 0
         for c0 in range(0, n_batches, self.chunk):
             idx = order[:, c0 * B : (c0 + self.chunk) * B]
             xc, yc = rows(X, idx), y[idx]
@@ -390,8 +391,11 @@ class Trainer:
                 xc = add_noise(xc, self.noise, self.streams.noise)
             pc = perturb_seeds(self.rule, xc, self.streams.perturb) if self.use_rule else []
             for start in range(0, idx.shape[1], B):
-                sl = slice(*self.world.shard(start, min(start + B, idx.shape[1])))
                 b_global = min(start + B, idx.shape[1]) - start
+                if b_global < self.world.size:  # a rank would get no row: left out
+                    continue
+                sl = slice(*self.world.shard(start, start + b_global))
+                used += b_global
                 total += self._step(
                     seed_rows(xc, sl),
                     yc[:, sl],
@@ -400,7 +404,7 @@ class Trainer:
                     b_global,
                     None if wc is None else wc[:, sl],
                 )
-        return self.world.all_reduce_sum(total) / n
+        return self.world.all_reduce_sum(total) / max(used, 1)
 
     def _train_epoch_loader(self) -> Tensor:
         assert self.batches is not None
@@ -417,6 +421,8 @@ class Trainer:
                 xb = add_noise(xb, self.noise, self.streams.noise)
             pb = perturb_seeds(self.rule, xb, self.streams.perturb) if self.use_rule else []
             b = yb.shape[1]
+            if b < self.world.size:  # a rank would get no row: left out
+                continue
             sl = slice(*self.world.shard(0, b))
             a = (
                 alphas[:, j]
@@ -515,7 +521,10 @@ class Trainer:
             stop = [c.on_epoch_end(end) for c in callbacks]
             if not all(keep):
                 self.drop(keep)
-            if not self.active or any(stop):
+            # a callback that stops one rank (a clock) stops them all: none is left waiting
+            wants = torch.tensor([float(any(stop))], device=self.device)
+            stopping_now = self.world.all_reduce_sum(wants) > 0
+            if not self.active or bool(stopping_now):
                 break
         bar.close()
         best_state, best_epochs = stopping.best_state, stopping.best_epochs
