@@ -534,3 +534,20 @@ def test_a_quoted_name_with_a_comma_does_not_decide_the_separator(tmp_path):
     frame = read_table(path)
     assert list(frame.columns) == ["x", "Preis, EUR", "sales"]
     assert frame["Preis, EUR"].tolist() == [2.5, 3.5]
+
+
+def test_columns_named_none_and_nan_are_names(tmp_path):
+    path = tmp_path / "names.csv"
+    path.write_text("None,nan,y\n1,2,3\n4,5,6\n")
+    assert read_table(path).columns.tolist() == ["None", "nan", "y"]
+
+
+def test_a_rules_folder_and_a_rule_on_the_weight_column_are_named(tmp_path, capsys):
+    data, model = _stores(tmp_path)
+    frame = pd.read_csv(data).assign(w=1.0)
+    frame.to_csv(tmp_path / "w.csv", index=False)
+    args = ["fit", tmp_path / "w.csv", "--target", "y", "--out", model, *FAST]
+    code, _, err = run([*args, "--rules", tmp_path], capsys)
+    assert code == 2 and f"rules file {tmp_path} is a folder; give the rules file in it" in err
+    code, _, err = run([*args, "--weight-column", "w", "--monotonic", "w=increasing"], capsys)
+    assert code == 2 and "'w' is the --weight-column, not a feature" in err

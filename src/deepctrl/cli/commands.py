@@ -360,6 +360,8 @@ def fit_command(
     if loss is not None:
         est.set_params(loss=loss)
     not_features = {**dict.fromkeys(ids, "an --id-column"), **left_out}
+    if weight_column is not None:
+        not_features[weight_column] = "the --weight-column"
     check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:
         print(note, file=sys.stderr)

@@ -134,6 +134,8 @@ def parse_rules_text(text: str, source: str = "rules file") -> list[RuleSpec]:
 def read_rules_file(path: str | Path) -> list[RuleSpec]:
     """Read and check a rules file."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"rules file {path} is a folder; give the rules file in it")
     if not path.is_file():
         raise ValueError(f"rules file {path} does not exist")
     try:

@@ -93,7 +93,13 @@ def _separator(path: Path) -> str:
 
 def _check_header(path: Path, sep: str) -> None:
     """A column name given twice is an error (pandas would rename the second)."""
-    header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str).iloc[0].tolist()
+    header = (
+        pd.read_csv(  # names as written: "nan" and "None" are names, not missing
+            path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False
+        )
+        .iloc[0]
+        .tolist()
+    )
     seen: set[str] = set()
     for name in header:
         if name in seen:
