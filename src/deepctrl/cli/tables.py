@@ -27,6 +27,7 @@ from deepctrl.tabular.encoding import (
     check_flat,
     column_kind,
     date_text_rows,
+    is_missing_text,
     shown,
 )
 
@@ -462,9 +463,8 @@ def clean_columns(
                 frame[name] = as_number
                 bad |= text
         if name in targets and not pd.api.types.is_numeric_dtype(series.dtype):
-            # text of spaces is no label; a column of booleans and blanks holds no text
-            blank = series.map(lambda v: isinstance(v, str) and not v.strip())
-            missing = missing | blank.to_numpy(dtype=bool)
+            # text of spaces is no label (a column of booleans and blanks, too, is read)
+            missing = missing | series.map(is_missing_text).to_numpy(dtype=bool)
         if drop or name in targets:
             bad |= missing
     if bad.any():

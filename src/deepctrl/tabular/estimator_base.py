@@ -215,12 +215,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         Raises:
             ValueError: When `alpha` is not a valid alpha (on a fitted estimator).
         """
-        if "alpha" in params and hasattr(self, "models_"):
-            chosen = self.resolve_alpha(params["alpha"])  # checked before anything is set
-            super().set_params(**params)
-            self.alpha_ = chosen
-            return self
+        fitted = "alpha" in params and hasattr(self, "models_")
+        chosen = self.resolve_alpha(params["alpha"]) if fitted else None  # checked first
         super().set_params(**params)
+        if chosen is not None:
+            self.alpha_ = chosen
         return self
 
     def __sklearn_tags__(self) -> Any:

@@ -89,6 +89,24 @@ def _logit_bce(logit: Tensor, y: Tensor) -> Tensor:
     return F.binary_cross_entropy_with_logits(logit, y.to(logit), reduction="none").mean(dim=1)
 
 
+def _spread(
+    values: np.ndarray, weight: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each target column's (weighted) mean and standard deviation, and its largest
+    magnitude, in whose units both are computed: targets near 1e300 square beyond float64,
+    and a spread of 1e-14 metres is a spread, not a constant.
+
+    >>> [v.tolist() for v in _spread(np.array([[1.0], [3.0]]))]
+    [[2.0], [1.0], [3.0]]
+    """
+    unit = np.abs(values).max(axis=0)
+    unit = np.where(unit > 0, unit, 1.0)
+    scaled = values / unit
+    mean = np.average(scaled, axis=0, weights=weight)
+    std = np.sqrt(np.average((scaled - mean) ** 2, axis=0, weights=weight))
+    return mean * unit, std * unit, unit
+
+
 @register
 class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     """DeepCTRL for regression on a table (one or several numeric targets).
@@ -248,12 +266,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         if names is None or len(names) != values.shape[1]:
             names = ["y"] if values.shape[1] == 1 else [f"y{j}" for j in range(values.shape[1])]
         self.output_names_ = names
-        # in units of the largest value: targets near 1e300 square beyond float64, and a
-        # spread of 1e-14 metres is a spread, not a constant
-        unit = np.abs(values).max(axis=0)
-        unit = np.where(unit > 0, unit, 1.0)
-        self.target_mean_ = (values / unit).mean(axis=0) * unit
-        std = (values / unit).std(axis=0) * unit
+        self.target_mean_, std, unit = _spread(values)
         for name, value, spread, size in zip(names, self.target_mean_, std, unit, strict=True):
             if spread <= 1e-12 * size and n > 1:
                 warnings.warn(
@@ -267,11 +280,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def _weigh_targets(
         self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
     ) -> np.ndarray:
-        unit = np.abs(y_metric).max(axis=0)
-        unit = np.where(unit > 0, unit, 1.0)
-        mean = np.average(y_metric / unit, axis=0, weights=weight)
-        std = np.sqrt(np.average((y_metric / unit - mean) ** 2, axis=0, weights=weight)) * unit
-        self.target_mean_ = mean * unit
+        self.target_mean_, std, unit = _spread(y_metric, weight)
         self.target_scale_ = np.where(std > 1e-12 * unit, std, 1.0)
         return ((y_metric - self.target_mean_) / self.target_scale_).astype(np.float32)
 

@@ -13,7 +13,7 @@ import numpy as np
 from deepctrl.io.figures import pyplot, save_figure
 from deepctrl.io.reports import markdown_table, write_json, write_text
 from deepctrl.tabular.rule_test import ALL, RuleTestResult, Segment
-from deepctrl.tabular.rule_verdict import CONFIDENCE, HOLDS
+from deepctrl.tabular.rule_verdict import CONFIDENCE, HOLDS, judged_folds
 
 COLOURS = {"consistent": "tab:green", "contradicted": "tab:red", "inconclusive": "tab:gray"}
 MAX_PANELS = 24
@@ -143,7 +143,7 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
         ax.set_xlabel("alpha")
         ax.set_ylabel(result.metric, color="tab:blue")
         twin = ax.twinx()
-        judged = seg.verification[~np.isnan(seg.verification).all(axis=1)]  # folds judging
+        judged = judged_folds(seg.verification)
         if len(judged):
             twin.plot(result.alphas, np.nanmean(judged, axis=0), color="tab:orange")
         twin.set_ylim(-0.02, 1.02)

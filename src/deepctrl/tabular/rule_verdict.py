@@ -70,6 +70,16 @@ def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+def judged_folds(verification: np.ndarray) -> np.ndarray:
+    """The rows (folds) of a verification curve with a ratio: a fold whose held-out rows the
+    rule judged none of (a threshold no pair crossed) has none, and the others decide.
+
+    >>> judged_folds(np.array([[0.5, 1.0], [np.nan, np.nan]])).tolist()
+    [[0.5, 1.0]]
+    """
+    return verification[~np.isnan(verification).all(axis=1)]
+
+
 def segment_statistics(
     errors: np.ndarray, verification: np.ndarray, alphas: Sequence[float]
 ) -> dict[str, Any]:
@@ -92,10 +102,7 @@ def segment_statistics(
     plausible = [grid[a] for a in range(len(grid)) if lows[a] <= 0.0]
     last = len(grid) - 1
     cost, cost_lo, cost_hi = _t_interval(diff[:, last])
-    # a fold whose held-out rows the rule judged none of (a threshold no pair crossed) has
-    # no ratio: the others decide
-    judged = ~np.isnan(V).all(axis=1)
-    Vj = V[judged]
+    Vj = judged_folds(V)
     mean_v = np.nan_to_num(np.nanmean(Vj, axis=0), nan=0.0) if len(Vj) else np.zeros(len(grid))
     reach = np.flatnonzero(mean_v >= HOLDS)
     holds = int(reach[0]) if len(reach) else last
