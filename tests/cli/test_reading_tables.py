@@ -184,6 +184,46 @@ def test_a_semicolon_file_reads_grouped_whole_numbers_as_thousands(tmp_path, cap
     assert "'share'" not in err
 
 
+def test_numbers_written_with_the_typographic_minus_sign_are_numbers(tmp_path, capsys):
+    minus = "\u2212"  # as reports and word processors write a negative number
+    comma = tmp_path / "c.csv"
+    comma.write_text(f"change,label\n{minus}1.5,{minus}5 dB\n2,a\n{minus}.25,b\n,c\n")
+    frame = read_table(comma)
+    assert frame["change"].tolist()[:3] == [-1.5, 2.0, -0.25] and np.isnan(frame["change"][3])
+    assert frame["label"].tolist() == ["-5 dB", "a", "b", "c"]  # text stays text
+    semicolon = tmp_path / "s.csv"  # with a decimal comma and a thousands mark
+    semicolon.write_text(f"change;n\n{minus}1,5;{minus}1.234\n2,25;7\n")
+    frame = read_table(semicolon)
+    assert frame["change"].tolist() == [-1.5, 2.25]
+    assert frame["n"].tolist() == [-1234.0, 7.0]
+    err = capsys.readouterr().err
+    assert f"read column 'change' as numbers written with the minus sign {minus}" in err
+    assert "'label'" not in err
+
+
+def test_an_infinite_number_names_its_line_or_is_dropped(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    x = rng.uniform(0, 1, 60)
+    frame = pd.DataFrame({"x": x, "y": 2 * x})
+    frame.loc[3, "x"] = np.inf
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    args = ["fit", tmp_path / "t.csv", "--target", "y", "--out", model, *FAST]
+    code, _, err = run(args, capsys)
+    assert code == 2
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .endswith(
+            "t.csv: column 'x' has an infinite value in 1 of 60 rows (line 5: inf); leave unknown "
+            "values empty; use --drop-missing to drop those rows"
+        )
+    )
+    code, _, err = run([*args, "--drop-missing"], capsys)
+    assert code == 0, err
+    assert "dropped 1 of 60 rows with missing values, infinities or text" in err
+
+
 def test_a_blank_class_label_is_a_missing_target(tmp_path, capsys):
     rng = np.random.default_rng(5)
     x = rng.uniform(0, 1, 120)

@@ -189,6 +189,9 @@ def test_per_row_alphas_may_be_a_list_or_an_array():
         torch.testing.assert_close(model(x, given), model(x, rows))
     with pytest.raises(ValueError, match="alpha must be a finite number, got inf"):
         model(x, float("inf"))
+    with pytest.raises(ValueError, match=r"alpha 1e\+39 is beyond the range of .*float32"):
+        model(x, 1e39)  # finite as a Python float, infinite in the model's float32
+    assert torch.isfinite(model.double()(x.double(), 1e39)).all()
 
 
 def test_a_negative_rule_loss_is_refused_where_rho_is_measured():

@@ -395,3 +395,13 @@ def test_a_function_given_as_a_rule_is_refused_with_a_hint():
         dc.fit(net(), fn, train=(X, y), max_epochs=1)
     with pytest.raises(ValueError, match=hint):
         dc.sweep(net(), fn, X, y)
+
+
+def test_a_float64_model_weighs_the_task_by_rho_exactly():
+    X, y = data(8, dtype=torch.float64)
+    objective = dc.Objective(net(torch.float64), RULE, dc.methods.DeepCTRL(rho=0.1))
+    out = objective(X, y, alpha=0.3)
+    # 0.1 held in float32 would be 0.10000000149: a relative error of 1.5e-8 on the task term
+    expected = 0.3 * out.rule.double() + 0.1 * 0.7 * out.task.double()
+    assert float(out.loss.detach()) == pytest.approx(float(expected), rel=1e-14)
+    assert objective.state_dict()["method"]["tensors"]["rho"].dtype == torch.float64

@@ -174,6 +174,55 @@ def _thousands(frame: pd.DataFrame, sep: str, raw: pd.DataFrame | None = None) -
     return frame
 
 
+MINUS_SIGN = "\u2212"
+"""The typographic minus sign, which reports and word processors write for "-"."""
+
+
+def _minus_signs(frame: pd.DataFrame) -> list[str]:
+    """The text columns holding the typographic minus sign (U+2212, which reports and word
+    processors write for "-") before a digit, with it written "-" there, so that the
+    decimal-comma and thousands steps and :func:`_signed_numbers` read them.
+
+    >>> frame = pd.DataFrame({"t": ["\u22121.5", "2", None], "c": ["\u2212", "a", "b"]})
+    >>> _minus_signs(frame), frame.t.tolist()
+    (['t'], ['-1.5', '2', nan])
+    """
+    changed = []
+    for name in frame.columns:
+        series = frame[name]
+        if _text_dtype(series) and series.astype("string").str.contains(_MINUS_DIGIT).any():
+            text = series.astype("string").str.replace(_MINUS_DIGIT, "-", regex=True)
+            frame[name] = series.where(series.isna(), text.astype(object))
+            changed.append(name)
+    return changed
+
+
+_MINUS_DIGIT = re.compile(MINUS_SIGN + r"(?=[\d.,])")
+
+
+def _signed_numbers(frame: pd.DataFrame, signed: list[str]) -> pd.DataFrame:
+    """The ``signed`` columns (see :func:`_minus_signs`) whose every value is a number, as
+    numbers, with a note; the others stay text."""
+    for name in signed:
+        series = frame[name]
+        if _text_dtype(series):
+            numbers = pd.to_numeric(series.astype("string").str.strip(), errors="coerce")
+            if numbers.notna().sum() < series.notna().sum():
+                continue
+            frame[name] = numbers.astype(float)
+        print(
+            f"note: read column {name!r} as numbers written with the minus sign {MINUS_SIGN} "
+            "(U+2212)",
+            file=sys.stderr,
+        )
+    return frame
+
+
+def _text_dtype(series: pd.Series) -> bool:
+    """Whether a column holds text (object or string dtype)."""
+    return pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)
+
+
 def _empty_unnamed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     """The frame without the nameless, empty columns a separator at the end of every line
     makes (as spreadsheets often export), with a note."""
@@ -246,11 +295,12 @@ def read_table(path: str | Path) -> pd.DataFrame:
             sep = _separator(path)
             _check_header(path, sep)
             frame = _empty_unnamed(_csv(path, sep), path)
+            signed = _minus_signs(frame)
             raw = None
             if sep == ";":
                 frame = _decimal_commas(frame)
                 raw = _csv(path, sep, dtype=str)[frame.columns]
-            frame = _thousands(frame, sep, raw)
+            frame = _signed_numbers(_thousands(frame, sep, raw), signed)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:
@@ -383,6 +433,23 @@ def _note_kept(series: pd.Series, name: str, path: Path, present: int) -> None:
         )
 
 
+def _infinite_rows(series: pd.Series, name: str, path: Path, drop: bool, hint: bool) -> np.ndarray:
+    """The rows of a number column holding an infinity ("inf" in a CSV file), to drop with
+    ``drop``; without it, an error naming the first."""
+    if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(series.dtype):
+        return np.zeros(len(series), dtype=bool)
+    infinite = np.isinf(series.to_numpy(dtype=np.float64, na_value=np.nan))
+    if infinite.any() and not drop:
+        rows = np.flatnonzero(infinite)
+        csv = path.suffix.lower() not in PARQUET_SUFFIXES
+        raise ValueError(
+            f"{path}: column {name!r} has an infinite value in {len(rows)} of {len(series)} "
+            f"rows ({_lines(rows, csv)}: {float(series.iloc[rows[0]])}); leave unknown values empty"
+            + ("; use --drop-missing to drop those rows" if hint else "")
+        )
+    return infinite
+
+
 def clean_columns(
     frame: pd.DataFrame,
     columns: Sequence[str],
@@ -462,13 +529,18 @@ def clean_columns(
                     )
                 frame[name] = as_number
                 bad |= text
+        bad |= _infinite_rows(frame[name], name, path, drop, hint)
         if name in targets and not pd.api.types.is_numeric_dtype(series.dtype):
             # text of spaces is no label (a column of booleans and blanks, too, is read)
             missing = missing | series.map(is_missing_text).to_numpy(dtype=bool)
         if drop or name in targets:
             bad |= missing
     if bad.any():
-        what = "missing values or text among numbers or dates" if drop else "a missing target"
+        what = (
+            "missing values, infinities or text among numbers or dates"
+            if drop
+            else "a missing target"
+        )
         print(f"dropped {int(bad.sum())} of {len(frame)} rows with {what}", file=sys.stderr)
         frame = frame.loc[~bad]
         if len(frame) == 0:

@@ -445,7 +445,7 @@ def _safe_ratio(
             RuntimeWarning,
             stacklevel=3,
         )
-    return torch.where(bad, torch.ones_like(ratio), ratio).float()
+    return torch.where(bad, torch.ones_like(ratio), ratio)
 
 
 RHO_MODES = ("auto", "paper", "epoch")
@@ -522,7 +522,7 @@ class DeepCTRLMethod(LinearMethod):
             len(seeds), n_rules, [self.prior.spawn(derive_seed(s, "alpha")) for s in seeds]
         )
         if isinstance(self.rho_mode, float):
-            state.add("rho", torch.full((len(seeds),), float(self.rho_mode)))
+            state.add("rho", torch.full((len(seeds),), float(self.rho_mode), dtype=torch.float64))
         else:
             auto = self.rho_mode == "auto"
             state.add("rho", _safe_ratio(*estimate(auto), floor=RHO_FLOOR if auto else 0.0))

@@ -27,8 +27,11 @@ Alpha = float | Tensor
 def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     """Alpha as a tensor that broadcasts against `z` (batch first)."""
     # a tensor first, so that torch.compile does not break the graph on the check
-    if not isinstance(alpha, Tensor) and isinstance(alpha, Real) and not math.isfinite(alpha):
-        raise ValueError(f"alpha must be a finite number, got {alpha!r}")
+    if not isinstance(alpha, Tensor) and isinstance(alpha, Real):
+        if not math.isfinite(alpha):
+            raise ValueError(f"alpha must be a finite number, got {alpha!r}")
+        if z.is_floating_point() and abs(alpha) > torch.finfo(z.dtype).max:
+            raise ValueError(f"alpha {alpha!r} is beyond the range of the model's {z.dtype}")
     a = torch.as_tensor(alpha, dtype=z.dtype, device=z.device)
     if a.dim() == 1:
         if a.shape[0] not in (1, z.shape[0]):
