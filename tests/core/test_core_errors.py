@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import deepctrl as dc
@@ -250,3 +251,84 @@ def test_select_alpha_names_columns_it_cannot_minimise_and_empty_tables():
     with pytest.raises(ValueError, match="the table has no alphas"):
         dc.select_alpha({"alpha": [], "mae": []})
     assert dc.sweep(net(), None, *data(), alphas=[0.0], metrics="mse").keys() == {"alpha", "mse"}
+
+
+def test_a_recurrent_encoder_that_returns_a_tuple_is_one_clear_error():
+    model = dc.DeepCTRL(
+        nn.GRU(4, 3, batch_first=True), nn.GRU(4, 3, batch_first=True), dc.mlp(6, 1)
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"the rule encoder returned a tuple, where DeepCTRL needs one tensor .* out\[:, -1\]",
+    ):
+        model(torch.randn(2, 5, 4), 0.5)
+    with pytest.raises(ValueError, match="the rule encoder returned a tuple"):
+        dc.fit(
+            model,
+            dc.rules.Monotonic(1, "increasing"),
+            train=(torch.randn(20, 5, 4), torch.randn(20, 1)),
+            max_epochs=1,
+        )
+
+
+class ScalarSatisfied(dc.rules.Rule):
+    def loss(self, ctx):
+        return torch.relu(ctx.y_hat[:, 0])
+
+    def satisfied(self, ctx):
+        return (ctx.y_hat <= 0).any()
+
+
+def test_satisfied_of_the_wrong_shape_or_type_is_one_clear_error():
+    model = dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 1))
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    message = (
+        r"ScalarSatisfied.satisfied gave bool of shape \(\) for 8 samples: it must return one "
+        "bool per sample"
+    )
+    with pytest.raises(ValueError, match=message):
+        dc.Objective(model, ScalarSatisfied(), dc.methods.DeepCTRL(rho=1.0))(x, y)
+    with pytest.raises(
+        ValueError, match=r"ScalarSatisfied.satisfied gave bool of shape \(\) for 16 samples"
+    ):
+        dc.sweep(model, ScalarSatisfied(), x, y, alphas=[0.0, 1.0])
+
+    class FloatSatisfied(ScalarSatisfied):
+        def satisfied(self, ctx):
+            return (ctx.y_hat[:, 0] <= 0).float()
+
+    with pytest.raises(ValueError, match=r"FloatSatisfied.satisfied gave float32 of shape \(8,\)"):
+        dc.verification_ratio(model, FloatSatisfied(), x)
+
+
+def test_a_dict_batch_with_inputs_of_other_lengths_is_one_clear_error():
+    class Enc(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = nn.Linear(5, 4)
+
+        def forward(self, d):
+            return self.l(torch.cat([d["num"], d["b"]], -1))
+
+    model = dc.DeepCTRL(Enc(), Enc(), dc.mlp(8, 1))
+    obj = dc.Objective(
+        model, dc.rules.Monotonic(1, "decreasing", input="num"), dc.methods.DeepCTRL(rho=1.0)
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"the inputs of the batch have different numbers of rows: \{'num': 7, 'b': 5\}",
+    ):
+        obj({"num": torch.randn(7, 4), "b": torch.randn(5, 1)}, torch.randn(7, 1))
+
+
+def test_seeds_are_whole_and_never_negative():
+    X, y = data()
+    result = dc.fit(net(), RULE, train=(X, y), max_epochs=1, seeds=[0, 2**32], progress=False)
+    first, second = (list(m.state_dict().values()) for m in result.models)
+    assert not all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
+    with pytest.raises(ValueError, match=r"seeds must be integers >= 0, got \[0, -1\]"):
+        dc.fit(net(), RULE, train=(X, y), max_epochs=1, seeds=[0, -1])
+    with pytest.raises(ValueError, match="seed must be an integer >= 0, got -3"):
+        dc.Objective(net(), RULE, seed=-3)
+    with pytest.raises(ValueError, match="a seed must be an integer >= 0, got -2"):
+        dc.sweep(net(), RULE, X, y, seed=-2)

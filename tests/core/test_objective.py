@@ -405,3 +405,86 @@ def test_a_float64_model_weighs_the_task_by_rho_exactly():
     expected = 0.3 * out.rule.double() + 0.1 * 0.7 * out.task.double()
     assert float(out.loss.detach()) == pytest.approx(float(expected), rel=1e-14)
     assert objective.state_dict()["method"]["tensors"]["rho"].dtype == torch.float64
+
+
+def test_a_loaded_state_starts_the_perturbation_streams_it_does_not_hold_afresh():
+    X, y = data(32)
+    fresh = dc.Objective(net(), RULE, dc.methods.DeepCTRL(rho=1.0), seed=0)
+    saved = fresh.state_dict()  # before any batch: no stream drawn yet
+    used = dc.Objective(fresh.model, RULE, dc.methods.DeepCTRL(rho=1.0), seed=0)
+    for _ in range(3):
+        used(X, y)
+    used.load_state_dict(saved)
+    a, b = fresh(X, y), used(X, y)
+    assert a.alpha == b.alpha
+    assert torch.equal(a.rule, b.rule) and torch.equal(a.loss, b.loss)
+
+
+def _resumable_run(epochs_before, epochs_after, X, y, save_rng=True, calibrate_again=False):
+    """Train a dropout DeepCTRL with an Objective; stop after `epochs_before`, rebuild
+    everything from the checkpoint (as a new process would) and train `epochs_after` more."""
+
+    def build():
+        torch.manual_seed(42)
+        dropped = torch.nn.Sequential(
+            dc.mlp(3, 16), torch.nn.ReLU(), torch.nn.Dropout(0.3), dc.mlp(16, 8)
+        )
+        model = dc.DeepCTRL(dropped, dc.mlp(3, 16, 8), dc.mlp(16, 16, 1))
+        objective = dc.Objective(model, RULE, seed=0)
+        return model, objective, torch.optim.Adam(model.parameters(), lr=1e-2)
+
+    def train(model, objective, optimizer, epochs):
+        for _ in range(epochs):
+            for i in range(0, len(X), 32):
+                out = objective(X[i : i + 32], y[i : i + 32])
+                optimizer.zero_grad()
+                out.loss.backward()
+                optimizer.step()
+
+    model, objective, optimizer = build()
+    objective.calibrate((X, y))
+    train(model, objective, optimizer, epochs_before)
+    saved = copy.deepcopy(
+        (model.state_dict(), optimizer.state_dict(), objective.state_dict(), torch.get_rng_state())
+    )
+    torch.manual_seed(123)  # a new process's own generator
+    model, objective, optimizer = build()
+    model.load_state_dict(saved[0])
+    optimizer.load_state_dict(saved[1])
+    objective.load_state_dict(saved[2])
+    if save_rng:
+        torch.set_rng_state(saved[3])
+    if calibrate_again:
+        objective.calibrate((X, y))
+    train(model, objective, optimizer, epochs_after)
+    return model
+
+
+def test_a_run_with_dropout_resumes_exactly_with_pytorchs_generator_saved():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(96, 3, generator=g)
+    y = -X[:, :1] + 0.1 * torch.randn(96, 1, generator=g)
+    whole = _resumable_run(3, 0, X, y)
+    resumed = _resumable_run(1, 2, X, y)
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(*(m.state_dict().values() for m in (whole, resumed)), strict=True)
+    )
+    without = _resumable_run(1, 2, X, y, save_rng=False)  # dropout draws other masks
+    assert not all(
+        torch.equal(a, b)
+        for a, b in zip(*(m.state_dict().values() for m in (whole, without)), strict=True)
+    )
+    with pytest.warns(RuntimeWarning, match="calibrate after load_state_dict measured rho again"):
+        _resumable_run(1, 2, X, y, calibrate_again=True)
+
+
+def test_the_custom_loops_guide_saves_and_resumes_as_shown():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "custom-loops.md").read_text()
+    section = page.split("## Saving and resuming", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(block, "custom-loops.md", "exec"), namespace)
+    assert namespace["objective"].rho is not None and "torch_rng" in namespace["checkpoint"]

@@ -196,3 +196,20 @@ def test_a_file_cut_inside_its_header_is_called_damaged_whatever_its_header_leng
         with pytest.raises(ValueError, match="is damaged: it ends inside its header") as e:
             dc.load(cut)
         assert "\n" not in str(e.value)
+
+
+def test_the_same_model_and_config_always_give_the_same_bytes(tmp_path):
+    config = {"alpha": 0.4, "note": "prix €", "sizes": [3, 8]}
+    first = dc.save(model(), tmp_path / "a.safetensors", config).read_bytes()
+    again = [dc.save(model(), tmp_path / f"{i}.safetensors", config).read_bytes() for i in range(4)]
+    resaved = dc.save(dc.load(tmp_path / "a.safetensors"), tmp_path / "r.safetensors", config)
+    assert all(b == first for b in again) and resaved.read_bytes() == first
+    (n,) = struct.unpack("<Q", first[:8])
+    header = json.loads(first[8 : 8 + n])
+    assert list(header) == sorted(header) and list(header["__metadata__"]) == sorted(
+        header["__metadata__"]
+    )
+    assert n % 8 == 0  # the weights start where safetensors puts them
+    from safetensors.torch import load_file
+
+    assert set(load_file(tmp_path / "a.safetensors")) == set(model().state_dict())

@@ -28,7 +28,14 @@ from deepctrl.core.checks import finite_real
 from deepctrl.core.data import as_inputs, as_target, check_materialized
 from deepctrl.core.inputs import Inputs, apply, batch_len, cat, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
-from deepctrl.core.rules.base import Rule, checked_rule, forward_all, make_context, perturbed_by
+from deepctrl.core.rules.base import (
+    Rule,
+    checked_rule,
+    forward_all,
+    judgement,
+    make_context,
+    perturbed_by,
+)
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
 
@@ -283,8 +290,9 @@ def satisfaction(
         [None if p is None else tile(p) for p in perturbed],
         [None if t is None else t.flatten(0, 1) for t in y_p],
     )
-    ok = rule.satisfied(ctx).float()
-    ok[~rule.judged(ctx)] = float("nan")
+    satisfied, judged = judgement(rule, ctx)
+    ok = satisfied.float()
+    ok[~judged] = float("nan")
     return ok.view(A, b)
 
 

@@ -47,6 +47,17 @@ def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     return a
 
 
+def _latent(z: Any, which: str) -> Tensor:
+    """An encoder's output, which must be one tensor (a recurrent layer returns a tuple)."""
+    if not isinstance(z, Tensor):
+        raise ValueError(
+            f"the {which} encoder returned a {type(z).__name__}, where DeepCTRL needs one "
+            "tensor (rows first): wrap a recurrent layer in a module that returns one, such "
+            "as its outputs at the last step, out[:, -1]"
+        )
+    return z
+
+
 class DeepCTRL(nn.Module):
     """Data encoder and rule encoder whose latents are mixed by `alpha`, then a decision block.
 
@@ -123,7 +134,7 @@ class DeepCTRL(nn.Module):
         if self.rule_encoder is None:
             raise ValueError(f"merge={self.merge.name!r} has no alpha-free latents")
         h = self.shared(x) if self.shared is not None else x
-        return self.rule_encoder(h), self.data_encoder(h)
+        return _latent(self.rule_encoder(h), "rule"), _latent(self.data_encoder(h), "data")
 
     def mix(self, z_r: Tensor, z_d: Tensor, alpha: Alpha) -> Tensor:
         """The merged latent z for given encoder outputs.
@@ -181,7 +192,7 @@ class DeepCTRL(nn.Module):
                     "dict of inputs give a shared module that returns one tensor"
                 )
             z = self.data_encoder(self.merge.encoder_input(h, _alpha_like(alpha, h)))
-            return self.decide(x, z)
+            return self.decide(x, _latent(z, "data"))
         z_r, z_d = self.encode(x)
         return self.decide(x, self.mix(z_r, z_d, alpha))
 

@@ -20,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +44,7 @@ from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import DeepCTRLMethod, Method, Terms, check_method
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import DeepCTRL
-from deepctrl.core.rules.base import Rule, checked_rule, forward_all, perturb_all
+from deepctrl.core.rules.base import Rule, checked_rule, forward_all, judgement, perturb_all
 from deepctrl.core.scale import scales_of
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
@@ -141,6 +142,8 @@ class Objective:
         self.model, self.rule, self.task_loss = model, rule, task_loss
         self.loss_fn = per_sample(task_loss)
         self.seed = int(seed)
+        if self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {seed}")
         self._use_rule = rule is not None and self.method.uses_rule
         self._takes_alpha = accepts_alpha(model)
         warn_if_alpha_unused(model, self.method, stacklevel=2)
@@ -150,6 +153,7 @@ class Objective:
         None."""
         self._checked = False
         self._generators: dict[str, torch.Generator] = {}
+        self._resumed = False  # a state was loaded and no batch has run since
 
     @property
     def rho(self) -> float | None:
@@ -245,6 +249,14 @@ class Objective:
             fresh = self.method.init_state(
                 [self.seed], self._n_rules(), self._estimator(data, block_rows)
             )
+            if self._resumed and not torch.equal(fresh["rho"], self.state["rho"]):
+                warnings.warn(
+                    f"calibrate after load_state_dict measured rho again at the loaded "
+                    f"weights ({float(self.state['rho'][0]):.4g} -> {float(fresh['rho'][0]):.4g}); "
+                    "to resume a run exactly, do not calibrate a loaded objective",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
             self.state["rho"] = fresh["rho"]
         return self
 
@@ -275,6 +287,12 @@ class Objective:
             )
         if y.dim() == 1 and y.is_floating_point():
             y = y[:, None]
+        if isinstance(x, dict):
+            lengths = {k: v.shape[0] for k, v in x.items()}
+            if len(set(lengths.values())) > 1:
+                raise ValueError(
+                    f"the inputs of the batch have different numbers of rows: {lengths}"
+                )
         if batch_len(x) == 0:
             raise ValueError("the batch has no rows")
         if device_of(x).type == "meta":
@@ -307,6 +325,7 @@ class Objective:
         assert self.state is not None
         state = self.state
         device = device_of(x)
+        self._resumed = False
         # the float is read on the host, before the move: no wait for the device
         if given_alpha is None:
             drawn = self.method.draw_alphas(1, state)[:, 0]
@@ -337,7 +356,7 @@ class Objective:
         loss = self.method.objective(terms, state)[0]
         satisfied = judged = None
         if rule is not None and ctx is not None:
-            satisfied, judged = rule.satisfied(ctx).detach(), rule.judged(ctx).detach()
+            satisfied, judged = (t.detach() for t in judgement(rule, ctx))
         return ObjectiveOutput(
             loss, terms.task[0].detach(), terms.rule[0].detach(), a, y_hat, satisfied, judged, terms
         )
@@ -406,7 +425,9 @@ class Objective:
 
     def state_dict(self) -> dict[str, Any]:
         """The method's state (rho, prior generator, multipliers) and the perturbation
-        generators; with the model's and optimizer's state dicts it resumes a run exactly.
+        generators; with the model's and optimizer's state dicts it resumes a run exactly
+        (and with PyTorch's generator, `torch.get_rng_state()`, when the model draws random
+        numbers of its own: dropout draws from it, not from the objective).
 
         Returns:
             A dict for `torch.save`, read back by
@@ -446,5 +467,7 @@ class Objective:
                 f"leaves; this objective trains 1 seed under {self._n_rules()}"
             )
         self.state = None if saved is None else self.method.load_state(saved)
+        self._generators = {}  # streams the state does not hold start afresh
+        self._resumed = True
         for key, value in state["generators"].items():
             self._generator(torch.device(key)).set_state(value)

@@ -25,7 +25,11 @@ def derive_seed(seed: int, stream: str, index: int = 0) -> int:
     True
     >>> derive_seed(0, "eval", 1) != derive_seed(0, "eval")
     True
+    >>> derive_seed(2**32, "init") != derive_seed(0, "init")  # every bit of a seed counts
+    True
     """
-    entropy = [int(seed) & 0xFFFFFFFF, _STREAMS[stream], *([int(index)] if index else [])]
+    if int(seed) < 0:
+        raise ValueError(f"a seed must be an integer >= 0, got {seed}")
+    entropy = [int(seed), _STREAMS[stream], *([int(index)] if index else [])]
     state = np.random.SeedSequence(entropy).generate_state(2)
     return int((int(state[0]) << 32 | int(state[1])) & 0x7FFF_FFFF_FFFF_FFFF)

@@ -44,14 +44,17 @@ def loader(
     shuffle: bool = False,
     generator: torch.Generator | None = None,
 ) -> DataLoader:
-    """``data`` itself if it is a DataLoader, else a DataLoader over the dataset."""
+    """``data`` itself if it is a DataLoader, else a DataLoader over the dataset (with a
+    generator of its own, so that starting its iterator leaves PyTorch's global one as it
+    was)."""
     if isinstance(data, DataLoader):
         return data
     if not isinstance(data, IterableDataset) and hasattr(data, "__len__") and len(data) == 0:
         raise ValueError("the data is an empty Dataset: it has no rows")
+    own = generator if generator is not None else torch.Generator()
     if isinstance(data, IterableDataset):
-        return DataLoader(data, batch_size=batch_size)
-    return DataLoader(data, batch_size=batch_size, shuffle=shuffle, generator=generator)
+        return DataLoader(data, batch_size=batch_size, generator=own)
+    return DataLoader(data, batch_size=batch_size, shuffle=shuffle, generator=own)
 
 
 def unpack(batch: Any, name: str, need_y: bool = True) -> tuple[Inputs, Tensor | None]:

@@ -172,6 +172,8 @@ def _checked_seeds(seeds: Any) -> list[int]:
         raise ValueError(f"seeds must be a list of distinct integers, got {seeds!r}")
     if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) for s in seeds):
         raise ValueError(f"seeds must be a list of distinct integers, got {list(seeds)!r}")
+    if any(s < 0 for s in seeds):
+        raise ValueError(f"seeds must be integers >= 0, got {[int(s) for s in seeds]}")
     return [int(s) for s in seeds]
 
 

@@ -31,6 +31,7 @@ from deepctrl.io.file_format import (
     CONFIG_DIGEST,
     TABLE_MODELS,
     WEIGHTS_DIGEST,
+    canonical,
     model_config,
     model_file_metadata,
     read_model_file,
@@ -131,7 +132,7 @@ def save(
     meta = {**model_file_metadata(), "config": config_json, CONFIG_DIGEST: text_digest(config_json)}
     # the weight bytes do not depend on the metadata: checksum them, then write both
     meta[WEIGHTS_DIGEST] = weights_digest(st_save(state, metadata=meta))
-    return write_atomic(path, st_save(state, metadata=meta))
+    return write_atomic(path, canonical(st_save(state, metadata=meta)))
 
 
 def read_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
@@ -191,7 +192,8 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
                 f"dc.load({str(path)!r}, model=YourModel(...))"
             )
         try:
-            model = DeepCTRL.from_spec(arch)
+            with torch.random.fork_rng(devices=[]):  # the weights come from the file
+                model = DeepCTRL.from_spec(arch)
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ValueError(
                 f"{path}: its config's 'architecture' is not one deepctrl wrote; build the "

@@ -111,6 +111,24 @@ def weights_digest(data: bytes) -> str:
     return hashlib.sha256(memoryview(data)[8 + n :]).hexdigest()
 
 
+def canonical(data: bytes) -> bytes:
+    """A safetensors file's contents ``data`` with its header's keys in sorted order, so
+    that the same weights and metadata always give the same bytes (safetensors writes the
+    metadata in an order that changes from one save to the next).
+
+    >>> head = json.dumps({"b": 1, "a": {"d": 2, "c": 3}}).encode()
+    >>> out = canonical(struct.pack("<Q", len(head)) + head + b"weights")
+    >>> out[8:].decode()
+    '{"a":{"c":3,"d":2},"b":1}       weights'
+    """
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.dumps(
+        json.loads(data[8 : 8 + n]), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    ).encode()
+    header += b" " * (-len(header) % 8)  # the weights start at a multiple of 8, as before
+    return struct.pack("<Q", len(header)) + header + data[8 + n :]
+
+
 def _describe_foreign(head: bytes) -> str:
     if head[:1] == b"\x80" or head[:2] == b"PK":
         return "it looks like a pickle or torch.save file, which deepctrl never loads"

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 from torch import nn
 
 from deepctrl.core.layers import MLP, OneHotLinear, mlp
@@ -71,12 +72,15 @@ def _encoder(n_in: int, h: int, z: int, one_hot: list[list[int]]) -> MLP:
 
 def build_network(spec: dict[str, Any]) -> DeepCTRL:
     """Data and rule encoders inputs-h-h-latent, decision block 2 latent-h-outputs, with a
-    log-softmax head for several classes (a binary classifier outputs the logit)."""
+    log-softmax head for several classes (a binary classifier outputs the logit). Its
+    initial weights are drawn from a fork of PyTorch's generator, which stays as it was
+    (training or loading replaces them)."""
     n_in, h, z, n_out, head = (spec[k] for k in ("inputs", "hidden", "latent", "outputs", "head"))
     if head not in ("identity", "log_softmax"):
         raise ValueError(f"unknown output head {head!r}")
-    decision: nn.Module = mlp(2 * z, h, n_out)
-    if head == "log_softmax":
-        decision = nn.Sequential(decision, nn.LogSoftmax(dim=-1))
-    one_hot = spec.get("one_hot", [])
-    return DeepCTRL(_encoder(n_in, h, z, one_hot), _encoder(n_in, h, z, one_hot), decision)
+    with torch.random.fork_rng(devices=[]):
+        decision: nn.Module = mlp(2 * z, h, n_out)
+        if head == "log_softmax":
+            decision = nn.Sequential(decision, nn.LogSoftmax(dim=-1))
+        one_hot = spec.get("one_hot", [])
+        return DeepCTRL(_encoder(n_in, h, z, one_hot), _encoder(n_in, h, z, one_hot), decision)

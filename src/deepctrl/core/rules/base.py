@@ -281,6 +281,36 @@ def perturb_all(rule: Rule, x: Inputs, generator: torch.Generator | None) -> lis
     return [perturbed_by(leaf, x, generator) for leaf in rule.leaves()]
 
 
+def judgement(rule: Rule, ctx: Context) -> tuple[Tensor, Tensor]:
+    """`rule.satisfied(ctx)` and `rule.judged(ctx)`, checked to be one bool per sample.
+
+    Raises:
+        ValueError: When either is not.
+
+    Examples:
+        >>> from deepctrl.core.rules import Penalty
+        >>> ctx = Context(torch.zeros(2, 1), torch.tensor([[1.0], [-1.0]]))
+        >>> [t.tolist() for t in judgement(Penalty(lambda x, y: y[:, 0]), ctx)]
+        [[False, True], [True, True]]
+    """
+    n = batch_len(ctx.x)
+    out = []
+    for what in ("satisfied", "judged"):
+        t = getattr(rule, what)(ctx)
+        if not isinstance(t, Tensor) or t.shape != (n,) or t.dtype != torch.bool:
+            got = (
+                f"{str(t.dtype).removeprefix('torch.')} of shape {tuple(t.shape)}"
+                if isinstance(t, Tensor)
+                else type(t).__name__
+            )
+            raise ValueError(
+                f"{type(rule).__name__}.{what} gave {got} for {n} samples: it must return one "
+                "bool per sample"
+            )
+        out.append(t)
+    return out[0], out[1]
+
+
 def perturbed_by(leaf: Rule, x: Inputs, generator: torch.Generator | None) -> Inputs | None:
     """`leaf.perturb(x, generator)`, checked to have the form and shape of `x`.
 
