@@ -395,6 +395,11 @@ def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
     rows = json.loads(out)
     assert code == 0 and "only verification ratios are shown" in err
     assert [sorted(r) for r in rows] == [["alpha", "verification_ratio"]] * 2
+    scored = tmp_path / "scored.csv"  # a file to score: its target column left empty
+    pd.read_csv(data).assign(sales=None).to_csv(scored, index=False)
+    code, out, err = run(["sweep", str(model), str(scored), "--alphas", "0,1", "--json"], capsys)
+    assert code == 0 and "no target values (no target column, or an empty one)" in err, err
+    assert [sorted(r) for r in json.loads(out)] == [["alpha", "verification_ratio"]] * 2
 
 
 @pytest.mark.parametrize("tz", [None, "Europe/Paris"])
@@ -758,3 +763,21 @@ def test_a_parquet_list_column_is_named(tmp_path, capsys):
         f"deepctrl: error: data file {path}: column 'tags' holds lists, not single values; "
         "spread them over columns of their own or leave the column out\n"
     )
+
+
+def test_a_warning_repeated_with_other_numbers_prints_once(capsys):
+    import warnings
+
+    from deepctrl.cli.commands import one_line_warnings
+
+    with one_line_warnings():
+        for fold, rows in ((1, 12), (2, 9), (3, 14)):  # as each fold of a rule test warns
+            warnings.warn(
+                f"fold {fold}: 'store' has {rows} rows of unseen categories", stacklevel=1
+            )
+        warnings.warn("'region' has 3 rows of unseen categories", stacklevel=1)  # another
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [
+        "deepctrl: warning: fold 1: 'store' has 12 rows of unseen categories",
+        "deepctrl: warning: 'region' has 3 rows of unseen categories",
+    ]

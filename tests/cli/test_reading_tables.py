@@ -282,6 +282,31 @@ def test_a_weight_column_and_a_loss_reach_the_model_as_in_python(tmp_path, capsy
         assert code == 2 and message in err, err
 
 
+def test_a_row_without_a_weight_or_with_a_negative_one_is_named(tmp_path, capsys):
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0, 1, 80)
+    frame = pd.DataFrame({"x": x, "w": 1.0, "y": 3 * x})
+    frame.loc[4, "w"] = np.nan
+    frame.to_csv(tmp_path / "gap.csv", index=False)
+    frame.loc[4, "w"] = -2.0
+    frame.to_csv(tmp_path / "neg.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    for name, message in (
+        (
+            "gap",
+            "has no weight in 1 of 80 rows (line 6); every row needs a weight >= 0 "
+            "(--drop-missing drops the rows without one)",
+        ),
+        ("neg", "has a negative weight in 1 of 80 rows (line 6: -2); every row needs a weight"),
+    ):
+        args = ["fit", tmp_path / f"{name}.csv", "--target", "y", "--weight-column", "w"]
+        code, _, err = run([*args, "--out", model, *FAST], capsys)
+        assert code == 2 and f"{name}.csv: weight column 'w' {message}" in err, err
+    args = ["fit", tmp_path / "gap.csv", "--target", "y", "--weight-column", "w"]
+    code, _, err = run([*args, "--out", model, "--drop-missing", *FAST], capsys)
+    assert code == 0 and "dropped 1 of 80 rows" in err, err
+
+
 def test_a_column_named_like_an_onnx_input_gets_a_note_at_fit(tmp_path, capsys):
     rng = np.random.default_rng(8)
     x = rng.uniform(0, 1, 100)

@@ -251,3 +251,25 @@ def test_cells_holding_records_are_named():
     X = pd.DataFrame({"price": np.arange(20.0), "meta": [{"a": 1}] * 20})
     with pytest.raises(ValueError, match="X: column 'meta' holds records, not single values"):
         dc.DeepCTRLRegressor(**FAST).fit(X, np.arange(20.0))
+
+
+def test_rare_classes_and_labels_that_differ_only_in_spaces_or_case_are_warned_about():
+    X, y = _sales(200)
+    labels = np.where(y > np.median(y), "yes", "no").astype(object)
+    labels[0], labels[1] = " yes", "Yes"
+    with pytest.warns(UserWarning) as seen:
+        dc.DeepCTRLClassifier(class_weight="balanced", **FAST).fit(X, labels)
+    messages = [str(w.message) for w in seen]
+    assert (
+        "class ' yes' has 1 of 200 rows, too few to learn or to validate on; with "
+        "class_weight='balanced' each of its rows weighs as much as 50 average rows: merge it "
+        "into another class or drop its rows"
+    ) in messages
+    assert (
+        "classes ' yes' and 'Yes' and 'yes' differ only in spaces or case, so they are "
+        "different classes: write each label one way"
+    ) in messages
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # five rows of every class: no warning
+        labels = np.where(y > np.median(y), "yes", "no")
+        dc.DeepCTRLClassifier(**FAST).fit(X, labels)

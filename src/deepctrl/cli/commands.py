@@ -26,6 +26,7 @@ from tqdm import tqdm
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.table_output import STDOUT, check_table_name, write_table
 from deepctrl.cli.tables import (
+    PARQUET_SUFFIXES,
     as_categories,
     clean_columns,
     left_out_columns,
@@ -34,7 +35,7 @@ from deepctrl.cli.tables import (
 )
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
-from deepctrl.tabular.encoding import listed, rows_have, shown
+from deepctrl.tabular.encoding import is_missing_text, listed, rows_have, shown
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -60,14 +61,17 @@ def one_line_errors(command: F) -> F:
 @contextlib.contextmanager
 def one_line_warnings() -> Iterator[None]:
     """Within the block, each warning prints once, when raised, as one line
-    ``deepctrl: warning: ...`` above any progress bar (no file name, no source line)."""
+    ``deepctrl: warning: ...`` above any progress bar (no file name, no source line); one
+    that differs from an earlier one only in its numbers (the same warning for another fold
+    of a rule test, say) is not printed again."""
     shown_before: set[str] = set()
 
     def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
         text = " ".join(str(message).split())
-        if issubclass(category, DeprecationWarning) or text in shown_before:
+        key = re.sub(r"\d[\d.,]*", "#", text)
+        if issubclass(category, DeprecationWarning) or key in shown_before:
             return
-        shown_before.add(text)
+        shown_before.add(key)
         tqdm.write(f"deepctrl: warning: {text}", file=sys.stderr)  # above a progress bar
 
     with warnings.catch_warnings():
@@ -326,8 +330,8 @@ def fit_command(
         targets=[target],
         categorical=categorical,
     )
-    if weight_column is not None and not pd.api.types.is_numeric_dtype(frame[weight_column]):
-        raise ValueError(f"--weight-column {weight_column!r} must hold numbers")
+    if weight_column is not None:
+        check_weight_column(frame[weight_column], path)
     if frame[target].nunique() == 1:
         raise ValueError(
             f"target column {target!r} is constant ({shown(frame[target].iloc[0])}): there is "
@@ -383,6 +387,29 @@ def fit_command(
     return 0
 
 
+def check_weight_column(weights: pd.Series, path: Path) -> None:
+    """A weight column holds a number >= 0 on every row; else an error naming the first
+    line (CSV) or row (Parquet) that does not."""
+    name = weights.name
+    if not pd.api.types.is_numeric_dtype(weights) or pd.api.types.is_bool_dtype(weights):
+        raise ValueError(f"--weight-column {name!r} must hold numbers")
+    values = weights.to_numpy(dtype=float, na_value=np.nan)
+    csv = path.suffix.lower() not in PARQUET_SUFFIXES
+    for bad, what in (
+        (np.isnan(values), "no weight"),
+        (values < 0, "a negative weight"),
+    ):
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            where = f"line {weights.index[first] + 2}" if csv else f"row {weights.index[first]}"
+            shown_value = "" if what == "no weight" else f": {values[first]:g}"
+            raise ValueError(
+                f"{path}: weight column {name!r} has {what} in {int(bad.sum())} of "
+                f"{len(values)} rows ({where}{shown_value}); every row needs a weight >= 0"
+                + (" (--drop-missing drops the rows without one)" if what == "no weight" else "")
+            )
+
+
 def model_and_frame(
     model: str, data: str, drop: bool, with_target: bool
 ) -> tuple[Any, pd.DataFrame, list[str], list[str]]:
@@ -397,6 +424,8 @@ def model_and_frame(
     if missing:
         raise ValueError(f"{path} lacks column(s) the model needs: {listed(missing)}")
     targets = targets if with_target and all(t in frame.columns for t in targets) else []
+    if any(frame[t].map(is_missing_text).all() for t in targets):
+        targets = []  # an empty target column (a file to be scored) is as good as none
     frame = clean_columns(
         frame,
         [*needed, *targets],
@@ -453,7 +482,8 @@ def sweep_command(
         raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
     if not targets:
         print(
-            f"note: {data} has no target column, so only verification ratios are shown",
+            f"note: {data} has no target values (no target column, or an empty one), so "
+            "only verification ratios are shown",
             file=sys.stderr,
         )
     y = (frame[targets[0]] if len(targets) == 1 else frame[targets]) if targets else None

@@ -55,6 +55,51 @@ from deepctrl.tabular.table_rules import Outputs
 _EPS = 1e-7
 
 
+RARE_CLASS = 5
+"""A class with fewer rows than this is warned about: too few to learn or to validate on."""
+
+
+def _warn_rare_and_lookalike_classes(classes: np.ndarray, counts: np.ndarray, weight: Any) -> None:
+    """Warn about classes of fewer than :data:`RARE_CLASS` rows and about text labels that
+    differ only in surrounding spaces or case (`"yes"`, `" yes"`, `"Yes"`: three classes).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     labels = np.array(["no", "yes", "yes "])
+    ...     _warn_rare_and_lookalike_classes(labels, np.array([9, 9, 9]), None)
+    >>> print(str(seen[0].message)[:60])
+    classes 'yes' and 'yes ' differ only in spaces or case, so t
+    """
+    n = int(counts.sum())
+    for label, count in zip(classes.tolist(), counts.tolist(), strict=True):
+        if count < RARE_CLASS:
+            heavy = (
+                f"; with class_weight='balanced' each of its rows weighs as much as "
+                f"{n / (len(classes) * count):.0f} average rows"
+                if isinstance(weight, str) and weight == "balanced"
+                else ""
+            )
+            warnings.warn(
+                f"class {shown(label)} has {count} of {n} rows, too few to learn or to "
+                f"validate on{heavy}: merge it into another class or drop its rows",
+                UserWarning,
+                stacklevel=4,
+            )
+    spelled: dict[str, list[Any]] = {}
+    for label in classes.tolist():
+        if isinstance(label, str):
+            spelled.setdefault(label.strip().casefold(), []).append(label)
+    for same in spelled.values():
+        if len(same) > 1:
+            warnings.warn(
+                f"classes {' and '.join(map(repr, same))} differ only in spaces or case, so "
+                "they are different classes: write each label one way",
+                UserWarning,
+                stacklevel=4,
+            )
+
+
 def _labels(y: Any, warn: bool = False) -> np.ndarray:
     """Class labels as a 1-D array; a missing label is an error. A pandas nullable column
     (boolean, Int64) without a missing value keeps its labels' type (True, 1), where
@@ -490,6 +535,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             raise ValueError(
                 f"y has only 1 class ({shown(self.classes_[0])}); a classifier needs at least two"
             )
+        _warn_rare_and_lookalike_classes(self.classes_, np.bincount(index), self.class_weight)
         multi = len(self.classes_) > 2
         train = index.astype(np.int64) if multi else index.astype(np.float32)[:, None]
         return train, index
