@@ -420,7 +420,7 @@ def _safe_ratio(
     far) once a seed falls back (not again every epoch while it stays there).
 
     >>> _safe_ratio(torch.tensor([2.0, 0.0]), torch.tensor([4.0, 1.0]), torch.tensor([3.0, 1.0]))
-    tensor([0.5000, 1.0000])
+    tensor([0.5000, 1.0000], dtype=torch.float64)
     """
     ratio = rule_loss.double() / task_loss.double()
     tiny = torch.isfinite(ratio) & (rule_loss > 0) & (ratio < floor)
