@@ -354,3 +354,24 @@ def test_model_files_that_are_not_ours_or_incompatible_are_refused(regressor, tm
         ValueError, match="ok.deepctrl is damaged: its weights differ from the checksum"
     ):
         dc.DeepCTRLRegressor.load(path)
+
+
+def test_the_summary_says_how_many_rows_a_threshold_rule_judged(tmp_path):
+    rng = np.random.default_rng(0)
+    bp = rng.uniform(100, 160, 600)
+    X = pd.DataFrame({"bp": bp, "age": rng.uniform(30, 70, 600)})
+    y = (bp > 140) + 0.02 * X["age"] + rng.normal(0, 0.3, 600)
+    fast = {"max_epochs": 5, "n_seeds": 1, "random_state": 0, "verbose": False}
+    cut = dc.DeepCTRLRegressor(rules=[dc.rules.Threshold("bp", 140.0)], **fast).fit(X, y)
+    judged, rows = cut.judged_rows_
+    assert rows == 120 and 0 < judged < 30  # the rows within one perturbation below 140
+    line = (
+        f"verification judged on {judged} of 120 validation rows (a threshold rule judges only "
+        "the rows whose perturbation crosses its threshold); a ratio over so few rows is a "
+        "weak guarantee"
+    )
+    assert line in cut.summary().splitlines()
+    loaded = dc.DeepCTRLRegressor.load(cut.save(tmp_path / "m.deepctrl"))
+    assert loaded.judged_rows_ == (judged, 120) and line in loaded.summary()
+    rising = dc.DeepCTRLRegressor(rules=[dc.Monotonic("bp", "increasing")], **fast).fit(X, y)
+    assert rising.judged_rows_ == (120, 120) and "judged on" not in rising.summary()

@@ -167,10 +167,13 @@ class AlphaEvaluation:
         alphas: Sequence[float],
         weight: np.ndarray | None = None,
         folds: Sequence[np.ndarray] | None = None,
+        judged: list[int] | None = None,
     ) -> dict[str, list[float]]:
         """`sweep` on encoded rows, with targets for the metrics and row weights; with
         `folds`, out of fold (network k predicts the rows `folds[k]`; `y_true` and `weight`
-        follow the rows of X)."""
+        follow the rows of X). `judged`, a list, receives how many rows the rule judged
+        (rows whose feature is missing, and for a threshold the rows whose perturbation
+        does not cross it, are not judged)."""
         if folds is not None:
             order = np.concatenate(folds)
             y_true = None if y_true is None else y_true[order]
@@ -188,6 +191,8 @@ class AlphaEvaluation:
             ok = None
         else:
             y, ok = evaluate(alphas, True)
+        if judged is not None:
+            judged.append(0 if ok is None else int((~ok[0].isnan()).sum()))
         table: dict[str, list[float]] = {
             "alpha": [float(a) for a in alphas],
             "verification_ratio": [],

@@ -442,9 +442,15 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         result = self._train(train, val, recipe, range(seed, seed + recipe.n_seeds))
         self._keep(result, recipe, len(train_idx), len(val_idx))
         rows = val_idx if len(val_idx) else train_idx
+        judged: list[int] = []
         self.validation_sweep_ = self._sweep_encoded(
-            (val or train)[0], y_metric[rows], ALPHA_GRID, None if weight is None else weight[rows]
+            (val or train)[0],
+            y_metric[rows],
+            ALPHA_GRID,
+            None if weight is None else weight[rows],
+            judged=judged,
         )
+        self.judged_rows_ = (judged[0], len(rows))
 
     def _fit_cross(self, frame: pd.DataFrame, labels: Labels, rng: np.random.RandomState) -> None:
         """Cross-fitting: network k trains on every fold but the k-th, which stops it early;
@@ -469,9 +475,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         seeds = range(seed, seed + k)
         result = self._train(train, None, recipe, seeds, f" ({k} folds)", folds)
         self._keep(result, recipe, n, k * len(folds[0]))
+        judged: list[int] = []
         self.validation_sweep_ = self._sweep_encoded(
-            X_all, y_metric, ALPHA_GRID, weight, folds=folds
+            X_all, y_metric, ALPHA_GRID, weight, folds=folds, judged=judged
         )
+        self.judged_rows_ = (judged[0], sum(len(f) for f in folds))
 
     def _check_expressions(self, X: Tensor, y_train: np.ndarray, rows: np.ndarray) -> None:
         """Expression rules must have a value on every training row (see

@@ -221,6 +221,9 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         rho_: Each network's rho.
         validation_sweep_: The metrics and verification ratio at every alpha on the
             validation rows, 0 to 1 by 0.05.
+        judged_rows_: (rows the rule judged, rows) of those validation rows: a threshold
+            rule judges only the rows whose perturbation crosses its threshold, and a row
+            whose ruled feature is missing is not judged.
         selected_alpha_: The rule-keeping choice on the validation rows (`alpha="auto"`).
         min_error_alpha_: The lowest-error choice on the validation rows.
         alpha_: The alpha `predict` uses by default: from `alpha`, or what `select_alpha`
@@ -444,6 +447,9 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         rho_: Each network's rho.
         validation_sweep_: The metrics and verification ratio at every alpha on the
             validation rows, 0 to 1 by 0.05.
+        judged_rows_: (rows the rule judged, rows) of those validation rows: a threshold
+            rule judges only the rows whose perturbation crosses its threshold, and a row
+            whose ruled feature is missing is not judged.
         selected_alpha_: The rule-keeping choice on the validation rows (`alpha="auto"`).
         min_error_alpha_: The lowest-error choice on the validation rows.
         alpha_: The alpha `predict` uses by default: from `alpha`, or what `select_alpha`

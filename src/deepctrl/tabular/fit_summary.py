@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deepctrl.core.rules import Threshold
 from deepctrl.tabular.alpha_choice import KEEP_RULE, row_of
 from deepctrl.tabular.encoding import CATEGORICAL, DATE
 from deepctrl.tabular.table_rules import acts_on, describe, leaves_and_weights
@@ -88,9 +89,32 @@ def summary_lines(est: Any) -> list[str]:
         lines.append(
             f"lowest {label} error: {_choice(est, est.min_error_alpha_, label)} (alpha='min_error')"
         )
+        judged = _judged(est, label)
+        if judged:
+            lines.append(judged)
         if est.alpha_ != est.selected_alpha_:
             lines.append(f"predict uses alpha {est.alpha_:g} ({_set_by(est)})")
     return lines
+
+
+FEW_JUDGED = 30
+"""Below this many judged rows a verification ratio is named as resting on few rows."""
+
+
+def _judged(est: Any, label: str) -> str | None:
+    """How many rows the verification ratios rest on, when the rule did not judge them all
+    (a threshold rule judges only the rows whose perturbation crosses its threshold)."""
+    judged, rows = getattr(est, "judged_rows_", None) or (None, None)
+    if judged is None or judged == rows:
+        return None
+    leaves, _ = leaves_and_weights(est.rules)
+    why = (
+        "a threshold rule judges only the rows whose perturbation crosses its threshold"
+        if any(isinstance(leaf, Threshold) for leaf in leaves)
+        else "a row whose ruled feature is missing is not judged"
+    )
+    few = "; a ratio over so few rows is a weak guarantee" if judged < FEW_JUDGED else ""
+    return f"verification judged on {judged} of {rows} {label} rows ({why}){few}"
 
 
 def _set_by(est: Any) -> str:

@@ -100,6 +100,8 @@ def estimator_config(est: Any) -> dict[str, Any]:
     if not isinstance(params.get("random_state"), int | None):
         params["random_state"] = None
     fitted = {k: _plain(getattr(est, k)) for k in _COMMON}
+    if getattr(est, "judged_rows_", None) is not None:  # nor this
+        fitted["judged_rows_"] = list(est.judged_rows_)
     if getattr(est, "recipe_", None) is not None:  # a model loaded from an older file has none
         fitted["recipe_"] = dataclasses.asdict(est.recipe_)
     if hasattr(est, "feature_names_in_"):
@@ -149,6 +151,8 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     if "feature_names_in_" in fitted:
         fitted["feature_names_in_"] = np.asarray(fitted["feature_names_in_"], dtype=object)
     fitted["selected_alpha_"] = float(fitted["selected_alpha_"])
+    if "judged_rows_" in fitted:  # a pair, which JSON writes as a list
+        fitted["judged_rows_"] = tuple(int(v) for v in fitted["judged_rows_"])
     if "recipe_" in fitted:  # files written before the recipe was saved have none
         fitted["recipe_"] = Recipe(**fitted["recipe_"])
     # files written before the rule-keeping default chose alpha by the lowest error alone
