@@ -54,7 +54,7 @@ def test_import_and_input_checks_load_neither_torch_nor_sklearn(tmp_path):
     assert codes == [2] * len(bad_inputs), done.stderr
     errors = done.stderr.splitlines()
     assert len(errors) == len(bad_inputs), done.stderr
-    assert errors[-2].endswith("t.csv lacks column(s) the model needs: size")
+    assert errors[-2].endswith("t.csv lacks column(s) the model needs: 'size'")
     assert "column 'x' has text in 1 of 3 rows (line 3: 'abc')" in errors[-1]
     assert before == [] and "torch" in after  # torch loads when a public name is first used
 

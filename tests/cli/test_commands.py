@@ -238,7 +238,7 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
         (["sweep", str(model), str(data), "--alphas", "0:1:x"], "--alphas must be"),
         (
             ["predict", str(model), str(f["lacking"]), "--out", str(out)],
-            "lacks column\\(s\\) the model needs: size",
+            "lacks column\\(s\\) the model needs: 'size'",
         ),
         (
             ["predict", str(model), str(data), "--alpha", "strong", "--out", str(out)],

@@ -1,9 +1,11 @@
 """How the command line reads the user's files: categories that look like numbers, stray
-values, whole-number classes with gaps, decimal commas, repeated column names, outputs that
-would replace an input, and the notes a model without rules or a many-class rule gets."""
+values, whole-number classes with gaps, decimal commas, thousands separators, currency and
+percent signs, repeated column names, files that are not UTF-8 text, outputs that would
+replace an input, and the notes a model without rules or a many-class rule gets."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +13,7 @@ import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
-from deepctrl.cli.tables import read_table
+from deepctrl.cli.tables import IDENTIFIER, left_out_columns, read_table
 from deepctrl.tabular.encoding import TableEncoder
 from helpers import stores_csv
 
@@ -184,6 +186,145 @@ def test_a_semicolon_file_reads_grouped_whole_numbers_as_thousands(tmp_path, cap
     assert "'share'" not in err
 
 
+def test_three_decimals_are_decimals_unless_the_column_shows_thousands(tmp_path, capsys):
+    # pandas writes to_csv(sep=";", float_format="%.3f"): 10.482 is no 10482
+    frame = pd.DataFrame({"weight": [10.482, 29.631, 8.8], "share": [0.897, 0.16, 0.04]})
+    frame.to_csv(tmp_path / "s.csv", sep=";", index=False, float_format="%.3f")
+    read = read_table(tmp_path / "s.csv")
+    assert read["weight"].tolist() == [10.482, 29.631, 8.8]
+    assert read["share"].tolist() == [0.897, 0.16, 0.04]
+    err = capsys.readouterr().err
+    assert "note: read column 'weight' with decimal points ('10.482' as 10.482, not 10482)" in err
+    assert "'share'" not in err
+    comma = tmp_path / "c.csv"  # a first group of 0 is no thousands grouping
+    comma.write_text('x,n\n"0,436",1\n"-0,436",2\n"1,234",3\n"2,500",4\n7,5\n')
+    assert read_table(comma)["x"].tolist() == ["0,436", "-0,436", 1234.0, 2500.0, 7.0]
+
+
+def test_text_among_thousands_is_named_or_dropped_and_predict_reads_them(tmp_path, capsys):
+    rng = np.random.default_rng(9)
+    amount = rng.integers(100, 5000, 120)
+    text = np.array([f"{a:,}" for a in amount], dtype=object)
+    text[5] = "unknown"
+    data, model = tmp_path / "t.csv", tmp_path / "t.deepctrl"
+    pd.DataFrame({"amount": text, "y": amount / 1000 + rng.normal(0, 0.1, 120)}).to_csv(
+        data, index=False
+    )
+    args = ["fit", data, "--target", "y", "--out", model, *FAST]
+    code, _, err = run(args, capsys)
+    assert code == 2
+    assert "column 'amount' has text in 1 of 120 rows (line 7: 'unknown'); use" in err
+    code, out, err = run([*args, "--drop-missing"], capsys)
+    assert code == 0, err
+    assert "dropped 1 of 120 rows" in err and "1 inputs after encoding" in out  # a number
+    new = tmp_path / "new.csv"
+    new.write_text('amount\n"2,642"\n2642\n')
+    code, _, err = run(["predict", model, new, "--out", tmp_path / "p.csv"], capsys)
+    assert code == 0, err
+    predicted = pd.read_csv(tmp_path / "p.csv")["y"]
+    assert predicted[0] == predicted[1]
+    new.write_text('amount\n"2,642"\nunknown\n')  # mostly text: nothing read as thousands
+    code, _, err = run(["predict", model, new, "--out", tmp_path / "p.csv"], capsys)
+    assert code == 2 and "has text in 2 of 2 rows (line 2: '2,642')" in err
+    assert "decimal comma" not in err
+    unique = [f"{1000 + i:,}" for i in range(60)]  # a number per row is no identifier
+    unique[3] = "unknown"
+    pd.DataFrame({"amount": unique}).to_csv(new, index=False)
+    assert left_out_columns(read_table(new), ["amount"], new) == {}
+
+
+def test_percent_and_currency_signs_are_left_out_with_a_note(tmp_path, capsys):
+    comma = tmp_path / "c.csv"
+    comma.write_text(
+        'off,price,fee,note\n12%,$3.50,$5,50% off\n5.5 %,€4,$7,a\n0%,"£1,234.50",free,b\n'
+        ",3.50 €,-$2,c\n"
+    )
+    frame = read_table(comma)
+    assert frame["off"].tolist()[:3] == [12.0, 5.5, 0.0] and np.isnan(frame["off"][3])
+    assert frame["price"].tolist() == [3.5, 4.0, 1234.5, 3.5]
+    assert frame["fee"].tolist() == [5.0, 7.0, "free", -2.0]  # the text stays, to be named
+    assert frame["note"].tolist() == ["50% off", "a", "b", "c"]  # text stays text
+    semicolon = tmp_path / "s.csv"
+    semicolon.write_text("price;off\n3,50 €;12,5%\n1.234,50 €;7%\n")
+    frame = read_table(semicolon)
+    assert frame["price"].tolist() == [3.5, 1234.5] and frame["off"].tolist() == [12.5, 7.0]
+    err = capsys.readouterr().err
+    assert (
+        "note: read column 'off' as numbers written with a percent sign: '12%' read as 12\n" in err
+    )
+    assert (
+        "note: read column 'price' as numbers written with a currency sign ($, £, €): '$3.50' "
+        "read as 3.5\n"
+    ) in err
+    assert "'note'" not in err
+    rng = np.random.default_rng(10)  # a rule on such a column: a number column
+    off = rng.integers(0, 30, 80)
+    shop = pd.DataFrame({"off": [f"{d}%" for d in off], "y": off / 10 + rng.normal(0, 1, 80)})
+    shop.to_csv(tmp_path / "shop.csv", index=False)
+    args = ["fit", tmp_path / "shop.csv", "--target", "y", "--monotonic", "off=increasing"]
+    code, out, err = run([*args, "--out", tmp_path / "m", *FAST], capsys)
+    assert code == 0, err
+    assert "rules: monotonic(off, increasing): y" in out
+
+
+def test_kept_column_notes_count_missing_values_and_spot_compact_dates(capsys):
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "notes": ["VIP" if i % 10 == 0 else None for i in range(n)],
+            "tax": 1.0,
+            "day": pd.date_range("2024-01-25", periods=n).strftime("%Y%m%d").astype(int),
+            "size": np.arange(n) % 7,
+        }
+    )
+    assert left_out_columns(frame, list(frame.columns), Path("t.csv")) == {}
+    err = capsys.readouterr().err
+    assert "'notes'" not in err  # one value, or none: the model tells them apart
+    assert "column 'tax' holds one value in every row (1.0)" in err
+    assert (
+        "note: t.csv: column 'day' holds whole numbers that look like dates written YYYYMMDD "
+        "(20240125), which the model reads as numbers; written YYYY-MM-DD (2024-05-31) they "
+        "are read as dates\n"
+    ) in err
+    assert "'size'" not in err
+
+
+def test_hints_quote_column_names_as_a_shell_reads_them(tmp_path, capsys):
+    n = 60
+    frame = pd.DataFrame({"Order No": [f"A{i}" for i in range(n)], "Customer ID": np.arange(n)})
+    assert left_out_columns(frame, list(frame.columns), Path("t.csv")) == {"Order No": IDENTIFIER}
+    err = capsys.readouterr().err
+    assert "--id-column 'Order No' says so and silences this note" in err
+    assert "--id-column 'Customer ID' leaves it out" in err
+    prices = pd.DataFrame({"Unit Price ($)": [f"p{i}" for i in range(n)]})
+    with pytest.warns(UserWarning, match=r"command line: --id-column 'Unit Price \(\$\)'\)"):
+        TableEncoder.fit(prices)
+    sizes = tmp_path / "sizes.csv"
+    pd.DataFrame({"Size Code": ["1", "2", "XL"] * 20, "y": np.arange(n) / n}).to_csv(
+        sizes, index=False
+    )
+    code, _, err = run(["fit", sizes, "--target", "y", "--out", tmp_path / "m"], capsys)
+    assert code == 2 and "or --categorical 'Size Code' if its values are categories" in err
+
+
+def test_a_column_named_but_for_spaces_around_it_says_so(tmp_path, capsys):
+    path = tmp_path / "ws.csv"
+    path.write_text("price ,quality, sales\n1,2,3\n4,5,6\n")
+    code, _, err = run(["fit", path, "--target", "sales", "--out", tmp_path / "m"], capsys)
+    assert code == 2 and err.strip() == (
+        f"deepctrl: error: {path} has no target column 'sales' (columns: 'price ', 'quality', "
+        "' sales'); column ' sales' has spaces around its name"
+    )
+    data, model = _stores(tmp_path)
+    assert run(["fit", data, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    path.write_text("store, x\nnorth,0.5\n")
+    code, _, err = run(["predict", model, path, "--out", "-"], capsys)
+    assert code == 2 and err.strip() == (
+        f"deepctrl: error: {path} lacks column(s) the model needs: 'x'; column ' x' has spaces "
+        "around its name"
+    )
+
+
 def test_numbers_written_with_the_typographic_minus_sign_are_numbers(tmp_path, capsys):
     minus = "\u2212"  # as reports and word processors write a negative number
     comma = tmp_path / "c.csv"
@@ -245,14 +386,20 @@ def test_a_blank_class_label_is_a_missing_target(tmp_path, capsys):
 def test_a_text_target_with_a_value_per_row_is_not_taken_for_classes(tmp_path, capsys):
     rng = np.random.default_rng(6)
     x = rng.uniform(0, 1, 200)
-    price = [f"${v:,.0f}" for v in 250_000 + 100_000 * x + rng.normal(0, 5_000, 200)]
+    value = 250_000 + 100_000 * x + rng.normal(0, 5_000, 200)
+    price = [f"{v:,.0f} €".replace(",", " ") for v in value]  # spaces between thousands
     pd.DataFrame({"x": x, "price": price}).to_csv(tmp_path / "p.csv", index=False)
     args = ["fit", tmp_path / "p.csv", "--target", "price", "--out", tmp_path / "m", *FAST]
     code, _, err = run(args, capsys)
     assert code == 2 and err.count("\n") == 1
     assert "target column 'price' has 200 distinct values in 200 rows, too many to be" in err
-    assert "currency sign" in err and "--task classification" in err
+    assert "they look like numbers written in a form not read as numbers" in err
+    assert "--task classification" in err
     assert run([*args, "--task", "classification"], capsys)[0] == 0  # asked for: trained
+    dollars = [f"${v:,.0f}" for v in value]  # a currency sign and a comma: read as numbers
+    pd.DataFrame({"x": x, "price": dollars}).to_csv(tmp_path / "p.csv", index=False)
+    code, _, err = run(args, capsys)
+    assert code == 0 and "task: regression (from target column 'price'" in err, err
 
 
 def test_a_weight_column_and_a_loss_reach_the_model_as_in_python(tmp_path, capsys):
@@ -391,6 +538,25 @@ def test_a_latin1_file_names_its_first_bad_line_and_how_to_convert(tmp_path, cap
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert f"data file {path} is not UTF-8 text: line 4 has byte 0xf6 (not UTF-8)" in err
     assert "iconv -f cp1252 -t utf-8" in err
+
+
+def test_a_utf16_or_compressed_file_named_csv_says_how_to_read_it(tmp_path):
+    utf16 = tmp_path / "unicode.csv"  # what a spreadsheet saves as "Unicode Text"
+    utf16.write_text("x\ty\n1\t2\n", encoding="utf-16")
+    with pytest.raises(ValueError) as error:
+        read_table(utf16)
+    assert str(error.value) == (
+        f'data file {utf16} is UTF-16 text (as spreadsheets save "Unicode Text"); save it as '
+        f"UTF-8: iconv -f utf-16 -t utf-8 {utf16} > {tmp_path / 'unicode-utf8.csv'}"
+    )
+    packed = tmp_path / "shop.csv"
+    with gzip.open(packed, "wt") as f:
+        f.write("x,y\n1,2\n")
+    with pytest.raises(ValueError) as error:
+        read_table(packed)
+    assert str(error.value) == (
+        f"data file {packed} is gzip-compressed; name it shop.csv.gz to have it read"
+    )
 
 
 @pytest.mark.parametrize("value", [5.0, 5.3, "yes"])

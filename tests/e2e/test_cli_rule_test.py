@@ -82,7 +82,7 @@ def test_verdicts_and_files_on_a_known_truth_table(cli, known):
     [
         (
             ["--group", "region", "--monotonic", "price=decreasing"],
-            "has no group column 'region' (columns: segment, price",
+            "has no group column 'region' (columns: 'segment', 'price'",
         ),
         (["--group", "segment", "--monotonic", "cost=decreasing"], "cost"),
         (["--group", "segment"], "give the rule to test"),

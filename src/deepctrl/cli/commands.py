@@ -26,6 +26,7 @@ from tqdm import tqdm
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.table_output import STDOUT, check_table_name, write_table
 from deepctrl.cli.tables import (
+    CURRENCY_SIGNS,
     PARQUET_SUFFIXES,
     as_categories,
     clean_columns,
@@ -115,15 +116,17 @@ def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
     return chosen, f"task: {chosen} (from target column {series.name!r}; set --task to choose)"
 
 
-_DRESSED_NUMBER = re.compile(r"^[\s$€£¥+-]*[\d.,\s]+[\s%$€£¥]*$")
+_NUMBER_LIKE = re.compile(
+    rf"^[\s{re.escape(CURRENCY_SIGNS)}+-]*[\d.,\s]+[\s%{re.escape(CURRENCY_SIGNS)}]*$"
+)
 
 
 def _check_class_count(series: pd.Series) -> None:
     """A text target with more distinct values than classes can be (more than 50, and
-    more than half of its rows) is an error, saying whether they look like numbers
-    dressed with a currency sign or a percent.
+    more than half of its rows) is an error, saying whether they look like numbers in a form
+    the table is not read in (spaces between thousands, a decimal comma in a comma file).
 
-    >>> _check_class_count(pd.Series([f"${i},000" for i in range(100)], name="price"))
+    >>> _check_class_count(pd.Series([f"{i} 000 €" for i in range(100)], name="price"))
     Traceback (most recent call last):
     ...
     ValueError: target column 'price' has 100 distinct values in 100 rows, too many to be ...
@@ -132,19 +135,47 @@ def _check_class_count(series: pd.Series) -> None:
     distinct = present.nunique()
     if distinct <= max(50, len(present) // 2):
         return
-    dressed = present.str.match(_DRESSED_NUMBER).mean() >= 0.9
+    number_like = present.str.match(_NUMBER_LIKE).mean() >= 0.9
     raise ValueError(
         f"target column {series.name!r} has {distinct} distinct values in {len(present)} rows, "
         "too many to be classes"
         + (
-            ": they look like numbers written with a currency sign, a percent or thousands "
-            f"separators ({present.iloc[0]!r}); write them as plain numbers for a regression,"
-            " or"
-            if dressed
+            f": they look like numbers written in a form not read as numbers "
+            f"({present.iloc[0]!r}); write them as plain numbers (1234.5) for a regression, or"
+            if number_like
             else ";"
         )
         + " give --task classification to train on them as classes"
     )
+
+
+def no_column(path: Path | str, what: str, name: str, columns: Sequence[str]) -> str:
+    """The message for a ``what`` column ``name`` that ``path`` lacks: its columns, and one
+    that is ``name`` but for spaces around it.
+
+    >>> message = no_column("t.csv", "target", "sales", ["price ", " sales"])
+    >>> message.split("; ")  # doctest: +NORMALIZE_WHITESPACE
+    ["t.csv has no target column 'sales' (columns: 'price ', ' sales')",
+     "column ' sales' has spaces around its name"]
+    """
+    return (
+        f"{path} has no {what} column {name!r} (columns: {listed([repr(c) for c in columns])})"
+        + spaced([name], columns)
+    )
+
+
+def spaced(names: Sequence[str], columns: Sequence[str]) -> str:
+    """A hint for the first of ``names`` that one of ``columns`` is but for spaces around
+    it, else "".
+
+    >>> spaced(["sales"], ["price ", "sales "]), spaced(["x"], ["price "])
+    ("; column 'sales ' has spaces around its name", '')
+    """
+    for name in names:
+        for column in columns:
+            if column != name and column.strip() == name.strip():
+                return f"; column {column!r} has spaces around its name"
+    return ""
 
 
 def check_table_rules(
@@ -301,18 +332,13 @@ def fit_command(
     path = Path(data)
     frame = read_table(path)
     if target not in frame.columns:
-        raise ValueError(
-            f"{path} has no target column {target!r} (columns: {listed(list(frame.columns))})"
-        )
+        raise ValueError(no_column(path, "target", target, list(frame.columns)))
     ids = id_frame(frame, id_columns, data).columns
     if target in ids:
         raise ValueError(f"the target {target!r} cannot be an id column")
     weights = [] if weight_column is None else [weight_column]
     if weight_column is not None and weight_column not in frame.columns:
-        raise ValueError(
-            f"{path} has no weight column {weight_column!r} (columns: "
-            f"{listed(list(frame.columns))})"
-        )
+        raise ValueError(no_column(path, "weight", weight_column, list(frame.columns)))
     if weight_column in (target, *ids):
         raise ValueError(f"--weight-column {weight_column!r} is the target or an id column")
     all_features = [c for c in frame.columns if c not in (target, *weights) and c not in ids]
@@ -422,7 +448,10 @@ def model_and_frame(
     frame = read_table(path)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path} lacks column(s) the model needs: {listed(missing)}")
+        raise ValueError(
+            f"{path} lacks column(s) the model needs: {listed([repr(c) for c in missing])}"
+            + spaced(missing, list(frame.columns))
+        )
     targets = targets if with_target and all(t in frame.columns for t in targets) else []
     if any(frame[t].map(is_missing_text).all() for t in targets):
         targets = []  # an empty target column (a file to be scored) is as good as none
@@ -558,7 +587,7 @@ def _alpha_option(alpha: str) -> float | str:
 def _alpha_column(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
     """``--alpha-column``: one rule strength per row, numbers >= 0 (a note above 1)."""
     if column not in frame.columns:
-        raise ValueError(f"{path} has no alpha column {column!r}")
+        raise ValueError(no_column(path, "alpha", column, list(frame.columns)))
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
@@ -586,7 +615,7 @@ def id_frame(frame: pd.DataFrame, id_columns: Sequence[str], path: str) -> pd.Da
     """The ``--id-column`` columns of ``frame``, checked to exist."""
     absent = [c for c in id_columns if c not in frame.columns]
     if absent:
-        raise ValueError(f"{path} has no id column {absent[0]!r}")
+        raise ValueError(no_column(path, "id", absent[0], list(frame.columns)))
     return frame[list(dict.fromkeys(id_columns))]
 
 

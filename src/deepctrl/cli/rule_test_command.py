@@ -19,12 +19,13 @@ from deepctrl.cli.commands import (
     feature_columns,
     id_frame,
     infer_task,
+    no_column,
     number,
     one_line_errors,
 )
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.tables import clean_columns, read_table
-from deepctrl.tabular.encoding import listed, shown
+from deepctrl.tabular.encoding import shown
 
 
 def _out_folder(out: str) -> Path:
@@ -91,9 +92,7 @@ def rule_test_command(
     frame = read_table(path)
     for option, name in (("target", target), ("group", group)):
         if name is not None and name not in frame.columns:
-            raise ValueError(
-                f"{path} has no {option} column {name!r} (columns: {listed(list(frame.columns))})"
-            )
+            raise ValueError(no_column(path, option, name, list(frame.columns)))
     if group == target:
         raise ValueError(f"the group column cannot be the target {target!r}")
     for spec in monotonic:

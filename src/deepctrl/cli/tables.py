@@ -1,6 +1,7 @@
 """Reading the user's table: CSV (comma, semicolon or tab separated; in a semicolon file,
-numbers may have a decimal comma; plain or compressed as ``.gz``, ``.bz2``, ``.xz`` or
-``.zip``) or Parquet, with one clear line for every problem
+numbers may have a decimal comma; numbers may have thousands separators, a currency sign or
+a percent sign; plain or compressed as ``.gz``, ``.bz2``, ``.xz`` or ``.zip``) or Parquet,
+with one clear line for every problem
 (missing file, empty file, not text, a column named twice, text in a numeric column, with
 the line number). Missing values are kept for the model to impute.
 """
@@ -11,12 +12,13 @@ import bz2
 import gzip
 import lzma
 import re
+import shlex
 import sys
 import warnings
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -69,6 +71,11 @@ def _not_utf8(path: Path) -> str:
     True
     """
     with _open_binary(path) as f:
+        start = f.read(8)
+    why = _utf16(path, start) or _compressed(path, start)
+    if why:
+        return why
+    with _open_binary(path) as f:
         for number, line in enumerate(f, start=1):
             if b"\0" in line:
                 return f"data file {path} is not a text CSV file (line {number} has a NUL byte)"
@@ -81,6 +88,47 @@ def _not_utf8(path: Path) -> str:
                     "spreadsheet in Latin-1 or Windows-1252: iconv -f cp1252 -t utf-8)"
                 )
     return f"data file {path} is not a UTF-8 text CSV file"
+
+
+def _utf16(path: Path, start: bytes) -> str | None:
+    """Why ``path``, whose first bytes are ``start``, is not UTF-8 when it is UTF-16 text
+    with its byte order mark (as spreadsheets save "Unicode Text"), else None.
+
+    >>> _utf16(Path("t.csv"), "x,y".encode("utf-16")).split("; ")[1]
+    'save it as UTF-8: iconv -f utf-16 -t utf-8 t.csv > t-utf8.csv'
+    """
+    if not start.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    converted = path.with_name(f"{path.stem}-utf8.csv")
+    return (
+        f'data file {path} is UTF-16 text (as spreadsheets save "Unicode Text"); save it as '
+        f"UTF-8: iconv -f utf-16 -t utf-8 {shlex.quote(str(path))} > "
+        f"{shlex.quote(str(converted))}"
+    )
+
+
+_MAGIC = {  # the first bytes of a compressed file -> how it is compressed, its suffix
+    b"\x1f\x8b": ("gzip", ".gz"),
+    b"BZh": ("bzip2", ".bz2"),
+    b"\xfd7zXZ\x00": ("xz", ".xz"),
+    b"PK\x03\x04": ("zip", ".zip"),
+}
+
+
+def _compressed(path: Path, start: bytes) -> str | None:
+    """Why ``path``, whose first bytes are ``start``, is not UTF-8 when it is a compressed
+    file its suffix does not name, else None.
+
+    >>> _compressed(Path("shop.csv"), b"\\x1f\\x8b\\x08\\x00")
+    'data file shop.csv is gzip-compressed; name it shop.csv.gz to have it read'
+    """
+    for magic, (kind, suffix) in _MAGIC.items():
+        if start.startswith(magic):
+            return (
+                f"data file {path} is {kind}-compressed; name it {path.name}{suffix} to have "
+                "it read"
+            )
+    return None
 
 
 def _separator(path: Path) -> str:
@@ -140,48 +188,102 @@ _GROUPED = {  # separator of the file -> (thousands grouping, decimal mark) of i
 
 
 def _thousands(frame: pd.DataFrame, sep: str, raw: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Columns whose every value is a number, some written with thousands separators
-    ("1,234.5" in a comma file, "1.234,5" in a semicolon file), as numbers, with a note.
-    ``raw``, the file read as text, lets a column that pandas read as numbers be checked
-    too: in a semicolon file pandas reads the grouped whole number "1.927" as 1.927.
+    """Columns of numbers, some written with thousands separators ("1,234.5" in a comma
+    file, "1.234,5" in a semicolon file), as numbers, with a note; values of such a column
+    that are no numbers ("unknown", a "Total" row) stay text when most are numbers, for
+    :func:`clean_columns` to name. A number whose first group is 0 ("0,436") is not
+    grouped. ``raw``, the file read as text, lets a column that pandas read as numbers be
+    checked too: in a semicolon file pandas reads the grouped whole number "1.927" as 1.927,
+    yet a column written like it throughout may hold three decimals (see
+    :func:`_groups_or_decimals`).
 
-    >>> _thousands(pd.DataFrame({"n": ["1,234", "56", None]}), ",").n.tolist()
-    [1234.0, 56.0, nan]
+    >>> _thousands(pd.DataFrame({"n": ["1,234", "56", None, "Total"]}), ",").n.tolist()
+    [1234.0, 56.0, nan, 'Total']
     >>> german = pd.DataFrame({"sqft": [1.927, 850.0]})
     >>> _thousands(german, ";", pd.DataFrame({"sqft": ["1.927", "850"]})).sqft.tolist()
     [1927.0, 850.0]
     """
     group, mark = _GROUPED.get(sep, (",", "."))
     g, m = re.escape(group), re.escape(mark)
-    grouped = re.compile(rf"^[-+]?\d{{1,3}}({g}\d{{3}})+({m}\d+)?$")
-    plain = re.compile(rf"^[-+]?\d+({m}\d+)?$")
+    grouped = re.compile(rf"[-+]?[1-9]\d{{0,2}}({g}\d{{3}})+({m}\d+)?")
+    plain = re.compile(rf"[-+]?\d+({m}\d+)?")
     for name in frame.columns:
         series = frame[name]
-        if raw is not None and pd.api.types.is_numeric_dtype(series):
-            series = raw[name]
-        elif not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+        read = raw is not None and pd.api.types.is_numeric_dtype(series)  # by pandas
+        if not (read or _text_dtype(series)):
             continue
-        present = series.dropna().astype(str).str.strip()
-        is_grouped = present.str.match(grouped)
-        if len(present) and is_grouped.any() and (is_grouped | present.str.match(plain)).all():
-            text = series.astype("string").str.strip().str.replace(group, "", regex=False)
-            frame[name] = pd.to_numeric(text.str.replace(mark, ".", regex=False)).astype(float)
-            print(
-                f"note: read column {name!r} as numbers written with thousands separators "
-                f"({present[is_grouped].iloc[0]!r})",
-                file=sys.stderr,
-            )
+        text = (raw[name] if raw is not None and read else series).astype("string").str.strip()
+        is_grouped = text.str.fullmatch(grouped).fillna(False).astype(bool)
+        is_number = is_grouped | text.str.fullmatch(plain).fillna(False).astype(bool)
+        present = int(text.notna().sum())
+        needed = present if read else present // 2 + 1  # pandas read all; else most
+        if not is_grouped.any() or is_number.sum() < needed:
+            continue
+        if mark == "," and _groups_or_decimals(text[is_number]):
+            _note_decimals(name, text[is_grouped].iloc[0])
+            continue
+        numbers = text.where(is_number).str.replace(group, "", regex=False)
+        numbers = pd.to_numeric(numbers.str.replace(mark, ".", regex=False)).astype(float)
+        frame[name] = _partly_numbers(series, numbers)
+        print(
+            f"note: read column {name!r} as numbers written with thousands separators "
+            f"({text[is_grouped].iloc[0]!r})",
+            file=sys.stderr,
+        )
     return frame
+
+
+def _groups_or_decimals(numbers: pd.Series) -> bool:
+    """Whether every number of a semicolon file's column is written like 12.345: a dot
+    before three digits, as programs write numbers with three decimals, so its dots may as
+    well be decimal points; a whole number ("850") or two groups ("1.003.500") say they
+    separate thousands.
+
+    >>> _groups_or_decimals(pd.Series(["10.482", "-29.631"]))
+    True
+    >>> _groups_or_decimals(pd.Series(["1.927", "850"]))
+    False
+    """
+    return bool(numbers.str.fullmatch(r"[-+]?[1-9]\d{0,2}\.\d{3}").all())
+
+
+def _note_decimals(name: str, first: str) -> None:
+    """The note for a column :func:`_groups_or_decimals` leaves with decimal points."""
+    print(
+        f"note: read column {name!r} with decimal points ({first!r} as {float(first)}, not "
+        f"{first.replace('.', '')}): dots separate thousands in a semicolon file where a value "
+        "has two (1.003.500) or a whole number has none (850)",
+        file=sys.stderr,
+    )
+
+
+def _partly_numbers(text: pd.Series, numbers: pd.Series) -> pd.Series | None:
+    """``text`` with ``numbers`` (NaN where a value reads as none) in place of the values
+    they read, the others kept (for :func:`clean_columns` to name): floats when every
+    value reads, None when no more than half do.
+
+    >>> text = pd.Series(["1", "x", None, "3"], dtype=object)
+    >>> _partly_numbers(text, pd.Series([1.0, None, None, 3.0])).tolist()
+    [1.0, 'x', None, 3.0]
+    """
+    read = numbers.notna().to_numpy()
+    present = int(text.notna().sum())
+    if read.sum() * 2 <= present:
+        return None
+    if read.sum() == present:
+        return numbers.astype(float)
+    return text.astype(object).where(~read, numbers.astype(object))
 
 
 MINUS_SIGN = "\u2212"
 """The typographic minus sign, which reports and word processors write for "-"."""
+CURRENCY_SIGNS = "$€£¥"
+"""The currency signs a number may be written with, before or after it ("$3.50", "4 €")."""
 
 
 def _minus_signs(frame: pd.DataFrame) -> list[str]:
     """The text columns holding the typographic minus sign (U+2212, which reports and word
-    processors write for "-") before a digit, with it written "-" there, so that the
-    decimal-comma and thousands steps and :func:`_signed_numbers` read them.
+    processors write for "-") before a digit, with it written "-" there.
 
     >>> frame = pd.DataFrame({"t": ["\u22121.5", "2", None], "c": ["\u2212", "a", "b"]})
     >>> _minus_signs(frame), frame.t.tolist()
@@ -198,24 +300,97 @@ def _minus_signs(frame: pd.DataFrame) -> list[str]:
 
 
 _MINUS_DIGIT = re.compile(MINUS_SIGN + r"(?=[\d.,])")
+_SIGNS = re.escape(CURRENCY_SIGNS)
+_DRESSED = re.compile(
+    rf"^\s*(?P<sign>[-+]?)\s*(?P<before>[{_SIGNS}]?)\s*(?P<number>[-+]?[\d.,]*\d)"
+    rf"\s*(?P<after>[{_SIGNS}]?)\s*(?P<percent>%?)\s*$"
+)
 
 
-def _signed_numbers(frame: pd.DataFrame, signed: list[str]) -> pd.DataFrame:
-    """The ``signed`` columns (see :func:`_minus_signs`) whose every value is a number, as
-    numbers, with a note; the others stay text."""
-    for name in signed:
-        series = frame[name]
-        if _text_dtype(series):
-            numbers = pd.to_numeric(series.astype("string").str.strip(), errors="coerce")
-            if numbers.notna().sum() < series.notna().sum():
-                continue
-            frame[name] = numbers.astype(float)
-        print(
-            f"note: read column {name!r} as numbers written with the minus sign {MINUS_SIGN} "
-            "(U+2212)",
-            file=sys.stderr,
-        )
+def _without_signs(series: pd.Series) -> tuple[pd.Series, list[str]] | None:
+    """A text column whose values are mostly numbers, some with a currency sign before or
+    after them or a percent sign after them, with those signs left out, and what they were
+    (for the note); None for any other column.
+
+    >>> text, signs = _without_signs(pd.Series(["12%", "-$3.50", "4 €", "n/a", None]))
+    >>> text.tolist(), signs
+    (['12', '-3.50', '4', 'n/a', nan], ['a currency sign ($, €)', 'a percent sign'])
+    """
+    distinct = pd.Series(series.dropna().unique(), dtype="string")  # each read once
+    parts = distinct.str.extract(_DRESSED)
+    currency = sorted((set(parts["before"].dropna()) | set(parts["after"].dropna())) - {""})
+    percent = bool((parts["percent"] == "%").any())
+    read = parts["number"].notna()
+    numbers = parts["sign"][read] + parts["number"][read]
+    undressed = dict(zip(distinct[read], numbers, strict=True))
+    is_read = series.isin(list(undressed))
+    if not (currency or percent) or is_read.sum() * 2 <= series.notna().sum():
+        return None
+    signs = [f"a currency sign ({', '.join(currency)})"] if currency else []
+    text = series.where(~is_read, series.map(undressed))
+    return text, signs + (["a percent sign"] if percent else [])
+
+
+class _Dressed(NamedTuple):
+    """A text column whose numbers :func:`_undress` undressed: its text as read (the minus
+    sign written "-"), and what its numbers were written with, for the note."""
+
+    text: pd.Series
+    signs: list[str]
+
+
+def _undress(frame: pd.DataFrame) -> dict[str, _Dressed]:
+    """The text columns whose numbers are dressed, undressed in ``frame`` so that the
+    decimal-comma and thousands steps and :func:`_dressed_numbers` read them: the
+    typographic minus sign written "-" (see :func:`_minus_signs`), and currency and percent
+    signs left out where most values are numbers (see :func:`_without_signs`).
+
+    >>> frame = pd.DataFrame({"p": ["$3.50", "4 €"], "t": ["\u22121", "a"], "c": ["a", "b"]})
+    >>> sorted(_undress(frame)), frame.p.tolist(), frame.t.tolist()
+    (['p', 't'], ['3.50', '4'], ['-1', 'a'])
+    """
+    minus = [f"the minus sign {MINUS_SIGN} (U+2212)"]
+    dressed = {name: _Dressed(frame[name], minus) for name in _minus_signs(frame)}
+    for name in frame.columns:
+        undressed = _without_signs(frame[name]) if _text_dtype(frame[name]) else None
+        if undressed is not None:
+            signs = dressed[name].signs if name in dressed else []
+            dressed[name] = _Dressed(frame[name], signs + undressed[1])
+            frame[name] = undressed[0]
+    return dressed
+
+
+def _dressed_numbers(frame: pd.DataFrame, dressed: dict[str, _Dressed]) -> pd.DataFrame:
+    """The ``dressed`` columns (see :func:`_undress`), once the decimal-comma and thousands
+    steps have read them, as numbers where most of their values are, with a note, their
+    other values as the text they were; a column of other values stays the text it was."""
+    for name, (text, signs) in dressed.items():
+        numbers = _numbers_or_nan(frame[name])
+        column = _partly_numbers(text, numbers)
+        frame[name] = text if column is None else column
+        if column is not None:
+            print(
+                f"note: read column {name!r} as numbers written with {' and '.join(signs)}"
+                + _example(text, numbers),
+                file=sys.stderr,
+            )
     return frame
+
+
+def _example(text: pd.Series, numbers: pd.Series) -> str:
+    """The first value of ``text`` with a currency or percent sign and the number it was
+    read as, for a note, or "" when there is none.
+
+    >>> _example(pd.Series(["1", "12%"]), pd.Series([1.0, 12.0]))
+    ": '12%' read as 12"
+    """
+    signed = text.astype("string").str.contains(f"[{_SIGNS}%]").fillna(False).to_numpy(bool)
+    signed &= numbers.notna().to_numpy()
+    if not signed.any():
+        return ""
+    row = int(signed.argmax())
+    number = float(numbers.iloc[row])
+    return f": {text.iloc[row]!r} read as {int(number) if number.is_integer() else number}"
 
 
 def _text_dtype(series: pd.Series) -> bool:
@@ -295,12 +470,12 @@ def read_table(path: str | Path) -> pd.DataFrame:
             sep = _separator(path)
             _check_header(path, sep)
             frame = _empty_unnamed(_csv(path, sep), path)
-            signed = _minus_signs(frame)
+            dressed = _undress(frame)
             raw = None
             if sep == ";":
                 frame = _decimal_commas(frame)
                 raw = _csv(path, sep, dtype=str)[frame.columns]
-            frame = _signed_numbers(_thousands(frame, sep, raw), signed)
+            frame = _dressed_numbers(_thousands(frame, sep, raw), dressed)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:
@@ -358,6 +533,19 @@ def _mostly(rows: np.ndarray, missing: np.ndarray) -> bool:
     return bool(rows.sum() >= 0.5 * (~missing).sum())
 
 
+def _decimal_comma(value: Any) -> bool:
+    """Whether ``value`` is a number written with a decimal comma, not one grouped in
+    thousands (which a comma file's column of numbers reads).
+
+    >>> _decimal_comma("2,5"), _decimal_comma("0,436"), _decimal_comma("2,642")
+    (True, True, False)
+    """
+    text = str(value).strip()
+    return bool(re.fullmatch(r"[-+]?\d+,\d+", text)) and not re.fullmatch(
+        r"[-+]?[1-9]\d{0,2}(,\d{3})+", text
+    )
+
+
 def _lines(rows: np.ndarray, csv: bool) -> str:
     """'line 5' / 'row 4' of the first bad row (CSV line numbers count the header)."""
     first = int(rows[0])
@@ -398,10 +586,12 @@ def left_out_columns(
             and not isinstance(series.dtype, pd.CategoricalDtype)
             and series.nunique(dropna=True) == present
             and not _mostly(date_text_rows(series)[0], series.isna().to_numpy())
+            and not _mostly(_numbers_or_nan(series).notna().to_numpy(), series.isna().to_numpy())
         ):
             print(
                 f"note: {path}: left out column {name!r}, which holds a different value in "
-                f"every row (an identifier); --id-column {name} says so and silences this note",
+                f"every row (an identifier); --id-column {shlex.quote(name)} says so and "
+                "silences this note",
                 file=sys.stderr,
             )
             left_out[name] = IDENTIFIER
@@ -412,12 +602,21 @@ def left_out_columns(
 
 def _note_kept(series: pd.Series, name: str, path: Path, present: int) -> None:
     """Notes on a column the model keeps but may not want: one value in every row (nothing
-    to learn from), or a different whole number in every row (a customer number?)."""
+    to learn from; a column of one value and missing ones tells them apart), whole numbers
+    that are dates written YYYYMMDD, or a different whole number in every row (a customer
+    number?)."""
     distinct = series.nunique(dropna=True)
-    if distinct == 1 and present >= 2:
+    if distinct == 1 and present == len(series) and present >= 2:
         print(
             f"note: {path}: column {name!r} holds one value in every row "
-            f"({shown(series.dropna().iloc[0])}), from which the model learns nothing",
+            f"({shown(series.iloc[0])}), from which the model learns nothing",
+            file=sys.stderr,
+        )
+    elif present >= 2 and _compact_dates(series):
+        print(
+            f"note: {path}: column {name!r} holds whole numbers that look like dates written "
+            f"YYYYMMDD ({int(series.dropna().iloc[0])}), which the model reads as numbers; "
+            "written YYYY-MM-DD (2024-05-31) they are read as dates",
             file=sys.stderr,
         )
     elif (
@@ -427,10 +626,28 @@ def _note_kept(series: pd.Series, name: str, path: Path, present: int) -> None:
     ):
         print(
             f"note: {path}: column {name!r} holds a different whole number in every row; if "
-            f"it identifies rows, --id-column {name} leaves it out (the model reads it as a "
-            "number)",
+            f"it identifies rows, --id-column {shlex.quote(name)} leaves it out (the model "
+            "reads it as a number)",
             file=sys.stderr,
         )
+
+
+def _compact_dates(series: pd.Series) -> bool:
+    """Whether every value of a number column is a whole number that is a date written
+    YYYYMMDD, from 1900 to 2100.
+
+    >>> _compact_dates(pd.Series([20240531, 19991231, None]))
+    True
+    >>> _compact_dates(pd.Series([20240531, 20240231])), _compact_dates(pd.Series([1.5]))
+    (False, False)
+    """
+    if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(series):
+        return False
+    values = pd.Series(series.dropna().unique())
+    if not len(values) or not values.between(19000101, 21001231).all() or (values % 1).any():
+        return False
+    text = values.astype(np.int64).astype(str)
+    return bool(pd.to_datetime(text, format="%Y%m%d", errors="coerce").notna().all())
 
 
 def _infinite_rows(series: pd.Series, name: str, path: Path, drop: bool, hint: bool) -> np.ndarray:
@@ -512,13 +729,12 @@ def clean_columns(
                 if not drop:
                     tip = (
                         "; use --drop-missing to drop those rows, or --categorical "
-                        f"{name} if its values are categories"
+                        f"{shlex.quote(name)} if its values are categories"
                         if hint
                         else ""
                     )
                     first = series.iloc[rows[0]]
-                    comma = re.match(r"^\s*[-+]?\d+,\d+\s*$", str(first))
-                    if comma and csv and _separator(path) != ";":
+                    if _decimal_comma(first) and csv and _separator(path) != ";":
                         tip += (
                             "; a decimal comma is read in a semicolon-separated file (or "
                             f"write {str(first).strip().replace(',', '.')})"

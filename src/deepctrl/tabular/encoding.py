@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import shlex
 import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -534,7 +535,7 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
             f"column {name!r} has {len(cats)} distinct values in {len(series)} "
             "rows, one input each, which slows training and leaves new values unseen; drop "
             "it if it is an identifier (on the command line: --id-column "
-            f"{name})",
+            f"{shlex.quote(name)})",
             UserWarning,
             stacklevel=4,
         )
