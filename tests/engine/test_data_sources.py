@@ -287,3 +287,13 @@ def test_a_dataset_of_bad_items_gets_a_clear_error():
         dc.fit(
             net(), None, dc.methods.TaskOnly(), train=DataLoader(bad, batch_size=4), max_epochs=1
         )
+    named = [{"x": torch.zeros(3), "y": torch.zeros(1)} for _ in range(8)]
+    for rho in ("auto", 1.0):  # measuring rho reads the training data first, or training does
+        with pytest.raises(ValueError, match=r"^train must yield \(x, y\) pairs, got batches"):
+            dc.fit(
+                net(),
+                dc.rules.Monotonic(0, "increasing"),
+                dc.methods.DeepCTRL(rho=rho),
+                train=DataLoader(named, batch_size=4),
+                max_epochs=1,
+            )

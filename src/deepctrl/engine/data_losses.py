@@ -126,17 +126,17 @@ class DataLosses:
                 xs = stack_inputs([rows(x, part) for x in noisy])
             yield xs, y[idx], wp
 
-    def _loader_blocks(self, data: Any, noisy: bool) -> Blocks:
+    def _loader_blocks(self, data: Any, noisy: bool, what: str) -> Blocks:
         gens = self.streams.fresh("val") if noisy else []
         S = self.stack.size
-        for x, y in blocks(data, self.step, self.device, self.dtype, "val"):
+        for x, y in blocks(data, self.step, self.device, self.dtype, what):
             assert y is not None  # blocks read targets unless told not to
             xs = expand_seeds(x, S)
             yield (add_noise(xs, self.noise, gens) if noisy else xs), expand_seeds(y, S), None
 
     def _train_blocks(self) -> Blocks:
         if is_loader(self.train):
-            return self._loader_blocks(self.train, noisy=False)
+            return self._loader_blocks(self.train, noisy=False, what="train")
         if self.folds is not None:
             return self._fold_blocks(self.folds.train, self.folds.train_weights, None)
         X, y = self.train
@@ -206,7 +206,7 @@ class DataLosses:
         if self.folds is not None:
             data = self._fold_blocks(self.folds.val, self.folds.val_weights, self.val_noisy)
         elif is_loader(self.val):
-            data = self._loader_blocks(self.val, noisy=self.noise > 0)
+            data = self._loader_blocks(self.val, noisy=self.noise > 0, what="val")
         elif self.val_noisy is not None:
             data = self._tensor_blocks(self.val_noisy, self.val[1], self.val_weights)
         else:
@@ -218,7 +218,9 @@ class DataLosses:
         """The data scales of ``rho="auto"`` over the training rows; with folds, each
         seed's over its own rows, stacked (S, ...)."""
         if self.folds is None:
-            return scales_of(self.train, self.step, self.device, self.dtype, self.train_weights)
+            return scales_of(
+                self.train, self.step, self.device, self.dtype, self.train_weights, what="train"
+            )
         X, y = self.train
         w = self.folds.train_weights
         per_seed = [
