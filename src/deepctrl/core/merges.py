@@ -2,7 +2,11 @@
 
 Four are built in, named as `dc.DeepCTRL(..., merge=NAME)` takes them: `"deepctrl"`
 (`DeepCTRLMerge`, the paper's), `"add"` (`AddMerge`), `"concat"` (`ConcatMerge`) and
-`"input"` (`InputMerge`). A merge holds no weights.
+`"input"` (`InputMerge`). A merge holds no weights. The last three are ablations, next
+to the paper's Sec. 5 variants (Fig. 7c-d): `"concat"` is its "Concat"; `"add"` is not
+its "Add" (z_r + z_d, no alpha), as it weighs the latents by alpha; `"input"` is its
+[x; alpha] when the model has no shared module, and appends alpha to the shared module's
+output when it has one (see each class).
 
 Your own merge: subclass `Merge`, give it a `name` and a `Merge.latent`, and pass an
 instance as `merge=`. `latent` sees the latents as the model computes them, (batch, width),
@@ -118,7 +122,8 @@ def _affine(u: Tensor, v: Tensor, bias: Tensor | None, alphas: Tensor) -> Tensor
 
 @final
 class DeepCTRLMerge(Merge):
-    """The paper's: cat(a z_r, (1 - a) z_d).
+    """The paper's: cat(a z_r, (1 - a) z_d), the two latents joined ("stochastically
+    concatenated", Sec. 3), each scaled by its share of the rule strength (Sec. 5).
 
     Examples:
         >>> DeepCTRLMerge().latent(torch.ones(1, 2), torch.ones(1, 1),
@@ -149,7 +154,12 @@ def _one_width(z_r: Tensor, z_d: Tensor) -> None:
 
 @final
 class AddMerge(Merge):
-    """a z_r + (1 - a) z_d (the encoders' latents have one width).
+    """a z_r + (1 - a) z_d (the encoders' latents have one width): coupled to alpha like
+    `DeepCTRLMerge`, but summed instead of joined.
+
+    Not the paper's "Add" of Sec. 5 / Fig. 7c-d, which is z_r + z_d with no alpha in the
+    latent (a "non-coupled" representation in the figure's caption); this is the summed
+    alternative of the authors' published code.
 
     Examples:
         >>> AddMerge().latent(torch.ones(1, 2), torch.zeros(1, 2), torch.tensor(0.25)).tolist()
@@ -170,7 +180,8 @@ class AddMerge(Merge):
 
 @final
 class ConcatMerge(Merge):
-    """cat(z_r, z_d): alpha unused, the output does not depend on it.
+    """cat(z_r, z_d): alpha unused, the output does not depend on it (alpha still weighs
+    the losses in training). The paper's "Concat" of Sec. 5 / Fig. 7c-d.
 
     Examples:
         >>> ConcatMerge().latent(torch.ones(1, 1), torch.zeros(1, 1),
@@ -188,6 +199,11 @@ class ConcatMerge(Merge):
 class InputMerge(Merge):
     """One encoder fed cat(h, a), no rule encoder; its latent goes to the decision block as
     it is.
+
+    h is the model's `shared` module output when it has one, else x. The paper's variant
+    (Sec. 5, Fig. 7c-d) concatenates alpha to the input, [x; alpha]; with a `shared` module
+    alpha joins that module's output instead (the pendulum ablation appends it to the 16
+    outputs of its shared 4-64-16 layer).
 
     Examples:
         >>> InputMerge().encoder_input(torch.zeros(2, 1), torch.tensor(0.5)).tolist()

@@ -1,9 +1,12 @@
 """Ablations of the pendulum experiment: ``deepctrl reproduce pendulum-ablations``.
 
 * ``prior``: alpha ~ Beta(beta, beta), beta in {0.1, 0.5, 1.0} (paper Sec. 5, Fig. 7a-b);
-* ``merge``: the paper's cat(alpha z_r, (1 - alpha) z_d) against ``add``
-  (alpha z_r + (1 - alpha) z_d), ``concat`` (cat(z_r, z_d), alpha only weights the losses)
-  and ``input`` (one encoder fed cat(h, alpha)) (Fig. 7c-d);
+* ``merge``: the paper's cat(alpha z_r, (1 - alpha) z_d) against three variants after
+  those of Sec. 5 / Fig. 7c-d: ``concat`` (cat(z_r, z_d), alpha only weights the losses:
+  the paper's Concat); ``add`` (alpha z_r + (1 - alpha) z_d, coupled to alpha as in the
+  authors' code; the paper's Add is z_r + z_d without alpha); ``input`` (no rule encoder,
+  one encoder fed cat(h, alpha) with h the output of the shared 4-64-16 layer, where the
+  paper feeds [x; alpha]);
 * ``rho``: rho = L_rule,0 / L_task,0 ("auto") against rho = 1 and rho re-estimated after
   every epoch (App. A.5, Fig. 10);
 * ``tsne``: t-SNE maps of z_r, z_d and of z for several alphas (App. A.3, Fig. 9).
@@ -39,8 +42,11 @@ TSNE_ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 PAPER_FINDINGS = {
     "prior": "Paper: Beta(1, 1) lets the (much larger) rule loss dominate for alpha > 0.1 and "
     "hurts the task; an intermediate beta < 1 such as 0.1 works best.",
-    "merge": "Paper: add and concat reach a high verification ratio but have higher errors at "
-    "intermediate alpha than DeepCTRL; feeding alpha as an input does not help.",
+    "merge": "Paper: its Add (z_r + z_d, no alpha) and Concat reach a high verification ratio "
+    "but have higher errors at intermediate alpha than DeepCTRL; feeding alpha with the input "
+    "does not help. Here `add` is alpha z_r + (1 - alpha) z_d (coupled to alpha, unlike the "
+    "paper's Add), `concat` the paper's Concat, and `input` appends alpha to the shared "
+    "layer's output rather than to x.",
     "rho": "Paper: rho re-estimated every epoch gives similar curves; the initial ratio decouples "
     "alpha = 0 better (verification near 0 there). Here, once the training-set rule loss "
     "at alpha = 1 reaches 0, the library's guard sets the re-estimated rho to 1.0 (with a "
