@@ -78,10 +78,20 @@ def test_class_labels_out_of_range():
         r"0\.\.4",
     ):
         dc.fit(net(outputs=3), RULE, train=(X, labels), task_loss="cross_entropy", max_epochs=1)
-    with pytest.raises(ValueError, match="one integer class label per row"):
+    with pytest.raises(
+        ValueError,
+        match=r"one integer class label per row, got float32 targets of 1 value\(s\) per row: "
+        r"give labels 0, 1, ... as a long tensor \(y.long\(\)\)",
+    ):
         dc.fit(
             net(outputs=3), RULE, train=(X, labels.float()), task_loss="cross_entropy", max_epochs=1
         )
+    with pytest.raises(
+        ValueError,
+        match=r"class labels need a metric of classes \(mae and mse compare numbers\): "
+        r"dc.sweep\(..., metrics=\('cross_entropy', 'accuracy'\)\)",
+    ):
+        dc.sweep(net(outputs=3), RULE, X, labels % 3, alphas=[0.0])  # mae by default
 
 
 def test_rule_feature_that_does_not_exist():
@@ -147,7 +157,9 @@ def test_a_model_that_returns_a_tuple_is_refused_by_fit(seeds):
 
 def test_a_method_class_and_numpy_batches_are_named():
     X, y = data()
-    with pytest.raises(ValueError, match=r"method must be a method object, DeepCTRLMethod\(\)"):
+    with pytest.raises(
+        ValueError, match=r"method must be a method object, dc.methods.DeepCTRL\(\), not the class"
+    ):
         dc.fit(net(), RULE, train=(X, y), method=dc.methods.DeepCTRL, max_epochs=1)
     with pytest.raises(ValueError, match="method must be a method object"):
         dc.Objective(net(), RULE, dc.methods.DeepCTRL, seed=0)

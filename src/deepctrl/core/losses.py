@@ -188,9 +188,11 @@ def _check_classes(y_hat: Tensor, y: Tensor) -> None:
             f"got {tuple(y_hat.shape)}"
         )
     if y.is_floating_point() or y.reshape(y.shape[0], -1).shape[1] != 1:
+        width = y.reshape(y.shape[0], -1).shape[1]
         raise ValueError(
-            "task_loss='cross_entropy' needs one integer class label per row, "
-            f"got {y.dtype} targets of shape {tuple(y.shape)}"
+            "task_loss='cross_entropy' needs one integer class label per row, got "
+            f"{str(y.dtype).removeprefix('torch.')} targets of {width} value(s) per row: give "
+            "labels 0, 1, ... as a long tensor (y.long())"
         )
     classes = y_hat.shape[1]
     if int(y.min()) < 0 or int(y.max()) >= classes:

@@ -261,7 +261,8 @@ def check_method(method: Any, rule: object) -> None:
     """One clear error for a method class given where a method object belongs, and for a
     method that needs a rule given none (`dc.fit` and `dc.Objective` ask this)."""
     if isinstance(method, type):
-        raise ValueError(f"method must be a method object, {method.__name__}(), not the class")
+        public = "DeepCTRL" if method.__name__ == "DeepCTRLMethod" else method.__name__
+        raise ValueError(f"method must be a method object, dc.methods.{public}(), not the class")
     if method.uses_rule and rule is None:
         raise ValueError(f"{method.name} needs a rule")
 

@@ -37,7 +37,8 @@ def _difference(y_hat: Tensor, y: Tensor) -> Tensor:
         labels = (
             ""
             if y.is_floating_point()
-            else "; class labels need a metric such as 'accuracy' or 'cross_entropy'"
+            else "; class labels need a metric of classes (mae and mse compare numbers): "
+            "dc.sweep(..., metrics=('cross_entropy', 'accuracy'))"
         )
         raise ValueError(
             f"the targets have {target.shape[1]} value(s) per sample but the outputs "

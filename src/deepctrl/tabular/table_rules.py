@@ -534,10 +534,10 @@ def check_expressions(
             value = NamedPenalty(_ExpressionFn(rule), encoder, outputs)(x, at.to(x.dtype))
         bad = ~torch.isfinite(value.reshape(len(x), -1)).all(dim=1)
         if bad.any():
-            row = int(rows[int(torch.nonzero(bad)[0])])
+            row = int(rows[bad.numpy()].min())  # the first in the user's table
             raise ValueError(
                 f"rule {_named(rule, 'expression')} is not a finite number on "
-                f"{int(bad.sum())} of {len(x)} training rows (the first at row {row}): a "
+                f"{int(bad.sum())} of the {len(x)} rows given to fit (the first at row {row}): a "
                 "log, square root or division there has no value; keep its argument in range "
                 "(max(..., 0.01), say)"
             )

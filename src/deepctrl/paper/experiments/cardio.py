@@ -313,10 +313,7 @@ def reproduce(
     write_outputs(results, Path(out))
     if save_models:
         print(f"cardio: wrote the networks to {common.save_models(runs, Path(out), 'cardio')}")
-    print(
-        f"cardio{' (quick)' if quick else ''}: wrote {Path(out) / 'report.md'} "
-        f"in {results['wall_seconds']:.0f} s"
-    )
+    common.announce_written(f"cardio{' (quick)' if quick else ''}", out, results["wall_seconds"])
     return results
 
 
@@ -425,8 +422,7 @@ def reproduce_perturbation(
     reports.write_json(folder / "results.json", results)
     perturbation_figure(results, folder / "perturbation.png")
     reports.write_text(folder / "report.md", perturbation_markdown(results))
-    print(
-        f"cardio-perturbation{' (quick)' if quick else ''}: wrote {folder / 'report.md'} "
-        f"in {results['wall_seconds']:.0f} s"
+    common.announce_written(
+        f"cardio-perturbation{' (quick)' if quick else ''}", folder, results["wall_seconds"]
     )
     return results

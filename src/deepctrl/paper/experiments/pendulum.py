@@ -549,8 +549,7 @@ def reproduce(
     reports.write_text(out_dir / "report.md", report_markdown(results))
     if save_models:
         print(f"pendulum: wrote the networks to {common.save_models(runs, out_dir, 'pendulum')}")
-    print(
-        f"pendulum ({preset}{', quick' if s.quick else ''}): wrote {out_dir / 'report.md'}"
-        f" in {results['wall_seconds']:.0f} s"
+    common.announce_written(
+        f"pendulum ({preset}{', quick' if s.quick else ''})", out_dir, results["wall_seconds"]
     )
     return results

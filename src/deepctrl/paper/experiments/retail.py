@@ -347,10 +347,7 @@ def reproduce(
     if save_models:
         flat = {f"{g}_{name}": run for g, grun in runs.items() for name, run in grun.runs.items()}
         print(f"retail: wrote the networks to {common.save_models(flat, Path(out), 'retail')}")
-    print(
-        f"retail{' (quick)' if quick else ''}: wrote {Path(out) / 'report.md'} "
-        f"in {results['wall_seconds']:.0f} s"
-    )
+    common.announce_written(f"retail{' (quick)' if quick else ''}", out, results["wall_seconds"])
     return results
 
 
