@@ -529,6 +529,13 @@ def test_an_unknown_option_points_to_the_commands_help(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "deepctrl fit: error: unrecognized arguments: --bogus (see 'deepctrl fit --help')\n"
     )
+    with pytest.raises(SystemExit) as stop:  # an experiment's options are its own
+        main(["reproduce", "pendulum", "--quick", "--parquet"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == (
+        "deepctrl reproduce pendulum: error: unrecognized arguments: --parquet (see "
+        "'deepctrl reproduce pendulum --help')\n"
+    )
 
 
 def test_a_latin1_file_names_its_first_bad_line_and_how_to_convert(tmp_path, capsys):

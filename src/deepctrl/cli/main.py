@@ -61,6 +61,7 @@ def _add_reproduce(subparsers: Any) -> None:
         description="Reproduce an experiment of the DeepCTRL paper.",
     )
     exps = rep.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
+    rep.commands = exps.choices  # an experiment's own parser names its own --help
     for name, (module, func, help_text) in EXPERIMENTS.items():
         p = exps.add_parser(name, help=help_text, description=help_text)
         p.add_argument(
@@ -595,6 +596,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # the command's own parser says it, pointing to the command's help
         command = parser.commands.get(args.command, parser)
+        command = getattr(command, "commands", {}).get(getattr(args, "experiment", None), command)
         command.error(f"unrecognized arguments: {' '.join(unknown)}")
     handler = getattr(args, "handler", None)
     if handler is None:
