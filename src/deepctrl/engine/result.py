@@ -46,6 +46,22 @@ class FitResult:
     val_loss: list[float] = field(default_factory=list)
     path: str = "lowered"
 
+    def __repr__(self) -> str:
+        """One line: the method, seeds, epochs and time (the models and the loss histories
+        are in their attributes).
+
+        >>> import torch
+        >>> from deepctrl.core.methods import TaskOnly
+        >>> state, net = SeedState(1, 0), torch.nn.Linear(1, 1)
+        >>> result = FitResult([net], [0], TaskOnly(), state, [{}], [12], [9], 1.2)
+        >>> print(result)  # doctest: +ELLIPSIS
+        FitResult(method=TaskOnly, seeds=[0], epochs=[12], best_epochs=[9], seconds=1.2, ...)
+        """
+        return (
+            f"FitResult(method={self.method.name}, seeds={self.seeds}, epochs={self.epochs}, "
+            f"best_epochs={self.best_epochs}, seconds={self.seconds:.1f}, path={self.path!r})"
+        )
+
     @property
     def model(self) -> nn.Module:
         """The model of the first seed, `models[0]`."""
