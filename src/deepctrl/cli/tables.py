@@ -292,7 +292,10 @@ def _minus_signs(frame: pd.DataFrame) -> list[str]:
     changed = []
     for name in frame.columns:
         series = frame[name]
-        if _text_dtype(series) and series.astype("string").str.contains(_MINUS_DIGIT).any():
+        if not _text_dtype(series):
+            continue
+        distinct = pd.Series(series.dropna().unique(), dtype="string")  # each read once
+        if distinct.str.contains(_MINUS_DIGIT).any():
             text = series.astype("string").str.replace(_MINUS_DIGIT, "-", regex=True)
             frame[name] = series.where(series.isna(), text.astype(object))
             changed.append(name)
@@ -320,11 +323,13 @@ def _without_signs(series: pd.Series) -> tuple[pd.Series, list[str]] | None:
     parts = distinct.str.extract(_DRESSED)
     currency = sorted((set(parts["before"].dropna()) | set(parts["after"].dropna())) - {""})
     percent = bool((parts["percent"] == "%").any())
+    if not (currency or percent):
+        return None
     read = parts["number"].notna()
     numbers = parts["sign"][read] + parts["number"][read]
     undressed = dict(zip(distinct[read], numbers, strict=True))
     is_read = series.isin(list(undressed))
-    if not (currency or percent) or is_read.sum() * 2 <= series.notna().sum():
+    if is_read.sum() * 2 <= series.notna().sum():
         return None
     signs = [f"a currency sign ({', '.join(currency)})"] if currency else []
     text = series.where(~is_read, series.map(undressed))
