@@ -179,7 +179,9 @@ class DeepCTRL(nn.Module):
         Args:
             x: The input: a tensor (batch first), or a dict of named inputs.
             alpha: The rule strength: one float for every row, or a tensor of shape
-                (batch,) with one per row. 0 is the data path, 1 the rule path.
+                (batch,) with one per row. 0 is the data path, 1 the rule path. A float
+                must be finite; a tensor's values are not checked (that would wait for
+                the device on every call), so a NaN in it gives NaN outputs.
 
         Returns:
             The output, (batch, ...).
