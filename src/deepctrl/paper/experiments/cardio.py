@@ -313,7 +313,7 @@ def reproduce(
     write_outputs(results, Path(out))
     if save_models:
         print(f"cardio: wrote the networks to {common.save_models(runs, Path(out), 'cardio')}")
-    common.announce_written(f"cardio{' (quick)' if quick else ''}", out, results["wall_seconds"])
+    common.announce_written(f"cardio{' (quick)' if quick else ''}", out, results)
     return results
 
 
@@ -422,7 +422,5 @@ def reproduce_perturbation(
     reports.write_json(folder / "results.json", results)
     perturbation_figure(results, folder / "perturbation.png")
     reports.write_text(folder / "report.md", perturbation_markdown(results))
-    common.announce_written(
-        f"cardio-perturbation{' (quick)' if quick else ''}", folder, results["wall_seconds"]
-    )
+    common.announce_written(f"cardio-perturbation{' (quick)' if quick else ''}", folder, results)
     return results

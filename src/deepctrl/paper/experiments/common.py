@@ -33,22 +33,22 @@ def alpha_grid(stop: float = 1.0, step: float = 0.1, start: float = 0.0) -> list
     return [round(start + i * step, 10) for i in range(n + 1)]
 
 
-def announce_written(label: str, folder: str | Path, seconds: float) -> None:
+def announce_written(label: str, folder: str | Path, results: Mapping[str, Any]) -> None:
     """Print where a reproduction wrote its report, results and figures (the folder in
-    full, since a relative one depends on where the command ran).
+    full, since a relative one depends on where the command ran) and how long it took.
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp())
     >>> for name in ("report.md", "results.json", "a.png", "b.png"):
     ...     _ = (out / name).write_text("")
-    >>> announce_written("demo", out, 3.2)  # doctest: +ELLIPSIS
+    >>> announce_written("demo", out, {"wall_seconds": 3.2})  # doctest: +ELLIPSIS
     demo: wrote report.md, results.json and 2 figures to /.../ in 3 s
     """
     folder = Path(folder).resolve()
     figures = len(list(folder.glob("*.png")))
     print(
         f"{label}: wrote report.md, results.json and {figures} figure{'s' * (figures != 1)} "
-        f"to {folder}{'/' if str(folder) != '/' else ''} in {seconds:.0f} s"
+        f"to {folder}{'/' if str(folder) != '/' else ''} in {results['wall_seconds']:.0f} s"
     )
 
 

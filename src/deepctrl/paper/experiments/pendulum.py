@@ -550,6 +550,8 @@ def reproduce(
     if save_models:
         print(f"pendulum: wrote the networks to {common.save_models(runs, out_dir, 'pendulum')}")
     common.announce_written(
-        f"pendulum ({preset}{', quick' if s.quick else ''})", out_dir, results["wall_seconds"]
+        f"pendulum ({preset}{', quick' if s.quick else ''})",
+        out_dir,
+        results,
     )
     return results

@@ -347,7 +347,7 @@ def reproduce(
     if save_models:
         flat = {f"{g}_{name}": run for g, grun in runs.items() for name, run in grun.runs.items()}
         print(f"retail: wrote the networks to {common.save_models(flat, Path(out), 'retail')}")
-    common.announce_written(f"retail{' (quick)' if quick else ''}", out, results["wall_seconds"])
+    common.announce_written(f"retail{' (quick)' if quick else ''}", out, results)
     return results
 
 
