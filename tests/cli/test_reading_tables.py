@@ -174,16 +174,30 @@ def test_thousands_separators_and_a_trailing_separator_read_as_a_user_means(tmp_
 
 
 def test_a_semicolon_file_reads_grouped_whole_numbers_as_thousands(tmp_path, capsys):
-    # a German spreadsheet writes 1927 as "1.927": pandas alone reads 1.927
+    # a German spreadsheet writes 1927 as "1.927" and 0.25 as "0,25": pandas alone reads 1.927
     german = tmp_path / "de.csv"
-    german.write_text("sqft;price;share\n1.927;297.004;0.25\n850;1.003.500;1.5\n;99;2\n")
+    german.write_text("sqft;price;share\n1.927;297.004;0,25\n850;1.003.500;1,5\n;99;2\n")
     frame = read_table(german)
     assert frame["sqft"].tolist()[:2] == [1927.0, 850.0] and np.isnan(frame["sqft"][2])
     assert frame["price"].tolist() == [297004.0, 1003500.0, 99.0]
-    assert frame["share"].tolist() == [0.25, 1.5, 2.0]  # other decimals stay decimals
+    assert frame["share"].tolist() == [0.25, 1.5, 2.0]
     err = capsys.readouterr().err
     assert "read column 'sqft' as numbers written with thousands separators ('1.927')" in err
     assert "'share'" not in err
+    # without a decimal comma in the file, its dots are decimal points, as pandas reads them
+    points = tmp_path / "points.csv"
+    points.write_text("x;y\n2.125;1\n3;2\n7.375;3\n")
+    assert read_table(points)["x"].tolist() == [2.125, 3.0, 7.375]
+    # a dot before other than three digits says so for the whole column, "Total" kept as text
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("x;y\n2.125;1\n3;2\n1.25;4\n7.375;3\nTotal;5\n")
+    assert read_table(mixed)["x"].tolist() == ["2.125", "3", "1.25", "7.375", "Total"]
+    # a model trained on thousands reads a file to score, with no decimal comma to tell, as
+    # its training values say: 1.200 square metres are 1200 where the model saw 850 to 2100
+    one = tmp_path / "one.csv"
+    one.write_text("sqft;rent\n1.200;\n")
+    assert read_table(one, {"sqft": (850.0, 2100.0)})["sqft"].tolist() == [1200.0]
+    assert read_table(one)["sqft"].tolist() == [1.2]
 
 
 def test_three_decimals_are_decimals_unless_the_column_shows_thousands(tmp_path, capsys):
@@ -331,7 +345,7 @@ def test_numbers_written_with_the_typographic_minus_sign_are_numbers(tmp_path, c
     comma.write_text(f"change,label\n{minus}1.5,{minus}5 dB\n2,a\n{minus}.25,b\n,c\n")
     frame = read_table(comma)
     assert frame["change"].tolist()[:3] == [-1.5, 2.0, -0.25] and np.isnan(frame["change"][3])
-    assert frame["label"].tolist() == ["-5 dB", "a", "b", "c"]  # text stays text
+    assert frame["label"].tolist() == [f"{minus}5 dB", "a", "b", "c"]  # text stays as written
     semicolon = tmp_path / "s.csv"  # with a decimal comma and a thousands mark
     semicolon.write_text(f"change;n\n{minus}1,5;{minus}1.234\n2,25;7\n")
     frame = read_table(semicolon)
@@ -789,3 +803,37 @@ def test_a_rules_folder_and_a_rule_on_the_weight_column_are_named(tmp_path, caps
     assert code == 2 and f"rules file {tmp_path} is a folder; give the rules file in it" in err
     code, _, err = run([*args, "--weight-column", "w", "--monotonic", "w=increasing"], capsys)
     assert code == 2 and "'w' is the --weight-column, not a feature" in err
+
+
+def test_numbers_a_fuzzer_found_misread_are_read_as_written(tmp_path):
+    summe = tmp_path / "summe.csv"  # decimal commas and a total row: the total is named
+    summe.write_text("preis;menge\n2,5;10\n3,75;8\n1,2;14\n4,1;6\nSumme;38\n")
+    assert read_table(summe)["preis"].tolist() == [2.5, 3.75, 1.2, 4.1, "Summe"]
+    minus = tmp_path / "minus.csv"  # the minus sign before a currency sign
+    minus.write_text("profit,y\n\u2212$3.50,1\n\u2212$1.25,2\n$4.00,3\n")
+    assert read_table(minus)["profit"].tolist() == [-3.5, -1.25, 4.0]
+    space = tmp_path / "nbsp.csv"  # a no-break space after a decimal-comma number
+    space.write_text("preis;y\n1,5\u00a0;1\n2,5;2\n3,5;3\n")
+    assert read_table(space)["preis"].tolist() == [1.5, 2.5, 3.5]
+
+
+def test_predict_reads_a_semicolon_files_dots_as_the_model_was_trained(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    area = rng.integers(500, 2500, 80)
+    lines = ["flaeche;miete"]
+    for a in area:  # 1927 square metres written 1.927, a rent of 23.12 written 23,12
+        written = f"{a // 1000}.{a % 1000:03d}" if a >= 1000 else str(a)
+        lines.append(written + ";" + f"{a * 0.012:.2f}".replace(".", ","))
+    (tmp_path / "rent.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.deepctrl"
+    args = ["fit", tmp_path / "rent.csv", "--target", "miete", "--out", model, *FAST]
+    assert run(args, capsys)[0] == 0
+    (tmp_path / "one.csv").write_text("flaeche;miete\n1.200;\n")  # no decimal comma to tell
+    (tmp_path / "two.csv").write_text("flaeche;miete\n1.200;\n850;\n")
+    outs = []
+    for name in ("one", "two"):
+        code, out, err = run(["predict", model, tmp_path / f"{name}.csv", "--out", "-"], capsys)
+        assert code == 0, err
+        outs.append(out.splitlines()[1])
+    # 1.200 is 1200 square metres in both files (read as 1.2, the prediction would part)
+    assert float(outs[0]) == pytest.approx(float(outs[1]), rel=1e-6)

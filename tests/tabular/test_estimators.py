@@ -375,3 +375,36 @@ def test_the_summary_says_how_many_rows_a_threshold_rule_judged(tmp_path):
     assert loaded.judged_rows_ == (judged, 120) and line in loaded.summary()
     rising = dc.DeepCTRLRegressor(rules=[dc.Monotonic("bp", "increasing")], **fast).fit(X, y)
     assert rising.judged_rows_ == (120, 120) and "judged on" not in rising.summary()
+
+
+def test_a_threshold_no_training_row_can_cross_is_refused_with_a_threshold_that_can_be():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"stops": rng.poisson(0.8, 300), "km": rng.gamma(2, 12, 300)})
+    y = 0.6 * X["stops"] + 0.04 * X["km"] + rng.normal(0, 0.5, 300)
+    fast = {"max_epochs": 2, "n_seeds": 1, "random_state": 0, "verbose": False}
+    at_two = dc.DeepCTRLRegressor(rules=[dc.rules.Threshold("stops", 2.0)], **fast)
+    with pytest.raises(ValueError) as caught:
+        at_two.fit(X, y)  # raised by at most one stop, 1 reaches 2 and never passes it
+    assert str(caught.value) == (
+        "rule threshold(stops > 2, increasing): no training row can cross the threshold 2, "
+        "since no value below it is raised past it (values move by at most 1 in the column's "
+        "units); for 'stops' of whole numbers, a threshold between two of them (1.5) is "
+        "crossed from below; or give a larger perturbation"
+    )
+    between = dc.DeepCTRLRegressor(rules=[dc.rules.Threshold("stops", 1.5)], **fast).fit(X, y)
+    assert between.judged_rows_[0] > 0
+
+
+def test_an_estimator_pickles_as_the_docs_say():
+    import pickle
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"price": rng.uniform(1, 9, 200), "ads": rng.uniform(0, 5, 200)})
+    y = 20 - X["price"] + X["ads"] + rng.normal(0, 0.3, 200)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("price", "decreasing")], max_epochs=3, n_seeds=1, random_state=0
+    ).fit(X, y)
+    again = pickle.loads(pickle.dumps(est))
+    for alpha in (0.0, 1.0):
+        np.testing.assert_array_equal(again.predict(X, alpha=alpha), est.predict(X, alpha=alpha))
+    assert again.judged_rows_ == est.judged_rows_ and again.summary() == est.summary()

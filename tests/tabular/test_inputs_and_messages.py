@@ -210,10 +210,11 @@ def test_a_default_alpha_chosen_on_few_rows_is_warned_about():
         few.fit(X, y)
     with pytest.warns(UserWarning, match="chosen on the training rows, so how well"):
         few.set_params(validation_fraction=0.0).fit(X, y)
-    with warnings.catch_warnings():  # without rules, or cross-fitted, there is nothing to say
+    with warnings.catch_warnings():  # without rules, cross-fitted, or alpha fixed: nothing
         warnings.simplefilter("error")
         dc.DeepCTRLRegressor(**FAST).fit(X, y)
-        few.set_params(validation="cross_fit", n_seeds=2).fit(X, y)
+        few.set_params(validation_fraction=0.2, alpha=1.0).fit(X, y)
+        few.set_params(validation="cross_fit", n_seeds=2, alpha="auto").fit(X, y)
 
 
 def test_a_validation_fraction_that_leaves_almost_nothing_to_train_on():
@@ -273,3 +274,20 @@ def test_rare_classes_and_labels_that_differ_only_in_spaces_or_case_are_warned_a
         warnings.simplefilter("error")  # five rows of every class: no warning
         labels = np.where(y > np.median(y), "yes", "no")
         dc.DeepCTRLClassifier(**FAST).fit(X, labels)
+
+
+def test_a_rule_column_a_transformer_renamed_or_dropped_gets_a_hint():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _sales()
+    rule = dc.Monotonic("price", "decreasing")
+    unnamed = make_pipeline(StandardScaler(), dc.DeepCTRLRegressor(rules=[rule], **FAST))
+    with pytest.raises(ValueError, match=r"the table came without column names .* by position"):
+        unnamed.fit(X, y)
+    scaled = ColumnTransformer([("num", StandardScaler(), ["price", "ads"])])
+    renamed = make_pipeline(scaled, dc.DeepCTRLRegressor(rules=[rule], **FAST))
+    renamed.set_output(transform="pandas")
+    with pytest.raises(ValueError, match="a transformer renamed it: write 'num__price'"):
+        renamed.fit(X, y)

@@ -105,6 +105,15 @@ def test_balanced_classes_predict_the_rare_class():
     np.testing.assert_array_equal(by_class.predict_proba(X), per_row.predict_proba(X))
     with pytest.raises(ValueError, match="class_weight names 'boom', which is not a class"):
         dc.DeepCTRLClassifier(class_weight={"boom": 2.0}, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match=r"names 'Event', .*; did you mean 'event'\?"):
+        dc.DeepCTRLClassifier(class_weight={"Event": 2.0}, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match=r"output 'Event' is not a class .*; did you mean 'event'"):
+        rule = dc.Monotonic(X.columns[0], "increasing", output="Event")
+        dc.DeepCTRLClassifier(rules=[rule], **FAST).fit(X, y)
+    codes = np.where(events, 1, 0)  # whole-number labels named by their text, as rules do
+    by_text = dc.DeepCTRLClassifier(class_weight={"1": 10.0}, **FAST).fit(X, codes)
+    by_number = dc.DeepCTRLClassifier(class_weight={1: 10.0}, **FAST).fit(X, codes)
+    np.testing.assert_array_equal(by_text.predict_proba(X), by_number.predict_proba(X))
 
 
 def test_sample_weight_passes_through_pipeline_and_grid_search():

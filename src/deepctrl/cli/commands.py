@@ -443,9 +443,9 @@ def model_and_frame(
     targets, when ``with_target`` and present), checked for missing values and for text among
     numbers or dates; those columns; the targets found. The model file's header and the
     table are checked before PyTorch loads."""
-    needed, targets, categorical, dates = table_model_columns(model)
+    needed, targets, categorical, dates, ranges = table_model_columns(model)
     path = Path(data)
-    frame = read_table(path)
+    frame = read_table(path, ranges)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ValueError(

@@ -160,23 +160,33 @@ _DECIMAL_COMMA = r"^\s*[-+]?\d*,\d+\s*$|^\s*[-+]?\d+\s*$"
 
 
 def _decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
-    """Text columns whose every value is a number written with a decimal comma (as
-    semicolon-separated files from spreadsheets in many locales write them) as numbers.
+    """Text columns of numbers written with a decimal comma (as semicolon-separated files
+    from spreadsheets in many locales write them) as numbers; values of such a column that
+    are no numbers ("Summe") stay text when most are numbers, for :func:`clean_columns` to
+    name.
 
-    >>> _decimal_commas(pd.DataFrame({"p": ["1,5", "-2", None], "c": ["a", "1,5", "2"]})).p.tolist()
+    >>> frame = pd.DataFrame({"p": ["1,5", "-2", None], "c": ["a", "1,5", "2"]})
+    >>> _decimal_commas(frame).p.tolist()
     [1.5, -2.0, nan]
+    >>> _decimal_commas(pd.DataFrame({"p": ["2,5", "3,75", "Summe"]})).p.tolist()
+    [2.5, 3.75, 'Summe']
     """
     for name in frame.columns:
         series = frame[name]
-        if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+        if not _text_dtype(series):
             continue
-        present = series.dropna().astype(str)
-        if (
-            len(present)
-            and present.str.contains(",", regex=False).any()
-            and present.str.match(_DECIMAL_COMMA).all()
-        ):
-            frame[name] = pd.to_numeric(series.str.replace(",", ".", regex=False))
+        text = series.astype("string")
+        if not text.str.contains(",", regex=False).any():
+            continue  # no comma: nothing to read here (most text columns end here)
+        is_number = text.str.match(_DECIMAL_COMMA).fillna(False).astype(bool)
+        if not (is_number & text.str.contains(",", regex=False).fillna(False)).any():
+            continue
+        numbers = pd.to_numeric(
+            text.where(is_number).str.strip().str.replace(",", ".", regex=False), errors="coerce"
+        )
+        column = _partly_numbers(series, numbers)
+        if column is not None:
+            frame[name] = column
     return frame
 
 
@@ -187,20 +197,28 @@ _GROUPED = {  # separator of the file -> (thousands grouping, decimal mark) of i
 }
 
 
-def _thousands(frame: pd.DataFrame, sep: str, raw: pd.DataFrame | None = None) -> pd.DataFrame:
+def _thousands(
+    frame: pd.DataFrame,
+    sep: str,
+    raw: pd.DataFrame | None = None,
+    comma_decimals: bool = False,
+    ranges: dict[str, tuple[float, float]] | None = None,
+) -> pd.DataFrame:
     """Columns of numbers, some written with thousands separators ("1,234.5" in a comma
     file, "1.234,5" in a semicolon file), as numbers, with a note; values of such a column
     that are no numbers ("unknown", a "Total" row) stay text when most are numbers, for
     :func:`clean_columns` to name. A number whose first group is 0 ("0,436") is not
     grouped. ``raw``, the file read as text, lets a column that pandas read as numbers be
     checked too: in a semicolon file pandas reads the grouped whole number "1.927" as 1.927,
-    yet a column written like it throughout may hold three decimals (see
-    :func:`_groups_or_decimals`).
+    yet a column written like it may hold three decimals (see :func:`_dots_group`, which
+    ``comma_decimals``, whether the file writes decimals with commas, and ``ranges``, a
+    model's training range per column, help decide).
 
     >>> _thousands(pd.DataFrame({"n": ["1,234", "56", None, "Total"]}), ",").n.tolist()
     [1234.0, 56.0, nan, 'Total']
     >>> german = pd.DataFrame({"sqft": [1.927, 850.0]})
-    >>> _thousands(german, ";", pd.DataFrame({"sqft": ["1.927", "850"]})).sqft.tolist()
+    >>> raw = pd.DataFrame({"sqft": ["1.927", "850"]})
+    >>> _thousands(german, ";", raw, comma_decimals=True).sqft.tolist()
     [1927.0, 850.0]
     """
     group, mark = _GROUPED.get(sep, (",", "."))
@@ -212,14 +230,20 @@ def _thousands(frame: pd.DataFrame, sep: str, raw: pd.DataFrame | None = None) -
         read = raw is not None and pd.api.types.is_numeric_dtype(series)  # by pandas
         if not (read or _text_dtype(series)):
             continue
+        if not read and pd.api.types.infer_dtype(series, skipna=True) != "string":
+            continue  # numbers among text, read already (decimal commas)
         text = (raw[name] if raw is not None and read else series).astype("string").str.strip()
+        if mark == "," and text.str.fullmatch(r"[-+]?\d*\.(\d{1,2}|\d{4,})").fillna(False).any():
+            continue  # "1.25" beside "2.125": the column's dots are decimal points
         is_grouped = text.str.fullmatch(grouped).fillna(False).astype(bool)
         is_number = is_grouped | text.str.fullmatch(plain).fillna(False).astype(bool)
         present = int(text.notna().sum())
         needed = present if read else present // 2 + 1  # pandas read all; else most
         if not is_grouped.any() or is_number.sum() < needed:
             continue
-        if mark == "," and _groups_or_decimals(text[is_number]):
+        if mark == "," and not _dots_group(
+            text[is_number], comma_decimals, (ranges or {}).get(name)
+        ):
             _note_decimals(name, text[is_grouped].iloc[0])
             continue
         numbers = text.where(is_number).str.replace(group, "", regex=False)
@@ -233,26 +257,39 @@ def _thousands(frame: pd.DataFrame, sep: str, raw: pd.DataFrame | None = None) -
     return frame
 
 
-def _groups_or_decimals(numbers: pd.Series) -> bool:
-    """Whether every number of a semicolon file's column is written like 12.345: a dot
-    before three digits, as programs write numbers with three decimals, so its dots may as
-    well be decimal points; a whole number ("850") or two groups ("1.003.500") say they
-    separate thousands.
+def _dots_group(
+    numbers: pd.Series, comma_decimals: bool, trained: tuple[float, float] | None
+) -> bool:
+    """Whether the dots of a semicolon file's column of numbers separate thousands. A value
+    with two of them (1.003.500) says so, and so does a file that writes its decimals with
+    commas; otherwise "1.927" may as well be a decimal point before three digits, as
+    programs write numbers (pandas reads it so), unless a model's training values of the
+    column (``trained``: lowest, highest) take it as thousands, as a file without a decimal
+    comma to tell, a single row to predict say, must be read as the model was.
 
-    >>> _groups_or_decimals(pd.Series(["10.482", "-29.631"]))
-    True
-    >>> _groups_or_decimals(pd.Series(["1.927", "850"]))
+    >>> _dots_group(pd.Series(["10.482", "29.631"]), False, None)
     False
+    >>> _dots_group(pd.Series(["1.927", "850"]), True, None)
+    True
+    >>> _dots_group(pd.Series(["1.200"]), False, (850.0, 2100.0))
+    True
     """
-    return bool(numbers.str.fullmatch(r"[-+]?[1-9]\d{0,2}\.\d{3}").all())
+    if comma_decimals or numbers.str.fullmatch(r"[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?").any():
+        return True
+    if trained is None:
+        return False
+    low, high = trained
+    grouped = pd.to_numeric(numbers.str.replace(".", "", regex=False), errors="coerce")
+    median = float(grouped.median())
+    return low / 2 <= median <= 2 * high and not low / 2 <= median / 1000 <= 2 * high
 
 
 def _note_decimals(name: str, first: str) -> None:
-    """The note for a column :func:`_groups_or_decimals` leaves with decimal points."""
+    """The note for a column :func:`_dots_group` leaves with decimal points."""
     print(
         f"note: read column {name!r} with decimal points ({first!r} as {float(first)}, not "
-        f"{first.replace('.', '')}): dots separate thousands in a semicolon file where a value "
-        "has two (1.003.500) or a whole number has none (850)",
+        f"{first.replace('.', '')}): dots separate thousands in a semicolon file that writes "
+        "its decimals with commas, or where a value has two (1.003.500)",
         file=sys.stderr,
     )
 
@@ -302,7 +339,7 @@ def _minus_signs(frame: pd.DataFrame) -> list[str]:
     return changed
 
 
-_MINUS_DIGIT = re.compile(MINUS_SIGN + r"(?=[\d.,])")
+_MINUS_DIGIT = re.compile(MINUS_SIGN + rf"(?=\s*[{re.escape(CURRENCY_SIGNS)}]?\s*[\d.,])")
 _SIGNS = re.escape(CURRENCY_SIGNS)
 _DRESSED = re.compile(
     rf"^\s*(?P<sign>[-+]?)\s*(?P<before>[{_SIGNS}]?)\s*(?P<number>[-+]?[\d.,]*\d)"
@@ -320,6 +357,8 @@ def _without_signs(series: pd.Series) -> tuple[pd.Series, list[str]] | None:
     (['12', '-3.50', '4', 'n/a', nan], ['a currency sign ($, €)', 'a percent sign'])
     """
     distinct = pd.Series(series.dropna().unique(), dtype="string")  # each read once
+    if not distinct.str.contains(f"[{_SIGNS}%]").any():
+        return None  # no sign at all: most columns end here
     parts = distinct.str.extract(_DRESSED)
     currency = sorted((set(parts["before"].dropna()) | set(parts["after"].dropna())) - {""})
     percent = bool((parts["percent"] == "%").any())
@@ -337,8 +376,8 @@ def _without_signs(series: pd.Series) -> tuple[pd.Series, list[str]] | None:
 
 
 class _Dressed(NamedTuple):
-    """A text column whose numbers :func:`_undress` undressed: its text as read (the minus
-    sign written "-"), and what its numbers were written with, for the note."""
+    """A text column whose numbers :func:`_undress` undressed: its text as the file wrote
+    it, and what its numbers were written with, for the note."""
 
     text: pd.Series
     signs: list[str]
@@ -354,13 +393,14 @@ def _undress(frame: pd.DataFrame) -> dict[str, _Dressed]:
     >>> sorted(_undress(frame)), frame.p.tolist(), frame.t.tolist()
     (['p', 't'], ['3.50', '4'], ['-1', 'a'])
     """
+    original = {name: frame[name] for name in frame.columns}  # columns are replaced, not changed
     minus = [f"the minus sign {MINUS_SIGN} (U+2212)"]
-    dressed = {name: _Dressed(frame[name], minus) for name in _minus_signs(frame)}
+    dressed = {name: _Dressed(original[name], minus) for name in _minus_signs(frame)}
     for name in frame.columns:
         undressed = _without_signs(frame[name]) if _text_dtype(frame[name]) else None
         if undressed is not None:
             signs = dressed[name].signs if name in dressed else []
-            dressed[name] = _Dressed(frame[name], signs + undressed[1])
+            dressed[name] = _Dressed(original[name], signs + undressed[1])
             frame[name] = undressed[0]
     return dressed
 
@@ -451,8 +491,12 @@ def text_columns(path: str | Path, frame: pd.DataFrame, columns: Sequence[str]) 
     return text[list(columns)]
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame."""
+def read_table(
+    path: str | Path, ranges: dict[str, tuple[float, float]] | None = None
+) -> pd.DataFrame:
+    """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame; ``ranges``,
+    a model's training values per column (lowest, highest), settle how a semicolon file
+    without decimal commas writes its numbers, as the model's own file did."""
     path = Path(path)
     if not path.exists():
         raise ValueError(f"data file {path} does not exist")
@@ -477,10 +521,15 @@ def read_table(path: str | Path) -> pd.DataFrame:
             frame = _empty_unnamed(_csv(path, sep), path)
             dressed = _undress(frame)
             raw = None
+            comma_decimals = False
             if sep == ";":
                 frame = _decimal_commas(frame)
                 raw = _csv(path, sep, dtype=str)[frame.columns]
-            frame = _dressed_numbers(_thousands(frame, sep, raw), dressed)
+                comma_decimals = bool(
+                    raw.apply(lambda c: c.str.contains(r"\d,\d", na=False).any()).any()
+                )
+            frame = _thousands(frame, sep, raw, comma_decimals, ranges)
+            frame = _dressed_numbers(frame, dressed)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:

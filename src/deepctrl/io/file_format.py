@@ -25,7 +25,7 @@ import stat
 import struct
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from deepctrl._version import __version__
 from deepctrl.core.log import is_worker
@@ -216,12 +216,21 @@ def damaged_table_model(path: str | os.PathLike[str], problem: Exception | str) 
     return ValueError(f"{path} is a damaged table model: {detail}")
 
 
-def table_model_columns(
-    path: str | os.PathLike[str],
-) -> tuple[list[str], list[str], list[str], list[str]]:
-    """The columns a table model file reads, the names of its targets, and the columns it
-    reads as categories and as dates, from the checked header alone (no weights, no
-    PyTorch)."""
+class TableModelColumns(NamedTuple):
+    """What a table model file says of the columns it reads."""
+
+    inputs: list[str]
+    targets: list[str]
+    categorical: list[str]
+    dates: list[str]
+    ranges: dict[str, tuple[float, float]]
+    """Each number column's lowest and highest training value."""
+
+
+def table_model_columns(path: str | os.PathLike[str]) -> TableModelColumns:
+    """The columns a table model file reads, the names of its targets, the columns it
+    reads as categories and as dates, and its number columns' training ranges, from the
+    checked header alone (no weights, no PyTorch)."""
     _, meta = read_model_file(path)
     config = model_config(meta, path)
     check_table_model(config, path, meta.get("deepctrl_version", "?"))
@@ -234,6 +243,11 @@ def table_model_columns(
         targets = (
             list(fitted["output_names_"]) if "output_names_" in fitted else [fitted["target_name_"]]
         )
-    except (KeyError, TypeError) as exc:
+        ranges = {
+            c["name"]: (float(c["low"]), float(c["high"]))
+            for c in columns
+            if c.get("kind") == "numeric" and "low" in c and "high" in c
+        }
+    except (KeyError, TypeError, ValueError) as exc:
         raise damaged_table_model(path, exc) from None
-    return inputs, targets, categorical, dates
+    return TableModelColumns(inputs, targets, categorical, dates, ranges)

@@ -247,7 +247,9 @@ class AlphaEvaluation:
             alpha: The rule strength, as for `resolve_alpha`; None is `alpha_`.
 
         Returns:
-            The verification ratio, between 0 and 1.
+            The verification ratio, between 0 and 1; NaN when the rule judges none of the
+                rows (a threshold no row's perturbation crosses, or the ruled feature
+                missing on every row).
 
         Raises:
             ValueError: When the model has no rules.

@@ -298,6 +298,27 @@ def shown(value: Any) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def _why_unknown(name: str, names: Sequence[str]) -> str:
+    """A hint for a column name the table lacks: the names a transformer gave it
+    (``num__price`` from a ColumnTransformer), or a table that came without names.
+
+    >>> _why_unknown("price", ["num__price", "cat__shop"])
+    "; a transformer renamed it: write 'num__price'"
+    >>> _why_unknown("price", ["x0", "x1"])[:46]
+    '; the table came without column names (an arra'
+    """
+    renamed = [n for n in names if n.endswith(f"__{name}")]
+    if renamed:
+        return f"; a transformer renamed it: write {renamed[0]!r}"
+    if names and all(n == f"x{i}" for i, n in enumerate(names)):
+        return (
+            "; the table came without column names (an array, or a transformer or "
+            "meta-estimator that dropped them): keep them with "
+            "set_output(transform='pandas') on the pipeline, or name the column by position"
+        )
+    return ""
+
+
 def listed(names: Sequence[Any], limit: int = 20) -> str:
     """Names for a message: the first ``limit``, then how many there are in all.
 
@@ -619,7 +640,10 @@ class TableEncoder:
                 )
             return col
         if ref not in self._by_name:
-            raise ValueError(f"unknown column {ref!r}; the table has: {listed(self.names)}")
+            raise ValueError(
+                f"unknown column {ref!r}; the table has: {listed(self.names)}"
+                + _why_unknown(ref, self.names)
+            )
         return self._by_name[ref]
 
     def ordered(self, ref: str | int, purpose: str) -> Column:

@@ -54,6 +54,7 @@ from deepctrl.tabular.table_rules import (
     check_expressions,
     check_rule_classes,
     check_rule_columns,
+    check_thresholds_crossed,
     resolve,
     ruled_columns,
 )
@@ -342,6 +343,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.encoder_ = TableEncoder.fit(frame, ruled_columns(self.rules, frame.columns))
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
         check_rule_columns(self.rules, self.encoder_)
+        check_thresholds_crossed(self.rules, self.encoder_, frame)
         check_rule_classes(self.rules, self.rule_outputs())
         rng = check_random_state(self.random_state)
         labels = Labels(y_train, y_metric, weight)
@@ -418,7 +420,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         `validation_fraction` of the rows."""
         y_train, y_metric, weight = labels
         train_idx, val_idx = self._split(len(frame), y_train, rng)
-        if self.rule_ is not None and len(val_idx) < FEW_VALIDATION_ROWS:
+        chosen = isinstance(self.alpha, str)  # "auto" or "min_error": not a fixed alpha
+        if self.rule_ is not None and chosen and len(val_idx) < FEW_VALIDATION_ROWS:
             where = f"only {len(val_idx)} validation rows" if len(val_idx) else "the training rows"
             warnings.warn(
                 f"the default alpha will be chosen on {where}, so how well it keeps the rule "

@@ -505,14 +505,20 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         if self.class_weight is None:
             return None
         weight = self.class_weight
-        if isinstance(weight, dict):  # labels -> indices of classes_
-            unknown = [k for k in weight if k not in set(self.classes_.tolist())]
+        if isinstance(weight, dict):  # labels -> indices of classes_, found as rules find them
+            labels = self.classes_.tolist()
+            by_text = {str(c): i for i, c in enumerate(labels)}
+            unknown = [k for k in weight if k not in labels and str(k) not in by_text]
             if unknown:
+                alike = [c for c in labels if str(c).casefold() == str(unknown[0]).casefold()]
                 raise ValueError(
                     f"class_weight names {unknown[0]!r}, which is not a class "
                     f"(classes: {', '.join(map(str, self.classes_))})"
+                    + (f"; did you mean {alike[0]!r}?" if alike else "")
                 )
-            weight = {int(np.flatnonzero(self.classes_ == k)[0]): v for k, v in weight.items()}
+            weight = {
+                labels.index(k) if k in labels else by_text[str(k)]: v for k, v in weight.items()
+            }
         elif weight != "balanced":
             raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {weight!r}")
         return compute_sample_weight(weight, y_metric)

@@ -113,6 +113,8 @@ def _judged(est: Any, label: str) -> str | None:
         if any(isinstance(leaf, Threshold) for leaf in leaves)
         else "a row whose ruled feature is missing is not judged"
     )
+    if judged == 0:
+        return f"the rule judged none of the {rows} {label} rows ({why}): no ratio to go by"
     few = "; a ratio over so few rows is a weak guarantee" if judged < FEW_JUDGED else ""
     return f"verification judged on {judged} of {rows} {label} rows ({why}){few}"
 

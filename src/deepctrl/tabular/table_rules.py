@@ -24,11 +24,13 @@ rules on the encoded model input.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import Tensor
 
@@ -45,7 +47,14 @@ from deepctrl.core.rules import (
     rule_from_config,
 )
 from deepctrl.core.rules.expression import parse
-from deepctrl.tabular.encoding import DATE, NUMERIC, Column, TableEncoder, listed
+from deepctrl.tabular.encoding import (
+    DATE,
+    NUMERIC,
+    Column,
+    TableEncoder,
+    listed,
+    numeric_values,
+)
 
 
 class Expression(Penalty):
@@ -166,6 +175,9 @@ class Outputs:
                 "may have recoded the labels to 0, 1, ...: name the class by its position in "
                 "the sorted original labels (output=0 for the first, output=1 for the second)"
             )
+        elif isinstance(output, str):
+            alike = [k for k in keys if str(k).strip().casefold() == output.strip().casefold()]
+            hint = f"; did you mean {alike[0]!r}?" if alike else ""
         raise ValueError(
             f"output {output!r} is not a {what} of this model ({plural}: "
             f"{listed(list(keys))}){hint}"
@@ -567,6 +579,51 @@ def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
                     f"{col.name!r} ({col.low:g} to {col.high:g}), so no row lies on both sides "
                     "of it to judge"
                 )
+
+
+def check_thresholds_crossed(rules: Any, encoder: TableEncoder, frame: pd.DataFrame) -> None:
+    """At fit: a threshold rule that no training row can cross judges nothing, and its
+    rule is then neither learned nor checked; an error. A row is judged when its value lies
+    below the threshold and its perturbation can carry it past (strictly): raised by at
+    most one unit, a whole-number column never passes a whole-number threshold.
+
+    >>> from deepctrl.core.rules import Threshold
+    >>> rows = pd.DataFrame({"stops": [0, 1, 2, 3, 1]})
+    >>> enc = TableEncoder.fit(rows, ["stops"])
+    >>> try:
+    ...     check_thresholds_crossed([Threshold("stops", 2.0)], enc, rows)
+    ... except ValueError as e:
+    ...     print(str(e).split("; ")[1])
+    for 'stops' of whole numbers, a threshold between two of them (1.5) is crossed from below
+    """
+    for rule in leaves_and_weights(rules)[0]:
+        if not isinstance(rule, Threshold):
+            continue
+        col = encoder.ordered(rule.feature, f"rule {_named(rule, 'column')}")
+        if col.kind != NUMERIC:
+            continue
+        values = torch.from_numpy(numeric_values(frame[col.name]))
+        values = values[~values.isnan()]
+        perturbation = rule.given_perturbation or default_perturbation(col)
+        reach = perturbation.reach(values)
+        a = float(rule.threshold)
+        if reach is None or ((values < a) & (a < values + reach)).any():
+            continue
+        whole = (
+            f"; for {col.name!r} of whole numbers, a threshold between two of them ("
+            f"{math.floor(a) - 0.5 if a.is_integer() else a:g}) is crossed from below"
+            if col.integer
+            else ""
+        )
+        raise ValueError(
+            f"rule {_named(rule, 'threshold')}: no training row can cross the threshold "
+            f"{a:g}, since no value below it is raised past it (values move by at most "
+            f"{_largest(reach):g} in the column's units){whole}; or give a larger perturbation"
+        )
+
+
+def _largest(reach: Tensor) -> float:
+    return float(reach.max()) if len(reach) else 0.0
 
 
 def check_rule_classes(rules: Any, outputs: Outputs) -> None:

@@ -26,6 +26,18 @@ class Perturbation(abc.ABC):
             delta >= 0, in the shape, dtype and device of `values`.
         """
 
+    def reach(self, values: Tensor) -> Tensor | None:
+        """The largest shift each value can be given (its draws lie in [0, reach]), or None
+        when not known (a perturbation of your own need not say).
+
+        Args:
+            values: The feature's values.
+
+        Returns:
+            The bound per value, or None.
+        """
+        return None
+
     def config(self) -> dict[str, Any]:
         """A JSON description, for model files; a perturbation of your own needs it only
         to be saved.
@@ -65,6 +77,9 @@ class Relative(Perturbation):
     def delta(self, values: Tensor, generator: torch.Generator | None = None) -> Tensor:
         return self.u * _uniform(values, generator) * values.abs()
 
+    def reach(self, values: Tensor) -> Tensor:
+        return self.u * values.abs()
+
     def config(self) -> dict[str, Any]:
         return {"kind": "relative", "u": self.u}
 
@@ -89,6 +104,9 @@ class Additive(Perturbation):
 
     def delta(self, values: Tensor, generator: torch.Generator | None = None) -> Tensor:
         return self.scale * _uniform(values, generator)
+
+    def reach(self, values: Tensor) -> Tensor:
+        return torch.full_like(values, self.scale)
 
     def config(self) -> dict[str, Any]:
         return {"kind": "additive", "scale": self.scale}
@@ -116,6 +134,10 @@ class Standardized(Perturbation):
             return self.inner.delta(values * self.std + self.mean, generator) / self.std
         raw = values.double() * self.std + self.mean  # beyond float32 (1e38): in float64
         return (self.inner.delta(raw, generator) / self.std).to(values.dtype)
+
+    def reach(self, values: Tensor) -> Tensor | None:
+        inner = self.inner.reach(values.double() * self.std + self.mean)
+        return None if inner is None else (inner / self.std).to(values.dtype)
 
     def config(self) -> dict[str, Any]:
         return {
