@@ -837,3 +837,19 @@ def test_predict_reads_a_semicolon_files_dots_as_the_model_was_trained(tmp_path,
         outs.append(out.splitlines()[1])
     # 1.200 is 1200 square metres in both files (read as 1.2, the prediction would part)
     assert float(outs[0]) == pytest.approx(float(outs[1]), rel=1e-6)
+
+
+def test_a_file_to_score_names_its_total_row_however_few_numbers_it_holds(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    amounts = rng.integers(100, 5000, 60)
+    lines = ["amount,y"] + [f'"${a:,}",{a / 1000:.3f}' for a in amounts]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.deepctrl"
+    assert run(["fit", tmp_path / "t.csv", "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    (tmp_path / "score.csv").write_text('amount,y\n"$1,234",\nTotal,\n')  # one number of two
+    code, _, err = run(["predict", model, tmp_path / "score.csv", "--out", "-"], capsys)
+    assert code == 2
+    assert err.strip().splitlines()[-1] == (
+        f"deepctrl: error: {tmp_path / 'score.csv'}: column 'amount' has text in 1 of 2 rows "
+        "(line 3: 'Total')"
+    )

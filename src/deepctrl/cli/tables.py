@@ -16,7 +16,7 @@ import shlex
 import sys
 import warnings
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -159,11 +159,11 @@ def _check_header(path: Path, sep: str) -> None:
 _DECIMAL_COMMA = r"^\s*[-+]?\d*,\d+\s*$|^\s*[-+]?\d+\s*$"
 
 
-def _decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
+def _decimal_commas(frame: pd.DataFrame, known: Collection[str] = ()) -> pd.DataFrame:
     """Text columns of numbers written with a decimal comma (as semicolon-separated files
     from spreadsheets in many locales write them) as numbers; values of such a column that
-    are no numbers ("Summe") stay text when most are numbers, for :func:`clean_columns` to
-    name.
+    are no numbers ("Summe") stay text when most are numbers (or any, in the ``known``
+    number columns of a model), for :func:`clean_columns` to name.
 
     >>> frame = pd.DataFrame({"p": ["1,5", "-2", None], "c": ["a", "1,5", "2"]})
     >>> _decimal_commas(frame).p.tolist()
@@ -184,7 +184,7 @@ def _decimal_commas(frame: pd.DataFrame) -> pd.DataFrame:
         numbers = pd.to_numeric(
             text.where(is_number).str.strip().str.replace(",", ".", regex=False), errors="coerce"
         )
-        column = _partly_numbers(series, numbers)
+        column = _partly_numbers(series, numbers, name in known)
         if column is not None:
             frame[name] = column
     return frame
@@ -238,7 +238,8 @@ def _thousands(
         is_grouped = text.str.fullmatch(grouped).fillna(False).astype(bool)
         is_number = is_grouped | text.str.fullmatch(plain).fillna(False).astype(bool)
         present = int(text.notna().sum())
-        needed = present if read else present // 2 + 1  # pandas read all; else most
+        # pandas read all; else most, or any in a model's number column
+        needed = present if read else 1 if name in (ranges or {}) else present // 2 + 1
         if not is_grouped.any() or is_number.sum() < needed:
             continue
         if mark == "," and not _dots_group(
@@ -248,7 +249,7 @@ def _thousands(
             continue
         numbers = text.where(is_number).str.replace(group, "", regex=False)
         numbers = pd.to_numeric(numbers.str.replace(mark, ".", regex=False)).astype(float)
-        frame[name] = _partly_numbers(series, numbers)
+        frame[name] = _partly_numbers(series, numbers, name in (ranges or {}))
         print(
             f"note: read column {name!r} as numbers written with thousands separators "
             f"({text[is_grouped].iloc[0]!r})",
@@ -294,10 +295,11 @@ def _note_decimals(name: str, first: str) -> None:
     )
 
 
-def _partly_numbers(text: pd.Series, numbers: pd.Series) -> pd.Series | None:
+def _partly_numbers(text: pd.Series, numbers: pd.Series, known: bool = False) -> pd.Series | None:
     """``text`` with ``numbers`` (NaN where a value reads as none) in place of the values
     they read, the others kept (for :func:`clean_columns` to name): floats when every
-    value reads, None when no more than half do.
+    value reads, None when no more than half do (none, in a column ``known`` to hold
+    numbers: a model's).
 
     >>> text = pd.Series(["1", "x", None, "3"], dtype=object)
     >>> _partly_numbers(text, pd.Series([1.0, None, None, 3.0])).tolist()
@@ -305,7 +307,7 @@ def _partly_numbers(text: pd.Series, numbers: pd.Series) -> pd.Series | None:
     """
     read = numbers.notna().to_numpy()
     present = int(text.notna().sum())
-    if read.sum() * 2 <= present:
+    if not read.any() or (not known and read.sum() * 2 <= present):
         return None
     if read.sum() == present:
         return numbers.astype(float)
@@ -347,7 +349,7 @@ _DRESSED = re.compile(
 )
 
 
-def _without_signs(series: pd.Series) -> tuple[pd.Series, list[str]] | None:
+def _without_signs(series: pd.Series, known: bool = False) -> tuple[pd.Series, list[str]] | None:
     """A text column whose values are mostly numbers, some with a currency sign before or
     after them or a percent sign after them, with those signs left out, and what they were
     (for the note); None for any other column.
@@ -368,7 +370,7 @@ def _without_signs(series: pd.Series) -> tuple[pd.Series, list[str]] | None:
     numbers = parts["sign"][read] + parts["number"][read]
     undressed = dict(zip(distinct[read], numbers, strict=True))
     is_read = series.isin(list(undressed))
-    if is_read.sum() * 2 <= series.notna().sum():
+    if not is_read.any() or (not known and is_read.sum() * 2 <= series.notna().sum()):
         return None
     signs = [f"a currency sign ({', '.join(currency)})"] if currency else []
     text = series.where(~is_read, series.map(undressed))
@@ -383,7 +385,7 @@ class _Dressed(NamedTuple):
     signs: list[str]
 
 
-def _undress(frame: pd.DataFrame) -> dict[str, _Dressed]:
+def _undress(frame: pd.DataFrame, known: Collection[str] = ()) -> dict[str, _Dressed]:
     """The text columns whose numbers are dressed, undressed in ``frame`` so that the
     decimal-comma and thousands steps and :func:`_dressed_numbers` read them: the
     typographic minus sign written "-" (see :func:`_minus_signs`), and currency and percent
@@ -397,7 +399,7 @@ def _undress(frame: pd.DataFrame) -> dict[str, _Dressed]:
     minus = [f"the minus sign {MINUS_SIGN} (U+2212)"]
     dressed = {name: _Dressed(original[name], minus) for name in _minus_signs(frame)}
     for name in frame.columns:
-        undressed = _without_signs(frame[name]) if _text_dtype(frame[name]) else None
+        undressed = _without_signs(frame[name], name in known) if _text_dtype(frame[name]) else None
         if undressed is not None:
             signs = dressed[name].signs if name in dressed else []
             dressed[name] = _Dressed(original[name], signs + undressed[1])
@@ -405,13 +407,15 @@ def _undress(frame: pd.DataFrame) -> dict[str, _Dressed]:
     return dressed
 
 
-def _dressed_numbers(frame: pd.DataFrame, dressed: dict[str, _Dressed]) -> pd.DataFrame:
+def _dressed_numbers(
+    frame: pd.DataFrame, dressed: dict[str, _Dressed], known: Collection[str] = ()
+) -> pd.DataFrame:
     """The ``dressed`` columns (see :func:`_undress`), once the decimal-comma and thousands
     steps have read them, as numbers where most of their values are, with a note, their
     other values as the text they were; a column of other values stays the text it was."""
     for name, (text, signs) in dressed.items():
         numbers = _numbers_or_nan(frame[name])
-        column = _partly_numbers(text, numbers)
+        column = _partly_numbers(text, numbers, name in known)
         frame[name] = text if column is None else column
         if column is not None:
             print(
@@ -519,17 +523,18 @@ def read_table(
             sep = _separator(path)
             _check_header(path, sep)
             frame = _empty_unnamed(_csv(path, sep), path)
-            dressed = _undress(frame)
+            known = set(ranges or {})  # a model's number columns
+            dressed = _undress(frame, known)
             raw = None
             comma_decimals = False
             if sep == ";":
-                frame = _decimal_commas(frame)
+                frame = _decimal_commas(frame, known)
                 raw = _csv(path, sep, dtype=str)[frame.columns]
                 comma_decimals = bool(
                     raw.apply(lambda c: c.str.contains(r"\d,\d", na=False).any()).any()
                 )
             frame = _thousands(frame, sep, raw, comma_decimals, ranges)
-            frame = _dressed_numbers(frame, dressed)
+            frame = _dressed_numbers(frame, dressed, known)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:
