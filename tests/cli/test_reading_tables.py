@@ -237,9 +237,9 @@ def test_text_among_thousands_is_named_or_dropped_and_predict_reads_them(tmp_pat
     assert code == 0, err
     predicted = pd.read_csv(tmp_path / "p.csv")["y"]
     assert predicted[0] == predicted[1]
-    new.write_text('amount\n"2,642"\nunknown\n')  # mostly text: nothing read as thousands
+    new.write_text('amount\n"2,642"\nunknown\n')  # half text: the number is read, the text named
     code, _, err = run(["predict", model, new, "--out", tmp_path / "p.csv"], capsys)
-    assert code == 2 and "has text in 2 of 2 rows (line 2: '2,642')" in err
+    assert code == 2 and "has text in 1 of 2 rows (line 3: 'unknown')" in err
     assert "decimal comma" not in err
     unique = [f"{1000 + i:,}" for i in range(60)]  # a number per row is no identifier
     unique[3] = "unknown"
