@@ -81,6 +81,15 @@ def one_line_warnings() -> Iterator[None]:
         yield
 
 
+def check_rule_class_has_rules(rule_class: str | None, monotonic: Sequence[str]) -> None:
+    """``--rule-class`` names the class of ``--monotonic`` rules, so it needs one."""
+    if rule_class is not None and not monotonic:
+        raise ValueError(
+            "--rule-class names the class of the --monotonic rules; give one (a rule in a "
+            'rules file names its class with output = "LABEL")'
+        )
+
+
 def check_rule_class(task: str, rule_class: str | None, inferred: bool) -> None:
     """``--rule-class`` needs classification; an ``inferred`` regression says how to ask
     for classification instead."""
@@ -321,11 +330,7 @@ def fit_command(
     val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
     seed = number(seed, "--seed", int, 0, 2**31)
     max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
-    if rule_class is not None and not monotonic:
-        raise ValueError(
-            "--rule-class names the class of the --monotonic rules; give one (a rule in a "
-            'rules file names its class with output = "LABEL")'
-        )
+    check_rule_class_has_rules(rule_class, monotonic)
     specs = [monotonic_spec(m, rule_class) for m in monotonic]
     specs += read_rules_file(rules) if rules is not None else []
     rule_list = build_rules(specs)

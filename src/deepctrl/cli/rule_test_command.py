@@ -15,6 +15,7 @@ from typing import Any
 from deepctrl.cli.commands import (
     check_device,
     check_rule_class,
+    check_rule_class_has_rules,
     check_table_rules,
     feature_columns,
     id_frame,
@@ -80,11 +81,7 @@ def rule_test_command(
     folds = number(seeds, "--seeds", int, 2, 101)
     min_rows = number(min_rows, "--min-rows", int, 2 * folds)
     max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
-    if rule_class is not None and not monotonic:
-        raise ValueError(
-            "--rule-class names the class of the --monotonic rules; give one (a rule in a "
-            'rules file names its class with output = "LABEL")'
-        )
+    check_rule_class_has_rules(rule_class, monotonic)
     file_specs = read_rules_file(rules) if rules is not None else []
     if not monotonic and not file_specs:
         raise ValueError("give the rule to test: --monotonic COL=DIRECTION or --rules FILE")

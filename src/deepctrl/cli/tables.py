@@ -176,10 +176,11 @@ def _decimal_commas(frame: pd.DataFrame, known: Collection[str] = ()) -> pd.Data
         if not _text_dtype(series):
             continue
         text = series.astype("string")
-        if not text.str.contains(",", regex=False).any():
+        comma = text.str.contains(",", regex=False).fillna(False).astype(bool)
+        if not comma.any():
             continue  # no comma: nothing to read here (most text columns end here)
         is_number = text.str.match(_DECIMAL_COMMA).fillna(False).astype(bool)
-        if not (is_number & text.str.contains(",", regex=False).fillna(False)).any():
+        if not (is_number & comma).any():
             continue
         numbers = pd.to_numeric(
             text.where(is_number).str.strip().str.replace(",", ".", regex=False), errors="coerce"
@@ -221,6 +222,7 @@ def _thousands(
     >>> _thousands(german, ";", raw, comma_decimals=True).sqft.tolist()
     [1927.0, 850.0]
     """
+    ranges = ranges or {}
     group, mark = _GROUPED.get(sep, (",", "."))
     g, m = re.escape(group), re.escape(mark)
     grouped = re.compile(rf"[-+]?[1-9]\d{{0,2}}({g}\d{{3}})+({m}\d+)?")
@@ -239,17 +241,15 @@ def _thousands(
         is_number = is_grouped | text.str.fullmatch(plain).fillna(False).astype(bool)
         present = int(text.notna().sum())
         # pandas read all; else most, or any in a model's number column
-        needed = present if read else 1 if name in (ranges or {}) else present // 2 + 1
+        needed = present if read else 1 if name in ranges else present // 2 + 1
         if not is_grouped.any() or is_number.sum() < needed:
             continue
-        if mark == "," and not _dots_group(
-            text[is_number], comma_decimals, (ranges or {}).get(name)
-        ):
+        if mark == "," and not _dots_group(text[is_number], comma_decimals, ranges.get(name)):
             _note_decimals(name, text[is_grouped].iloc[0])
             continue
         numbers = text.where(is_number).str.replace(group, "", regex=False)
         numbers = pd.to_numeric(numbers.str.replace(mark, ".", regex=False)).astype(float)
-        frame[name] = _partly_numbers(series, numbers, name in (ranges or {}))
+        frame[name] = _partly_numbers(series, numbers, name in ranges)
         print(
             f"note: read column {name!r} as numbers written with thousands separators "
             f"({text[is_grouped].iloc[0]!r})",
@@ -709,7 +709,9 @@ def _compact_dates(series: pd.Series) -> bool:
     return bool(pd.to_datetime(text, format="%Y%m%d", errors="coerce").notna().all())
 
 
-def _infinite_rows(series: pd.Series, name: str, path: Path, drop: bool, hint: bool) -> np.ndarray:
+def _infinite_rows(
+    series: pd.Series, name: str, path: Path, csv: bool, drop: bool, hint: bool
+) -> np.ndarray:
     """The rows of a number column holding an infinity ("inf" in a CSV file), to drop with
     ``drop``; without it, an error naming the first."""
     if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(series.dtype):
@@ -717,7 +719,6 @@ def _infinite_rows(series: pd.Series, name: str, path: Path, drop: bool, hint: b
     infinite = np.isinf(series.to_numpy(dtype=np.float64, na_value=np.nan))
     if infinite.any() and not drop:
         rows = np.flatnonzero(infinite)
-        csv = path.suffix.lower() not in PARQUET_SUFFIXES
         raise ValueError(
             f"{path}: column {name!r} has an infinite value in {len(rows)} of {len(series)} "
             f"rows ({_lines(rows, csv)}: {float(series.iloc[rows[0]])}); leave unknown values empty"
@@ -804,7 +805,7 @@ def clean_columns(
                     )
                 frame[name] = as_number
                 bad |= text
-        bad |= _infinite_rows(frame[name], name, path, drop, hint)
+        bad |= _infinite_rows(frame[name], name, path, csv, drop, hint)
         if name in targets and not pd.api.types.is_numeric_dtype(series.dtype):
             # text of spaces is no label (a column of booleans and blanks, too, is read)
             missing = missing | series.map(is_missing_text).to_numpy(dtype=bool)

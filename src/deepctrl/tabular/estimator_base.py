@@ -54,7 +54,6 @@ from deepctrl.tabular.table_rules import (
     check_expressions,
     check_rule_classes,
     check_rule_columns,
-    check_thresholds_crossed,
     resolve,
     ruled_columns,
 )
@@ -342,8 +341,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
                 weight = None  # the rows left weigh alike: trained as without weights
         self.encoder_ = TableEncoder.fit(frame, ruled_columns(self.rules, frame.columns))
         self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
-        check_rule_columns(self.rules, self.encoder_)
-        check_thresholds_crossed(self.rules, self.encoder_, frame)
+        check_rule_columns(self.rules, self.encoder_, frame)
         check_rule_classes(self.rules, self.rule_outputs())
         rng = check_random_state(self.random_state)
         labels = Labels(y_train, y_metric, weight)

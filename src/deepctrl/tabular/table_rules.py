@@ -555,10 +555,25 @@ def check_expressions(
             )
 
 
-def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
+def check_rule_columns(
+    rules: Any, encoder: TableEncoder, frame: pd.DataFrame | None = None
+) -> None:
     """At fit: a feature rule on a column that is constant in the training rows, and a
-    threshold outside the column's training values, are errors (the rule could be neither
-    learned nor checked). Loading a model does not ask."""
+    threshold outside the column's training values or that no row of ``frame`` (the
+    training rows) can cross, are errors (the rule could be neither learned nor checked).
+    A row is judged when its value lies below the threshold and its perturbation can carry
+    it past (strictly): raised by at most one unit, a whole-number column never passes a
+    whole-number threshold. Loading a model does not ask.
+
+    >>> from deepctrl.core.rules import Threshold
+    >>> rows = pd.DataFrame({"stops": [0, 1, 2, 3, 1]})
+    >>> enc = TableEncoder.fit(rows, ["stops"])
+    >>> try:
+    ...     check_rule_columns([Threshold("stops", 2.0)], enc, rows)
+    ... except ValueError as e:
+    ...     print(str(e).split("; ")[1])
+    for 'stops' of whole numbers, a threshold between two of them (1.5) is crossed from below
+    """
     for rule in leaves_and_weights(rules)[0]:
         if isinstance(rule, Monotonic | Threshold):
             col = encoder.ordered(rule.feature, f"rule {_named(rule, 'column')}")
@@ -568,58 +583,37 @@ def check_rule_columns(rules: Any, encoder: TableEncoder) -> None:
                     f"({col.low:g}) in the training rows, so the rule can be neither learned "
                     "nor checked"
                 )
-            if (
-                isinstance(rule, Threshold)
-                and col.kind == NUMERIC
-                and not col.low < float(rule.threshold) < col.high
-            ):
-                raise ValueError(
-                    f"rule {_named(rule, 'threshold')}: the threshold "
-                    f"{float(rule.threshold):g} is not inside the training values of "
-                    f"{col.name!r} ({col.low:g} to {col.high:g}), so no row lies on both sides "
-                    "of it to judge"
-                )
+            if isinstance(rule, Threshold) and col.kind == NUMERIC:
+                if not col.low < float(rule.threshold) < col.high:
+                    raise ValueError(
+                        f"rule {_named(rule, 'threshold')}: the threshold "
+                        f"{float(rule.threshold):g} is not inside the training values of "
+                        f"{col.name!r} ({col.low:g} to {col.high:g}), so no row lies on both "
+                        "sides of it to judge"
+                    )
+                if frame is not None:
+                    _check_crossed(rule, col, frame[col.name])
 
 
-def check_thresholds_crossed(rules: Any, encoder: TableEncoder, frame: pd.DataFrame) -> None:
-    """At fit: a threshold rule that no training row can cross judges nothing, and its
-    rule is then neither learned nor checked; an error. A row is judged when its value lies
-    below the threshold and its perturbation can carry it past (strictly): raised by at
-    most one unit, a whole-number column never passes a whole-number threshold.
-
-    >>> from deepctrl.core.rules import Threshold
-    >>> rows = pd.DataFrame({"stops": [0, 1, 2, 3, 1]})
-    >>> enc = TableEncoder.fit(rows, ["stops"])
-    >>> try:
-    ...     check_thresholds_crossed([Threshold("stops", 2.0)], enc, rows)
-    ... except ValueError as e:
-    ...     print(str(e).split("; ")[1])
-    for 'stops' of whole numbers, a threshold between two of them (1.5) is crossed from below
-    """
-    for rule in leaves_and_weights(rules)[0]:
-        if not isinstance(rule, Threshold):
-            continue
-        col = encoder.ordered(rule.feature, f"rule {_named(rule, 'column')}")
-        if col.kind != NUMERIC:
-            continue
-        values = torch.from_numpy(numeric_values(frame[col.name]))
-        values = values[~values.isnan()]
-        perturbation = rule.given_perturbation or default_perturbation(col)
-        reach = perturbation.reach(values)
-        a = float(rule.threshold)
-        if reach is None or ((values < a) & (a < values + reach)).any():
-            continue
-        whole = (
-            f"; for {col.name!r} of whole numbers, a threshold between two of them ("
-            f"{math.floor(a) - 0.5 if a.is_integer() else a:g}) is crossed from below"
-            if col.integer
-            else ""
-        )
-        raise ValueError(
-            f"rule {_named(rule, 'threshold')}: no training row can cross the threshold "
-            f"{a:g}, since no value below it is raised past it (values move by at most "
-            f"{_largest(reach):g} in the column's units){whole}; or give a larger perturbation"
-        )
+def _check_crossed(rule: Threshold, col: Column, column: pd.Series) -> None:
+    """The error for a threshold no value of ``column`` can be raised past."""
+    values = torch.from_numpy(numeric_values(column))
+    values = values[~values.isnan()]
+    reach = (rule.given_perturbation or default_perturbation(col)).reach(values)
+    a = float(rule.threshold)
+    if reach is None or ((values < a) & (a < values + reach)).any():
+        return
+    whole = (
+        f"; for {col.name!r} of whole numbers, a threshold between two of them "
+        f"({math.floor(a) - 0.5:g}) is crossed from below"
+        if col.integer and a.is_integer()
+        else ""
+    )
+    raise ValueError(
+        f"rule {_named(rule, 'threshold')}: no training row can cross the threshold "
+        f"{a:g}, since no value below it is raised past it (values move by at most "
+        f"{_largest(reach):g} in the column's units){whole}; or give a larger perturbation"
+    )
 
 
 def _largest(reach: Tensor) -> float:
@@ -686,7 +680,7 @@ def check_rules(rules: Any, frame: Any, outputs: Outputs) -> None:
         warnings.simplefilter("ignore")
         encoder = TableEncoder.fit(frame, ruled_columns(rules, frame.columns))
         resolve(rules, encoder, outputs)
-        check_rule_columns(rules, encoder)
+        check_rule_columns(rules, encoder, frame)
         check_rule_classes(rules, outputs)
 
 
