@@ -781,3 +781,26 @@ def test_a_warning_repeated_with_other_numbers_prints_once(capsys):
         "deepctrl: warning: fold 1: 'store' has 12 rows of unseen categories",
         "deepctrl: warning: 'region' has 3 rows of unseen categories",
     ]
+
+
+def test_sweep_says_how_many_rows_a_threshold_rule_judged(tmp_path, capsys):
+    data = write_table(tmp_path)
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = 5.0\n'
+        'direction = "decreasing"\n'
+    )
+    model = fit_model(tmp_path, "cut.deepctrl", "--rules", str(rules))
+    capsys.readouterr()
+    frame = pd.read_csv(data)
+    judged, rows = load_any(model).sweep(frame.drop(columns="sales")).attrs["judged_rows"]
+    assert rows == 120 and 0 < judged < 60  # the rows just below a price of 5
+    line = (
+        f"verification judged on {judged} of 120 rows of {data} (a threshold rule judges only "
+        "the rows whose perturbation crosses its threshold)"
+        + ("; a ratio over so few rows is a weak guarantee" if judged < 30 else "")
+    )
+    _, err = sweep_json(model, data, "0,1", capsys)
+    assert err.splitlines()[-1] == line
+    code, out, err = run(["sweep", str(model), str(data), "--alphas", "0,1"], capsys)
+    assert code == 0 and out.splitlines()[-1] == line

@@ -113,3 +113,20 @@ def test_torchscript_is_refused_with_one_line_and_torch_export_serves_per_row_al
     x, alpha = torch.randn(5, 3), torch.tensor([0.0, 0.25, 0.5, 0.75, 1.0])
     program = torch.export.export(model, (x,), {"alpha": alpha})
     torch.testing.assert_close(program.module()(x, alpha=alpha), model(x, alpha))
+
+
+@pytest.mark.parametrize("decision", [dc.mlp(8, 2), torch.nn.Linear(8, 2)])
+def test_a_decision_block_of_the_wrong_width_is_named_in_one_line(decision):
+    model = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), decision)  # the merge gives 8 + 8
+    x = torch.zeros(3, 4)
+    for call in (lambda: model(x, 0.5), lambda: model.forward_alphas(x, [0.0, 1.0])):
+        with pytest.raises(ValueError, match="takes 8 features, but merge='deepctrl' gives it 16"):
+            call()
+
+
+def test_the_width_check_passes_matching_and_lazy_decision_blocks():
+    x = torch.zeros(3, 4)
+    added = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), torch.nn.Linear(8, 2), merge="add")
+    assert added(x, 0.5).shape == (3, 2)
+    lazy = dc.DeepCTRL(dc.mlp(4, 8), dc.mlp(4, 8), torch.nn.Sequential(torch.nn.LazyLinear(2)))
+    assert lazy(x, 0.5).shape == (3, 2)

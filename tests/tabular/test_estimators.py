@@ -375,6 +375,13 @@ def test_the_summary_says_how_many_rows_a_threshold_rule_judged(tmp_path):
     assert loaded.judged_rows_ == (judged, 120) and line in loaded.summary()
     rising = dc.DeepCTRLRegressor(rules=[dc.Monotonic("bp", "increasing")], **fast).fit(X, y)
     assert rising.judged_rows_ == (120, 120) and "judged on" not in rising.summary()
+    swept = cut.sweep(X).attrs["judged_rows"]
+    assert swept[1] == 600 and 0 < swept[0] < 150  # the same band below 140, on 600 rows
+    gaps = X.assign(bp=X["bp"].mask(np.arange(600) % 100 == 0))  # 6 rows without a bp
+    learned = dc.DeepCTRLRegressor(rules=[dc.Monotonic("bp", "increasing")], **fast)
+    assert learned.fit(gaps, y).sweep(gaps, y).attrs["judged_rows"] == (594, 600)
+    plain = dc.DeepCTRLRegressor(**fast).fit(X, y)
+    assert "judged_rows" not in plain.sweep(X).attrs
 
 
 def test_a_threshold_no_training_row_can_cross_is_refused_with_a_threshold_that_can_be():

@@ -37,6 +37,7 @@ from deepctrl.cli.tables import (
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 from deepctrl.tabular.encoding import is_missing_text, listed, rows_have, shown
+from deepctrl.tabular.fit_summary import judged_line
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -531,7 +532,9 @@ def sweep_command(
     else:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if est.rule_ is not None:
-        for line in _compare_choices(table, est.primary_metric, goal):
+        lines = _compare_choices(table, est.primary_metric, goal)
+        judged = judged_line(est.rules, *table.attrs["judged_rows"], f"rows of {data}")
+        for line in lines if judged is None else [*lines, judged]:
             print(line, file=sys.stderr if as_json else sys.stdout)
     return 0
 

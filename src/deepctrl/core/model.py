@@ -160,6 +160,7 @@ class DeepCTRL(nn.Module):
         Returns:
             The model's output.
         """
+        _check_decision_width(self.decision, z, self.merge.name)
         return self._plus_input(x, self.decision(z))
 
     def _plus_input(self, x: Inputs, y: Tensor) -> Tensor:
@@ -233,6 +234,7 @@ class DeepCTRL(nn.Module):
         split = _first_linear(self.decision) if z_r.dim() == 2 and plain else None
         if split is not None:
             first, rest = split
+            _check_decision_width(first, self.mix(z_r[:1], z_d[:1], a[:1]), self.merge.name)
             h = self.merge.first_layer(first, z_r, z_d, a)
             if h is not None:
                 y = rest(h.reshape(n * b, -1))
@@ -310,6 +312,20 @@ def _tile(x: Inputs, n: int) -> Inputs:
     if isinstance(tiled, dict):
         return {k: v.reshape(-1, *v.shape[2:]) for k, v in tiled.items()}
     return tiled.reshape(-1, *tiled.shape[2:])
+
+
+def _check_decision_width(decision: nn.Module, z: Tensor, merge: str) -> None:
+    """Refuse, in one line, a merged latent as wide as the decision block's first linear
+    layer does not take (PyTorch's own message names matrix shapes, not the parts)."""
+    layer = decision[0] if runs_as(decision, nn.Sequential) and len(decision) else decision
+    if not runs_as(layer, nn.Linear) or isinstance(layer, nn.LazyLinear):
+        return
+    if z.dim() >= 1 and z.shape[-1] != layer.in_features:
+        raise ValueError(
+            f"the decision block takes {layer.in_features} features, but merge={merge!r} "
+            f"gives it {z.shape[-1]}: build it with that input width (the 'deepctrl' and "
+            "'concat' merges join both encoders' outputs, so it takes their sum)"
+        )
 
 
 def _first_linear(decision: nn.Module) -> tuple[nn.Linear, nn.Module] | None:

@@ -221,7 +221,10 @@ class AlphaEvaluation:
             alphas: The rule strengths, numbers; None is 0, 0.1, ..., 1.
 
         Returns:
-            One row per alpha: `alpha`, `verification_ratio` and the error metrics.
+            One row per alpha: `alpha`, `verification_ratio` and the error metrics. With
+                rules, `attrs["judged_rows"]` is (rows the rule judged, rows): a threshold
+                judges only the rows whose perturbation crosses it, and a row whose ruled
+                feature is missing is not judged.
 
         Raises:
             ValueError: When `alphas` is empty or holds something other than finite
@@ -237,7 +240,11 @@ class AlphaEvaluation:
             raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
         alphas = [float(a) for a in checked]
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
-        return pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas))
+        judged: list[int] = []
+        table = pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas, judged=judged))
+        if self.rule_ is not None:
+            table.attrs["judged_rows"] = (judged[0], X_enc.shape[0])
+        return table
 
     def verification_ratio(self, X: Any, alpha: float | str | None = None) -> float:
         """Fraction of the rows of X (that the rules can judge) on which the rules hold.

@@ -102,21 +102,34 @@ FEW_JUDGED = 30
 
 
 def _judged(est: Any, label: str) -> str | None:
-    """How many rows the verification ratios rest on, when the rule did not judge them all
-    (a threshold rule judges only the rows whose perturbation crosses its threshold)."""
+    """How many validation rows the verification ratios rest on, when the rule did not
+    judge them all."""
     judged, rows = getattr(est, "judged_rows_", None) or (None, None)
-    if judged is None or judged == rows:
+    if judged is None:
         return None
-    leaves, _ = leaves_and_weights(est.rules)
+    return judged_line(est.rules, judged, rows, f"{label} rows")
+
+
+def judged_line(rules: Any, judged: int, rows: int, what: str = "rows") -> str | None:
+    """How many of `rows` the verification ratios rest on, None when the rule judged them
+    all (a threshold rule judges only the rows whose perturbation crosses its threshold).
+
+    >>> from deepctrl.rules import Threshold
+    >>> judged_line(Threshold("stops", 1.5), 12, 120).split(" (")[0]
+    'verification judged on 12 of 120 rows'
+    """
+    if judged == rows:
+        return None
+    leaves, _ = leaves_and_weights(rules)
     why = (
         "a threshold rule judges only the rows whose perturbation crosses its threshold"
         if any(isinstance(leaf, Threshold) for leaf in leaves)
         else "a row whose ruled feature is missing is not judged"
     )
     if judged == 0:
-        return f"the rule judged none of the {rows} {label} rows ({why}): no ratio to go by"
+        return f"the rule judged none of the {rows} {what} ({why}): no ratio to go by"
     few = "; a ratio over so few rows is a weak guarantee" if judged < FEW_JUDGED else ""
-    return f"verification judged on {judged} of {rows} {label} rows ({why}){few}"
+    return f"verification judged on {judged} of {rows} {what} ({why}){few}"
 
 
 def _set_by(est: Any) -> str:
