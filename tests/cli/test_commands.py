@@ -804,3 +804,18 @@ def test_sweep_says_how_many_rows_a_threshold_rule_judged(tmp_path, capsys):
     assert err.splitlines()[-1] == line
     code, out, err = run(["sweep", str(model), str(data), "--alphas", "0,1"], capsys)
     assert code == 0 and out.splitlines()[-1] == line
+
+
+def test_every_command_help_ends_with_examples_that_parse(capsys):
+    import shlex
+
+    from deepctrl.cli.main import EXAMPLES, build_parser
+
+    for command, lines in EXAMPLES.items():
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        shown = capsys.readouterr().out
+        assert shown.endswith("examples:\n" + "".join(f"  {line}\n" for line in lines))
+        for line in lines:
+            args = build_parser().parse_args(shlex.split(line)[1:])
+            assert args.command == command

@@ -44,6 +44,47 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
+EXAMPLES = {
+    "reproduce": [
+        "deepctrl reproduce pendulum",
+        "deepctrl reproduce retail --quick --out runs/retail",
+    ],
+    "fit": [
+        "deepctrl fit sales.csv --target sales --monotonic price=decreasing --out sales.deepctrl",
+        "deepctrl fit visits.csv --target late --rules rules.toml --out visits.deepctrl",
+    ],
+    "sweep": [
+        "deepctrl sweep sales.deepctrl sales_test.csv",
+        "deepctrl sweep sales.deepctrl new.csv --alphas 0,0.5,1 --json",
+    ],
+    "predict": [
+        "deepctrl predict sales.deepctrl new.csv --out predictions.csv",
+        "deepctrl predict sales.deepctrl new.csv --alpha 1 --id-column shop --out -",
+        "deepctrl predict sales.deepctrl new.csv --min-verification 0.95 --out p.parquet",
+    ],
+    "export": ["deepctrl export sales.deepctrl --out sales.onnx --check sales_test.csv"],
+    "test-rule": [
+        "deepctrl test-rule shops.csv --target sales --monotonic price=decreasing --group region",
+    ],
+}
+"""Example command lines shown under each subcommand's ``--help`` (each one parses)."""
+
+
+class _KeepExamples(argparse.HelpFormatter):
+    """Help that wraps the description and keeps the examples' lines as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def _with_examples(command: str) -> dict[str, Any]:
+    """The ``epilog`` and ``formatter_class`` of a subcommand's parser."""
+    lines = "\n".join(f"  {line}" for line in EXAMPLES[command])
+    return {"epilog": f"examples:\n{lines}", "formatter_class": _KeepExamples}
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -59,6 +100,7 @@ def _add_reproduce(subparsers: Any) -> None:
         "reproduce",
         help="reproduce a paper experiment",
         description="Reproduce an experiment of the DeepCTRL paper.",
+        **_with_examples('reproduce'),
     )
     exps = rep.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
     rep.commands = exps.choices  # an experiment's own parser names its own --help
@@ -239,6 +281,7 @@ def _add_fit(subparsers: Any) -> None:
         "fit",
         help="train a model on a CSV or Parquet table",
         description="Train DeepCTRL on a table; the rule strength is chosen later.",
+        **_with_examples('fit'),
     )
     _add_table_and_rules(p, "rule")
     p.add_argument(
@@ -347,6 +390,7 @@ def _add_sweep(subparsers: Any) -> None:
         "sweep",
         help="verification ratio and error of a model at every alpha",
         description="Evaluate a model over the rule strength alpha on a table.",
+        **_with_examples('sweep'),
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("data", metavar="DATA", help="CSV (plain or compressed) or Parquet file")
@@ -391,6 +435,7 @@ def _add_predict(subparsers: Any) -> None:
         help="predict every row of a table at a rule strength",
         description="Write predictions, in the input's row order, to a CSV or Parquet "
         "file, or to standard output.",
+        **_with_examples('predict'),
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("data", metavar="DATA", help="CSV (plain or compressed) or Parquet file")
@@ -455,6 +500,7 @@ def _add_export(subparsers: Any) -> None:
         description="Write a model file from 'deepctrl fit' as ONNX: the table's columns by "
         "name and 'alpha' (one per row) in; the predictions out, with the "
         "preprocessing inside. Needs the onnx extra.",
+        **_with_examples('export'),
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("--out", required=True, metavar="MODEL.onnx", help="ONNX file to write")
@@ -481,6 +527,7 @@ def _add_test_rule(subparsers: Any) -> None:
         description="Train DeepCTRL on every group of a table (and on all rows), sweep the "
         "rule strength on held-out folds and judge the rule per group: "
         "consistent, contradicted or inconclusive.",
+        **_with_examples('test-rule'),
     )
     _add_table_and_rules(p, "rule to test")
     p.add_argument(
@@ -558,6 +605,7 @@ def build_parser() -> _Parser:
     parser = _Parser(
         prog="deepctrl",
         description="Teach neural networks rules; choose the rule strength at inference.",
+        epilog="'deepctrl COMMAND --help' shows a command's options and examples.",
     )
     parser.add_argument("--version", action="version", version=f"deepctrl {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
