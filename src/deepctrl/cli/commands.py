@@ -533,7 +533,8 @@ def sweep_command(
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if est.rule_ is not None:
         lines = _compare_choices(table, est.primary_metric, goal)
-        judged = judged_line(est.rules, *table.attrs["judged_rows"], f"rows of {data}")
+        count, rows = table.attrs["judged_rows"]
+        judged = judged_line(est.rules, count, rows, f"rows of {data}")
         for line in lines if judged is None else [*lines, judged]:
             print(line, file=sys.stderr if as_json else sys.stdout)
     return 0

@@ -100,7 +100,7 @@ def _add_reproduce(subparsers: Any) -> None:
         "reproduce",
         help="reproduce a paper experiment",
         description="Reproduce an experiment of the DeepCTRL paper.",
-        **_with_examples('reproduce'),
+        **_with_examples("reproduce"),
     )
     exps = rep.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
     rep.commands = exps.choices  # an experiment's own parser names its own --help
@@ -281,7 +281,7 @@ def _add_fit(subparsers: Any) -> None:
         "fit",
         help="train a model on a CSV or Parquet table",
         description="Train DeepCTRL on a table; the rule strength is chosen later.",
-        **_with_examples('fit'),
+        **_with_examples("fit"),
     )
     _add_table_and_rules(p, "rule")
     p.add_argument(
@@ -390,7 +390,7 @@ def _add_sweep(subparsers: Any) -> None:
         "sweep",
         help="verification ratio and error of a model at every alpha",
         description="Evaluate a model over the rule strength alpha on a table.",
-        **_with_examples('sweep'),
+        **_with_examples("sweep"),
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("data", metavar="DATA", help="CSV (plain or compressed) or Parquet file")
@@ -435,7 +435,7 @@ def _add_predict(subparsers: Any) -> None:
         help="predict every row of a table at a rule strength",
         description="Write predictions, in the input's row order, to a CSV or Parquet "
         "file, or to standard output.",
-        **_with_examples('predict'),
+        **_with_examples("predict"),
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("data", metavar="DATA", help="CSV (plain or compressed) or Parquet file")
@@ -500,7 +500,7 @@ def _add_export(subparsers: Any) -> None:
         description="Write a model file from 'deepctrl fit' as ONNX: the table's columns by "
         "name and 'alpha' (one per row) in; the predictions out, with the "
         "preprocessing inside. Needs the onnx extra.",
-        **_with_examples('export'),
+        **_with_examples("export"),
     )
     p.add_argument("model", metavar="MODEL", help="model file written by 'deepctrl fit'")
     p.add_argument("--out", required=True, metavar="MODEL.onnx", help="ONNX file to write")
@@ -527,7 +527,7 @@ def _add_test_rule(subparsers: Any) -> None:
         description="Train DeepCTRL on every group of a table (and on all rows), sweep the "
         "rule strength on held-out folds and judge the rule per group: "
         "consistent, contradicted or inconclusive.",
-        **_with_examples('test-rule'),
+        **_with_examples("test-rule"),
     )
     _add_table_and_rules(p, "rule to test")
     p.add_argument(

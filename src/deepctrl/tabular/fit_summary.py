@@ -104,9 +104,10 @@ FEW_JUDGED = 30
 def _judged(est: Any, label: str) -> str | None:
     """How many validation rows the verification ratios rest on, when the rule did not
     judge them all."""
-    judged, rows = getattr(est, "judged_rows_", None) or (None, None)
-    if judged is None:
+    pair = getattr(est, "judged_rows_", None)
+    if pair is None:
         return None
+    judged, rows = pair
     return judged_line(est.rules, judged, rows, f"{label} rows")
 
 
