@@ -150,7 +150,8 @@ def _add_reproduce(subparsers: Any) -> None:
                 "--save-models",
                 action="store_true",
                 help="also write every trained network to OUT/models/<method>/"
-                "seed<S>.safetensors (dc.load reads them)",
+                "seed<S>.safetensors (retail: OUT/models/<group>_<method>/...; dc.load "
+                "reads them)",
             )
         if name == "retail":
             p.add_argument(

@@ -474,7 +474,8 @@ def select_alpha(
     """Pick an alpha from a [sweep][deepctrl.core.evaluation.sweep] table.
 
     With `min_verification`: the smallest alpha whose verification ratio is at least
-    that. Otherwise `objective="min_error"`: the alpha with the best `metric`
+    that (the table estimators' `select_alpha(X, y, min_verification=...)` instead takes
+    the lowest error among those alphas when given labels). Otherwise `objective="min_error"`: the alpha with the best `metric`
     (accuracy and auc are maximised, the others minimised; NaN counts as the worst).
 
     Args:
