@@ -7,6 +7,7 @@ import torch
 from safetensors.torch import save_file
 
 import deepctrl as dc
+from deepctrl.core.merges import Merge
 from deepctrl.io.checkpoint import read_checkpoint
 
 
@@ -213,3 +214,36 @@ def test_the_same_model_and_config_always_give_the_same_bytes(tmp_path):
     from safetensors.torch import load_file
 
     assert set(load_file(tmp_path / "a.safetensors")) == set(model().state_dict())
+
+
+class Squared(Merge):
+    name = "squared"
+
+    def latent(self, z_r, z_d, a):
+        return torch.cat([a**2 * z_r, (1 - a) ** 2 * z_d], dim=-1)
+
+
+def mixed(merge="deepctrl", residual=False):
+    torch.manual_seed(0)
+    return dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 3), merge=merge, residual=residual)
+
+
+def test_a_file_loads_only_into_a_model_of_its_merge_and_residual(tmp_path):
+    path = dc.save(mixed(), tmp_path / "paper.safetensors")  # the weights fit all three below
+    with pytest.raises(
+        ValueError,
+        match="saved from a model with merge='deepctrl', and this "
+        "model has merge='concat': build it with the merge it was trained with",
+    ):
+        dc.load(path, mixed("concat"))
+    with pytest.raises(ValueError, match="residual=False, and this model has residual=True"):
+        dc.load(path, mixed(residual=True))
+    own = mixed(Squared())
+    saved = dc.save(own, tmp_path / "own.safetensors")
+    assert read_checkpoint(saved).config["architecture"] == {"merge": "squared", "residual": False}
+    with pytest.raises(ValueError, match="merge='squared', and this model has merge='deepctrl'"):
+        dc.load(saved, mixed())
+    with pytest.raises(ValueError, match="stores no architecture"):
+        dc.load(saved)  # a merge of one's own is rebuilt in code
+    x = torch.randn(4, 3)
+    assert torch.equal(dc.load(saved, mixed(Squared()))(x, 0.3), own.eval()(x, 0.3))

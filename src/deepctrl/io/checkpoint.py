@@ -101,7 +101,9 @@ def save(
 
     A [DeepCTRL][deepctrl.core.model.DeepCTRL] built from [mlp][deepctrl.core.layers.mlp]
     parts with a built-in merge also stores its architecture, so
-    [load][deepctrl.io.checkpoint.load] can rebuild it without code.
+    [load][deepctrl.io.checkpoint.load] can rebuild it without code; any other DeepCTRL
+    stores its merge's name and `residual`, which `load` checks against the model it is
+    given.
 
     Args:
         model: The model whose weights to write.
@@ -122,8 +124,9 @@ def save(
     _check_reserved(config)
     if isinstance(model, DeepCTRL):
         spec = model.spec()
-        if spec is not None:
-            config["architecture"] = spec
+        config["architecture"] = (
+            spec if spec is not None else {"merge": model.merge.name, "residual": model.residual}
+        )
     try:
         config_json = json.dumps(config, default=_plain_number)
     except TypeError as exc:
@@ -172,9 +175,13 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
         ValueError: When the file cannot be read (see
             [read_checkpoint][deepctrl.io.checkpoint.read_checkpoint]), is a table model
             (read it with the estimator's `load`), stores no architecture and no `model`
-            is given, or its weights do not fit `model`.
+            is given, or its weights do not fit `model`, or it was saved from a DeepCTRL
+            with another merge or `residual` than `model`'s (same weights, another
+            function).
     """
     ckpt = read_checkpoint(path)
+    if model is not None:
+        _check_same_mix(path, ckpt.config.get("architecture"), unwrap(model))
     if model is None:
         arch = ckpt.config.get("architecture")
         table = ckpt.config.get("estimator")
@@ -184,7 +191,7 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
                 f"dc.{table}.load({str(path)!r}), which rebuilds its "
                 "preprocessing too"
             )
-        if arch is None:
+        if arch is None or (isinstance(arch, dict) and "data_encoder" not in arch):
             raise ValueError(
                 f"{path} stores no architecture (only models made of dc.mlp "
                 "parts with a built-in merge do): build the same model in code "
@@ -209,6 +216,24 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
             f"{path} does not fit this model: {first[1] if len(first) > 1 else exc}"
         ) from None
     return model.eval()
+
+
+def _check_same_mix(path: Any, arch: Any, model: nn.Module) -> None:
+    """Refuse a file saved from a DeepCTRL whose merge or `residual` differs from `model`'s:
+    the weights would fit, and the model would compute another function with them."""
+    if not isinstance(model, DeepCTRL) or not isinstance(arch, dict):
+        return
+    saved, given = arch.get("merge"), model.merge.name
+    if saved is not None and saved != given:
+        raise ValueError(
+            f"{path} was saved from a model with merge={saved!r}, and this model has "
+            f"merge={given!r}: build it with the merge it was trained with"
+        )
+    if "residual" in arch and bool(arch["residual"]) != model.residual:
+        raise ValueError(
+            f"{path} was saved from a model with residual={bool(arch['residual'])}, and this "
+            f"model has residual={model.residual}: build it as it was trained"
+        )
 
 
 __all__ = ["Checkpoint", "load", "read_checkpoint", "save"]
