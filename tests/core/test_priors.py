@@ -161,3 +161,57 @@ def test_the_docs_prior_of_ones_own_trains(capsys):
         model, rule, namespace["method"], train=(x, x[:, :1]), max_epochs=2, task_loss="mse"
     )
     assert result.epochs == [2]
+
+
+class Opening(Prior):
+    """Uniform on [0, min(1, drawn / 8)]: its range opens over the first draws, and it logs
+    them in a list."""
+
+    def __init__(self, seed=None):
+        super().__init__(seed)
+        self.drawn, self.log = 0, []
+
+    def sample(self, n, dtype=torch.float32):
+        top = ((self.drawn + torch.arange(1, n + 1, dtype=torch.float64)) / 8).clamp(max=1)
+        self.drawn += n
+        a = top * torch.rand(n, generator=self.generator, dtype=torch.float64)
+        self.log.extend(a.tolist())
+        return a.to(dtype)
+
+    def params(self):
+        return {}
+
+    def get_extra_state(self):
+        return {"drawn": self.drawn}
+
+    def set_extra_state(self, state):
+        self.drawn = state["drawn"]
+
+
+def test_a_prior_of_ones_own_resumes_its_extra_state_and_seeds_share_nothing():
+    import deepctrl as dc
+
+    def objective():
+        torch.manual_seed(0)
+        model = dc.DeepCTRL(dc.mlp(2, 4), dc.mlp(2, 4), dc.mlp(8, 1))
+        return dc.Objective(
+            model,
+            dc.rules.Monotonic(0, "increasing"),
+            dc.methods.DeepCTRL(Opening(), rho=1.0),
+            seed=0,
+        )
+
+    X, y = torch.randn(16, 2), torch.randn(16, 1)
+    first = objective()
+    for _ in range(3):
+        first(X, y)
+    saved = first.state_dict()
+    assert saved["method"]["priors"][0]["extra_state"] == {"drawn": 3}
+    ahead = [first(X, y).alpha for _ in range(4)]
+    again = objective()
+    again.load_state_dict(saved)
+    assert [again(X, y).alpha for _ in range(4)] == ahead  # the range opens where it stood
+    template = Opening()
+    one, two = template.spawn(1), template.spawn(2)
+    one.sample(3)
+    assert (len(one.log), len(two.log), len(template.log)) == (3, 0, 0)

@@ -49,7 +49,9 @@ class Prior(abc.ABC):
     """A distribution of alpha with its own generator.
 
     A prior of your own implements `sample` (n draws in [0, 1], shape (n,), from
-    `self.generator` so that seeds reproduce runs) and `params`.
+    `self.generator` so that seeds reproduce runs) and `params`. State it changes as it
+    draws (a counter, say) goes through `get_extra_state` and `set_extra_state`, so that
+    `state_dict` resumes it.
 
     Args:
         seed: Seeds the generator; None leaves it at PyTorch's default seed. Training gives
@@ -91,7 +93,7 @@ class Prior(abc.ABC):
         Returns:
             The copy; the prior itself is left as it is.
         """
-        out = copy.copy(self)
+        out = copy.deepcopy(self)  # each seed's copy holds lists or tensors of its own
         out.generator = torch.Generator().manual_seed(int(seed))
         return out
 
@@ -111,13 +113,31 @@ class Prior(abc.ABC):
         saved = torch.frombuffer(bytearray(state["generator"]), dtype=torch.uint8)
         self.generator.set_state(saved)
 
+    def get_extra_state(self) -> Any:
+        """State beyond the parameters and the generator that `state_dict` must keep: a
+        prior of your own that changes as it draws returns it here.
+
+        Returns:
+            None (nothing) by default.
+        """
+        return None
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what [get_extra_state][deepctrl.priors.Prior.get_extra_state] returned.
+
+        Args:
+            state: The saved extra state.
+        """
+
     def state_dict(self) -> dict[str, Any]:
-        """The parameters and the generator's state, for saving.
+        """The parameters, the generator's state and any extra state, for saving.
 
         Returns:
             A dict read back by [load_state_dict][deepctrl.priors.Prior.load_state_dict].
         """
-        return {"params": self.params(), "generator": self.generator.get_state()}
+        state = {"params": self.params(), "generator": self.generator.get_state()}
+        extra = self.get_extra_state()
+        return state if extra is None else {**state, "extra_state": extra}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore the generator's state from a [state_dict][deepctrl.priors.Prior.state_dict].
@@ -131,6 +151,8 @@ class Prior(abc.ABC):
         if state["params"] != self.params():
             raise ValueError(f"prior state is for {state['params']}, this prior is {self.params()}")
         self.generator.set_state(state["generator"])
+        if "extra_state" in state:
+            self.set_extra_state(state["extra_state"])
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v}" for k, v in self.params().items())
