@@ -16,13 +16,23 @@ import shlex
 import sys
 import warnings
 import zipfile
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
 
+from deepctrl.cli.table_numbers import CURRENCY_SIGNS as CURRENCY_SIGNS
+from deepctrl.cli.table_numbers import (
+    decimal_commas,
+    dressed_numbers,
+    may_be_grouped,
+    numbers_or_nan,
+    thousands,
+    undress,
+    writes_decimal_commas,
+)
 from deepctrl.tabular.encoding import (
     CATEGORICAL,
     category_key,
@@ -156,297 +166,6 @@ def _check_header(path: Path, sep: str) -> None:
         seen.add(name)
 
 
-_DECIMAL_COMMA = r"^\s*[-+]?\d*,\d+\s*$|^\s*[-+]?\d+\s*$"
-
-
-def _decimal_commas(frame: pd.DataFrame, known: Collection[str] = ()) -> pd.DataFrame:
-    """Text columns of numbers written with a decimal comma (as semicolon-separated files
-    from spreadsheets in many locales write them) as numbers; values of such a column that
-    are no numbers ("Summe") stay text when most are numbers (or any, in the ``known``
-    number columns of a model), for :func:`clean_columns` to name.
-
-    >>> frame = pd.DataFrame({"p": ["1,5", "-2", None], "c": ["a", "1,5", "2"]})
-    >>> _decimal_commas(frame).p.tolist()
-    [1.5, -2.0, nan]
-    >>> _decimal_commas(pd.DataFrame({"p": ["2,5", "3,75", "Summe"]})).p.tolist()
-    [2.5, 3.75, 'Summe']
-    """
-    for name in frame.columns:
-        series = frame[name]
-        if not _text_dtype(series):
-            continue
-        text = series.astype("string")
-        comma = text.str.contains(",", regex=False).fillna(False).astype(bool)
-        if not comma.any():
-            continue  # no comma: nothing to read here (most text columns end here)
-        is_number = text.str.match(_DECIMAL_COMMA).fillna(False).astype(bool)
-        if not (is_number & comma).any():
-            continue
-        numbers = pd.to_numeric(
-            text.where(is_number).str.strip().str.replace(",", ".", regex=False), errors="coerce"
-        )
-        column = _partly_numbers(series, numbers, name in known)
-        if column is not None:
-            frame[name] = column
-    return frame
-
-
-_GROUPED = {  # separator of the file -> (thousands grouping, decimal mark) of its numbers
-    ",": (",", "."),
-    "\t": (",", "."),
-    ";": (".", ","),
-}
-
-
-def _thousands(
-    frame: pd.DataFrame,
-    sep: str,
-    raw: pd.DataFrame | None = None,
-    comma_decimals: bool = False,
-    ranges: dict[str, tuple[float, float]] | None = None,
-) -> pd.DataFrame:
-    """Columns of numbers, some written with thousands separators ("1,234.5" in a comma
-    file, "1.234,5" in a semicolon file), as numbers, with a note; values of such a column
-    that are no numbers ("unknown", a "Total" row) stay text when most are numbers, for
-    :func:`clean_columns` to name. A number whose first group is 0 ("0,436") is not
-    grouped. ``raw``, the file read as text, lets a column that pandas read as numbers be
-    checked too: in a semicolon file pandas reads the grouped whole number "1.927" as 1.927,
-    yet a column written like it may hold three decimals (see :func:`_dots_group`, which
-    ``comma_decimals``, whether the file writes decimals with commas, and ``ranges``, a
-    model's training range per column, help decide).
-
-    >>> _thousands(pd.DataFrame({"n": ["1,234", "56", None, "Total"]}), ",").n.tolist()
-    [1234.0, 56.0, nan, 'Total']
-    >>> german = pd.DataFrame({"sqft": [1.927, 850.0]})
-    >>> raw = pd.DataFrame({"sqft": ["1.927", "850"]})
-    >>> _thousands(german, ";", raw, comma_decimals=True).sqft.tolist()
-    [1927.0, 850.0]
-    """
-    ranges = ranges or {}
-    group, mark = _GROUPED.get(sep, (",", "."))
-    g, m = re.escape(group), re.escape(mark)
-    grouped = re.compile(rf"[-+]?[1-9]\d{{0,2}}({g}\d{{3}})+({m}\d+)?")
-    plain = re.compile(rf"[-+]?\d+({m}\d+)?")
-    for name in frame.columns:
-        series = frame[name]
-        read = raw is not None and pd.api.types.is_numeric_dtype(series)  # by pandas
-        if not (read or _text_dtype(series)):
-            continue
-        if not read and pd.api.types.infer_dtype(series, skipna=True) != "string":
-            continue  # numbers among text, read already (decimal commas)
-        text = (raw[name] if raw is not None and read else series).astype("string").str.strip()
-        if mark == "," and text.str.fullmatch(r"[-+]?\d*\.(\d{1,2}|\d{4,})").fillna(False).any():
-            continue  # "1.25" beside "2.125": the column's dots are decimal points
-        is_grouped = text.str.fullmatch(grouped).fillna(False).astype(bool)
-        is_number = is_grouped | text.str.fullmatch(plain).fillna(False).astype(bool)
-        present = int(text.notna().sum())
-        # pandas read all; else most, or any in a model's number column
-        needed = present if read else 1 if name in ranges else present // 2 + 1
-        if not is_grouped.any() or is_number.sum() < needed:
-            continue
-        if mark == "," and not _dots_group(text[is_number], comma_decimals, ranges.get(name)):
-            _note_decimals(name, text[is_grouped].iloc[0])
-            continue
-        numbers = text.where(is_number).str.replace(group, "", regex=False)
-        numbers = pd.to_numeric(numbers.str.replace(mark, ".", regex=False)).astype(float)
-        frame[name] = _partly_numbers(series, numbers, name in ranges)
-        print(
-            f"note: read column {name!r} as numbers written with thousands separators "
-            f"({text[is_grouped].iloc[0]!r})",
-            file=sys.stderr,
-        )
-    return frame
-
-
-def _dots_group(
-    numbers: pd.Series, comma_decimals: bool, trained: tuple[float, float] | None
-) -> bool:
-    """Whether the dots of a semicolon file's column of numbers separate thousands. A value
-    with two of them (1.003.500) says so, and so does a file that writes its decimals with
-    commas; otherwise "1.927" may as well be a decimal point before three digits, as
-    programs write numbers (pandas reads it so), unless a model's training values of the
-    column (``trained``: lowest, highest) take it as thousands, as a file without a decimal
-    comma to tell, a single row to predict say, must be read as the model was.
-
-    >>> _dots_group(pd.Series(["10.482", "29.631"]), False, None)
-    False
-    >>> _dots_group(pd.Series(["1.927", "850"]), True, None)
-    True
-    >>> _dots_group(pd.Series(["1.200"]), False, (850.0, 2100.0))
-    True
-    """
-    if comma_decimals or numbers.str.fullmatch(r"[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?").any():
-        return True
-    if trained is None:
-        return False
-    low, high = trained
-    grouped = pd.to_numeric(numbers.str.replace(".", "", regex=False), errors="coerce")
-    median = float(grouped.median())
-    return low / 2 <= median <= 2 * high and not low / 2 <= median / 1000 <= 2 * high
-
-
-def _note_decimals(name: str, first: str) -> None:
-    """The note for a column :func:`_dots_group` leaves with decimal points."""
-    print(
-        f"note: read column {name!r} with decimal points ({first!r} as {float(first)}, not "
-        f"{first.replace('.', '')}): dots separate thousands in a semicolon file that writes "
-        "its decimals with commas, or where a value has two (1.003.500)",
-        file=sys.stderr,
-    )
-
-
-def _partly_numbers(text: pd.Series, numbers: pd.Series, known: bool = False) -> pd.Series | None:
-    """``text`` with ``numbers`` (NaN where a value reads as none) in place of the values
-    they read, the others kept (for :func:`clean_columns` to name): floats when every
-    value reads, None when no more than half do (none, in a column ``known`` to hold
-    numbers: a model's).
-
-    >>> text = pd.Series(["1", "x", None, "3"], dtype=object)
-    >>> _partly_numbers(text, pd.Series([1.0, None, None, 3.0])).tolist()
-    [1.0, 'x', None, 3.0]
-    """
-    read = numbers.notna().to_numpy()
-    present = int(text.notna().sum())
-    if not read.any() or (not known and read.sum() * 2 <= present):
-        return None
-    if read.sum() == present:
-        return numbers.astype(float)
-    return text.astype(object).where(~read, numbers.astype(object))
-
-
-MINUS_SIGN = "\u2212"
-"""The typographic minus sign, which reports and word processors write for "-"."""
-CURRENCY_SIGNS = "$€£¥"
-"""The currency signs a number may be written with, before or after it ("$3.50", "4 €")."""
-
-
-def _minus_signs(frame: pd.DataFrame) -> list[str]:
-    """The text columns holding the typographic minus sign (U+2212, which reports and word
-    processors write for "-") before a digit, with it written "-" there.
-
-    >>> frame = pd.DataFrame({"t": ["\u22121.5", "2", None], "c": ["\u2212", "a", "b"]})
-    >>> _minus_signs(frame), frame.t.tolist()
-    (['t'], ['-1.5', '2', nan])
-    """
-    changed = []
-    for name in frame.columns:
-        series = frame[name]
-        if not _text_dtype(series):
-            continue
-        distinct = pd.Series(series.dropna().unique(), dtype="string")  # each read once
-        if distinct.str.contains(_MINUS_DIGIT).any():
-            text = series.astype("string").str.replace(_MINUS_DIGIT, "-", regex=True)
-            frame[name] = series.where(series.isna(), text.astype(object))
-            changed.append(name)
-    return changed
-
-
-_MINUS_DIGIT = re.compile(MINUS_SIGN + rf"(?=\s*[{re.escape(CURRENCY_SIGNS)}]?\s*[\d.,])")
-_SIGNS = re.escape(CURRENCY_SIGNS)
-_DRESSED = re.compile(
-    rf"^\s*(?P<sign>[-+]?)\s*(?P<before>[{_SIGNS}]?)\s*(?P<number>[-+]?[\d.,]*\d)"
-    rf"\s*(?P<after>[{_SIGNS}]?)\s*(?P<percent>%?)\s*$"
-)
-
-
-def _without_signs(series: pd.Series, known: bool = False) -> tuple[pd.Series, list[str]] | None:
-    """A text column whose values are mostly numbers, some with a currency sign before or
-    after them or a percent sign after them, with those signs left out, and what they were
-    (for the note); None for any other column.
-
-    >>> text, signs = _without_signs(pd.Series(["12%", "-$3.50", "4 €", "n/a", None]))
-    >>> text.tolist(), signs
-    (['12', '-3.50', '4', 'n/a', nan], ['a currency sign ($, €)', 'a percent sign'])
-    """
-    distinct = pd.Series(series.dropna().unique(), dtype="string")  # each read once
-    if not distinct.str.contains(f"[{_SIGNS}%]").any():
-        return None  # no sign at all: most columns end here
-    parts = distinct.str.extract(_DRESSED)
-    currency = sorted((set(parts["before"].dropna()) | set(parts["after"].dropna())) - {""})
-    percent = bool((parts["percent"] == "%").any())
-    if not (currency or percent):
-        return None
-    read = parts["number"].notna()
-    numbers = parts["sign"][read] + parts["number"][read]
-    undressed = dict(zip(distinct[read], numbers, strict=True))
-    is_read = series.isin(list(undressed))
-    if not is_read.any() or (not known and is_read.sum() * 2 <= series.notna().sum()):
-        return None
-    signs = [f"a currency sign ({', '.join(currency)})"] if currency else []
-    text = series.where(~is_read, series.map(undressed))
-    return text, signs + (["a percent sign"] if percent else [])
-
-
-class _Dressed(NamedTuple):
-    """A text column whose numbers :func:`_undress` undressed: its text as the file wrote
-    it, and what its numbers were written with, for the note."""
-
-    text: pd.Series
-    signs: list[str]
-
-
-def _undress(frame: pd.DataFrame, known: Collection[str] = ()) -> dict[str, _Dressed]:
-    """The text columns whose numbers are dressed, undressed in ``frame`` so that the
-    decimal-comma and thousands steps and :func:`_dressed_numbers` read them: the
-    typographic minus sign written "-" (see :func:`_minus_signs`), and currency and percent
-    signs left out where most values are numbers (see :func:`_without_signs`).
-
-    >>> frame = pd.DataFrame({"p": ["$3.50", "4 €"], "t": ["\u22121", "a"], "c": ["a", "b"]})
-    >>> sorted(_undress(frame)), frame.p.tolist(), frame.t.tolist()
-    (['p', 't'], ['3.50', '4'], ['-1', 'a'])
-    """
-    original = {name: frame[name] for name in frame.columns}  # columns are replaced, not changed
-    minus = [f"the minus sign {MINUS_SIGN} (U+2212)"]
-    dressed = {name: _Dressed(original[name], minus) for name in _minus_signs(frame)}
-    for name in frame.columns:
-        undressed = _without_signs(frame[name], name in known) if _text_dtype(frame[name]) else None
-        if undressed is not None:
-            signs = dressed[name].signs if name in dressed else []
-            dressed[name] = _Dressed(original[name], signs + undressed[1])
-            frame[name] = undressed[0]
-    return dressed
-
-
-def _dressed_numbers(
-    frame: pd.DataFrame, dressed: dict[str, _Dressed], known: Collection[str] = ()
-) -> pd.DataFrame:
-    """The ``dressed`` columns (see :func:`_undress`), once the decimal-comma and thousands
-    steps have read them, as numbers where most of their values are, with a note, their
-    other values as the text they were; a column of other values stays the text it was."""
-    for name, (text, signs) in dressed.items():
-        numbers = _numbers_or_nan(frame[name])
-        column = _partly_numbers(text, numbers, name in known)
-        frame[name] = text if column is None else column
-        if column is not None:
-            print(
-                f"note: read column {name!r} as numbers written with {' and '.join(signs)}"
-                + _example(text, numbers),
-                file=sys.stderr,
-            )
-    return frame
-
-
-def _example(text: pd.Series, numbers: pd.Series) -> str:
-    """The first value of ``text`` with a currency or percent sign and the number it was
-    read as, for a note, or "" when there is none.
-
-    >>> _example(pd.Series(["1", "12%"]), pd.Series([1.0, 12.0]))
-    ": '12%' read as 12"
-    """
-    signed = text.astype("string").str.contains(f"[{_SIGNS}%]").fillna(False).to_numpy(bool)
-    signed &= numbers.notna().to_numpy()
-    if not signed.any():
-        return ""
-    row = int(signed.argmax())
-    number = float(numbers.iloc[row])
-    return f": {text.iloc[row]!r} read as {int(number) if number.is_integer() else number}"
-
-
-def _text_dtype(series: pd.Series) -> bool:
-    """Whether a column holds text (object or string dtype)."""
-    return pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)
-
-
 def _empty_unnamed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     """The frame without the nameless, empty columns a separator at the end of every line
     makes (as spreadsheets often export), with a note."""
@@ -473,6 +192,26 @@ def _csv(path: Path, sep: str, **options: Any) -> pd.DataFrame:
                 f"data file {path}: some rows have more values than the header has column "
                 "names; name every column in the header"
             ) from None
+
+
+def _raw_numbers(path: Path, table: pd.DataFrame) -> tuple[pd.DataFrame | None, bool]:
+    """What only the text of a semicolon file ``path``, read by pandas as ``table``, tells:
+    its columns of numbers that :func:`may_be_grouped <deepctrl.cli.table_numbers.may_be_grouped>`
+    as written (None when there are none), and whether it writes decimal commas. Only those
+    columns and the columns of text among numbers are read again as text."""
+    grouped = [name for name in table.columns if may_be_grouped(table[name])]
+    mixed = [name for name in table.columns if pd.api.types.is_object_dtype(table[name].dtype)]
+    comma_decimals = any(
+        writes_decimal_commas(table[name])
+        for name in table.columns
+        if pd.api.types.is_string_dtype(table[name].dtype) and name not in mixed
+    )
+    if not (grouped or mixed):
+        return None, comma_decimals
+    places = sorted(table.columns.get_loc(name) for name in grouped + mixed)
+    raw = _csv(path, ";", dtype=str, usecols=places)
+    comma_decimals = comma_decimals or any(writes_decimal_commas(raw[name]) for name in mixed)
+    return (raw[grouped] if grouped else None), comma_decimals
 
 
 def text_columns(path: str | Path, frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -522,19 +261,15 @@ def read_table(
         else:
             sep = _separator(path)
             _check_header(path, sep)
-            frame = _empty_unnamed(_csv(path, sep), path)
+            table = _csv(path, sep)
+            frame = _empty_unnamed(table, path)
             known = set(ranges or {})  # a model's number columns
-            dressed = _undress(frame, known)
-            raw = None
-            comma_decimals = False
+            raw, comma_decimals = _raw_numbers(path, table) if sep == ";" else (None, False)
+            dressed = undress(frame, known)
             if sep == ";":
-                frame = _decimal_commas(frame, known)
-                raw = _csv(path, sep, dtype=str)[frame.columns]
-                comma_decimals = bool(
-                    raw.apply(lambda c: c.str.contains(r"\d,\d", na=False).any()).any()
-                )
-            frame = _thousands(frame, sep, raw, comma_decimals, ranges)
-            frame = _dressed_numbers(frame, dressed, known)
+                frame = decimal_commas(frame, known)
+            frame = thousands(frame, sep, raw, comma_decimals, ranges)
+            frame = dressed_numbers(frame, dressed, known)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:
@@ -570,21 +305,6 @@ def _has_date_text(series: pd.Series, may_be_dates: bool) -> bool:
     return may_be_dates and (
         pd.api.types.is_object_dtype(series.dtype) or pd.api.types.is_string_dtype(series.dtype)
     )
-
-
-def _numbers_or_nan(series: pd.Series) -> pd.Series:
-    """``pd.to_numeric(series, errors="coerce")``, read once per distinct value (a column
-    of a few categories over a million rows takes milliseconds, not seconds).
-
-    >>> _numbers_or_nan(pd.Series(["1.5", "x", None, "1.5"], dtype=object)).tolist()
-    [1.5, nan, nan, 1.5]
-    """
-    codes, distinct = pd.factorize(series, use_na_sentinel=True)
-    numbers = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan
-    )
-    values = np.where(codes >= 0, numbers[np.maximum(codes, 0)] if len(numbers) else np.nan, np.nan)
-    return pd.Series(values, index=series.index, name=series.name)
 
 
 def _mostly(rows: np.ndarray, missing: np.ndarray) -> bool:
@@ -645,7 +365,7 @@ def left_out_columns(
             and not isinstance(series.dtype, pd.CategoricalDtype)
             and series.nunique(dropna=True) == present
             and not _mostly(date_text_rows(series)[0], series.isna().to_numpy())
-            and not _mostly(_numbers_or_nan(series).notna().to_numpy(), series.isna().to_numpy())
+            and not _mostly(numbers_or_nan(series).notna().to_numpy(), series.isna().to_numpy())
         ):
             print(
                 f"note: {path}: left out column {name!r}, which holds a different value in "
@@ -775,7 +495,7 @@ def clean_columns(
             and not pd.api.types.is_bool_dtype(series.dtype)
             and not pd.api.types.is_datetime64_any_dtype(series.dtype)  # Parquet timestamps
         ):
-            as_number = _numbers_or_nan(series)
+            as_number = numbers_or_nan(series)
             text = as_number.isna().to_numpy() & ~missing
             # a model's number column holds numbers only; in a new table, most values must
             # be numbers for the column to count as one
@@ -825,7 +545,7 @@ def clean_columns(
             if (
                 name not in categorical
                 and pd.api.types.is_object_dtype(frame[name].dtype)
-                and _numbers_or_nan(frame[name]).notna().all()
+                and numbers_or_nan(frame[name]).notna().all()
             ):
                 frame[name] = pd.to_numeric(frame[name])
         for name in targets:
