@@ -276,7 +276,8 @@ def satisfaction(
 
     Returns:
         The satisfaction matrix, shape (n_alphas, n): 1.0 satisfied, 0.0 violated, NaN
-            where the rule cannot judge.
+            where the rule cannot judge, or where an output (on x or a perturbed x) is NaN
+            or infinite.
     """
     A, b = y_hat.shape[0], batch_len(x)
 
@@ -293,7 +294,17 @@ def satisfaction(
     satisfied, judged = judgement(rule, ctx)
     ok = satisfied.float()
     ok[~judged] = float("nan")
-    return ok.view(A, b)
+    ok = ok.view(A, b)
+    ok[~_finite_rows(y_hat, y_p)] = float("nan")
+    return ok
+
+
+def _finite_rows(y_hat: Tensor, y_p: Sequence[Tensor | None]) -> Tensor:
+    """(n_alphas, n): whether every output of a row, on x and on each perturbed x, is
+    finite (a NaN output breaks no rule: it is not judged)."""
+    A, b = y_hat.shape[0], y_hat.shape[1]
+    outs = [y_hat, *(t for t in y_p if t is not None)]
+    return torch.stack([t.reshape(A, b, -1).isfinite().all(-1) for t in outs]).all(0)
 
 
 def sweep(

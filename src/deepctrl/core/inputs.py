@@ -119,3 +119,21 @@ def replace(x: Inputs, name: str | None, value: Tensor) -> Inputs:
 def cast_floats(x: Inputs, dtype: torch.dtype) -> Inputs:
     """Floating-point tensors in ``dtype``; integer and boolean tensors keep theirs."""
     return apply(lambda t: t.to(dtype) if t.dtype.is_floating_point and t.dtype != dtype else t, x)
+
+
+def refused_rows(x: Inputs, exc: Exception, which: str) -> ValueError:
+    """One line for a model that cannot take the rows ``x`` (``which`` rows: "training",
+    "given"): the shape and dtype of one row and the first line of the model's error.
+
+    >>> print(refused_rows(torch.zeros(2, 4), RuntimeError("mat1 and mat2"), "given"))
+    the model cannot take the given rows (shape ... ((4,), 'torch.float32')): mat1 and mat2
+    """
+    row = (
+        {k: (tuple(v.shape[1:]), str(v.dtype)) for k, v in x.items()}
+        if isinstance(x, dict)
+        else (tuple(x.shape[1:]), str(x.dtype))
+    )
+    return ValueError(
+        f"the model cannot take the {which} rows (shape and dtype of one row: {row}): "
+        f"{str(exc).strip().splitlines()[0]}"
+    )

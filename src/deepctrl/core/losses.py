@@ -44,6 +44,7 @@ def compute_terms(
     need_violations: bool,
     exact: bool = False,
     weight: Tensor | None = None,
+    check_grad: bool = False,
 ) -> tuple[Terms, Context | None]:
     """Per-seed task loss, rule loss and signed violations of one batch, and the rule's
     context (None without a rule).
@@ -52,7 +53,8 @@ def compute_terms(
     over the rows and divided by ``n_global`` (the batch size, or the global batch under
     data-parallel training). With ``exact`` the signed violations are summed in float64.
     ``weight`` (S, rows): per-row weights, each row's losses and violations multiplied by
-    its weight before the sum (None: no weighting at all).
+    its weight before the sum (None: no weighting at all). With ``check_grad`` (the first
+    batch) a rule loss without a gradient is refused (see :func:`check_gradient`).
     """
     S, b = y_hat.shape[0], y_hat.shape[1]
 
@@ -74,7 +76,10 @@ def compute_terms(
     ctx = make_context(
         rule, flat(x), y_hat.flatten(0, 1), _flat_all(perturbed), _flat_all(y_perturbed)
     )
-    rule_loss = total(rule.loss(ctx), f"{type(rule).__name__}.loss")
+    per_sample = rule.loss(ctx)
+    if check_grad:
+        check_gradient(rule, per_sample, y_hat)
+    rule_loss = total(per_sample, f"{type(rule).__name__}.loss")
     if need_violations:
         parts = ctx.parts or (ctx,)
         dtype = torch.float64 if exact else None
@@ -88,6 +93,26 @@ def compute_terms(
     else:
         viol = zero[:, None]
     return Terms(task, rule_loss, viol, alpha), ctx
+
+
+def check_gradient(rule: Rule, per_sample: Tensor, y_hat: Tensor) -> None:
+    """One error naming `rule` when its loss cannot train the model: not a floating-point
+    tensor, or cut from the graph while the outputs are in it (`.detach()`, a comparison).
+
+    >>> from deepctrl.core.rules import Penalty
+    >>> check_gradient(Penalty(lambda x, y: y[:, 0]), torch.zeros(2) > 0, torch.zeros(2, 1))
+    Traceback (most recent call last):
+    ...
+    ValueError: Penalty.loss returned a bool tensor without a gradient: ...
+    """
+    cut = torch.is_grad_enabled() and y_hat.requires_grad and not per_sample.requires_grad
+    if not per_sample.is_floating_point() or cut:
+        raise ValueError(
+            f"{type(rule).__name__}.loss returned a "
+            f"{str(per_sample.dtype).removeprefix('torch.')} tensor without a gradient: a "
+            "rule's loss must be a differentiable float function of the outputs (ctx.y_hat, "
+            "ctx.y_hat_p), not a comparison, a count or a detached value"
+        )
 
 
 def block_sums(
@@ -130,9 +155,16 @@ def block_sums(
     if what == "reference":
         if scales is None:
             raise ValueError("the reference rule loss needs the data scales")
+        check_nonnegative(rule, rule.loss(ctx))  # the reference stands in for it, unchecked
         per_sample = reference_rule_loss(rule, ctx, *scales)
     else:
         per_sample = rule.loss(ctx)
+    check_nonnegative(rule, per_sample)
+    return total(per_sample)
+
+
+def check_nonnegative(rule: Rule, per_sample: Tensor) -> None:
+    """One error naming `rule` when its per-sample loss is negative anywhere."""
     negative = per_sample < 0
     if bool(negative.any()):
         raise ValueError(
@@ -141,7 +173,6 @@ def block_sums(
             f"samples (as low as {float(per_sample.min()):.3g}): a rule's loss must be >= 0, "
             "and 0 where the rule holds"
         )
-    return total(per_sample)
 
 
 def check_outputs(y_hat: Tensor, y: Tensor, task_loss: object) -> None:

@@ -22,7 +22,15 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.method_state import SeedState
-from deepctrl.core.methods import Coefficients, LossEstimate, Method, Terms, holdings
+from deepctrl.core.methods import (
+    Coefficients,
+    LossEstimate,
+    Method,
+    Terms,
+    holdings,
+    method_alphas,
+    method_loss,
+)
 
 
 class MethodStack(Method):
@@ -93,7 +101,7 @@ class MethodStack(Method):
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
         return torch.cat(
-            [m.draw_alphas(n, p) for m, p in zip(self.methods, state.parts, strict=True)]
+            [method_alphas(m, n, p) for m, p in zip(self.methods, state.parts, strict=True)]
         )
 
     def val_alphas(self, state: SeedState) -> Tensor:
@@ -102,7 +110,7 @@ class MethodStack(Method):
     def objective(self, t: Terms, state: SeedState) -> Tensor:
         return torch.cat(
             [
-                m.objective(part, p)
+                method_loss(m, part, p)
                 for m, part, p in zip(self.methods, self._terms(t, state), state.parts, strict=True)
             ]
         )
@@ -115,7 +123,7 @@ class MethodStack(Method):
             c = m.coefficients(a, p)
             if c is None:
                 return None
-            out.append(c.as_tensors(a, width))
+            out.append(c.checked(len(a), width, m.name).as_tensors(a, width))
         return Coefficients(*(torch.cat(c) for c in zip(*out, strict=True)))
 
     def after_step(self, t: Terms, state: SeedState) -> None:

@@ -101,6 +101,43 @@ class Coefficients(NamedTuple):
             full(self.task, (n,)), full(self.rule, (n,)), full(self.violations, (n, n_rules))
         )
 
+    def checked(self, n: int, n_rules: int, method: str) -> Coefficients:
+        """The weights themselves, when every tensor among them fits `n` seeds.
+
+        Args:
+            n: The number of seeds.
+            n_rules: The number of violation columns of the terms.
+            method: The method's name, for the message.
+
+        Returns:
+            The weights, unchanged.
+
+        Raises:
+            ValueError: When a weight does not broadcast to (n,), (n,) or (n, n_rules).
+
+        Examples:
+            >>> Coefficients(torch.ones(5), 1.0, 0.0).checked(2, 1, "Mine")
+            Traceback (most recent call last):
+            ...
+            ValueError: Mine.coefficients gave task of shape (5,) for 2 seed(s): ...
+        """
+        for field, shape in zip(self._fields, ((n,), (n,), (n, n_rules)), strict=True):
+            value = getattr(self, field)
+            if isinstance(value, Tensor) and not _broadcasts(tuple(value.shape), shape):
+                raise ValueError(
+                    f"{method}.coefficients gave {field} of shape {tuple(value.shape)} for {n} "
+                    f"seed(s): a per-seed weight has shape {shape} or is a float"
+                )
+        return self
+
+
+def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    """Whether a tensor of `shape` broadcasts to `to` without growing it."""
+    try:
+        return tuple(torch.broadcast_shapes(shape, to)) == to
+    except RuntimeError:
+        return False
+
 
 LossEstimate = Callable[[bool], tuple[Tensor, Tensor]]
 """`estimate(reference)`: per-seed (L_rule at alpha 1, L_task at alpha 0) over the training
@@ -257,14 +294,54 @@ class Method(abc.ABC):
         """
 
 
-def check_method(method: Any, rule: object) -> None:
-    """One clear error for a method class given where a method object belongs, and for a
-    method that needs a rule given none (`dc.fit` and `dc.Objective` ask this)."""
+def check_method(method: Any, rule: object, call: str) -> None:
+    """One clear error for a method class given where a method object belongs, for anything
+    else that is not a method (arguments swapped, a prior), and for a method that needs a
+    rule given none (`dc.fit` and `dc.Objective`, named by `call`, ask this)."""
     if isinstance(method, type):
         public = "DeepCTRL" if method.__name__ == "DeepCTRLMethod" else method.__name__
         raise ValueError(f"method must be a method object, dc.methods.{public}(), not the class")
+    if not isinstance(method, Method):
+        raise ValueError(
+            f"method must be a dc.methods object (dc.methods.DeepCTRL(), TaskOnly(), ...), got "
+            f"{type(method).__name__}: the order is {call}(model, rule, method, ...)"
+        )
     if method.uses_rule and rule is None:
         raise ValueError(f"{method.name} needs a rule")
+
+
+def method_alphas(method: Method, n: int, state: SeedState) -> Tensor:
+    """`method.draw_alphas(n, state)`, checked: shape (S, n), every alpha in [0, 1] (the
+    objective weighs the task by 1 - alpha)."""
+    alphas = method.draw_alphas(n, state)
+    shape = (len(state), n)
+    if not isinstance(alphas, Tensor) or tuple(alphas.shape) != shape:
+        got = tuple(alphas.shape) if isinstance(alphas, Tensor) else type(alphas).__name__
+        raise ValueError(
+            f"{method.name}.draw_alphas({n}) returned {got} for {len(state)} seed(s); it must "
+            f"return shape {shape}"
+        )
+    outside = ~((alphas >= 0) & (alphas <= 1))  # NaN is outside too
+    if alphas.numel() and bool(outside.any()):
+        raise ValueError(
+            f"{method.name}.draw_alphas drew alpha {float(alphas[outside][0]):g}, outside "
+            "[0, 1]: the training objective weighs the task by 1 - alpha, so alphas must be "
+            "in [0, 1]"
+        )
+    return alphas
+
+
+def method_loss(method: Method, t: Terms, state: SeedState) -> Tensor:
+    """`method.objective(t, state)`, checked to be one loss per seed, shape (S,)."""
+    loss = method.objective(t, state)
+    shape = (len(t.task),)
+    if not isinstance(loss, Tensor) or tuple(loss.shape) != shape:
+        got = tuple(loss.shape) if isinstance(loss, Tensor) else type(loss).__name__
+        raise ValueError(
+            f"{method.name}.objective returned {got} for {shape[0]} seed(s): it must return "
+            f"one loss per seed, shape {shape}"
+        )
+    return loss
 
 
 class LinearMethod(Method):
@@ -290,7 +367,8 @@ class LinearMethod(Method):
         """
 
     def objective(self, t: Terms, state: SeedState) -> Tensor:
-        return self.coefficients(t.alpha.to(t.task.dtype), state).combine(t)
+        c = self.coefficients(t.alpha.to(t.task.dtype), state)
+        return c.checked(len(t.task), t.violations.shape[1], self.name).combine(t)
 
 
 class TaskOnly(LinearMethod):

@@ -37,11 +37,25 @@ from deepctrl.core.calls import (
 )
 from deepctrl.core.checks import finite_real
 from deepctrl.core.data import as_pair, as_weights, check_materialized
-from deepctrl.core.inputs import Inputs, apply, batch_len, cast_floats, device_of
+from deepctrl.core.inputs import (
+    Inputs,
+    apply,
+    batch_len,
+    cast_floats,
+    device_of,
+    refused_rows,
+)
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
-from deepctrl.core.methods import DeepCTRLMethod, Method, Terms, check_method
+from deepctrl.core.methods import (
+    DeepCTRLMethod,
+    Method,
+    Terms,
+    check_method,
+    method_alphas,
+    method_loss,
+)
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import DeepCTRL
 from deepctrl.core.rules.base import Rule, checked_rule, forward_all, judgement, perturb_all
@@ -136,9 +150,9 @@ class Objective:
         seed: int = 0,
     ) -> None:
         self.method = method if method is not None else DeepCTRLMethod()
+        check_method(self.method, rule, "Objective")
         if rule is not None:
             checked_rule(rule)
-        check_method(self.method, rule)
         self.model, self.rule, self.task_loss = model, rule, task_loss
         self.loss_fn = per_sample(task_loss)
         self.seed = int(seed)
@@ -163,7 +177,14 @@ class Objective:
         )
 
     def _forward(self, x: Inputs, alpha: float | Tensor) -> Tensor:
-        out = self.model(x, alpha=alpha) if self._takes_alpha else self.model(x)
+        """The model's outputs; until the first batch is checked, a model that cannot take
+        the rows fails with one line naming them."""
+        try:
+            out = self.model(x, alpha=alpha) if self._takes_alpha else self.model(x)
+        except RuntimeError as exc:
+            if self._checked:
+                raise
+            raise refused_rows(x, exc, "given") from exc
         return one_tensor(out, "an Objective")
 
     def _generator(self, device: torch.device) -> torch.Generator:
@@ -328,7 +349,7 @@ class Objective:
         self._resumed = False
         # the float is read on the host, before the move: no wait for the device
         if given_alpha is None:
-            drawn = self.method.draw_alphas(1, state)[:, 0]
+            drawn = method_alphas(self.method, 1, state)[:, 0]
             a, alphas = float(drawn[0]), drawn.to(device)
         else:  # a float64 model trains at the alpha given, not its float32 rounding
             wide = torch.promote_types(self._dtype(), torch.float32)
@@ -337,6 +358,7 @@ class Objective:
         given: float | Tensor = alphas[0] if self._alpha_as_tensor else a
         rule = self.rule if self._use_rule else None
         perturbed = perturb_all(rule, x, self._generator(device)) if rule is not None else []
+        first = not self._checked
         y_hat, y_p = forward_all(lambda z: _upcast(self._forward(z, given)), x, perturbed)
         self._check(y_hat, y)
         one = lambda t: t[None]  # noqa: E731
@@ -352,8 +374,9 @@ class Objective:
             batch_len(x),
             self.method.needs_violations,
             weight=None if w is None else w.to(y_hat.dtype)[None],
+            check_grad=first,
         )
-        loss = self.method.objective(terms, state)[0]
+        loss = method_loss(self.method, terms, state)[0]
         satisfied = judged = None
         if rule is not None and ctx is not None:
             satisfied, judged = (t.detach() for t in judgement(rule, ctx))

@@ -103,6 +103,11 @@ class Prior(abc.ABC):
         # As bytes, not a tensor: torch.multiprocessing shares a tensor's storage by file
         # descriptor, and this temporary one would be freed before a spawned child (as
         # Lightning's ddp_spawn starts) opened it.
+        if "generator" not in self.__dict__:  # spawn copies through here too
+            raise ValueError(
+                f"{type(self).__name__}.__init__ must call super().__init__(seed): the prior "
+                "has no generator to draw from"
+            )
         state = self.__dict__.copy()
         state["generator"] = bytes(self.generator.get_state().numpy())
         return state

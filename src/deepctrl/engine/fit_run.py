@@ -138,10 +138,11 @@ def check_fit(
 ) -> None:
     if train is None:
         raise ValueError("fit needs train=(X, y), (X, y, w), a Dataset or a DataLoader")
+    for method in methods:
+        check_method(method, rule, "fit")
     if rule is not None:
         checked_rule(rule)
     for method in methods:
-        check_method(method, rule)
         warn_if_alpha_unused(model, method, stacklevel=5)
     for name, low in (("batch_size", 1), ("patience", 1), ("val_every", 1), ("max_epochs", 0)):
         value = getattr(o, name)
@@ -185,7 +186,7 @@ def fit_in_workers(
     val: Any,
     seeds: Sequence[int],
     o: Options,
-    desc: str,
+    desc: str | None,
     workers: int,
 ) -> list[FitResult]:
     """`run_fit` over `workers` shares of the seeds, side by side, joined."""
@@ -261,7 +262,7 @@ def _share(
     val: Any,
     seeds: Sequence[int],
     o: Options,
-    desc: str,
+    desc: str | None,
 ) -> list[FitResult]:
     """One worker's share of the seeds, on one thread."""
     with single_thread():
@@ -276,11 +277,13 @@ def run_fit(
     val: Any,
     seeds: Sequence[int],
     o: Options,
-    desc: str,
+    desc: str | None,
 ) -> list[FitResult]:
-    """Train `methods` x `seeds` copies as one stack; one result per method."""
+    """Train `methods` x `seeds` copies as one stack; one result per method (`desc` None
+    labels the progress bar with the methods' names)."""
     seeds = list(seeds)
     check_fit(rule, methods, train, seeds, model, o)
+    desc = desc or " + ".join(m.name for m in methods)
     callbacks = as_callbacks(o.callbacks)
     device = resolve_device(o.device)
     dtype = next(model.parameters()).dtype

@@ -35,11 +35,11 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
 from deepctrl.core.calls import in_mode
-from deepctrl.core.inputs import Inputs, expand_seeds, rows, tensors
+from deepctrl.core.inputs import Inputs, expand_seeds, refused_rows, rows, tensors
 from deepctrl.core.log import info
 from deepctrl.core.losses import check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
-from deepctrl.core.methods import Method, Terms
+from deepctrl.core.methods import Method, Terms, method_alphas, method_loss
 from deepctrl.core.metrics import per_sample
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
@@ -79,6 +79,11 @@ def chunk_rows(train: Any) -> int:
     row_bytes = sum(t[:1].numel() * t.element_size() for t in tensors(train[0]))
     return max(1, min(CHUNK_ROWS, CHUNK_BYTES // max(row_bytes, 1)))
 
+
+NAN_CAUSES = (
+    "look for a task or rule loss that is NaN or infinite on some rows, or whose gradient "
+    "is (a square root or log at 0, a division by 0), or lower lr"
+)
 
 History = list[dict[str, list[float]]]
 """Per seed: training loss per epoch, and the epochs and losses of its validations."""
@@ -163,6 +168,7 @@ class Trainer:
         )
         self.validates = val is not None or folds is not None
         self.checked = False
+        self.rule_checked = False  # the rule's loss has a gradient (on the first batch)
         self.want_compile = options.compile
         self.compiled: CompiledStep | None = None
         self.rule_leaves = len(rule.leaves()) if self.need_violations else 1  # type: ignore[union-attr]
@@ -202,15 +208,7 @@ class Trainer:
         try:
             return self.stack(expand_seeds(x, self.stack.size), alphas)
         except RuntimeError as exc:
-            row = (
-                {k: (tuple(v.shape[1:]), str(v.dtype)) for k, v in x.items()}
-                if isinstance(x, dict)
-                else (tuple(x.shape[1:]), str(x.dtype))
-            )
-            raise ValueError(
-                f"the model cannot take the training rows (shape and dtype of one row: "
-                f"{row}): {str(exc).strip().splitlines()[0]}"
-            ) from exc
+            raise refused_rows(x, exc, "training") from exc
 
     def calibrate(self) -> None:
         """The method's state of every seed before the first batch (rho measured over the
@@ -250,7 +248,9 @@ class Trainer:
             self.need_violations,
             self.exact,
             weight,
+            check_grad=not self.rule_checked,
         )
+        self.rule_checked = True
         return terms
 
     def _compile(self, alpha: Tensor) -> CompiledStep | None:
@@ -301,7 +301,9 @@ class Trainer:
         a = alpha.to(self.dtype)
         linear = self.method.coefficients(a, self.state)
         assert linear is not None  # checked before compiling
-        coefs = linear.as_tensors(a, self.rule_leaves)
+        coefs = linear.checked(len(a), self.rule_leaves, self.method.name).as_tensors(
+            a, self.rule_leaves
+        )
         try:
             loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global, weight)
         except compile_errors() as exc:
@@ -327,7 +329,7 @@ class Trainer:
         weight: Tensor | None,
     ) -> tuple[Tensor, Terms]:
         t = self.batch_terms(x, y, perturbed, alpha, b_global, weight)
-        loss = self.method.objective(t, self.state)
+        loss = method_loss(self.method, t, self.state)
         self.stack.zero_grad()
         loss.sum().backward()
         if self.sums is not None:
@@ -380,7 +382,7 @@ class Trainer:
         order = self._epoch_order(n)
         if self.folds is not None:
             order = self.folds.train.gather(1, order)
-        alphas = self.method.draw_alphas(n_batches, self.state).to(self.device)
+        alphas = method_alphas(self.method, n_batches, self.state).to(self.device)
         total = torch.zeros(self.stack.size, device=self.device)
         used = 0
         for c0 in range(0, n_batches, self.chunk):
@@ -410,7 +412,7 @@ class Trainer:
         assert self.batches is not None
         known = self.batches.has_len()
         alphas = (
-            self.method.draw_alphas(len(self.batches), self.state).to(self.device)
+            method_alphas(self.method, len(self.batches), self.state).to(self.device)
             if known
             else None
         )
@@ -427,7 +429,7 @@ class Trainer:
             a = (
                 alphas[:, j]
                 if alphas is not None
-                else self.method.draw_alphas(1, self.state).to(self.device)[:, 0]
+                else method_alphas(self.method, 1, self.state).to(self.device)[:, 0]
             )
             total += self._step(
                 seed_rows(xb, sl),
@@ -453,6 +455,21 @@ class Trainer:
             self.batches.keep(keep)
         self.losses.keep(keep)  # with folds, also the seeds' rows
         self.active = [g for g, k in zip(self.active, keep, strict=True) if k]
+
+    def _never_finite(self, never: list[int], diverged: dict[int, int]) -> str:
+        """The warning for the seeds (indices) ``never`` that reached no finite validation
+        loss, with its cause where the training loss went non-finite (``diverged``)."""
+        cause = {g: e for g, e in diverged.items() if g in never}
+        why = (
+            f"the training loss went NaN or infinite ({_at_epochs(cause, self.seeds)}): "
+            f"{NAN_CAUSES}"
+            if cause
+            else "NaN or infinite outputs or data, or no validation rows"
+        )
+        return (
+            f"seed(s) {[self.seeds[g] for g in never]} never reached a finite validation loss "
+            f"({why}), so they keep their initial weights"
+        )
 
     def method_state(self) -> SeedState:
         """The method's state of every seed in ``seeds`` order: as it was when the seed
@@ -480,6 +497,7 @@ class Trainer:
         stopping = EarlyStopping(S, o.patience, self.stack.state_of)
         epochs = [0] * S
         history: History = [{"train_loss": [], "val_epoch": [], "val_loss": []} for _ in range(S)]
+        diverged: dict[int, int] = {}  # seed index -> the first epoch of a non-finite loss
         bar = progress_bar(o.max_epochs, desc, o.progress and self.world.is_main)
         compiling = self.want_compile or self.compiled is not None
         if compiling:
@@ -497,6 +515,8 @@ class Trainer:
             for j, g in enumerate(self.active):
                 history[g]["train_loss"].append(train_loss[j])
                 epochs[g] = epoch
+                if not math.isfinite(train_loss[j]):
+                    diverged.setdefault(g, epoch)
             keep = [True] * len(self.active)
             if self.validates and (epoch % o.val_every == 0 or epoch == o.max_epochs):
                 val_loss = self.losses.validation(self.method.val_alphas(self.state)).tolist()
@@ -528,11 +548,14 @@ class Trainer:
                 break
         bar.close()
         best_state, best_epochs = stopping.best_state, stopping.best_epochs
-        never = [self.seeds[g] for g in range(S) if self.validates and best_epochs[g] == 0]
+        never = [g for g in range(S) if self.validates and best_epochs[g] == 0]
         if never and o.max_epochs > 0:
+            warnings.warn(self._never_finite(never, diverged), RuntimeWarning, stacklevel=2)
+        if diverged and not self.validates:
             warnings.warn(
-                f"seed(s) {never} never reached a finite validation loss (NaN or infinite "
-                "outputs or data, or no validation rows), so they keep their initial weights",
+                f"the training loss went NaN or infinite ({_at_epochs(diverged, self.seeds)}) "
+                "and those models keep the weights of the last epoch (NaN after a NaN "
+                f"gradient): {NAN_CAUSES}",
                 RuntimeWarning,
                 stacklevel=2,
             )
@@ -543,6 +566,11 @@ class Trainer:
             m.load_state_dict(state)
             m.eval()
         return history, epochs, best_epochs, stopping.best
+
+
+def _at_epochs(diverged: dict[int, int], seeds: list[int]) -> str:
+    """Which seed's loss went non-finite at which epoch, in words."""
+    return ", ".join(f"seed {seeds[g]} at epoch {e}" for g, e in sorted(diverged.items()))
 
 
 def _only(index: int, n: int) -> list[bool]:

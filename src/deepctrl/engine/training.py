@@ -200,9 +200,7 @@ def fit(
         callbacks=tuple(callbacks),
         folds=None if folds is None else tuple(folds),
     )
-    return fit_in_workers(
-        model, rule, [method], train, val, seeds, options, desc or method.name, workers
-    )[0]
+    return fit_in_workers(model, rule, [method], train, val, seeds, options, desc, workers)[0]
 
 
 def fit_methods(
@@ -270,6 +268,6 @@ def fit_methods(
         val,
         seeds,
         Options(**options),
-        desc or " + ".join(m.name for m in members),
+        desc,
         workers,
     )

@@ -311,18 +311,32 @@ def judgement(rule: Rule, ctx: Context) -> tuple[Tensor, Tensor]:
     return out[0], out[1]
 
 
+def _dtypes(x: Inputs) -> Any:
+    def name(t: Tensor) -> str:
+        return str(t.dtype).removeprefix("torch.")
+
+    return {k: name(v) for k, v in x.items()} if isinstance(x, dict) else name(x)
+
+
 def perturbed_by(leaf: Rule, x: Inputs, generator: torch.Generator | None) -> Inputs | None:
-    """`leaf.perturb(x, generator)`, checked to have the form and shape of `x`.
+    """`leaf.perturb(x, generator)`, checked to have the form, shape and dtype of `x`.
 
     Raises:
         ValueError: When it has not.
     """
     p = leaf.perturb(x, generator)
-    if p is not None and (not isinstance(p, dict | Tensor) or _form(p) != _form(x)):
+    if p is None:
+        return p
+    if not isinstance(p, dict | Tensor) or _form(p) != _form(x):
         got = _form(p) if isinstance(p, dict | Tensor) else type(p).__name__
         raise ValueError(
             f"{type(leaf).__name__}.perturb returned {got} for inputs of {_form(x)}: a "
             "perturbed input has the form and shape of x"
+        )
+    if _dtypes(p) != _dtypes(x):
+        raise ValueError(
+            f"{type(leaf).__name__}.perturb returned {_dtypes(p)} for inputs of {_dtypes(x)}: "
+            "a perturbed input has the dtype of x (cast it with .to(x.dtype))"
         )
     return p
 
