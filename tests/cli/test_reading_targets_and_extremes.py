@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
+from deepctrl.cli.main import main
 from deepctrl.cli.tables import clean_columns, read_table
 
+FAST = ["--max-epochs", "2", "--no-progress"]
 
-def _cleaned(tmp_path: Path, text: str, target: str, drop: bool = False) -> list:
+
+def _cleaned(tmp_path: Path, text: str, target: str, drop: bool = False) -> pd.DataFrame:
     path = tmp_path / "t.csv"
     path.write_text(text)
     frame = read_table(path)
@@ -43,3 +48,18 @@ def test_a_number_beyond_float32_is_refused_with_its_line(tmp_path, value):
     with pytest.raises(ValueError, match=r"column 'x' has a number too large for float32 .*line 3"):
         _cleaned(tmp_path, rows, "y")
     assert _cleaned(tmp_path, rows, "y", drop=True)["x"].tolist() == [1, 2]
+
+
+def test_export_check_notes_text_read_as_missing_that_a_server_would_send(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    plan = rng.choice(["None", "Basic", "Pro"], 120)
+    x = rng.normal(size=120)
+    y = np.where(x + (plan == "Pro") > 0.5, "yes", "no")
+    pd.DataFrame({"x": x, "plan": plan, "y": y}).to_csv(tmp_path / "t.csv", index=False)
+    model, onnx = tmp_path / "t.deepctrl", tmp_path / "t.onnx"
+    assert main(["fit", str(tmp_path / "t.csv"), "--target", "y", *FAST, "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(model), "--check", str(tmp_path / "t.csv"), "--out", str(onnx)]) == 0
+    err = capsys.readouterr().err
+    rows = int((plan == "None").sum())
+    assert f"column 'plan' has {rows} row(s) written 'None', read as missing" in err

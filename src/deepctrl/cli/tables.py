@@ -234,6 +234,31 @@ def text_columns(path: str | Path, frame: pd.DataFrame, columns: Sequence[str]) 
     return text[list(columns)]
 
 
+def missing_spellings(
+    path: str | Path, frame: pd.DataFrame, columns: Sequence[str]
+) -> dict[str, tuple[str, int]]:
+    """For each of ``columns`` of the CSV file at ``path`` (read as ``frame``) that reads
+    text such as "None" or "NA" as missing: its most frequent such spelling and how many
+    rows have one (the text a server would send as written). None for a Parquet file.
+
+    Args:
+        path: The table's file.
+        frame: The table as read by [read_table][deepctrl.cli.tables.read_table].
+        columns: The columns to look at.
+
+    Returns:
+        Column name -> (spelling, rows), for the columns that have such text.
+    """
+    text = text_columns(path, frame, columns)
+    found = {}
+    for name in columns:
+        written = text[name].set_axis(frame.index).str.strip()
+        spelled = written[frame[name].isna() & (written != "")]
+        if len(spelled):
+            found[name] = (str(spelled.mode().iloc[0]), len(spelled))
+    return found
+
+
 def read_table(
     path: str | Path, ranges: dict[str, tuple[float, float]] | None = None
 ) -> pd.DataFrame:

@@ -475,8 +475,9 @@ def select_alpha(
 
     With `min_verification`: the smallest alpha whose verification ratio is at least
     that (the table estimators' `select_alpha(X, y, min_verification=...)` instead takes
-    the lowest error among those alphas when given labels). Otherwise `objective="min_error"`: the alpha with the best `metric`
-    (accuracy and auc are maximised, the others minimised; NaN counts as the worst).
+    the lowest error among those alphas when given labels). Otherwise
+    `objective="min_error"`: the alpha with the best `metric` (accuracy and auc are
+    maximised, the others minimised; NaN counts as the worst).
 
     Args:
         table: A table of [sweep][deepctrl.core.evaluation.sweep].
