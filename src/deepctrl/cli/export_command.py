@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
+import pandas as pd
+
 from deepctrl.cli.commands import check_output_path, model_and_frame, one_line_errors
+from deepctrl.cli.tables import missing_spellings
+
+
+def _note_missing_spellings(est: Any, check: str, X: pd.DataFrame) -> None:
+    """A note for each text column of ``check`` whose text such as "None" the table reads
+    as missing, which the ONNX file, sent that text, takes for an unseen category."""
+    from deepctrl.tabular.encoding import CATEGORICAL
+
+    text = [c.name for c in est.encoder_.columns if c.kind == CATEGORICAL]
+    for name, (spelling, rows) in missing_spellings(check, X, text).items():
+        print(
+            f"note: {check}: column {name!r} has {rows} row(s) written {spelling!r}, read as "
+            "missing; sent as written, the ONNX file takes them for an unseen category: "
+            'send "" for them',
+            file=sys.stderr,
+        )
 
 
 @one_line_errors
@@ -16,6 +37,7 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
     if check is not None:
         est, frame, columns, _ = model_and_frame(model, check, drop=False, with_target=False)
         X = frame[columns]
+        _note_missing_spellings(est, check, X)
     else:
         from deepctrl.tabular.estimators import load_any
 

@@ -234,6 +234,31 @@ def text_columns(path: str | Path, frame: pd.DataFrame, columns: Sequence[str]) 
     return text[list(columns)]
 
 
+def missing_spellings(
+    path: str | Path, frame: pd.DataFrame, columns: Sequence[str]
+) -> dict[str, tuple[str, int]]:
+    """For each of ``columns`` of the CSV file at ``path`` (read as ``frame``) that reads
+    text such as "None" or "NA" as missing: its most frequent such spelling and how many
+    rows have one (the text a server would send as written). None for a Parquet file.
+
+    Args:
+        path: The table's file.
+        frame: The table as read by [read_table][deepctrl.cli.tables.read_table].
+        columns: The columns to look at.
+
+    Returns:
+        Column name -> (spelling, rows), for the columns that have such text.
+    """
+    text = text_columns(path, frame, columns)
+    found = {}
+    for name in columns:
+        written = text[name].set_axis(frame.index).str.strip()
+        spelled = written[frame[name].isna() & (written != "")]
+        if len(spelled):
+            found[name] = (str(spelled.mode().iloc[0]), len(spelled))
+    return found
+
+
 def read_table(
     path: str | Path, ranges: dict[str, tuple[float, float]] | None = None
 ) -> pd.DataFrame:
@@ -429,22 +454,66 @@ def _compact_dates(series: pd.Series) -> bool:
     return bool(pd.to_datetime(text, format="%Y%m%d", errors="coerce").notna().all())
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+"""The largest number a model computes with; beyond it, a value is infinite to the model."""
+
+
 def _infinite_rows(
     series: pd.Series, name: str, path: Path, csv: bool, drop: bool, hint: bool
 ) -> np.ndarray:
-    """The rows of a number column holding an infinity ("inf" in a CSV file), to drop with
-    ``drop``; without it, an error naming the first."""
+    """The rows of a number column holding an infinity ("inf" in a CSV file) or a number
+    beyond float32's range (which the model computes in), to drop with ``drop``; without it,
+    an error naming the first."""
     if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(series.dtype):
         return np.zeros(len(series), dtype=bool)
-    infinite = np.isinf(series.to_numpy(dtype=np.float64, na_value=np.nan))
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        infinite = np.abs(values) > FLOAT32_MAX
     if infinite.any() and not drop:
         rows = np.flatnonzero(infinite)
+        first = float(values[rows[0]])
+        what, fix = (
+            ("an infinite value", "leave unknown values empty")
+            if np.isinf(first)
+            else ("a number too large for float32 (±3.4e38)", "correct it or leave it empty")
+        )
         raise ValueError(
-            f"{path}: column {name!r} has an infinite value in {len(rows)} of {len(series)} "
-            f"rows ({_lines(rows, csv)}: {float(series.iloc[rows[0]])}); leave unknown values empty"
+            f"{path}: column {name!r} has {what} in {len(rows)} of {len(series)} "
+            f"rows ({_lines(rows, csv)}: {first}); {fix}"
             + ("; use --drop-missing to drop those rows" if hint else "")
         )
     return infinite
+
+
+_LEADING_ZERO = re.compile(r"0\d+")
+
+
+def _as_written(series: pd.Series, text: pd.Series) -> pd.Series:
+    """A target column as pandas read it, or its ``text`` as written in the file where that
+    reads it better: a column of text labels keeps "None", "NA" or "null" as labels (only an
+    empty field, or one of spaces, is missing), and whole numbers written with a leading zero
+    ("007") stay text, as class codes."""
+    text = text.str.strip()
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        written = text[text != ""]
+        if written.str.fullmatch(r"\d+").all() and written.str.fullmatch(_LEADING_ZERO).any():
+            return text.where(text != "", None)
+        return series
+    present = series.dropna()
+    if len(present) and all(isinstance(v, str) for v in present):
+        return series.where(series.notna(), text.where(text != "", None))
+    return series
+
+
+def read_targets(frame: pd.DataFrame, path: Path, targets: Sequence[str]) -> pd.DataFrame:
+    """``frame`` (changed in place) with its ``targets`` read from a CSV file at ``path`` as
+    :func:`_as_written` says; a Parquet file's as they are."""
+    if not targets or path.suffix.lower() in PARQUET_SUFFIXES:
+        return frame
+    text = text_columns(path, frame, targets)
+    for name in targets:
+        frame[name] = _as_written(frame[name], text[name].set_axis(frame.index))
+    return frame
 
 
 def clean_columns(
@@ -468,6 +537,7 @@ def clean_columns(
     once they are."""
     csv = path.suffix.lower() not in PARQUET_SUFFIXES
     frame = frame.copy(deep=False)  # columns are replaced, never written into
+    frame = read_targets(frame, path, targets)
     bad = np.zeros(len(frame), dtype=bool)
     for name in columns:
         series = frame[name]

@@ -128,12 +128,13 @@ class AlphaEvaluation:
 
     def _model_outputs(self, X: Any, alpha: Any) -> np.ndarray:
         """Combined outputs at `alpha`: one value for every row, or one per row (an
-        array, list or Series of finite numbers >= 0)."""
+        array, list or Series of finite numbers >= 0; a Series beside a DataFrame is
+        matched to its rows by index)."""
         X_enc = self._encode(X)
         if isinstance(alpha, str) or alpha is None or np.ndim(alpha) == 0:
             y, _ = self._evaluate(X_enc, [self.resolve_alpha(alpha)], rule=False)
             return y[0].double().numpy()
-        rows = per_row_alphas(alpha, X_enc.shape[0])
+        rows = per_row_alphas(aligned_alpha(alpha, X), X_enc.shape[0])
         if self.rule_ is None:
             rows = np.zeros_like(rows)
         return self._at_row_alphas(X_enc, torch.tensor(rows, dtype=torch.float32)).double().numpy()
@@ -367,3 +368,26 @@ class AlphaEvaluation:
         )
         self.alpha_ = alpha
         return alpha
+
+
+def aligned_alpha(alpha: Any, X: Any) -> Any:
+    """A per-row ``alpha`` in the order of ``X``'s rows: a Series beside a DataFrame by
+    their index (an error when the indexes do not hold the same labels), else as given.
+
+    >>> X = pd.DataFrame({"x": [1, 2]}, index=["b", "a"])
+    >>> aligned_alpha(pd.Series([0.0, 1.0], index=["a", "b"]), X).tolist()
+    [1.0, 0.0]
+    """
+    if not (isinstance(alpha, pd.Series) and isinstance(X, pd.DataFrame)):
+        return alpha
+    if alpha.index.equals(X.index) or len(alpha) != len(X):
+        return alpha  # a wrong length is per_row_alphas' error
+    same_rows = (
+        alpha.index.is_unique and X.index.is_unique and bool(X.index.isin(alpha.index).all())
+    )
+    if not same_rows:
+        raise ValueError(
+            "a per-row alpha given as a Series must have X's index (its rows are matched by "
+            "index); pass alpha.to_numpy() to take its values in order"
+        )
+    return alpha.loc[X.index]

@@ -481,6 +481,8 @@ def _scaled(name: str, kind: str, start: int, values: np.ndarray) -> Column:
     if not np.isfinite(std):  # squares beyond float64 (values near 1e155 and up): in units
         mean, std = float((present / unit).mean()) * unit, float((present / unit).std()) * unit
     missing = int(values.size - present.size)
+    if kind == NUMERIC:
+        _warn_dwarfed(name, present, std)
     return Column(
         name,
         kind,
@@ -493,6 +495,59 @@ def _scaled(name: str, kind: str, start: int, values: np.ndarray) -> Column:
         missing=missing,
         indicator=missing > 0,
     )
+
+
+DWARFED = 1e-4
+"""When the middle 98 % of a column's training values span less than this many standard
+deviations, a few values dwarf the others, which then encode almost alike."""
+FAR_WIDTHS = 1.0
+"""A value beyond its column's training range by more than this many times the range's
+width is far outside it."""
+
+
+def _warn_dwarfed(name: str, present: np.ndarray, std: float) -> None:
+    """A warning when a few values of a number column lie so far from the others that
+    those encode almost alike (one typo of 1e30 among prices of 2 to 8)."""
+    low, middle, high = np.percentile(present, [1, 50, 99])
+    if 0 < high - low < DWARFED * std:
+        worst = present[int(np.abs(present - middle).argmax())]
+        warnings.warn(
+            f"column {name!r}: its value {worst:g} dwarfs its other values ({low:.3g} to "
+            f"{high:.3g} for 98 % of them), which then encode almost alike, so the model can "
+            "hardly use the column; correct or remove that value",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _numeric_input(c: Column, values: np.ndarray, index: pd.Index) -> np.ndarray:
+    """A number column's values scaled as in training (missing ones 0); an error naming
+    the first value too large for float32 once scaled, and one warning when values lie
+    far outside the training range (beyond it by more than its width)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = np.where(np.isnan(values), 0.0, (values - c.mean) / c.std)
+    huge = np.isfinite(values) & (np.abs(scaled) > np.finfo(np.float32).max)
+    if huge.any():
+        first = int(np.flatnonzero(huge)[0])
+        raise ValueError(
+            f"column {c.name!r}: the value {values[first]:g} (row {index[first]}) is too "
+            f"large for the model once scaled (training values {c.low:g} to {c.high:g})"
+        )
+    width = max(c.high - c.low, c.std)
+    with np.errstate(invalid="ignore"):
+        far = np.isfinite(values) & (
+            (values < c.low - FAR_WIDTHS * width) | (values > c.high + FAR_WIDTHS * width)
+        )
+    if far.any():
+        worst = values[far][np.argmax(np.abs(values[far] - (c.low + c.high) / 2))]
+        warnings.warn(
+            f"column {c.name!r}: {rows_have(int(far.sum()))} a value beyond the training "
+            f"range ({c.low:g} to {c.high:g}) by more than its width (up to {worst:g}); "
+            "the model extrapolates there",
+            UserWarning,
+            stacklevel=4,
+        )
+    return scaled
 
 
 def _first_odd(series: pd.Series) -> str:
@@ -717,7 +772,10 @@ class TableEncoder:
                     UserWarning,
                     stacklevel=3,
                 )
-            out[:, c.start] = np.where(missing, 0.0, (values - c.mean) / c.std)
+            if c.kind == NUMERIC:
+                out[:, c.start] = _numeric_input(c, values, series.index[take])
+            else:
+                out[:, c.start] = np.where(missing, 0.0, (values - c.mean) / c.std)
             if c.indicator:
                 out[:, c.start + c.width - 1] = missing
         return out

@@ -173,6 +173,10 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         """Per-row weights from `class_weight` (classifiers), or None."""
         return None
 
+    def _check_weights(self, y_metric: np.ndarray, weight: np.ndarray) -> None:
+        """Warnings on the row weights given the targets (a classifier's class that weighs
+        nothing)."""
+
     def _weigh_targets(
         self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
     ) -> np.ndarray:
@@ -331,6 +335,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             )
         y_train, y_metric = self._set_targets(y, len(frame))
         weight = row_weights(sample_weight, self._class_weights(y_metric), frame)
+        if weight is not None:
+            self._check_weights(y_metric, weight)
         if weight is not None and (weight == 0).any():  # as if those rows were not there
             kept = np.flatnonzero(weight > 0)
             frame = frame.iloc[kept].reset_index(drop=True)

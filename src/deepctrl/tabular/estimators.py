@@ -27,6 +27,7 @@ Examples:
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from collections.abc import Callable
@@ -122,6 +123,26 @@ def _labels(y: Any, warn: bool = False) -> np.ndarray:
             "text counts as missing); drop those rows or give them a class"
         )
     return labels
+
+
+def _check_one_label_type(labels: np.ndarray) -> None:
+    """Labels mixing numbers and text are an error naming one of each.
+
+    >>> _check_one_label_type(np.array([0, "yes"], dtype=object))
+    Traceback (most recent call last):
+    ...
+    ValueError: y mixes numbers and text (such as 0 and 'yes'): give every label one type
+    """
+    if labels.dtype != object:
+        return
+    text = next((v for v in labels if isinstance(v, str)), None)
+    number = next(
+        (v for v in labels if isinstance(v, numbers.Number) and not isinstance(v, bool)), None
+    )
+    if text is not None and number is not None:
+        raise ValueError(
+            f"y mixes numbers and text (such as {number!r} and {text!r}): give every label one type"
+        )
 
 
 def _target_named(name: str) -> str:
@@ -537,9 +558,20 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         classes."""
         return "cross_entropy" if len(self.classes_) > 2 else "bce"
 
+    def _check_weights(self, y_metric: np.ndarray, weight: np.ndarray) -> None:
+        totals = np.bincount(y_metric, weights=weight, minlength=len(self.classes_))
+        for label in self.classes_[totals == 0].tolist():
+            warnings.warn(
+                f"class {shown(label)} has a total sample weight of 0, so the model cannot "
+                "learn it but still gives it a probability: drop its rows or weigh them",
+                UserWarning,
+                stacklevel=4,
+            )
+
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         labels = _labels(y, warn=True)
         check_consistent_length(labels, np.empty(n))
+        _check_one_label_type(labels)
         check_classification_targets(labels)
         self.target_name_ = (target_names(y) or ["y"])[0]
         self.classes_, index = np.unique(labels, return_inverse=True)
