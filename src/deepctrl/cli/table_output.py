@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from deepctrl.cli.tables import PARQUET_SUFFIXES
+from deepctrl.cli.tables import PARQUET_SUFFIXES, UNREAD_FORMATS
 from deepctrl.io.file_format import write_atomic
 
 STDOUT = "-"
@@ -46,28 +46,7 @@ def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
     return buffer.getvalue()
 
 
-OTHER_FORMATS = (
-    ".xlsx",
-    ".xls",
-    ".ods",
-    ".json",
-    ".jsonl",
-    ".ndjson",
-    ".tsv",
-    ".tab",
-    ".feather",
-    ".arrow",
-    ".orc",
-    ".avro",
-    ".h5",
-    ".hdf5",
-    ".pkl",
-    ".pickle",
-    ".xml",
-    ".html",
-    ".db",
-    ".sqlite",
-)
+OTHER_FORMATS = (*UNREAD_FORMATS, ".tsv", ".tab")
 """Suffixes of table formats deepctrl does not write: a name ending in one would get CSV."""
 
 
