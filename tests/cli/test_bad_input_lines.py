@@ -226,3 +226,14 @@ def test_an_abbreviated_option_is_unknown(tmp_path, capsys):
         main(fit_args(data, tmp_path / "m", "--monot", "price=decreasing"))
     assert stop.value.code == 2
     assert "unrecognized arguments: --monot price=decreasing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["test.csv", "test.csv.gz", "rules.toml", "t.parquet"])
+def test_fit_refuses_an_out_named_like_a_table_or_rules_file(tmp_path, capsys, name):
+    data = write_sales(tmp_path)
+    refused(
+        fit_args(data, tmp_path / name),
+        f"--out .*{name} names a table or rules file \\(.\\w+\\); fit writes a model file",
+        capsys,
+    )
+    assert not (tmp_path / name).exists()

@@ -25,7 +25,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.table_output import STDOUT, check_table_name, write_table
+from deepctrl.cli.table_output import STDOUT, check_model_name, check_table_name, write_table
 from deepctrl.cli.tables import (
     CURRENCY_SIGNS,
     PARQUET_SUFFIXES,
@@ -374,6 +374,7 @@ def fit_command(
     "mae") trains a regressor, ``weight_column`` holds each row's sample weight (not a
     feature)."""
     out_path = check_output_path(out, data, *([] if rules is None else [rules]))
+    check_model_name(out_path)
     check_device(device)
     if cross_fit and val_fraction is not None:
         raise ValueError(

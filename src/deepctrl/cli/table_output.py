@@ -70,6 +70,25 @@ def check_table_name(name: str | Path) -> None:
         )
 
 
+def check_model_name(name: str | Path) -> None:
+    """Refuse a model file name whose suffix names a table or a rules file (``.csv``,
+    ``.parquet``, ``.toml``, ...), which the model would replace without a word.
+
+    >>> check_model_name("sales.csv.gz")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out sales.csv.gz names a table or rules file (.csv); fit writes a model ...
+    """
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSION:
+        suffixes = suffixes[:-1]
+    if suffixes and suffixes[-1] in (".csv", ".toml", *PARQUET_SUFFIXES, *OTHER_FORMATS):
+        raise ValueError(
+            f"--out {name} names a table or rules file ({suffixes[-1]}); fit writes a model "
+            "file: give a name such as model.deepctrl"
+        )
+
+
 def write_table(frame: pd.DataFrame, out: str | Path) -> None:
     """Write ``frame`` to ``out`` (see the module), or as CSV to standard output for ``-``."""
     if str(out) == STDOUT:
