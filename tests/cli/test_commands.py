@@ -211,7 +211,7 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
             ["fit", str(f["text"]), *fit[2:]],
             "column 'price' has text in 1 of 120 rows \\(line 7: 'abc'\\)",
         ),
-        ([*fit, "--val-fraction", "1.5"], "--val-fraction must be a number between 0 and 1"),
+        ([*fit, "--val-fraction", "1.5"], "--val-fraction must be a number from 0 to below 1"),
         (
             [*fit, "--cross-fit", "--val-fraction", "0.3"],
             "--val-fraction and --cross-fit exclude each other",

@@ -89,7 +89,7 @@ def test_verdicts_and_files_on_a_known_truth_table(cli, known):
         (["--group", "sales", "--monotonic", "price=decreasing"], "cannot be the target"),
         (
             ["--group", "segment", "--monotonic", "price=decreasing", "--seeds", "1"],
-            "--seeds must be an integer between 2 and 101, got '1'",
+            "--seeds must be an integer from 2 to 100, got '1'",
         ),
         (
             ["--group", "price", "--monotonic", "price=decreasing"],

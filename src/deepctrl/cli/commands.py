@@ -12,6 +12,7 @@ import contextlib
 import functools
 import json
 import math
+import os
 import re
 import sys
 import warnings
@@ -24,7 +25,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.table_output import STDOUT, check_table_name, write_table
+from deepctrl.cli.table_output import STDOUT, check_model_name, check_table_name, write_table
 from deepctrl.cli.tables import (
     CURRENCY_SIGNS,
     PARQUET_SUFFIXES,
@@ -54,10 +55,20 @@ def one_line_errors(command: F) -> F:
             try:
                 return command(*args, **kwargs)
             except (ValueError, OSError) as exc:
-                text = " ".join(str(exc).split()) or type(exc).__name__
-                raise ValueError(text) from None
+                raise ValueError(_one_line(exc)) from None
 
     return run  # type: ignore[return-value]
+
+
+def _one_line(exc: Exception) -> str:
+    """``exc`` as one line; a file error as the file and why, without its errno.
+
+    >>> _one_line(PermissionError(13, "Permission denied", "m.deepctrl"))
+    'm.deepctrl: Permission denied'
+    """
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 @contextlib.contextmanager
@@ -124,6 +135,26 @@ def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
         integral = bool(np.all(values == np.round(values)))
         chosen = "classification" if integral and len(np.unique(values)) <= 10 else "regression"
     return chosen, f"task: {chosen} (from target column {series.name!r}; set --task to choose)"
+
+
+def check_whole_classes(series: pd.Series, task: str) -> None:
+    """A classification target of numbers holds whole numbers; else an error counting the
+    others.
+
+    >>> check_whole_classes(pd.Series([0.5, 1.0, 2.25], name="sales"), "classification")
+    Traceback (most recent call last):
+    ...
+    ValueError: target column 'sales' holds 2 non-integer numbers; classes must be labels ...
+    """
+    if task != "classification" or not pd.api.types.is_float_dtype(series.dtype):
+        return
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    fractional = int(np.sum(values != np.round(values)) - np.isnan(values).sum())
+    if fractional:
+        raise ValueError(
+            f"target column {series.name!r} holds {fractional} non-integer numbers; classes "
+            "must be labels or whole numbers (drop --task classification for a regression)"
+        )
 
 
 _NUMBER_LIKE = re.compile(
@@ -225,6 +256,8 @@ def check_output_path(out: str | Path, *inputs: str | Path) -> Path:
             "--out - (standard output) is for deepctrl predict; this command writes a file: "
             "give its name"
         )
+    if not str(out):
+        raise ValueError("--out is empty; give a file name")
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
     if out.absolute().parts[1:2] in (("dev",), ("proc",)):
@@ -233,10 +266,19 @@ def check_output_path(out: str | Path, *inputs: str | Path) -> Path:
         raise ValueError(f"--out {out} is a folder; give a file name")
     if not parent.is_dir():
         raise ValueError(f"--out {out}: folder {parent} does not exist")
+    check_writable(parent, f"--out {out}")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise ValueError(f"--out {out} is read-only; give another name or make it writable")
     for given in map(Path, inputs):
         if out.exists() and given.exists() and out.samefile(given):
             raise ValueError(f"--out {out} is the input file {given}; writing would replace it")
     return out
+
+
+def check_writable(folder: Path, option: str) -> None:
+    """A file can be made in ``folder`` (checked before any work), or a one-line error."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{option}: cannot write into folder {folder} (permission denied)")
 
 
 def check_device(device: str) -> None:
@@ -257,11 +299,22 @@ def number(
         if not low <= number < high:
             raise ValueError
     except (TypeError, ValueError):
-        span = f"between {low} and {high}" if high < math.inf else f"at least {low}"
+        span = _span(kind, low, high)
         raise ValueError(
             f"{option} must be {'an integer' if kind is int else 'a number'} {span}, got {value!r}"
         ) from None
     return number
+
+
+def _span(kind: type, low: float, high: float) -> str:
+    """The words for [low, high) of ``kind``.
+
+    >>> _span(int, 0, 2**31), _span(float, 0, 1), _span(int, 1, math.inf)
+    ('from 0 to 2147483647', 'from 0 to below 1', 'at least 1')
+    """
+    if high == math.inf:
+        return f"at least {low}"
+    return f"from {low} to {int(high) - 1}" if kind is int else f"from {low} to below {high}"
 
 
 def _goal(value: Any) -> float:
@@ -320,7 +373,8 @@ def fit_command(
     columns are read as categories whatever their values look like; ``loss`` ("mse" or
     "mae") trains a regressor, ``weight_column`` holds each row's sample weight (not a
     feature)."""
-    out_path = check_output_path(out, data)
+    out_path = check_output_path(out, data, *([] if rules is None else [rules]))
+    check_model_name(out_path)
     check_device(device)
     if cross_fit and val_fraction is not None:
         raise ValueError(
@@ -330,13 +384,13 @@ def fit_command(
     val_fraction = 0.2 if val_fraction is None else val_fraction
     val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
     seed = number(seed, "--seed", int, 0, 2**31)
-    max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
+    max_epochs = epochs_option(max_epochs)
     check_rule_class_has_rules(rule_class, monotonic)
     specs = [monotonic_spec(m, rule_class) for m in monotonic]
     specs += read_rules_file(rules) if rules is not None else []
     rule_list = build_rules(specs)
     path = Path(data)
-    frame = read_table(path)
+    frame = read_table(data)
     if target not in frame.columns:
         raise ValueError(no_column(path, "target", target, list(frame.columns)))
     ids = id_frame(frame, id_columns, data).columns
@@ -364,6 +418,8 @@ def fit_command(
     )
     if weight_column is not None:
         check_weight_column(frame[weight_column], path)
+    if len(frame) == 1:
+        raise ValueError(f"{path} has 1 data row: nothing to learn")
     if frame[target].nunique() == 1:
         raise ValueError(
             f"target column {target!r} is constant ({shown(frame[target].iloc[0])}): there is "
@@ -375,6 +431,7 @@ def fit_command(
         raise ValueError("--class-weight is for classification; the task is regression")
     if task == "classification" and loss is not None:
         raise ValueError("--loss is for regression; a classifier trains on the log loss")
+    check_whole_classes(frame[target], task)
     for spec in monotonic:
         if spec.rpartition("=")[0].strip() == target:
             raise ValueError(f"--monotonic {spec}: {target!r} is the target; name a feature")
@@ -401,6 +458,8 @@ def fit_command(
     check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:
         print(note, file=sys.stderr)
+    if not cross_fit:
+        note_no_validation(len(frame), val_fraction, max_epochs)
     from deepctrl.tabular.onnx_graph import onnx_name_clashes
 
     for name in onnx_name_clashes(features, task == "classification"):
@@ -417,6 +476,30 @@ def fit_command(
         print(f"rows weighted by column {weight_column!r} (losses, errors and alpha choice)")
     print(f"model written to {out_path}")
     return 0
+
+
+MAX_EPOCHS = 100_000
+"""The largest ``--max-epochs``: a fit without validation rows runs every epoch."""
+
+
+def epochs_option(max_epochs: int | str) -> int | str:
+    """``--max-epochs``: "auto" or an integer from 1 to :data:`MAX_EPOCHS`."""
+    if max_epochs == "auto":
+        return "auto"
+    return number(max_epochs, "--max-epochs", int, 1, MAX_EPOCHS + 1)
+
+
+def note_no_validation(rows: int, val_fraction: float, max_epochs: int | str) -> None:
+    """A note when ``val_fraction`` of ``rows`` holds out fewer than 2 rows (the estimator
+    then validates on none): nothing stops training early, so every epoch runs."""
+    if round(val_fraction * rows) >= 2:
+        return
+    runs = "every epoch of the recipe" if max_epochs == "auto" else f"all {max_epochs} epochs"
+    print(
+        f"note: no validation rows (--val-fraction {val_fraction:g} of {rows} rows holds out "
+        f"fewer than 2), so nothing stops training early: {runs} run",
+        file=sys.stderr,
+    )
 
 
 def check_weight_column(weights: pd.Series, path: Path) -> None:
@@ -440,6 +523,10 @@ def check_weight_column(weights: pd.Series, path: Path) -> None:
                 f"{len(values)} rows ({where}{shown_value}); every row needs a weight >= 0"
                 + (" (--drop-missing drops the rows without one)" if what == "no weight" else "")
             )
+    if not (values > 0).any():
+        raise ValueError(
+            f"{path}: weight column {name!r} is 0 on every row; give some rows a weight above 0"
+        )
 
 
 def model_and_frame(
@@ -449,9 +536,12 @@ def model_and_frame(
     targets, when ``with_target`` and present), checked for missing values and for text among
     numbers or dates; those columns; the targets found. The model file's header and the
     table are checked before PyTorch loads."""
-    needed, targets, categorical, dates, ranges = table_model_columns(model)
+    try:
+        needed, targets, categorical, dates, ranges = table_model_columns(model)
+    except OSError as exc:
+        raise ValueError(f"cannot read model file {model}: {exc.strerror or exc}") from None
     path = Path(data)
-    frame = read_table(path, ranges)
+    frame = read_table(data, ranges)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ValueError(
@@ -476,6 +566,16 @@ def model_and_frame(
     return load_any(model), frame, needed, targets
 
 
+MAX_ALPHA = 2.0
+"""The largest alpha the commands take. Training draws alphas from 0 to 1; above 1 the rule's
+direction is extrapolated, and beyond 2 further than the whole range training saw, where
+predictions grow without bound (and overflow to infinity)."""
+_BEYOND = (
+    f"at most {MAX_ALPHA:g} (training drew alphas from 0 to 1; beyond {MAX_ALPHA:g} the rule's "
+    "direction is extrapolated further than the whole training range)"
+)
+
+
 def parse_alphas(text: str) -> list[float]:
     """``start:stop:step`` (stop included) or a comma-separated list of numbers."""
     try:
@@ -484,8 +584,9 @@ def parse_alphas(text: str) -> list[float]:
             if not step > 0 or stop < start or (stop - start) / step > 10_000:
                 raise ValueError
             n = math.floor((stop - start) / step + 1e-9)
-            return [round(start + i * step, 10) for i in range(n + 1)]
-        values = [float(p) for p in text.split(",")]
+            values = [round(start + i * step, 10) for i in range(n + 1)]
+        else:
+            values = [float(p) for p in text.split(",")]
     except ValueError:
         raise ValueError(
             f"--alphas must be START:STOP:STEP (e.g. 0:1:0.1) or numbers separated "
@@ -493,6 +594,10 @@ def parse_alphas(text: str) -> list[float]:
         ) from None
     if not values or not all(math.isfinite(v) for v in values):
         raise ValueError(f"--alphas must hold finite numbers, got {text!r}")
+    if max(values) > MAX_ALPHA:
+        raise ValueError(
+            f"--alphas {text}: alpha {max(values):g} is too large; alpha must be {_BEYOND}"
+        )
     return values
 
 
@@ -584,6 +689,8 @@ def _alpha_option(alpha: str) -> float | str:
     value = check_alpha(alpha if alpha in CHOICES or number is None else number, "--alpha")
     if isinstance(value, str):
         return value
+    if value > MAX_ALPHA:
+        raise ValueError(f"--alpha {alpha}: alpha must be {_BEYOND}")
     if value > 1:
         print(
             f"note: alpha {value:g} is above 1: the rule's direction is extrapolated beyond "
@@ -610,6 +717,12 @@ def _alpha_column(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
         row = int(np.flatnonzero(values < 0)[0])
         raise ValueError(
             f"{path}: alpha column {column!r} must be >= 0: line {row + 2} has {values[row]:g}"
+        )
+    if (values > MAX_ALPHA).any():
+        row = int(np.flatnonzero(values > MAX_ALPHA)[0])
+        raise ValueError(
+            f"{path}: alpha column {column!r}: line {row + 2} has {values[row]:g}; alpha must "
+            f"be {_BEYOND}"
         )
     if (values > 1).any():
         print(

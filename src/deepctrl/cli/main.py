@@ -7,6 +7,7 @@ import contextlib
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -40,7 +41,13 @@ class _Parser(argparse.ArgumentParser):
 
     commands: dict[str, argparse.ArgumentParser]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})  # --monot is no option
+
     def error(self, message: str) -> NoReturn:
+        needs = re.fullmatch(r"argument (--[\w-]+): expected one argument", message)
+        if needs:
+            message += f" (a value starting with '-' is written {needs[1]}=VALUE)"
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 

@@ -17,6 +17,9 @@ from deepctrl.cli.commands import (
     check_rule_class,
     check_rule_class_has_rules,
     check_table_rules,
+    check_whole_classes,
+    check_writable,
+    epochs_option,
     feature_columns,
     id_frame,
     infer_task,
@@ -30,12 +33,17 @@ from deepctrl.tabular.encoding import shown
 
 
 def _out_folder(out: str) -> Path:
+    """``--out`` as a folder that exists and is writable, or can be made."""
+    if not out:
+        raise ValueError("--out is empty; give a folder")
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out {folder} is a file; give a folder")
-    above = next((p for p in folder.parents if p.exists()), None)
+    above = next((p for p in (folder, *folder.parents) if p.exists()), None)
     if above is not None and not above.is_dir():
         raise ValueError(f"--out {folder}: {above} is a file, so the folder cannot be made")
+    if above is not None:
+        check_writable(above, f"--out {folder}")
     return folder
 
 
@@ -80,13 +88,13 @@ def rule_test_command(
     check_device(device)
     folds = number(seeds, "--seeds", int, 2, 101)
     min_rows = number(min_rows, "--min-rows", int, 2 * folds)
-    max_epochs = "auto" if max_epochs == "auto" else number(max_epochs, "--max-epochs", int, 1)
+    max_epochs = epochs_option(max_epochs)
     check_rule_class_has_rules(rule_class, monotonic)
     file_specs = read_rules_file(rules) if rules is not None else []
     if not monotonic and not file_specs:
         raise ValueError("give the rule to test: --monotonic COL=DIRECTION or --rules FILE")
     path = Path(data)
-    frame = read_table(path)
+    frame = read_table(data)
     for option, name in (("target", target), ("group", group)):
         if name is not None and name not in frame.columns:
             raise ValueError(no_column(path, option, name, list(frame.columns)))
@@ -116,6 +124,7 @@ def rule_test_command(
             "(--drop-missing)"
         )
     task, note = infer_task(frame[target], task)
+    check_whole_classes(frame[target], task)
     check_rule_class(task, rule_class, inferred=note is not None)
     if task == "classification" and monotonic and rule_class is None:
         from deepctrl.tabular.table_rules import Outputs

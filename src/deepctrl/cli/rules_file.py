@@ -133,6 +133,8 @@ def parse_rules_text(text: str, source: str = "rules file") -> list[RuleSpec]:
 
 def read_rules_file(path: str | Path) -> list[RuleSpec]:
     """Read and check a rules file."""
+    if not str(path):
+        raise ValueError("--rules is empty; give the rules file")
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"rules file {path} is a folder; give the rules file in it")
@@ -145,6 +147,14 @@ def read_rules_file(path: str | Path) -> list[RuleSpec]:
     except OSError as exc:
         raise ValueError(f"cannot read rules file {path}: {exc.strerror}") from None
     return parse_rules_text(text, str(path))
+
+
+_LARGEST = {"weight": 1e6, "relative": 10.0}
+"""The largest weight and relative change a rule takes (in absolute value)."""
+_WHY_LARGEST = {
+    "weight": "a rule weighs relative to the others; a huge one overflows the training loss",
+    "relative": "10 moves the column by 1,000 %",
+}
 
 
 def _check_keys(spec: RuleSpec) -> None:
@@ -180,6 +190,12 @@ def _check_keys(spec: RuleSpec) -> None:
         raise ValueError(f"{spec.at('additive')}: give 'relative' or 'additive', not both")
     if spec.values.get("weight", 1.0) < 0:
         raise ValueError(f"{spec.at('weight')}: weight must be >= 0")
+    for key, largest in _LARGEST.items():
+        if abs(spec.values.get(key, 0.0)) > largest:
+            raise ValueError(
+                f"{spec.at(key)}: {key} must be at most {largest:g}, got {spec.values[key]:g} "
+                f"({_WHY_LARGEST[key]})"
+            )
 
 
 def monotonic_spec(text: str, rule_class: str | None = None) -> RuleSpec:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from deepctrl.cli.tables import PARQUET_SUFFIXES
+from deepctrl.cli.tables import PARQUET_SUFFIXES, UNREAD_FORMATS
 from deepctrl.io.file_format import write_atomic
 
 STDOUT = "-"
@@ -46,28 +46,7 @@ def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
     return buffer.getvalue()
 
 
-OTHER_FORMATS = (
-    ".xlsx",
-    ".xls",
-    ".ods",
-    ".json",
-    ".jsonl",
-    ".ndjson",
-    ".tsv",
-    ".tab",
-    ".feather",
-    ".arrow",
-    ".orc",
-    ".avro",
-    ".h5",
-    ".hdf5",
-    ".pkl",
-    ".pickle",
-    ".xml",
-    ".html",
-    ".db",
-    ".sqlite",
-)
+OTHER_FORMATS = (*UNREAD_FORMATS, ".tsv", ".tab")
 """Suffixes of table formats deepctrl does not write: a name ending in one would get CSV."""
 
 
@@ -88,6 +67,25 @@ def check_table_name(name: str | Path) -> None:
         raise ValueError(
             f"--out {name}: deepctrl writes CSV (.csv, or compressed: .csv.gz, .csv.bz2, "
             ".csv.xz, .csv.zip) or Parquet (.parquet, .pq); give one of those suffixes"
+        )
+
+
+def check_model_name(name: str | Path) -> None:
+    """Refuse a model file name whose suffix names a table or a rules file (``.csv``,
+    ``.parquet``, ``.toml``, ...), which the model would replace without a word.
+
+    >>> check_model_name("sales.csv.gz")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out sales.csv.gz names a table or rules file (.csv); fit writes a model ...
+    """
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSION:
+        suffixes = suffixes[:-1]
+    if suffixes and suffixes[-1] in (".csv", ".toml", *PARQUET_SUFFIXES, *OTHER_FORMATS):
+        raise ValueError(
+            f"--out {name} names a table or rules file ({suffixes[-1]}); fit writes a model "
+            "file: give a name such as model.deepctrl"
         )
 
 

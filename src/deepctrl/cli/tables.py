@@ -44,6 +44,27 @@ from deepctrl.tabular.encoding import (
 )
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
+UNREAD_FORMATS = (
+    ".xlsx",
+    ".xls",
+    ".ods",
+    ".json",
+    ".jsonl",
+    ".ndjson",
+    ".feather",
+    ".arrow",
+    ".orc",
+    ".avro",
+    ".h5",
+    ".hdf5",
+    ".pkl",
+    ".pickle",
+    ".xml",
+    ".html",
+    ".db",
+    ".sqlite",
+)
+"""Suffixes of table formats deepctrl neither reads nor writes."""
 
 
 _OPENERS: dict[str, Callable[..., Any]] = {  # each opens a compressed file by its suffix
@@ -259,30 +280,74 @@ def missing_spellings(
     return found
 
 
+def _check_format(path: Path) -> None:
+    """A file whose suffix names a table format that is not read (a spreadsheet, JSON) is
+    an error saying to save it as CSV or Parquet."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in (*_OPENERS, ".zip"):
+        suffixes = suffixes[:-1]
+    if suffixes and suffixes[-1] in UNREAD_FORMATS:
+        raise ValueError(
+            f"data file {path}: {suffixes[-1]} files are not read; save it as CSV or Parquet"
+        )
+
+
+def _parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file as a DataFrame; a column named twice, or a file pyarrow cannot read,
+    is an error."""
+    try:
+        import pyarrow.parquet
+    except ImportError:
+        raise ValueError(f"reading {path} needs pyarrow: pip install 'deepctrl[parquet]'") from None
+    try:
+        names = pyarrow.parquet.read_schema(path).names
+    except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise ValueError(_not_parquet(path, exc)) from None
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise ValueError(f"data file {path}: the file names column {twice!r} twice")
+    try:
+        return pd.read_parquet(path)
+    except (ValueError, OSError) as exc:
+        raise ValueError(_not_parquet(path, exc)) from None
+
+
+def _not_parquet(path: Path, exc: Exception) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"data file {path} is not a valid Parquet file: {first}"
+
+
+def _parser_error(path: Path, exc: pd.errors.ParserError) -> str:
+    """pandas' complaint about the CSV file ``path`` in words of its lines and values.
+
+    >>> _parser_error(Path("t.csv"), pd.errors.ParserError(
+    ...     "Error tokenizing data. C error: Expected 3 fields in line 52, saw 5"))
+    'data file t.csv: line 52 has 5 values, the header names 3 columns'
+    """
+    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+    if found is None:
+        return f"data file {path} is not a valid CSV file: {' '.join(str(exc).split())}"
+    names, line, values = found.groups()
+    return f"data file {path}: line {line} has {values} values, the header names {names} columns"
+
+
 def read_table(
     path: str | Path, ranges: dict[str, tuple[float, float]] | None = None
 ) -> pd.DataFrame:
     """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame; ``ranges``,
     a model's training values per column (lowest, highest), settle how a semicolon file
     without decimal commas writes its numbers, as the model's own file did."""
+    if not str(path):
+        raise ValueError("the data file's name is empty; give the table's file")
     path = Path(path)
     if not path.exists():
         raise ValueError(f"data file {path} does not exist")
     if not path.is_file():
         raise ValueError(f"data file {path} is not a file")
+    _check_format(path)
     try:
         if path.suffix.lower() in PARQUET_SUFFIXES:
-            try:
-                import pyarrow  # noqa: F401
-            except ImportError:
-                raise ValueError(
-                    f"reading {path} needs pyarrow: pip install 'deepctrl[parquet]'"
-                ) from None
-            try:
-                frame = pd.read_parquet(path)
-            except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise ValueError(f"data file {path} is not a valid Parquet file: {first}") from None
+            frame = _parquet(path)
         else:
             sep = _separator(path)
             _check_header(path, sep)
@@ -298,11 +363,12 @@ def read_table(
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:
-        raise ValueError(f"data file {path} is not a valid CSV file: {exc}") from None
+        raise ValueError(_parser_error(path, exc)) from None
     except UnicodeDecodeError:
         raise ValueError(_not_utf8(path)) from None
     except (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"cannot read data file {path}: {exc or type(exc).__name__}") from None
+        why = getattr(exc, "strerror", None) or exc or type(exc).__name__
+        raise ValueError(f"cannot read data file {path}: {why}") from None
     except ImportError as exc:
         raise ValueError(f"cannot read data file {path}: {exc}") from None
     if len(frame) == 0:
