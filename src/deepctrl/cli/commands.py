@@ -38,7 +38,6 @@ from deepctrl.cli.tables import (
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 from deepctrl.tabular.encoding import is_missing_text, listed, rows_have, shown
-from deepctrl.tabular.fit_summary import judged_line
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -637,6 +636,8 @@ def sweep_command(
     else:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if est.rule_ is not None:
+        from deepctrl.tabular.fit_summary import judged_line  # imports torch: only once a command needs it
+
         lines = _compare_choices(table, est.primary_metric, goal)
         count, rows = table.attrs["judged_rows"]
         judged = judged_line(est.rules, count, rows, f"rows of {data}")
