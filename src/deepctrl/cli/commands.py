@@ -636,7 +636,7 @@ def sweep_command(
     else:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if est.rule_ is not None:
-        from deepctrl.tabular.fit_summary import judged_line  # imports torch: only once a command needs it
+        from deepctrl.tabular.fit_summary import judged_line  # imports torch: not at start
 
         lines = _compare_choices(table, est.primary_metric, goal)
         count, rows = table.attrs["judged_rows"]
