@@ -46,3 +46,21 @@ def test_a_class_of_zero_total_weight_is_warned_about():
     weight = np.where(y == "yes", 0.0, 1.0)
     with pytest.warns(UserWarning, match="class 'yes' has a total sample weight of 0"):
         dc.DeepCTRLClassifier(**FAST).fit(X, y, sample_weight=weight)
+
+
+def test_two_rules_on_the_two_classes_of_a_binary_target_say_why_they_clash():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x1": rng.normal(size=200)})
+    y = np.where(X["x1"] + rng.normal(size=200) > 0, "yes", "no")
+    why = "(P('no') = 1 - P('yes'): a rule on one of two classes is the opposite rule on the other)"
+    for direction, says in (
+        ("increasing", "cannot both rise and fall with 'x1' "),
+        ("decreasing", "say the same of 'x1' and P('yes') "),
+    ):
+        rules = [
+            dc.Monotonic("x1", "increasing", output="yes"),
+            dc.Monotonic("x1", direction, output="no"),
+        ]
+        with pytest.raises(ValueError) as caught:
+            dc.DeepCTRLClassifier(rules=rules, max_epochs=1).fit(X, y)
+        assert says + why in str(caught.value)

@@ -365,14 +365,20 @@ def _check_pairs(keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs
             seen[(column, index)] = (rule, direction)
             continue
         on = outputs.describe(1 if outputs.kind == "binary" else index)
+        two = (
+            f" ({outputs.describe(0)} = 1 - {on}: a rule on one of two classes is the "
+            "opposite rule on the other)"
+            if outputs.kind == "binary"
+            else ""
+        )
         if other[1] == direction:
             raise ValueError(
                 f"rules {_named(other[0])} and {_named(rule)} say the same "
-                f"of {column!r} and {on}: give it once"
+                f"of {column!r} and {on}{two}: give it once"
             )
         raise ValueError(
             f"rules {_named(other[0])} and {_named(rule)} contradict each "
-            f"other: {on} cannot both rise and fall with {column!r}"
+            f"other: {on} cannot both rise and fall with {column!r}{two}"
         )
     _check_thresholds(keys, seen, outputs)
     if outputs.kind == "multiclass":
