@@ -191,6 +191,7 @@ def test_rules_round_trip_through_their_config():
     )
     again = rule_from_config(rule.config())
     assert again.config() == rule.config()
+    assert again == rule and hash(again) == hash(rule)
     with pytest.raises(ValueError, match="cannot be described"):
         Penalty(lambda x, y: y[:, 0]).config()
 
@@ -219,3 +220,17 @@ def test_rules_show_what_they_say():
         == f"AllOf([Monotonic(feature=0, direction='increasing'), {rule!r}], weights=[1.0, 2.0])"
     )
     assert repr(dc.rules.Penalty(lambda x, y: y.sum(dim=1))) == "Penalty(...)"
+
+
+def test_rules_are_equal_when_they_say_the_same():
+    rule = Monotonic("price", "decreasing", perturbation=Additive(0.5))
+    assert rule == Monotonic("price", "decreasing", perturbation=Additive(0.5))
+    assert len({rule, Monotonic("price", "decreasing", perturbation=Additive(0.5))}) == 1
+    assert rule != Monotonic("price", "increasing", perturbation=Additive(0.5))
+    assert rule != Monotonic("price", "decreasing", perturbation=Additive(0.25))
+    assert rule != Monotonic("price", "decreasing")
+    assert rule != Threshold("price", 0.0, direction="decreasing", perturbation=Additive(0.5))
+    assert AllOf([rule], [2.0]) != AllOf([rule], [1.0])
+    assert Additive(0.1) != Relative(0.1) and Relative(0.1) == Relative(0.1)
+    code = Penalty(lambda x, y: y[:, 0])
+    assert code == code and code != Penalty(lambda x, y: y[:, 0])

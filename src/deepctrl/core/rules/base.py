@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.inputs import Inputs, batch_len, cat, device_of
+from deepctrl.core.rules.described import EqualByDescription
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Context:
     memo: dict[tuple[int, bool], Tensor] = field(default_factory=dict, repr=False, compare=False)
 
 
-class Rule(abc.ABC):
+class Rule(EqualByDescription, abc.ABC):
     """Base class of all rules.
 
     Subclasses implement `loss` (differentiable, >= 0, shape (batch,)) and `satisfied`

@@ -9,9 +9,10 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.checks import finite_real
+from deepctrl.core.rules.described import EqualByDescription
 
 
-class Perturbation(abc.ABC):
+class Perturbation(EqualByDescription, abc.ABC):
     """Draws a non-negative shift delta for each value of the perturbed feature."""
 
     @abc.abstractmethod
