@@ -402,6 +402,21 @@ def test_a_threshold_no_training_row_can_cross_is_refused_with_a_threshold_that_
     assert between.judged_rows_[0] > 0
 
 
+def test_a_perturbation_far_beyond_the_column_is_refused_and_a_wide_one_is_not():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"km": rng.uniform(0, 10, 300), "age": rng.uniform(20, 60, 300)})
+    y = 0.5 * X["km"] + rng.normal(0, 0.3, 300)
+    fast = {"max_epochs": 2, "n_seeds": 1, "random_state": 0, "verbose": False}
+    huge = dc.Monotonic("km", "increasing", perturbation=dc.rules.Additive(1e30))
+    with pytest.raises(ValueError, match=r"moves 'km' by up to 1e\+30, more than 100 times the "):
+        dc.DeepCTRLRegressor(rules=[huge], **fast).fit(X, y)
+    tenfold = dc.Monotonic("age", "increasing", perturbation=dc.rules.Relative(100.0))
+    with pytest.raises(ValueError, match="more than 100 times the column's training range"):
+        dc.DeepCTRLRegressor(rules=[tenfold], **fast).fit(X, y)  # 60 years moved by 6,000
+    wide = dc.Monotonic("km", "increasing", perturbation=dc.rules.Additive(900.0))
+    dc.DeepCTRLRegressor(rules=[wide], **fast).fit(X, y)  # 90 ranges: allowed
+
+
 def test_an_estimator_pickles_as_the_docs_say():
     import pickle
 

@@ -599,12 +599,13 @@ def check_rule_columns(
                     )
                 if frame is not None:
                     _check_crossed(rule, col, frame[col.name])
+            if frame is not None and col.kind == NUMERIC:
+                _check_step_size(rule, col, frame[col.name])
 
 
 def _check_crossed(rule: Threshold, col: Column, column: pd.Series) -> None:
     """The error for a threshold no value of ``column`` can be raised past."""
-    values = torch.from_numpy(numeric_values(column))
-    values = values[~values.isnan()]
+    values = _present_values(column)
     reach = (rule.given_perturbation or default_perturbation(col)).reach(values)
     a = float(rule.threshold)
     if reach is None or ((values < a) & (a < values + reach)).any():
@@ -620,6 +621,34 @@ def _check_crossed(rule: Threshold, col: Column, column: pd.Series) -> None:
         f"{a:g}, since no value below it is raised past it (values move by at most "
         f"{_largest(reach):g} in the column's units){whole}; or give a larger perturbation"
     )
+
+
+_WIDEST_STEP = 100.0
+"""A given perturbation may move a column by at most this many times its training range."""
+
+
+def _check_step_size(rule: Monotonic | Threshold, col: Column, column: pd.Series) -> None:
+    """The error for a perturbation given by the user that moves the column far beyond its
+    training values: the network would learn the rule only on inputs it never sees (and a
+    huge step overflows the scaled inputs), silently giving a model that ignores it."""
+    given = rule.given_perturbation
+    reach = given.reach(_present_values(column)) if given is not None else None
+    if reach is None or not _largest(reach) > _WIDEST_STEP * (col.high - col.low):
+        return
+    raise ValueError(
+        f"rule {_named(rule, 'column')}: its perturbation moves {col.name!r} by up to "
+        f"{_largest(reach):.3g}, more than {_WIDEST_STEP:g} times the column's training range "
+        f"({col.low:g} to {col.high:g}), so the rule would be learned far from every row; "
+        f"give a step near the column's spread (a tenth of its standard deviation is "
+        f"{0.1 * col.std:.3g})"
+    )
+
+
+def _present_values(column: pd.Series) -> Tensor:
+    """A column's values that are not missing, as float64 (a copy: pandas may hand out a
+    read-only view)."""
+    values = torch.tensor(numeric_values(column))
+    return values[~values.isnan()]
 
 
 def _largest(reach: Tensor) -> float:
