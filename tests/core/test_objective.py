@@ -488,3 +488,29 @@ def test_the_custom_loops_guide_saves_and_resumes_as_shown():
     namespace: dict = {}
     exec(compile(block, "custom-loops.md", "exec"), namespace)
     assert namespace["objective"].rho is not None and "torch_rng" in namespace["checkpoint"]
+
+
+def test_a_float64_model_measures_rho_and_the_data_scales_in_float64():
+    from deepctrl.core.scale import RunningScales, column_std
+
+    X, y = data(64, dtype=torch.float64)
+    model = net(torch.float64)
+    rule = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] - x[:, 0])
+    objective = dc.Objective(model, rule, dc.methods.DeepCTRL(rho="paper"), task_loss="mse")
+    objective.calibrate((X, y))
+    rho = objective.state_dict()["method"]["tensors"]["rho"]
+    with torch.no_grad():
+        model.eval()
+        rule_loss = torch.relu(model(X, alpha=1.0)[:, 0] - X[:, 0]).mean()
+        task_loss = ((model(X, alpha=0.0) - y) ** 2).mean()
+    # rounded to float32 on the way, rho was off by about 1e-8 of itself
+    assert float(rho[0]) == pytest.approx(float(rule_loss / task_loss), rel=1e-13, abs=0)
+    stds = X.std(dim=0)
+    assert column_std(X).dtype == torch.float64
+    assert torch.allclose(column_std(X), stds, rtol=1e-14, atol=0)
+    running = RunningScales()
+    running.add(X[:40], y[:40])
+    running.add(X[40:], y[40:])
+    x_scale, y_scale = running.result()
+    assert x_scale.dtype == y_scale.dtype == torch.float64
+    assert torch.allclose(x_scale, stds, rtol=1e-12, atol=0)

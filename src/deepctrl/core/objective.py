@@ -59,7 +59,7 @@ from deepctrl.core.methods import (
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import DeepCTRL
 from deepctrl.core.rules.base import Rule, checked_rule, forward_all, judgement, perturb_all
-from deepctrl.core.scale import scales_of
+from deepctrl.core.scale import at_least_float32, scales_of
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
 from deepctrl.core.world import World
@@ -238,7 +238,8 @@ class Objective:
                     sums[1] += block_sums(one_seed(0.0), None, self.loss_fn, xs, ys, [], "task")[0]
                     sums[2] += batch_len(x)
             sums = World.current().all_reduce_sum(sums)
-            return (sums[:1] / sums[2]).float().cpu(), (sums[1:2] / sums[2]).float().cpu()
+            kept = at_least_float32(dtype)
+            return (sums[:1] / sums[2]).to(kept).cpu(), (sums[1:2] / sums[2]).to(kept).cpu()
 
         return estimate
 

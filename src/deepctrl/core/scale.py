@@ -26,6 +26,16 @@ Scales = Tensor | dict[str, Tensor]
 """Per-feature std of the inputs: one tensor, or one per named input."""
 
 
+def at_least_float32(dtype: torch.dtype) -> torch.dtype:
+    """The dtype a statistic of ``dtype`` values is kept in: float64 for float64 data (a
+    float64 model is not rounded to float32 anywhere), float32 otherwise.
+
+    >>> at_least_float32(torch.float64), at_least_float32(torch.bfloat16)
+    (torch.float64, torch.float32)
+    """
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
 def column_std(t: Tensor, block: int = 65536, weight: Tensor | None = None) -> Tensor:
     """Standard deviation (n - 1) of every column of ``t`` (rows first), in blocks of rows
     so that no temporary as large as ``t`` is made; 1 where it is 0. With ``weight``, row i
@@ -58,7 +68,7 @@ def column_std(t: Tensor, block: int = 65536, weight: Tensor | None = None) -> T
             for i in parts
         ),
     )
-    std = (sq / max(1.0, total - 1)).sqrt().float()
+    std = (sq / max(1.0, total - 1)).sqrt().to(at_least_float32(t.dtype))
     return std.where(std > 0, std.new_ones(()))
 
 
@@ -94,9 +104,11 @@ class RunningScales:
     def __init__(self) -> None:
         self.n = 0
         self.sums: dict[str, tuple[Tensor, Tensor]] = {}
+        self.dtypes: dict[str, torch.dtype] = {}
         self.single = True
 
     def _add(self, key: str, t: Tensor) -> None:
+        self.dtypes[key] = at_least_float32(t.dtype)
         flat = t.reshape(t.shape[0], -1).double()
         s, q = flat.sum(dim=0), (flat**2).sum(dim=0)
         if key in self.sums:
@@ -116,7 +128,7 @@ class RunningScales:
     def _std(self, key: str) -> Tensor:
         s, q = self.sums[key]
         var = ((q - s**2 / self.n) / max(1, self.n - 1)).clamp(min=0.0)
-        std = var.sqrt().float()
+        std = var.sqrt().to(self.dtypes[key])
         return std.where(std > 0, std.new_ones(()))
 
     def result(self) -> tuple[Scales, Tensor]:

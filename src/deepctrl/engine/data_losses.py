@@ -23,7 +23,7 @@ from deepctrl.core.inputs import Inputs, apply, expand_seeds, rows, stack_inputs
 from deepctrl.core.losses import block_sums
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule
-from deepctrl.core.scale import Scales, data_scales, scales_of
+from deepctrl.core.scale import Scales, at_least_float32, data_scales, scales_of
 from deepctrl.core.sources import blocks, is_loader
 from deepctrl.core.world import World
 from deepctrl.engine.ensemble import Stack
@@ -181,7 +181,7 @@ class DataLosses:
                     self.exact,
                     None if w is None else w[:, part],
                 )
-        return (self.world.all_reduce_sum(total) / n).float()
+        return (self.world.all_reduce_sum(total) / n).to(at_least_float32(self.dtype))
 
     def _block_scales(self, m: int) -> tuple[Scales, Tensor] | None:
         """The data scales as the reference rule loss reads them: shared, or with folds one
