@@ -245,6 +245,10 @@ def cases(data: Path, model: Path, f: dict[str, Path], out: Path) -> list[tuple[
             "--alpha must be a finite number, 'auto' or 'min_error', got 'strong'",
         ),
         (
+            ["predict", str(model), str(data), "--alpha", "1e400", "--out", str(out)],
+            "--alpha must be a finite number, 'auto' or 'min_error', got 1e400$",
+        ),
+        (
             ["predict", str(model), str(data), "--alpha", "-0.5", "--out", str(out)],
             "--alpha must be >= 0 \\(0 follows the data, 1 the rule\\), got -0.5",
         ),

@@ -687,6 +687,8 @@ def _alpha_option(alpha: str) -> float | str:
         number: float | None = float(alpha)
     except ValueError:
         number = None
+    if number is not None and not math.isfinite(number):  # 1e400 reads as inf: say what was typed
+        raise ValueError(f"--alpha must be a finite number, 'auto' or 'min_error', got {alpha}")
     value = check_alpha(alpha if alpha in CHOICES or number is None else number, "--alpha")
     if isinstance(value, str):
         return value
