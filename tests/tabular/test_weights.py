@@ -3,6 +3,7 @@ Pipeline and GridSearchCV."""
 
 from __future__ import annotations
 
+import warnings
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,8 +95,19 @@ def test_balanced_classes_predict_the_rare_class():
     X, y = rare_events()
     assert 0.02 < (y == "event").mean() < 0.06
     kw = {**FAST, "max_epochs": 30}
-    plain = dc.DeepCTRLClassifier(**kw).fit(X, y)
-    balanced = dc.DeepCTRLClassifier(class_weight="balanced", **kw).fit(X, y)
+    with pytest.warns(UserWarning, match="is predicted for none") as seen:
+        plain = dc.DeepCTRLClassifier(**kw).fit(X, y)
+    (said,) = [str(w.message) for w in seen if "is predicted for none" in str(w.message)]
+    assert said.startswith(
+        f"class 'event' is predicted for none of the {plain.n_validation_} validation rows at "
+        f"alpha {plain.alpha_:g}, though "
+    )
+    assert said.endswith(
+        "class_weight='balanced' (deepctrl fit --class-weight balanced) weighs the classes alike"
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*is predicted for none")
+        balanced = dc.DeepCTRLClassifier(class_weight="balanced", **kw).fit(X, y)
     events = y == "event"
     recall = (balanced.predict(X)[events] == "event").mean()
     assert recall > 0.7 > (plain.predict(X)[events] == "event").mean()

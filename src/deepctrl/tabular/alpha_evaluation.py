@@ -169,12 +169,14 @@ class AlphaEvaluation:
         weight: np.ndarray | None = None,
         folds: Sequence[np.ndarray] | None = None,
         judged: list[int] | None = None,
+        outputs: list[tuple[Tensor, np.ndarray]] | None = None,
     ) -> dict[str, list[float]]:
         """`sweep` on encoded rows, with targets for the metrics and row weights; with
         `folds`, out of fold (network k predicts the rows `folds[k]`; `y_true` and `weight`
         follow the rows of X). `judged`, a list, receives how many rows the rule judged
         (rows whose feature is missing, and for a threshold the rows whose perturbation
-        does not cross it, are not judged)."""
+        does not cross it, are not judged); `outputs`, a list, receives the model outputs
+        at every alpha, (alphas, rows, outputs), with the targets in their order."""
         if folds is not None:
             order = np.concatenate(folds)
             y_true = None if y_true is None else y_true[order]
@@ -194,6 +196,8 @@ class AlphaEvaluation:
             y, ok = evaluate(alphas, True)
         if judged is not None:
             judged.append(0 if ok is None else int((~ok[0].isnan()).sum()))
+        if outputs is not None and y_true is not None:
+            outputs.append((y, y_true))
         table: dict[str, list[float]] = {
             "alpha": [float(a) for a in alphas],
             "verification_ratio": [],

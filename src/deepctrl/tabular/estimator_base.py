@@ -351,14 +351,20 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         check_rule_classes(self.rules, self.rule_outputs())
         rng = check_random_state(self.random_state)
         labels = Labels(y_train, y_metric, weight)
+        outputs: list[tuple[Tensor, np.ndarray]] = []
         if self.validation == "cross_fit":
-            self._fit_cross(frame, labels, rng)
+            self._fit_cross(frame, labels, rng, outputs)
         else:
-            self._fit_holdout(frame, labels, rng)
+            self._fit_holdout(frame, labels, rng, outputs)
         self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
         self.selected_alpha_ = self._select(self.validation_sweep_)
         self.alpha_ = self.resolve_alpha(self.alpha)
+        self._check_validation_outputs(*outputs[0])
         return self
+
+    def _check_validation_outputs(self, outputs: Tensor, y_true: np.ndarray) -> None:
+        """Warnings on the model's outputs for the rows that chose alpha, (alphas of
+        ``ALPHA_GRID``, rows, outputs), and their targets; none by default."""
 
     def _recipe(self, n_train: int, n_seeds: Any) -> Recipe:
         return training_recipe(
@@ -419,9 +425,15 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self.recipe_ = recipe
         self.n_train_, self.n_validation_ = n_train, n_val
 
-    def _fit_holdout(self, frame: pd.DataFrame, labels: Labels, rng: np.random.RandomState) -> None:
+    def _fit_holdout(
+        self,
+        frame: pd.DataFrame,
+        labels: Labels,
+        rng: np.random.RandomState,
+        outputs: list[tuple[Tensor, np.ndarray]],
+    ) -> None:
         """All networks on the same training rows, stopped and alpha chosen on the held-out
-        `validation_fraction` of the rows."""
+        `validation_fraction` of the rows (their outputs go to `outputs`)."""
         y_train, y_metric, weight = labels
         train_idx, val_idx = self._split(len(frame), y_train, rng)
         chosen = isinstance(self.alpha, str)  # "auto" or "min_error": not a fixed alpha
@@ -456,13 +468,21 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             ALPHA_GRID,
             None if weight is None else weight[rows],
             judged=judged,
+            outputs=outputs,
         )
         self.judged_rows_ = (judged[0], len(rows))
 
-    def _fit_cross(self, frame: pd.DataFrame, labels: Labels, rng: np.random.RandomState) -> None:
+    def _fit_cross(
+        self,
+        frame: pd.DataFrame,
+        labels: Labels,
+        rng: np.random.RandomState,
+        outputs: list[tuple[Tensor, np.ndarray]],
+    ) -> None:
         """Cross-fitting: network k trains on every fold but the k-th, which stops it early;
         alpha is chosen on the folds' rows, each predicted by the network that did not train
-        on it. The networks train at once, in one stacked fit (`deepctrl.fit`'s `folds`)."""
+        on it (their outputs go to `outputs`). The networks train at once, in one stacked fit
+        (`deepctrl.fit`'s `folds`)."""
         y_train, y_metric, weight = labels
         n = len(frame)
         k = self._recipe(n, self.n_seeds).n_seeds
@@ -484,7 +504,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self._keep(result, recipe, n, k * len(folds[0]))
         judged: list[int] = []
         self.validation_sweep_ = self._sweep_encoded(
-            X_all, y_metric, ALPHA_GRID, weight, folds=folds, judged=judged
+            X_all, y_metric, ALPHA_GRID, weight, folds=folds, judged=judged, outputs=outputs
         )
         self.judged_rows_ = (judged[0], sum(len(f) for f in folds))
 

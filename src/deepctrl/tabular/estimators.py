@@ -46,6 +46,8 @@ from sklearn.utils.validation import check_array, check_consistent_length, colum
 from torch import Tensor
 
 from deepctrl.core.metrics import score
+from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from deepctrl.tabular.class_predictions import warn_unpredicted_classes
 from deepctrl.tabular.encoding import category_key, is_missing_text, listed, shown
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
 from deepctrl.tabular.frames import target_names
@@ -655,6 +657,18 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         p = np.exp(y_model, out=y_model if overwrite else None)
         p /= p.sum(axis=1, keepdims=True)
         return p
+
+    def _check_validation_outputs(self, outputs: Tensor, y_true: np.ndarray) -> None:
+        """A warning for a class the validation rows hold and the model at `alpha_` never
+        predicts (checked when `alpha_` is on the grid the validation sweep used)."""
+        alpha = self.alpha_
+        if not isinstance(alpha, float) or alpha not in ALPHA_GRID:
+            return
+        at = outputs[ALPHA_GRID.index(alpha)].numpy()
+        predicted = at[:, 0] > 0 if at.shape[1] == 1 else at.argmax(axis=1)
+        warn_unpredicted_classes(
+            self.classes_, predicted.astype(int), y_true, alpha, self.class_weight is not None
+        )
 
     def _metrics(
         self, y_model: Tensor, y_true: Tensor, weight: Tensor | None = None
