@@ -157,6 +157,16 @@ def test_select_alpha():
     assert dc.select_alpha(table, metric="accuracy") == 1.0
     with pytest.raises(ValueError, match=r"highest 0.990 at alpha 1.0"):
         dc.select_alpha(table, min_verification=0.995)
+    # a metric with a goal: the best value among the alphas that reach it
+    reached = {**table, "verification_ratio": [0.9, 0.95, 0.99]}
+    assert dc.select_alpha(reached, min_verification=0.9) == 0.0
+    assert dc.select_alpha(reached, min_verification=0.9, metric="mae") == 0.5
+    assert dc.select_alpha(reached, min_verification=0.9, metric="accuracy") == 1.0
+    assert dc.select_alpha(reached, min_verification=0.95, metric="mae") == 0.5
+    with pytest.raises(ValueError, match="metric 'no_such' is not in the table"):
+        dc.select_alpha(reached, min_verification=0.9, metric="no_such")
+    with pytest.raises(ValueError, match=r"no alpha has a value of mae \(every one is NaN\)"):
+        dc.select_alpha({"alpha": [0.0, 1.0], "mae": [math.nan, math.nan]})
 
 
 def test_classification_metrics_match_references():
@@ -272,3 +282,17 @@ def test_a_verification_ratio_of_whole_counts_is_exact():
     assert dc.verification_ratio(model, rule, x) == 0.95
     est_like = float(torch.tensor([1.0] * 95 + [0.0] * 5).nanmean())
     assert est_like < 0.95  # what the float32 mean gave
+
+
+def test_a_streamed_sweep_scores_auc_like_tensors_for_one_and_several_outputs():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(200, 3, generator=g)
+    labels = torch.randint(0, 3, (200,), generator=g)
+    for outputs, y in ((1, (labels > 0).float()[:, None]), (3, labels)):
+        torch.manual_seed(0)
+        model = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 8, outputs))
+        rule = dc.rules.Monotonic(0, "increasing")
+        whole = dc.sweep(model, rule, X, y, alphas=[0.0, 1.0], metrics=("auc",))
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_size=64)
+        streamed = dc.sweep(model, rule, loader, alphas=[0.0, 1.0], metrics=("auc",))
+        assert streamed["auc"] == whole["auc"]  # float64 both ways, not float32 through a loader

@@ -67,3 +67,32 @@ def test_weighted_mean_sums_in_float64():
     assert mean.dtype == torch.float64 and float(mean) == pytest.approx(float(values[0]), rel=1e-15)
     assert weighted_mean(values).dtype == torch.float32
     assert math.isnan(float(weighted_mean(values, torch.zeros(3))))
+
+
+def test_auc_of_several_outputs_is_the_mean_of_each_class_against_the_rest():
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(300, 3, generator=g, dtype=torch.float64)
+    labels = torch.randint(0, 3, (300,), generator=g)
+    proba = torch.softmax(logits, dim=1).numpy()
+    expected = roc_auc_score(labels.numpy(), proba, multi_class="ovr", average="macro")
+    assert float(auc(logits, labels)) == pytest.approx(expected, rel=1e-12)
+    # two logits of a binary target: the AUC of P(class 1), not of the first logit
+    two = logits[:, :2]
+    binary = (labels % 2).float()
+    p1 = torch.softmax(two, dim=1)[:, 1].numpy()
+    assert float(auc(two, binary)) == pytest.approx(roc_auc_score(binary.numpy(), p1), rel=1e-12)
+    assert math.isnan(float(auc(logits, torch.zeros(300))))  # classes 1 and 2 absent
+
+
+@pytest.mark.parametrize("metric", ["cross_entropy", "accuracy", "auc"])
+@pytest.mark.parametrize(
+    ("labels", "shown"), [([0.0, 2.5], "got 2.5"), ([0, 5], "got 5"), ([-1, 0], "got -1")]
+)
+def test_class_metrics_refuse_labels_that_are_not_classes(metric, labels, shown):
+    logits = torch.zeros(2, 3)
+    with pytest.raises(
+        ValueError,
+        match=f"{metric} over 3 outputs needs one class label per "
+        f"sample, a whole number from 0 to 2; {shown}",
+    ):
+        score(metric, logits, torch.tensor(labels))

@@ -439,8 +439,8 @@ def _streamed_sweep(
                         [MEANS[name](_wide(y_hat[i]), y).sum() for i in range(A)]
                     ).cpu()
                 n += y.shape[0]
-            if "auc" in metrics:
-                scores.append(y_hat.reshape(A, y_hat.shape[1], -1)[:, :, 0].cpu())
+            if "auc" in metrics:  # every output: several are the logits of classes
+                scores.append(_wide(y_hat.reshape(A, y_hat.shape[1], -1)).cpu())
                 targets.append(y.cpu())  # type: ignore[union-attr]
             if ok is not None:
                 held += ok.nan_to_num(0.0).double().sum(dim=1).cpu()
@@ -451,7 +451,7 @@ def _streamed_sweep(
     for name in metrics:
         if name == "auc":
             s, t = torch.cat(scores, dim=1), torch.cat(targets)
-            table[name] = [float(score("auc", s[i][:, None], t)) for i in range(A)]
+            table[name] = [float(score("auc", s[i], t)) for i in range(A)]
         else:
             mean = sums[name] / max(n, 1)
             table[name] = (mean.sqrt() if name == "rmse" else mean).tolist()
@@ -485,31 +485,36 @@ def select_alpha(
     """Pick an alpha from a [sweep][deepctrl.core.evaluation.sweep] table.
 
     With `min_verification`: the smallest alpha whose verification ratio is at least
-    that (the table estimators' `select_alpha(X, y, min_verification=...)` instead takes
-    the lowest error among those alphas when given labels). Otherwise
-    `objective="min_error"`: the alpha with the best `metric` (accuracy and auc are
-    maximised, the others minimised; NaN counts as the worst).
+    that, or, when `metric` is given too, the alpha with the best `metric` among them (as
+    the table estimators' `select_alpha(X, y, min_verification=...)` does when given
+    labels). Otherwise `objective="min_error"`: the alpha with the best `metric` (accuracy
+    and auc are maximised, the others minimised; NaN counts as the worst; on ties the
+    first alpha of the table).
 
     Args:
         table: A table of [sweep][deepctrl.core.evaluation.sweep].
         min_verification: The verification ratio to reach; None picks by `metric`.
         objective: How to pick without `min_verification`; `"min_error"` is the only one.
         metric: The column to optimise; None is the first error metric in the table
-            (mae, mse, rmse, bce, cross_entropy), else accuracy or auc.
+            (mae, mse, rmse, bce, cross_entropy), else accuracy or auc, and with
+            `min_verification` the smallest alpha reaching it.
 
     Returns:
         The chosen alpha.
 
     Raises:
         ValueError: When no alpha reaches `min_verification` (the message names the
-            highest ratio), the table has no verification ratio or no such metric, or
-            `objective` is not `"min_error"`.
+            highest ratio), the table has no verification ratio or no such metric, the
+            metric has no value (all NaN), or `objective` is not `"min_error"`.
 
     Examples:
         >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2],
         ...               "verification_ratio": [0.2, 0.8, 0.99]}, min_verification=0.9)
         1.0
         >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2]})
+        0.5
+        >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2],
+        ...               "verification_ratio": [0.95, 0.97, 0.99]}, 0.9, metric="mae")
         0.5
     """
     if objective != "min_error":
@@ -540,7 +545,7 @@ def select_alpha(
         if "verification_ratio" not in table:
             raise ValueError("the table has no verification_ratio (sweep without a rule)")
         ratios = table["verification_ratio"]
-        ok = [a for a, r in zip(alphas, ratios, strict=True) if r >= min_verification]
+        ok = [i for i, r in enumerate(ratios) if r >= min_verification]
         if not ok:
             judged = [i for i in range(len(alphas)) if not math.isnan(ratios[i])]
             if not judged:
@@ -550,8 +555,16 @@ def select_alpha(
                 f"no alpha reaches verification ratio {min_verification}"
                 f" (highest {ratios[best]:.3f} at alpha {alphas[best]})"
             )
-        return min(ok)
+        return min(alphas[i] for i in ok) if metric is None else _best_by(table, metric, ok)
+    return _best_by(table, metric, list(range(len(alphas))))
+
+
+def _best_by(table: Table, metric: str | None, rows: list[int]) -> float:
+    """The alpha of ``rows`` (indices into the table) with the best ``metric``, the first on
+    ties; an error when none of them has a value."""
     name = _error_metric(table, metric)
     sign = -1.0 if name in HIGHER_IS_BETTER else 1.0
     values = [sign * v if not math.isnan(v) else math.inf for v in table[name]]
-    return alphas[min(range(len(alphas)), key=lambda i: values[i])]
+    if all(math.isnan(table[name][i]) for i in rows):
+        raise ValueError(f"no alpha has a value of {name} (every one is NaN)")
+    return table["alpha"][min(rows, key=lambda i: values[i])]

@@ -103,9 +103,10 @@ def _score_dtype(y_hat: Tensor) -> torch.dtype:
 
 def correct_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
     """1.0 where the prediction is right: binary (probabilities, threshold 0.5) or
-    multi-class (argmax of scores); in the dtype of floating-point ``y_hat``."""
+    multi-class (argmax of scores, labels checked by `class_labels`); in the dtype of
+    floating-point ``y_hat``."""
     if y_hat.dim() == 2 and y_hat.shape[1] > 1:
-        right = y_hat.argmax(dim=1) == y.reshape(-1).long()
+        right = y_hat.argmax(dim=1) == class_labels(y, y_hat.shape[1], "accuracy")
     else:
         right = (_flat(y_hat)[:, 0] > 0.5) == (_flat(y)[:, 0] > 0.5)
     return right.to(_score_dtype(y_hat))
@@ -137,26 +138,72 @@ def accuracy(y_hat: Tensor, y: Tensor, weight: Tensor | None = None) -> Tensor:
     return weighted_mean(correct_per_sample(y_hat, y), weight)
 
 
+def class_labels(y: Tensor, n_classes: int, metric: str) -> Tensor:
+    """``y`` as class indices (int64, one per sample), checked: whole numbers from 0 to
+    ``n_classes - 1``.
+
+    >>> class_labels(torch.tensor([[0.0], [2.0]]), 3, "accuracy").tolist()
+    [0, 2]
+    >>> class_labels(torch.tensor([0.5, 1.0]), 3, "accuracy")
+    Traceback (most recent call last):
+    ...
+    ValueError: accuracy over 3 outputs needs one class label per sample, a whole number from 0 to 2; got 0.5
+    """
+    flat = _flat(y)
+    bad = None
+    if flat.shape[1] != 1:
+        bad = f"{flat.shape[1]} values per sample"
+    elif y.is_floating_point() or y.dtype == torch.bool:
+        off = flat[:, 0] != flat[:, 0].round()
+        if bool(off.any()):
+            bad = f"{float(flat[:, 0][off][0]):g}"
+    if bad is None:
+        labels = flat[:, 0].long()
+        out = (labels < 0) | (labels >= n_classes)
+        if not bool(out.any()):
+            return labels
+        bad = f"{int(labels[out][0])}"
+    raise ValueError(
+        f"{metric} over {n_classes} outputs needs one class label per sample, a whole number "
+        f"from 0 to {n_classes - 1}; got {bad}"
+    )
+
+
 def auc(y_hat: Tensor, y: Tensor, weight: Tensor | None = None) -> Tensor:
-    """Area under the ROC curve of binary scores (ties count one half): the chance that a
-    positive scores above a negative, each pair counted with the product of the two
-    samples' weights if ``weight`` is given. NaN without a positive or negative weight.
+    """Area under the ROC curve (ties count one half): for one output, of binary scores,
+    the chance that a positive scores above a negative, each pair counted with the product
+    of the two samples' weights if ``weight`` is given; NaN without a positive or negative
+    weight. For several outputs (logits of classes, as `cross_entropy` reads them) and one
+    class label per sample, the mean over the classes of each class's probability (softmax)
+    scored one against the rest, NaN when a class has no sample.
 
     >>> float(auc(torch.tensor([0.1, 0.4, 0.35, 0.8]), torch.tensor([0, 0, 1, 1])))
     0.75
     >>> float(auc(torch.tensor([0.1, 0.4, 0.35, 0.8]), torch.tensor([0, 0, 1, 1]),
     ...           torch.tensor([1.0, 3.0, 1.0, 1.0])))
     0.625
+    >>> logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0], [1.0, 0.0, 0.0]])
+    >>> float(auc(logits, torch.tensor([0, 1, 2, 0])))
+    1.0
     """
-    s = _flat(y_hat)[:, 0].double()
-    pos = _flat(y)[:, 0] > 0.5
-    w = torch.ones_like(s) if weight is None else _weights(weight, s.shape[0], s.device)
+    s = _flat(y_hat)
     dtype = _score_dtype(y_hat) if weight is None else torch.float64
+    if s.shape[1] == 1:
+        return _binary_auc(s[:, 0].double(), _flat(y)[:, 0] > 0.5, weight).to(dtype)
+    labels = class_labels(y, s.shape[1], "auc")
+    proba = torch.softmax(s.double(), dim=1)
+    per_class = [_binary_auc(proba[:, k], labels == k, weight) for k in range(s.shape[1])]
+    return torch.stack(per_class).mean().to(dtype)
+
+
+def _binary_auc(s: Tensor, pos: Tensor, weight: Tensor | None) -> Tensor:
+    """The weighted AUC of float64 scores ``s`` against the bools ``pos``, in float64."""
+    w = torch.ones_like(s) if weight is None else _weights(weight, s.shape[0], s.device)
     w_pos, w_neg = w[pos].sum(), w[~pos].sum()
     if w_pos == 0 or w_neg == 0:
-        return torch.tensor(float("nan"), dtype=dtype)
+        return torch.tensor(float("nan"), dtype=torch.float64, device=s.device)
     area = (w[pos] * _mid_ranks(s, w)[pos]).sum() - w_pos * w_pos / 2
-    return (area / (w_pos * w_neg)).to(dtype)
+    return area / (w_pos * w_neg)
 
 
 def _mid_ranks(s: Tensor, w: Tensor) -> Tensor:
@@ -173,12 +220,17 @@ def _mid_ranks(s: Tensor, w: Tensor) -> Tensor:
     return ranks
 
 
+def _checked_cross_entropy(y_hat: Tensor, y: Tensor) -> Tensor:
+    """`cross_entropy_per_sample` with its labels checked (for reports, not training)."""
+    return cross_entropy_per_sample(y_hat, class_labels(y, _flat(y_hat).shape[1], "cross_entropy"))
+
+
 SCORES: dict[str, Score] = {
     "mae": lambda p, y, w: weighted_mean(mae_per_sample(p, y), w),
     "mse": lambda p, y, w: weighted_mean(mse_per_sample(p, y), w),
     "rmse": lambda p, y, w: weighted_mean(mse_per_sample(p, y), w).sqrt(),
     "bce": lambda p, y, w: weighted_mean(bce_per_sample(p, y), w),
-    "cross_entropy": lambda p, y, w: weighted_mean(cross_entropy_per_sample(p, y), w),
+    "cross_entropy": lambda p, y, w: weighted_mean(_checked_cross_entropy(p, y), w),
     "accuracy": accuracy,
     "auc": auc,
 }
@@ -190,7 +242,7 @@ MEANS: dict[str, PerSample] = {
     "mse": mse_per_sample,
     "rmse": mse_per_sample,
     "bce": bce_per_sample,
-    "cross_entropy": cross_entropy_per_sample,
+    "cross_entropy": _checked_cross_entropy,
     "accuracy": correct_per_sample,
 }
 """Metrics that are means of a per-sample value (rmse: the root of the mean), so that they

@@ -96,9 +96,14 @@ def _errors(table: dict[str, list[float]], metric: str) -> list[float]:
 
 
 def min_error_alpha(table: dict[str, list[float]], metric: str) -> float:
-    """The alpha with the lowest ``metric`` (the smallest such alpha on ties)."""
-    errors = _errors(table, metric)
-    return float(table["alpha"][min(range(len(errors)), key=lambda i: errors[i])])
+    """The alpha with the lowest ``metric`` (the smallest such alpha on ties, in whatever
+    order the table lists them).
+
+    >>> min_error_alpha({"alpha": [1.0, 0.5, 0.0], "mae": [2.0, 1.0, 1.0]}, "mae")
+    0.0
+    """
+    errors, alphas = _errors(table, metric), table["alpha"]
+    return float(alphas[min(range(len(errors)), key=lambda i: (errors[i], alphas[i]))])
 
 
 def keep_rule_alpha(
