@@ -180,10 +180,6 @@ def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path
     for args, message in [
         (["--alpha", "0.5", "--alpha-column", "strength"], "not allowed with argument"),
         (["--alpha-column", "nope"], "has no alpha column 'nope'"),
-        (
-            ["--id-column", "stops", "--alpha", "0.5"],
-            "id column 'stops' is one of the model's input columns",
-        ),
     ]:
         done = cli(
             "predict",
@@ -194,6 +190,27 @@ def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path
             str(tmp_path / "q.csv"),
         )
         assert done.returncode == 2 and message in done.stderr, done.stderr
+    # a model input as an id column (a panel's keys are inputs): written first, as read
+    keyed = tmp_path / "keyed.csv"
+    done = cli(
+        "predict",
+        str(model),
+        str(tmp_path / "new.csv"),
+        "--id-column",
+        "stops",
+        "--id-column",
+        "order_id",
+        "--alpha",
+        "0.5",
+        "--out",
+        str(keyed),
+    )
+    assert done.returncode == 0, done.stderr
+    written = pd.read_csv(keyed)
+    assert list(written.columns[:3]) == ["stops", "order_id", "status"]
+    assert written["stops"].tolist() == new["stops"].tolist()
+    plain = est.predict_proba(new[est.encoder_.names], alpha=0.5)
+    np.testing.assert_allclose(written["proba_late"], plain[:, 0], rtol=1e-5)
 
 
 @pytest.mark.skipif(not EXPORTER_READY, reason="torch.onnx.export is too old")

@@ -155,3 +155,17 @@ def test_other_misuse_is_one_clear_line(against):
         dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")]).alpha_for_verification(
             X, 0.9
         )
+
+
+def test_the_rows_order_changes_no_ratio_sweep_or_chosen_alpha(against):
+    est, X_new = against
+    y_new = X_new["price"] + 2 * X_new["size"]
+    base = est.sweep(X_new, y_new)
+    goal = 0.9
+    alpha = est.alpha_for_verification(X_new, goal)
+    for seed in range(4):
+        order = np.random.default_rng(seed).permutation(len(X_new))
+        shuffled, y_shuffled = X_new.iloc[order], y_new.iloc[order]
+        pd.testing.assert_frame_equal(est.sweep(shuffled, y_shuffled), base, rtol=1e-12)
+        assert est.verification_ratio(shuffled, 0.5) == est.verification_ratio(X_new, 0.5)
+        assert est.alpha_for_verification(shuffled, goal) == alpha

@@ -163,3 +163,24 @@ def test_too_many_groups_ask_for_min_rows(monkeypatch):
     message = "15 values with at least 4 rows.*raise min_rows \\(--min-rows on the command"
     with pytest.raises(ValueError, match=message):
         dc.rule_test(_estimator(), table[FEATURES], table["sales"], groups, folds=2, min_rows=4)
+
+
+def test_warnings_of_a_fold_name_the_group_and_the_folds():
+    table = known_truth_table({"a": "follows", "b": "follows"}, rows=[40, 40], seed=0)
+    X, y = table[FEATURES].copy(), table["sales"]
+    X.loc[X.index[table["segment"] == "b"][0], "quality"] = 1e4  # far beyond the others
+    with pytest.warns(UserWarning) as seen:
+        dc.rule_test(
+            _estimator(max_epochs=2),
+            X,
+            y,
+            table["segment"],
+            folds=2,
+            min_rows=20,
+            progress=False,
+        )
+    said = [str(w.message) for w in seen if "beyond the training range" in str(w.message)]
+    assert said and all(s.startswith(("group 'b', fold ", "all rows, fold ")) for s in said)
+    assert any(
+        s.startswith("group 'b', fold ") and s.split(": ", 1)[0].endswith(" of 2") for s in said
+    )

@@ -772,10 +772,7 @@ def predict_command(
             "--alpha, --alpha-column and --min-verification exclude each other: give one"
         )
     est, frame, columns, _ = model_and_frame(model, data, drop=False, with_target=False)
-    ids = id_frame(frame, id_columns, data)
-    clash = [c for c in ids.columns if c in columns]
-    if clash:
-        raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
+    ids = id_frame(frame, id_columns, data)  # a model input may be one too: a panel's keys
     named = (
         [est.target_name_, *(f"proba_{c}" for c in est.classes_)]
         if hasattr(est, "predict_proba")

@@ -28,7 +28,7 @@ from deepctrl.cli.commands import (
     one_line_errors,
 )
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.tables import clean_columns, read_table
+from deepctrl.cli.tables import clean_columns, read_table, read_targets
 from deepctrl.tabular.encoding import shown
 
 
@@ -105,6 +105,13 @@ def rule_test_command(
             raise ValueError(
                 f"--monotonic {spec}: {group!r} is the --group column; a rule names a feature"
             )
+    if group is not None and group in categorical:
+        raise ValueError(
+            f"--categorical {group}: {group!r} is the --group column, whose values are "
+            "labels kept as written (codes such as 007 keep their zeros)"
+        )
+    if group is not None:  # group labels as written: codes keep their leading zeros
+        frame = read_targets(frame, path, [group])
     ids = set(id_frame(frame, id_columns, data).columns)
     all_features = [c for c in frame.columns if c not in (target, group) and c not in ids]
     features, left_out = feature_columns(frame, all_features, categorical, path)

@@ -245,6 +245,10 @@ class AlphaEvaluation:
             raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
         alphas = [float(a) for a in checked]
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
+        if self.rule_ is not None:  # the rule's draws follow the rows' values, not their order
+            order = value_order(X_enc)
+            X_enc = X_enc[order]
+            y_true = None if y_true is None else y_true[order.numpy()]
         judged: list[int] = []
         table = pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas, judged=judged))
         if self.rule_ is not None:
@@ -269,7 +273,7 @@ class AlphaEvaluation:
         X_enc = self._encode(X)
         if self.rule_ is None:
             raise ValueError("this model has no rules, so it has no verification ratio")
-        _, ok = self._evaluate(X_enc, [self.resolve_alpha(alpha)])
+        _, ok = self._evaluate(X_enc[value_order(X_enc)], [self.resolve_alpha(alpha)])
         assert ok is not None  # the rules are evaluated
         return float(ok.double().nanmean())
 
@@ -372,6 +376,22 @@ class AlphaEvaluation:
         )
         self.alpha_ = alpha
         return alpha
+
+
+def value_order(X: Tensor) -> Tensor:
+    """An order of the encoded rows set by their values alone (by a fixed random projection,
+    ties kept in place), so that a rule's random perturbations, drawn row after row, fall
+    on the same rows whatever order they come in: a sweep, a verification ratio and the
+    alpha chosen by a goal then depend on the set of rows, not on their order.
+
+    >>> rows = torch.tensor([[1.0, 0.0], [0.0, 2.0], [3.0, 1.0]])
+    >>> torch.equal(rows[value_order(rows)], rows[[2, 0, 1]][value_order(rows[[2, 0, 1]])])
+    True
+    """
+    weights = torch.randn(
+        X.shape[1], generator=torch.Generator().manual_seed(0), dtype=torch.float64
+    )
+    return torch.argsort(X.double() @ weights, stable=True)
 
 
 def aligned_alpha(alpha: Any, X: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from deepctrl.core.rules import Threshold
@@ -33,7 +34,7 @@ def _imputed(est: Any) -> str | None:
 
 def _dates(est: Any) -> str | None:
     parts = [
-        f"{c.name} from {c.origin[:19]} ({c.width} inputs: days"
+        f"{c.name} from {c.origin[:19]} ({c.width} input{'s' if c.width != 1 else ''}: days"
         + "".join(f", {p} cycle" for p in c.parts)
         + ")"
         for c in est.encoder_.columns
@@ -75,7 +76,13 @@ def summary_lines(est: Any) -> list[str]:
     table = est.validation_sweep_
     metrics = [m for m in table if m not in ("alpha", "verification_ratio")]
     first = row_of(table, 0.0)
-    lines.append(f"{label} at alpha 0: " + ", ".join(f"{m} {first[m]:.4g}" for m in metrics))
+    shown = [
+        f"{m} n/a (a class has no {label} row)"
+        if m == "auc" and math.isnan(first[m])
+        else f"{m} {first[m]:.4g}"
+        for m in metrics
+    ]
+    lines.append(f"{label} at alpha 0: " + ", ".join(shown))
     if est.rule_ is not None:
         lines.append(
             f"default alpha: {_choice(est, est.selected_alpha_, label)}: the lowest "

@@ -187,20 +187,32 @@ def _fold_curves(
     seed: int,
     alphas: list[float],
     bar: Any,
+    segment: str,
 ) -> tuple[np.ndarray, np.ndarray, str]:
-    """Held-out error and verification curves (folds x alphas), and the error's name."""
+    """Held-out error and verification curves (folds x alphas), and the error's name; the
+    warnings of the fits and sweeps are raised again once each, naming ``segment`` and the
+    folds that gave them (a "training range" there is a fold's, not the table's)."""
     errors, ratios, metric = [], [], ""
+    said: dict[tuple[str, type[Warning]], list[int]] = {}
     splits = KFold(folds, shuffle=True, random_state=seed).split(X)
     for fold, (train, held) in enumerate(splits):
         est = clone(estimator).set_params(random_state=seed + fold, verbose=False)
-        with warnings.catch_warnings():  # the test judges alphas on its held-out folds
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            # the test judges alphas on its held-out folds
             warnings.filterwarnings("ignore", message="the default alpha will be chosen on")
             est.fit(X.iloc[train], y.iloc[train])
-        table = est.sweep(X.iloc[held], y.iloc[held], alphas)
+            table = est.sweep(X.iloc[held], y.iloc[held], alphas)
+        for w in seen:
+            said.setdefault((str(w.message), w.category), []).append(fold + 1)
         metric = est.primary_metric
         errors.append(table[metric].to_numpy(float))
         ratios.append(table["verification_ratio"].to_numpy(float))
         bar.update(1)
+    for (message, category), where in said.items():
+        which = sorted(set(where))
+        folds_text = "fold" + ("s " if len(which) > 1 else " ") + ", ".join(map(str, which))
+        warnings.warn(f"{segment}, {folds_text} of {folds}: {message}", category, stacklevel=2)
     return np.array(errors), np.array(ratios), metric
 
 
@@ -213,6 +225,7 @@ def _judge_segment(
     alphas: list[float],
     min_rows: int,
     bar: Any,
+    segment: str,
     whole: bool = False,
 ) -> tuple[Segment, str]:
     """The segment's verdict; a segment that cannot be trained on is inconclusive, but the
@@ -222,7 +235,7 @@ def _judge_segment(
         verdict, reason = too_few_rows(len(X), min_rows)
         return Segment(len(X), verdict, reason), ""
     try:
-        errors, ratios, metric = _fold_curves(estimator, X, y, folds, seed, alphas, bar)
+        errors, ratios, metric = _fold_curves(estimator, X, y, folds, seed, alphas, bar, segment)
     except ValueError as exc:  # e.g. a classifier's fold with one class
         if whole:
             raise ValueError(f"could not train on the whole table: {exc}") from None
@@ -329,12 +342,20 @@ def rule_test(
             bar.set_postfix_str(f"group {name}")
             mask = (labels == name).to_numpy()
             results[name], m = _judge_segment(
-                estimator, X[mask], y[mask], folds, random_state, grid, min_rows, bar
+                estimator,
+                X[mask],
+                y[mask],
+                folds,
+                random_state,
+                grid,
+                min_rows,
+                bar,
+                f"group {name!r}",
             )
             metric = metric or m
         bar.set_postfix_str(ALL)
         every, m = _judge_segment(
-            estimator, X, y, folds, random_state, grid, min_rows, bar, whole=True
+            estimator, X, y, folds, random_state, grid, min_rows, bar, "all rows", whole=True
         )
     leaves, _ = leaves_and_weights(estimator.rules)
     target = ", ".join(map(str, y.columns)) if isinstance(y, pd.DataFrame) else str(y.name)

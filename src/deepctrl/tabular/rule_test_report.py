@@ -77,7 +77,9 @@ def report_markdown(result: RuleTestResult) -> str:
         "",
         f"Target `{result.target}`; error metric {result.metric} on held-out rows "
         f"({folds} folds per group, each trained with its own seed; intervals at "
-        f"{CONFIDENCE:.0%} over folds).",
+        f"{CONFIDENCE:.0%} over folds). The group column is an input of no model, "
+        "`all` included: the `all` row pools the groups' rows without telling them apart, so "
+        "its error can exceed that of a model fitted with the group column as an input.",
         "",
         markdown_table(header, [_row(k, v) for k, v in segments]),
         "",

@@ -1,0 +1,41 @@
+"""`deepctrl test-rule --group`: group labels as the file writes them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from deepctrl.cli.main import main
+
+FAST = ["--seeds", "2", "--max-epochs", "2", "--no-progress", "--min-rows", "20"]
+
+
+def run(args: list, capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_group_codes_keep_their_leading_zeros(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pd.DataFrame(
+        {"item": rng.choice(["00126", "00787", "01863"], n), "price": rng.uniform(1, 9, n)}
+    )
+    frame["units"] = 20 - frame["price"] + rng.normal(0, 0.3, n)
+    frame.to_csv(tmp_path / "items.csv", index=False)
+    args = ["test-rule", tmp_path / "items.csv", "--target", "units", "--group", "item"]
+    rule = ["--monotonic", "price=decreasing", "--out", tmp_path / "r"]
+    code, out, err = run([*args, *rule, *FAST], capsys)
+    assert code == 0, err
+    groups = json.loads((tmp_path / "r" / "rule_test.json").read_text())["groups"]
+    assert sorted(groups) == ["00126", "00787", "01863"]
+    assert "| 00126 |" in (tmp_path / "r" / "report.md").read_text()
+    code, _, err = run([*args, *rule, *FAST, "--categorical", "item"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        "deepctrl: error: --categorical item: 'item' is the --group column, whose values are "
+        "labels kept as written (codes such as 007 keep their zeros)"
+    )

@@ -1,0 +1,25 @@
+"""What `summary()` says of a fit in words: counts in the singular, metrics without a value."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+import deepctrl as dc
+
+
+def test_a_missing_auc_says_why_and_one_date_input_is_singular():
+    rng = np.random.default_rng(0)
+    n = 200
+    weeks = pd.Timestamp("2024-01-07") + pd.to_timedelta(7 * (np.arange(n) % 20), unit="D")
+    X = pd.DataFrame({"a": rng.normal(size=n), "week": weeks})  # Sundays over 20 weeks
+    y = np.where(X["a"] > 0, "x", "y")
+    y[0] = "z"  # a class of one row: in the training rows, none left to validate on
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = dc.DeepCTRLClassifier(max_epochs=2, random_state=0, verbose=False).fit(X, y)
+    lines = est.summary().splitlines()
+    assert "dates: week from 2024-01-07T00:00:00 (1 input: days)" in lines
+    assert lines[-1].endswith(", auc n/a (a class has no validation row)"), lines[-1]
