@@ -14,6 +14,7 @@ from sklearn.model_selection import GridSearchCV
 import deepctrl as dc
 import deepctrl.tabular.model_file
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from deepctrl.tabular.alpha_evaluation import value_order
 from deepctrl.tabular.model_file import estimator_config
 from deepctrl.tabular.table_rules import Expression
 
@@ -102,8 +103,10 @@ def test_the_sweep_is_the_core_sweep_of_the_averaged_networks():
 
     alphas = [0.0, 0.85, 0.95, 1.0]
     X_enc = torch.from_numpy(est.encoder_.transform(X))
+    order = value_order(X_enc)  # the rule's draws follow the rows' values
+    X_enc = X_enc[order]
     scale, shift = est.target_scale_[0], est.target_mean_[0]
-    scaled = (y.to_numpy() - shift) / scale
+    scaled = (y.to_numpy()[order.numpy()] - shift) / scale
     core = dc.sweep(nets, est.rule_, X_enc, scaled, alphas, metrics=("mae", "mse"), forward=mean)
     table = est.sweep(X, y, alphas)
     assert table["verification_ratio"].tolist() == core["verification_ratio"]
@@ -128,11 +131,13 @@ def test_the_classifier_sweep_is_the_core_sweep_of_its_probability_average():
         return torch.logsumexp(logp, dim=0) - np.log(len(est.models_))
 
     alphas = [0.0, 0.5, 1.0]
+    X_enc = torch.from_numpy(est.encoder_.transform(X))
+    order = value_order(X_enc)
     core = dc.sweep(
         torch.nn.ModuleList(est.models_),
         est.rule_,
-        torch.from_numpy(est.encoder_.transform(X)),
-        torch.from_numpy(labels),
+        X_enc[order],
+        torch.from_numpy(labels)[order],
         alphas,
         metrics=("cross_entropy", "accuracy"),
         forward=mean,

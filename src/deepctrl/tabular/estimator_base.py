@@ -87,7 +87,7 @@ PARAMETERS: dict[str, Allowed] = {
     "learning_rate": POSITIVE_OR_AUTO,
     "lr_schedule": one_of("auto", *LR_SCHEDULES),
     "validation_fraction": FRACTION,
-    "validation": one_of("holdout", "cross_fit"),
+    "validation": one_of("holdout", "last", "cross_fit"),
     "recipe": one_of(*RECIPES),
 }
 """What each parameter the estimators share may be (`alpha` and `device` have their own
@@ -435,7 +435,14 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         """All networks on the same training rows, stopped and alpha chosen on the held-out
         `validation_fraction` of the rows (their outputs go to `outputs`)."""
         y_train, y_metric, weight = labels
-        train_idx, val_idx = self._split(len(frame), y_train, rng)
+        if self.validation == "last":  # rows in time order: validate on the latest
+            n_val = self._n_validation(len(frame))
+            train_idx, val_idx = (
+                np.arange(len(frame) - n_val),
+                np.arange(len(frame) - n_val, len(frame)),
+            )
+        else:
+            train_idx, val_idx = self._split(len(frame), y_train, rng)
         chosen = isinstance(self.alpha, str)  # "auto" or "min_error": not a fixed alpha
         if self.rule_ is not None and chosen and len(val_idx) < FEW_VALIDATION_ROWS:
             where = f"only {len(val_idx)} validation rows" if len(val_idx) else "the training rows"

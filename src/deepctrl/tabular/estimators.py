@@ -210,7 +210,10 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             choice of alpha, in [0, 1); with fewer than two rows on either side, nothing is
             held out and alpha is chosen on the training rows.
         validation: `"holdout"`: every network trains on the same rows and the
-            `validation_fraction` held out stops them and chooses alpha. `"cross_fit"`:
+            `validation_fraction` held out (at random) stops them and chooses alpha.
+            `"last"`: the same with the last `validation_fraction` of the rows held out, as
+            given; for rows in time order the model is then stopped and alpha chosen on
+            later rows than it trained on, as it will be used. `"cross_fit"`:
             the rows are split into `n_seeds` folds (stratified for a classifier),
             network k trains on all folds but the k-th, which stops it early, and alpha
             is chosen on the folds' rows, each predicted by the one network that did not
@@ -437,7 +440,10 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             choice of alpha, in [0, 1); with fewer than two rows on either side, nothing is
             held out and alpha is chosen on the training rows.
         validation: `"holdout"`: every network trains on the same rows and the
-            `validation_fraction` held out stops them and chooses alpha. `"cross_fit"`:
+            `validation_fraction` held out (at random) stops them and chooses alpha.
+            `"last"`: the same with the last `validation_fraction` of the rows held out, as
+            given; for rows in time order the model is then stopped and alpha chosen on
+            later rows than it trained on, as it will be used. `"cross_fit"`:
             the rows are split into `n_seeds` folds (stratified for a classifier),
             network k trains on all folds but the k-th, which stops it early, and alpha
             is chosen on the folds' rows, each predicted by the one network that did not

@@ -57,6 +57,8 @@ def summary_lines(est: Any) -> list[str]:
     default alpha beside the lowest-error one."""
     label = "validation" if est.n_validation_ else "training"
     split = f"validated on {est.n_validation_}" if est.n_validation_ else "no validation split"
+    if est.n_validation_ and est.validation == "last":
+        split = f"validated on the last {est.n_validation_}"
     if est.validation == "cross_fit":
         label = "out-of-fold"
         split = f"cross-fitted: {len(est.models_)} networks, each validated on its own fold"

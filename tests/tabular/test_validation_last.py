@@ -1,0 +1,33 @@
+"""validation="last": the latest rows (as given) stop the networks and choose alpha."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import deepctrl as dc
+
+
+def test_the_last_rows_are_the_validation_rows():
+    rng = np.random.default_rng(0)
+    n = 500
+    X = pd.DataFrame({"t": np.arange(n) / n, "price": rng.uniform(1, 9, n)})
+    y = 5 * X["t"] - 0.5 * X["price"] + rng.normal(0, 0.1, n)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("price", "decreasing")],
+        validation="last",
+        max_epochs=5,
+        random_state=0,
+        verbose=False,
+    ).fit(X, y)
+    assert (est.n_train_, est.n_validation_) == (400, 100)
+    assert est.summary().startswith(
+        "trained DeepCTRLRegressor on 400 rows (validated on the last 100)"
+    )
+    latest = est.sweep(X.iloc[-100:], y.iloc[-100:], alphas=est.validation_sweep_["alpha"])
+    np.testing.assert_allclose(latest["mse"], est.validation_sweep_["mse"], rtol=1e-6)
+    earliest = est.sweep(X.iloc[:100], y.iloc[:100], alphas=est.validation_sweep_["alpha"])
+    assert not np.allclose(earliest["mse"], est.validation_sweep_["mse"], rtol=1e-3)
+    with pytest.raises(ValueError, match="validation must be one of"):
+        dc.DeepCTRLRegressor(validation="latest").fit(X, y)
