@@ -128,3 +128,45 @@ def test_the_documented_callback_example_runs(capsys):
     assert namespace["result"].epochs == [5, 5]
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == ["1", "2", "3", "4", "5"]
+
+
+def test_a_callback_sees_the_methods_state_after_every_epoch():
+    from deepctrl.core.method_state import SeedState
+    from deepctrl.engine.callbacks import per_copy_values
+
+    X, y = data()
+    rule = dc.rules.Monotonic(0, "increasing")
+    seen = Recorder()
+    result = dc.fit(
+        small(),
+        rule,
+        dc.methods.LagrangianDual(dual_lr=1.0),
+        train=(X, y),
+        max_epochs=3,
+        seeds=[0, 1],
+        callbacks=[seen],
+        progress=False,
+    )
+    states = [end.method_state["multipliers"] for end in seen.ends]
+    assert [len(s) for s in states] == [2, 2, 2] and all(len(m) == 1 for m in states[0])
+    final = result.state["multipliers"].tolist()
+    assert states[-1] == final  # the state the fit returns, value for value
+    fixed = Recorder()
+    dc.fit(
+        small(),
+        rule,
+        dc.methods.DeepCTRL(rho=0.25),
+        train=(X, y),
+        max_epochs=2,
+        seeds=[0, 1],
+        callbacks=[fixed],
+        progress=False,
+    )
+    assert [end.method_state for end in fixed.ends] == [{"rho": [0.25, 0.25]}] * 2
+    stacked = SeedState(3, parts=[SeedState(2), SeedState(1)])
+    stacked.parts[0].add("rho", torch.tensor([0.5, 2.0], dtype=torch.float64))
+    stacked.parts[1].add("multipliers", torch.tensor([[1.5, 0.0]]))
+    assert per_copy_values(stacked) == {
+        "rho": [0.5, 2.0, None],
+        "multipliers": [None, None, [1.5, 0.0]],
+    }

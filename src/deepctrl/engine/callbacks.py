@@ -19,8 +19,10 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from deepctrl.core.method_state import SeedState
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,10 @@ class EpochEnd:
         val_loss: Each copy's validation loss, or None when this epoch did not validate.
         train_seconds: Seconds of the pass over the training data (validation excluded).
         lr: The epoch's learning rate.
+        method_state: The method's state after the epoch, by name, one entry per copy
+            (None for a copy whose method keeps no such value): `rho` for DeepCTRL
+            (re-measured every epoch with `rho="epoch"`), the multipliers for
+            LagrangianDual (a list per copy, one per rule).
     """
 
     epoch: int
@@ -45,6 +51,27 @@ class EpochEnd:
     val_loss: list[float] | None
     train_seconds: float
     lr: float
+    method_state: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def per_copy_values(state: SeedState) -> dict[str, list[Any]]:
+    """A method state's tensors as Python values, one entry per copy (seed); for a stack of
+    methods, None where a copy's method keeps no such tensor.
+
+    >>> import torch
+    >>> state = SeedState(2)
+    >>> state.add("rho", torch.tensor([0.5, 2.0]))
+    >>> per_copy_values(state)
+    {'rho': [0.5, 2.0]}
+    """
+    out: dict[str, list[Any]] = {}
+    start = 0
+    for part in state.parts:
+        for name, values in per_copy_values(part).items():
+            out.setdefault(name, [None] * len(state))[start : start + len(part)] = values
+        start += len(part)
+    out.update({name: t.detach().cpu().tolist() for name, t in state.tensors.items()})
+    return out
 
 
 class Callback:

@@ -43,7 +43,7 @@ from deepctrl.core.methods import Method, Terms, method_alphas, method_loss
 from deepctrl.core.metrics import per_sample
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
-from deepctrl.engine.callbacks import Callback, EpochEnd
+from deepctrl.engine.callbacks import Callback, EpochEnd, per_copy_values
 from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.data_losses import DataLosses
 from deepctrl.engine.distributed import check_ranks_agree, join_world
@@ -537,6 +537,7 @@ class Trainer:
                 val_loss,
                 train_seconds,
                 self.opt.lr,
+                per_copy_values(self.state) if callbacks else {},
             )
             stop = [c.on_epoch_end(end) for c in callbacks]
             if not all(keep):
