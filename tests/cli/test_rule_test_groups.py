@@ -28,7 +28,7 @@ def test_group_codes_keep_their_leading_zeros(tmp_path, capsys):
     frame.to_csv(tmp_path / "items.csv", index=False)
     args = ["test-rule", tmp_path / "items.csv", "--target", "units", "--group", "item"]
     rule = ["--monotonic", "price=decreasing", "--out", tmp_path / "r"]
-    code, out, err = run([*args, *rule, *FAST], capsys)
+    code, _, err = run([*args, *rule, *FAST], capsys)
     assert code == 0, err
     groups = json.loads((tmp_path / "r" / "rule_test.json").read_text())["groups"]
     assert sorted(groups) == ["00126", "00787", "01863"]

@@ -21,7 +21,8 @@ def unpredicted_classes(
     """
     held = np.bincount(y_true, minlength=len(classes))
     given = np.bincount(predicted, minlength=len(classes))
-    return [(classes[k], int(held[k])) for k in range(len(classes)) if held[k] and not given[k]]
+    labels = classes.tolist()  # numpy scalars as Python values
+    return [(labels[k], int(held[k])) for k in range(len(classes)) if held[k] and not given[k]]
 
 
 def warn_unpredicted_classes(
