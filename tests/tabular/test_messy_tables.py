@@ -182,6 +182,23 @@ def test_pandas_polars_and_pyarrow_tables_give_the_same_predictions():
     np.testing.assert_array_equal(preds["pyarrow"], preds["pandas"])
 
 
+def test_a_pyarrow_dictionary_column_keeps_its_missing_values():
+    # a pandas category becomes a dictionary-encoded pyarrow column (as Parquet stores text)
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pd.DataFrame({"x": rng.normal(size=n), "c": pd.Categorical(rng.choice(["a", "b"], n))})
+    frame.loc[::10, "c"] = None
+    y = frame["x"] + 2.0 * frame["c"].isna()
+    halves = [pa.Table.from_pandas(part, preserve_index=False) for part in (frame[:60], frame[60:])]
+    table = pa.concat_tables(halves)
+    assert pa.types.is_dictionary(table.schema.field("c").type)
+    est = dc.DeepCTRLRegressor(**FAST).fit(table, y)
+    assert est.encoder_.imputed() == {"c": 12}  # the missing values, not other categories
+    by_pandas = dc.DeepCTRLRegressor(**FAST).fit(frame, y)
+    np.testing.assert_array_equal(est.predict(table), by_pandas.predict(frame))
+    np.testing.assert_array_equal(by_pandas.predict(table), by_pandas.predict(frame))
+
+
 def test_sparse_matrices_are_accepted_with_rules_by_position():
     rng = np.random.default_rng(1)
     dense = rng.uniform(0, 1, (120, 3)) * (rng.uniform(size=(120, 3)) > 0.3)

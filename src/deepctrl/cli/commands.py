@@ -33,11 +33,12 @@ from deepctrl.cli.tables import (
     clean_columns,
     left_out_columns,
     read_table,
+    read_table_dots,
     text_columns,
 )
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
-from deepctrl.tabular.encoding import is_missing_text, listed, rows_have, shown
+from deepctrl.tabular.encoding import NUMERIC, is_missing_text, listed, rows_have, shown
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -389,7 +390,7 @@ def fit_command(
     specs += read_rules_file(rules) if rules is not None else []
     rule_list = build_rules(specs)
     path = Path(data)
-    frame = read_table(data)
+    frame, dots = read_table_dots(data)
     if target not in frame.columns:
         raise ValueError(no_column(path, "target", target, list(frame.columns)))
     ids = id_frame(frame, id_columns, data).columns
@@ -469,6 +470,8 @@ def fit_command(
         )
     sample_weight = None if weight_column is None else frame[weight_column].to_numpy(float)
     est.fit(frame[features], frame[target], sample_weight=sample_weight)
+    numeric = {c.name for c in est.encoder_.columns if c.kind == NUMERIC}
+    est.encoder_.dots = {name: how for name, how in dots.items() if name in numeric}
     est.save(out_path)
     print(est.summary())
     if weight_column is not None:
@@ -536,11 +539,11 @@ def model_and_frame(
     numbers or dates; those columns; the targets found. The model file's header and the
     table are checked before PyTorch loads."""
     try:
-        needed, targets, categorical, dates, ranges = table_model_columns(model)
+        needed, targets, categorical, dates, ranges, dots, categories = table_model_columns(model)
     except OSError as exc:
         raise ValueError(f"cannot read model file {model}: {exc.strerror or exc}") from None
     path = Path(data)
-    frame = read_table(data, ranges)
+    frame = read_table(data, ranges, dots, categories)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ValueError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -312,6 +312,10 @@ _GROUPED = {  # separator of the file -> (thousands grouping, decimal mark) of i
     "\t": (",", "."),
     ";": (".", ","),
 }
+THOUSANDS = "thousands"
+"""How a semicolon file writes a column's dots: between thousands (``1.927`` is 1927)."""
+DECIMAL = "decimal"
+"""How a semicolon file writes a column's dots: as decimal points (``10.482``)."""
 _POINT_DECIMALS = _Pattern(r"[-+]?\d*\.(\d{1,2}|\d{4,})")
 
 
@@ -344,6 +348,8 @@ def thousands(
     raw: pd.DataFrame | None = None,
     comma_decimals: bool = False,
     ranges: dict[str, tuple[float, float]] | None = None,
+    dots: Mapping[str, str] | None = None,
+    seen: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """Columns of numbers, some written with thousands separators ("1,234.5" in a comma
     file, "1.234,5" in a semicolon file), as numbers, with a note; values of such a column
@@ -353,8 +359,10 @@ def thousands(
     that :func:`may_be_grouped` as the file writes them, lets those be checked too: in a
     semicolon file pandas reads the grouped whole number "1.927" as 1.927, yet a column
     written like it may hold three decimals (see :func:`_dots_group`, which
-    ``comma_decimals``, whether the file writes decimals with commas, and ``ranges``, a
-    model's training range per column, help decide).
+    ``comma_decimals``, whether the file writes decimals with commas, ``ranges``, a
+    model's training range per column, and ``dots``, how its training file wrote a
+    column's dots, :data:`THOUSANDS` or :data:`DECIMAL`, help decide). ``seen``, when
+    given, gets how the dots of each column they were weighed in were read.
 
     >>> thousands(pd.DataFrame({"n": ["1,234", "56", None, "Total"]}), ",").n.tolist()
     [1234.0, 56.0, nan, 'Total']
@@ -363,7 +371,7 @@ def thousands(
     >>> thousands(german, ";", raw, comma_decimals=True).sqft.tolist()
     [1927.0, 850.0]
     """
-    ranges = ranges or {}
+    ranges, dots, seen = ranges or {}, dots or {}, {} if seen is None else seen
     group, mark = _GROUPED.get(sep, (",", "."))
     g, m = re.escape(group), re.escape(mark)
     number = _Pattern(rf"[-+]?[1-9]\d{{0,2}}({g}\d{{3}})+({m}\d+)?|[-+]?\d+({m}\d+)?")
@@ -380,22 +388,33 @@ def thousands(
             continue  # no value grouped (most columns end here)
         has_group = _contains(text, group)
         text = text.str.strip()
-        if mark == "," and _POINT_DECIMALS.fullmatch(text).any():
+        trained = dots.get(name) if mark == "," else None
+        if mark == "," and trained != THOUSANDS and _POINT_DECIMALS.fullmatch(text).any():
+            seen[name] = DECIMAL
             continue  # "1.25" beside "2.125": the column's dots are decimal points
         is_number = number.fullmatch(text)
         is_grouped = is_number & has_group  # a plain number holds no grouping
         present = int(text.notna().sum())
-        # pandas read all; else most, or any in a model's number column
-        needed = present if read else 1 if name in ranges else present // 2 + 1
+        # pandas read all; else most, or any in a model's number column (or where its
+        # training file grouped the column: "1.25" beside "3.789" says nothing of it)
+        if trained == THOUSANDS or (name in ranges and not read):
+            needed = 1
+        else:
+            needed = present if read else present // 2 + 1
         if not is_grouped.any() or is_number.sum() < needed:
             continue
         first = text.iloc[int(is_grouped.argmax())]
-        if mark == "," and not _dots_group(text[is_number], comma_decimals, ranges.get(name)):
-            _note_decimals(name, first)
+        if mark == "," and not _dots_group(
+            text[is_number], comma_decimals, ranges.get(name), trained
+        ):
+            _note_decimals(name, first, trained is not None)
+            seen[name] = DECIMAL
             continue
         numbers = text.where(is_number).str.replace(group, "", regex=False)
         numbers = _numbers(numbers.str.replace(mark, ".", regex=False), shaped=True)
         frame[name] = _partly_numbers(series, numbers, name in ranges)
+        if mark == ",":
+            seen[name] = THOUSANDS
         print(
             f"note: read column {name!r} as numbers written with thousands separators ({first!r})",
             file=sys.stderr,
@@ -407,14 +426,19 @@ _DOTS_GROUP = _Pattern(r"[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?")
 
 
 def _dots_group(
-    numbers: pd.Series, comma_decimals: bool, trained: tuple[float, float] | None
+    numbers: pd.Series,
+    comma_decimals: bool,
+    trained: tuple[float, float] | None,
+    written: str | None = None,
 ) -> bool:
     """Whether the dots of a semicolon file's column of numbers separate thousands. A value
-    with two of them (1.003.500) says so, and so does a file that writes its decimals with
-    commas; otherwise "1.927" may as well be a decimal point before three digits, as
-    programs write numbers (pandas reads it so), unless a model's training values of the
-    column (``trained``: lowest, highest) take it as thousands, as a file without a decimal
-    comma to tell, a single row to predict say, must be read as the model was.
+    with two of them (1.003.500) says so; so does ``written``, how a model's training file
+    wrote the column (:data:`THOUSANDS` or :data:`DECIMAL`), which a file to score is read
+    as, whatever its other rows and columns hold; and so does a file that writes its
+    decimals with commas. Otherwise "1.927" may as well be a decimal point before three
+    digits, as programs write numbers (pandas reads it so), unless a model's training values
+    of the column (``trained``: lowest, highest) take it as thousands, as a file without a
+    decimal comma to tell, a single row to predict say, must be read as the model was.
 
     >>> _dots_group(pd.Series(["10.482", "29.631"], dtype="string"), False, None)
     False
@@ -422,8 +446,14 @@ def _dots_group(
     True
     >>> _dots_group(pd.Series(["1.200"], dtype="string"), False, (850.0, 2100.0))
     True
+    >>> _dots_group(pd.Series(["3.789"], dtype="string"), False, (1.0, 5000.0), THOUSANDS)
+    True
     """
-    if comma_decimals or _DOTS_GROUP.fullmatch(numbers).any():
+    if _DOTS_GROUP.fullmatch(numbers).any():
+        return True
+    if written is not None:
+        return written == THOUSANDS
+    if comma_decimals:
         return True
     if trained is None:
         return False
@@ -433,12 +463,18 @@ def _dots_group(
     return low / 2 <= median <= 2 * high and not low / 2 <= median / 1000 <= 2 * high
 
 
-def _note_decimals(name: str, first: str) -> None:
-    """The note for a column :func:`_dots_group` leaves with decimal points."""
+def _note_decimals(name: str, first: str, trained: bool = False) -> None:
+    """The note for a column :func:`_dots_group` leaves with decimal points (``trained``:
+    as a model's training file wrote them)."""
+    why = (
+        "as the model's training file wrote them"
+        if trained
+        else "dots separate thousands in a semicolon file that writes its decimals with "
+        "commas, or where a value has two (1.003.500)"
+    )
     print(
         f"note: read column {name!r} with decimal points ({first!r} as {float(first)}, not "
-        f"{first.replace('.', '')}): dots separate thousands in a semicolon file that writes "
-        "its decimals with commas, or where a value has two (1.003.500)",
+        f"{first.replace('.', '')}): {why}",
         file=sys.stderr,
     )
 

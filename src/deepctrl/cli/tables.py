@@ -16,7 +16,7 @@ import shlex
 import sys
 import warnings
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,6 +25,7 @@ import pandas as pd
 
 from deepctrl.cli.table_numbers import CURRENCY_SIGNS as CURRENCY_SIGNS
 from deepctrl.cli.table_numbers import (
+    THOUSANDS,
     decimal_commas,
     dressed_numbers,
     may_be_grouped,
@@ -33,6 +34,7 @@ from deepctrl.cli.table_numbers import (
     undress,
     writes_decimal_commas,
 )
+from deepctrl.cli.table_trained import category_keys, category_values, dots_written
 from deepctrl.tabular.encoding import (
     CATEGORICAL,
     category_key,
@@ -171,8 +173,8 @@ def _separator(path: Path) -> str:
     return best if counts[best] else ","
 
 
-def _check_header(path: Path, sep: str) -> None:
-    """A column name given twice is an error (pandas would rename the second)."""
+def _check_header(path: Path, sep: str) -> list[str]:
+    """The column names; a name given twice is an error (pandas would rename the second)."""
     header = (
         pd.read_csv(  # names as written: "nan" and "None" are names, not missing
             path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False
@@ -185,6 +187,7 @@ def _check_header(path: Path, sep: str) -> None:
         if name in seen:
             raise ValueError(f"data file {path}: the header names column {name!r} twice")
         seen.add(name)
+    return [str(name) for name in header]
 
 
 def _empty_unnamed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -215,12 +218,20 @@ def _csv(path: Path, sep: str, **options: Any) -> pd.DataFrame:
             ) from None
 
 
-def _raw_numbers(path: Path, table: pd.DataFrame) -> tuple[pd.DataFrame | None, bool]:
+def _raw_numbers(
+    path: Path, table: pd.DataFrame, dots: Mapping[str, str]
+) -> tuple[pd.DataFrame | None, bool]:
     """What only the text of a semicolon file ``path``, read by pandas as ``table``, tells:
     its columns of numbers that :func:`may_be_grouped <deepctrl.cli.table_numbers.may_be_grouped>`
-    as written (None when there are none), and whether it writes decimal commas. Only those
-    columns and the columns of text among numbers are read again as text."""
-    grouped = [name for name in table.columns if may_be_grouped(table[name])]
+    as written, or that a model's training file grouped in thousands (``dots``) (None when
+    there are none), and whether it writes decimal commas. Only those columns and the
+    columns of text among numbers are read again as text."""
+    grouped = [
+        name
+        for name in table.columns
+        if may_be_grouped(table[name])
+        or (dots.get(name) == THOUSANDS and pd.api.types.is_float_dtype(table[name].dtype))
+    ]
     mixed = [name for name in table.columns if pd.api.types.is_object_dtype(table[name].dtype)]
     comma_decimals = any(
         writes_decimal_commas(table[name])
@@ -332,11 +343,36 @@ def _parser_error(path: Path, exc: pd.errors.ParserError) -> str:
 
 
 def read_table(
-    path: str | Path, ranges: dict[str, tuple[float, float]] | None = None
+    path: str | Path,
+    ranges: dict[str, tuple[float, float]] | None = None,
+    dots: Mapping[str, str] | None = None,
+    categories: Mapping[str, Sequence[Any]] | None = None,
 ) -> pd.DataFrame:
-    """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame; ``ranges``,
-    a model's training values per column (lowest, highest), settle how a semicolon file
-    without decimal commas writes its numbers, as the model's own file did."""
+    """A CSV (comma, semicolon or tab separated) or Parquet file as a DataFrame. For a file
+    a model scores: ``ranges``, its training values per number column (lowest, highest),
+    and ``dots``, how its training file wrote each number column's dots (see
+    :func:`read_table_dots`), settle how a semicolon file writes its numbers, as the model's
+    own file did; the columns of ``categories`` (its training categories per column) are
+    read as their text, each value matched alone to the training categories (see
+    [category_values][deepctrl.cli.table_trained.category_values])."""
+    return _read(path, ranges or {}, dots or {}, categories or {})[0]
+
+
+def read_table_dots(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
+    """[read_table][deepctrl.cli.tables.read_table] of a training file, and how a semicolon
+    file wrote the dots of its columns (``thousands`` or ``decimal``; see
+    [dots_written][deepctrl.cli.table_trained.dots_written]), for the model to read the
+    files it scores alike; no dots for another file."""
+    return _read(path, {}, {}, {})
+
+
+def _read(
+    path: str | Path,
+    ranges: dict[str, tuple[float, float]],
+    dots: Mapping[str, str],
+    categories: Mapping[str, Sequence[Any]],
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The table and its dots, for :func:`read_table` and :func:`read_table_dots`."""
     if not str(path):
         raise ValueError("the data file's name is empty; give the table's file")
     path = Path(path)
@@ -345,21 +381,30 @@ def read_table(
     if not path.is_file():
         raise ValueError(f"data file {path} is not a file")
     _check_format(path)
+    written: dict[str, str] = {}
     try:
         if path.suffix.lower() in PARQUET_SUFFIXES:
             frame = _parquet(path)
         else:
             sep = _separator(path)
-            _check_header(path, sep)
-            table = _csv(path, sep)
+            header = _check_header(path, sep)
+            texts = [name for name in header if name in categories]
+            table = _csv(path, sep, dtype=dict.fromkeys(texts, str))
             frame = _empty_unnamed(table, path)
-            known = set(ranges or {})  # a model's number columns
-            raw, comma_decimals = _raw_numbers(path, table) if sep == ";" else (None, False)
-            dressed = undress(frame, known)
+            known = set(ranges)  # a model's number columns
+            raw, comma_decimals = _raw_numbers(path, table, dots) if sep == ";" else (None, False)
+            numbers = frame.drop(columns=texts)  # a model's categories are matched by text
+            dressed = undress(numbers, known)
             if sep == ";":
-                frame = decimal_commas(frame, known)
-            frame = thousands(frame, sep, raw, comma_decimals, ranges)
-            frame = dressed_numbers(frame, dressed, known)
+                numbers = decimal_commas(numbers, known)
+            seen: dict[str, str] = {}
+            numbers = thousands(numbers, sep, raw, comma_decimals, ranges, dots, seen)
+            numbers = dressed_numbers(numbers, dressed, known)
+            for name in texts:
+                numbers[name] = category_values(frame[name], category_keys(categories[name]), sep)
+            frame = numbers[list(frame.columns)] if texts else numbers
+            if sep == ";":
+                written = dots_written(table, seen, comma_decimals)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path} is empty") from None
     except pd.errors.ParserError as exc:
@@ -375,7 +420,7 @@ def read_table(
         raise ValueError(f"data file {path} has no data rows")
     frame.columns = [str(c) for c in frame.columns]
     check_flat(frame, f"data file {path}")
-    return frame
+    return frame, {str(name): how for name, how in written.items()}
 
 
 def as_categories(series: pd.Series) -> pd.Series:

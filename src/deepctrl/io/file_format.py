@@ -225,12 +225,18 @@ class TableModelColumns(NamedTuple):
     dates: list[str]
     ranges: dict[str, tuple[float, float]]
     """Each number column's lowest and highest training value."""
+    dots: dict[str, str]
+    """How the semicolon file a model was fitted on wrote each number column's dots
+    ("thousands" or "decimal"); none for a model fitted otherwise, or by an older deepctrl."""
+    categories: dict[str, list[Any]]
+    """Each category column's training categories (None for the missing values)."""
 
 
 def table_model_columns(path: str | os.PathLike[str]) -> TableModelColumns:
     """The columns a table model file reads, the names of its targets, the columns it
-    reads as categories and as dates, and its number columns' training ranges, from the
-    checked header alone (no weights, no PyTorch)."""
+    reads as categories (with their training categories) and as dates, its number columns'
+    training ranges and how its training file wrote their dots, from the checked header
+    alone (no weights, no PyTorch)."""
     _, meta = read_model_file(path)
     config = model_config(meta, path)
     check_table_model(config, path, meta.get("deepctrl_version", "?"))
@@ -248,6 +254,10 @@ def table_model_columns(path: str | os.PathLike[str]) -> TableModelColumns:
             for c in columns
             if c.get("kind") == "numeric" and "low" in c and "high" in c
         }
-    except (KeyError, TypeError, ValueError) as exc:
+        dots = {str(k): str(v) for k, v in config["preprocessing"].get("dots", {}).items()}
+        categories = {
+            c["name"]: list(c.get("categories", [])) for c in columns if c["name"] in categorical
+        }
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise damaged_table_model(path, exc) from None
-    return TableModelColumns(inputs, targets, categorical, dates, ranges)
+    return TableModelColumns(inputs, targets, categorical, dates, ranges, dots, categories)

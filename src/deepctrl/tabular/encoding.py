@@ -625,6 +625,10 @@ class TableEncoder:
     def __init__(self, columns: list[Column]) -> None:
         self.columns = columns
         self._by_name = {c.name: c for c in columns}
+        self.dots: dict[str, str] = {}
+        """How the semicolon CSV file the command line fitted on wrote each number column's
+        dots ("thousands" or "decimal"), for it to read the files it scores alike; kept in
+        the model file, and read by nothing else."""
 
     @classmethod
     def fit(cls, frame: pd.DataFrame, trends: Collection[str] = ()) -> TableEncoder:
@@ -823,7 +827,9 @@ class TableEncoder:
         return {c.name: c.missing for c in self.columns if c.missing}
 
     def config(self) -> dict[str, Any]:
-        return {"columns": [asdict(c) for c in self.columns]}
+        written = getattr(self, "dots", {})  # an encoder pickled before it had dots has none
+        dots = {"dots": dict(written)} if written else {}
+        return {"columns": [asdict(c) for c in self.columns], **dots}
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> TableEncoder:
@@ -840,4 +846,9 @@ class TableEncoder:
             ):
                 raise ValueError(f"invalid preprocessing for column {c.name!r}")
             start += c.width
-        return cls(columns)
+        encoder = cls(columns)
+        dots = cfg.get("dots", {})
+        if not isinstance(dots, dict) or not set(dots.values()) <= {"thousands", "decimal"}:
+            raise ValueError(f"invalid preprocessing dots {dots!r}")
+        encoder.dots = {str(name): str(how) for name, how in dots.items()}
+        return encoder

@@ -48,7 +48,7 @@ def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
         return frame.infer_objects() if any(d == np.dtype(object) for d in frame.dtypes) else frame
     frame = _narwhals_frame(X)
     if frame is not None:
-        return pd.DataFrame({str(c): frame[c].to_numpy() for c in frame.columns})
+        return pd.DataFrame({str(c): _values(frame[c]) for c in frame.columns})
     if sp.issparse(X):
         X = _dense(X)
     arr = np.asarray(X)
@@ -58,6 +58,20 @@ def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
         names = [f"x{i}" for i in range(arr.shape[1])]
     frame = pd.DataFrame(arr, columns=names)
     return frame.infer_objects() if arr.dtype == object else frame
+
+
+def _values(column: nw.Series[Any]) -> Any:
+    """A data frame's column for pandas: its values, or pandas categories for a pyarrow
+    column of dictionary-encoded values (a pandas category or a Parquet file's text), whose
+    missing values narwhals reads as other categories (pyarrow's ``to_numpy`` of such a
+    column cut in chunks fills them so), as a pandas frame holds them."""
+    native = column.to_native()
+    if type(native).__module__.split(".")[0] == "pyarrow":
+        import pyarrow as pa
+
+        if pa.types.is_dictionary(native.type):
+            return native.to_pandas()
+    return column.to_numpy()
 
 
 DENSE_LIMIT_BYTES = 2**31

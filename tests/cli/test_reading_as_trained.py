@@ -1,0 +1,135 @@
+"""A file to score is read as the model's training file was: a row's numbers and categories
+read the same whatever the other rows of its file hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deepctrl.cli.main import main
+from deepctrl.io.file_format import table_model_columns
+from deepctrl.tabular.estimators import load_any
+
+FAST = ["--max-epochs", "5", "--no-progress"]
+
+
+def run(args: list[object], capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def predictions(model: Path, path: Path, text: str, capsys) -> tuple[list[float], str]:
+    """The predictions for the rows of ``text`` written to ``path``, and what was said."""
+    path.write_text(text)
+    code, out, err = run(["predict", model, path, "--out", "-"], capsys)
+    assert code == 0, err
+    return [float(v) for v in out.splitlines()[1:]], err
+
+
+def _german(n: int = 200) -> str:
+    """Whole numbers 1 to 5000 written 3.279, a rate written 4,25 and a target."""
+    rng = np.random.default_rng(1)
+    qty = np.exp(rng.uniform(0, np.log(5000), n)).round().astype(int)
+    rate = rng.choice([3, 3.5, 4, 4.25, 5], n)
+    y = 10 + 0.002 * qty + 2 * rate + rng.normal(0, 1, n)
+    lines = ["qty;rate;y"]
+    for q, r, t in zip(qty, rate, y, strict=True):
+        grouped = f"{q:,}".replace(",", ".")
+        lines.append(f"{grouped};{str(r).replace('.', ',')};{f'{t:.2f}'.replace('.', ',')}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_semicolon_file_to_score_reads_dots_as_its_training_file_did(tmp_path, capsys):
+    (tmp_path / "train.csv").write_text(_german())
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "train.csv", "--target", "y", "--out", model, *FAST]
+    assert run(fit, capsys)[0] == 0
+    assert table_model_columns(model).dots == {"qty": "thousands", "rate": "thousands"}
+    # alone, no decimal comma tells how 3.789 is written: the training file does (3789)
+    one, err = predictions(model, tmp_path / "one.csv", "qty;rate\n3.789;4\n", capsys)
+    assert "read column 'qty' as numbers written with thousands separators ('3.789')" in err
+    two, _ = predictions(model, tmp_path / "two.csv", "qty;rate\n3.789;4\n10;3,50\n", capsys)
+    plain, _ = predictions(model, tmp_path / "plain.csv", "qty;rate\n3789;4\n", capsys)
+    assert one[0] == pytest.approx(two[0], abs=1e-6) and one[0] == pytest.approx(plain[0], abs=1e-6)
+    # a model file without these facts (an older deepctrl's) reads as before: by the range
+    old = tmp_path / "old.deepctrl"
+    est = load_any(model)
+    est.encoder_.dots = {}
+    est.save(old)
+    assert table_model_columns(old).dots == {}
+    before, err = predictions(old, tmp_path / "one.csv", "qty;rate\n3.789;4\n", capsys)
+    three, _ = predictions(old, tmp_path / "three.csv", "qty;rate\n3.789;4\n", capsys)
+    assert "read column 'qty' with decimal points ('3.789' as 3.789, not 3789)" in err
+    assert before[0] == pytest.approx(three[0]) and before[0] != pytest.approx(one[0], abs=1e-3)
+
+
+def test_a_column_whose_dots_were_decimal_points_stays_so_beside_decimal_commas(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    weight = rng.uniform(5, 40, 150)
+    lines = ["weight;count;y"] + [
+        f"{w:.3f};{c};{w + c:.2f}" for w, c in zip(weight, rng.integers(0, 9, 150), strict=True)
+    ]
+    (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")  # pandas' float_format="%.3f"
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "train.csv", "--target", "y", "--out", model, *FAST]
+    assert run(fit, capsys)[0] == 0
+    assert table_model_columns(model).dots == {"weight": "decimal"}
+    # a decimal comma in another column does not make 10.482 kilograms 10482
+    comma, err = predictions(model, tmp_path / "c.csv", "weight;count\n10.482;2,5\n", capsys)
+    point, _ = predictions(model, tmp_path / "p.csv", "weight;count\n10.482;2.5\n", capsys)
+    assert comma[0] == pytest.approx(point[0], abs=1e-6)
+    assert "as the model's training file wrote them" in err
+
+
+def test_a_category_is_matched_by_its_text_whatever_the_other_rows(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    size = rng.choice(["S", "M", "L", "36,5", "40,5"], 200)
+    x = rng.uniform(0, 10, 200).round(2)
+    effect = {"S": 0, "M": 1, "L": 2, "36,5": 3, "40,5": 4}
+    lines = ["x;size;y"] + [
+        f"{str(a).replace('.', ',')};{s};{str(round(a + effect[s], 2)).replace('.', ',')}"
+        for a, s in zip(x, size, strict=True)
+    ]
+    (tmp_path / "shoes.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "shoes.csv", "--target", "y", "--out", model, *FAST]
+    assert run(fit, capsys)[0] == 0
+    # alone, "36,5" looks like the number 36.5: it is the training category 36,5 all the same
+    one, err = predictions(model, tmp_path / "one.csv", "x;size\n5,0;36,5\n", capsys)
+    assert "not seen in training" not in err
+    three, _ = predictions(model, tmp_path / "three.csv", "x;size\n5,0;36,5\n5,0;S\n", capsys)
+    assert one[0] == pytest.approx(three[0], abs=1e-6)
+    _, err = predictions(model, tmp_path / "new.csv", "x;size\n5,0;38,5\n", capsys)
+    assert "1 row has a category not seen in training (such as '38,5')" in err
+
+
+def test_a_category_read_as_numbers_in_training_finds_them_alone_or_beside_text(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    tier = rng.choice(["$5", "$10", "$20", "none"], 200, p=[0.3, 0.3, 0.2, 0.2])
+    x = rng.uniform(0, 1, 200)
+    effect = {"$5": 1, "$10": 2, "$20": 3, "none": 0}
+    lines = ["tier,x,y"] + [
+        f"{t},{a:.3f},{a + effect[t]:.3f}" for t, a in zip(tier, x, strict=True)
+    ]
+    (tmp_path / "tiers.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "tiers.csv", "--target", "y", "--categorical", "tier"]
+    assert run([*fit, "--out", model, *FAST], capsys)[0] == 0
+    assert sorted(map(str, table_model_columns(model).categories["tier"])) == [
+        "10",
+        "20",
+        "5",
+        "none",
+    ]
+    # "$5" is the training category 5 alone, and beside as many "none" rows as numbers,
+    # written "5" or "$5.00" too
+    alone, err = predictions(model, tmp_path / "a.csv", "tier,x\n$5,0.5\n", capsys)
+    rows = "tier,x\n$5,0.5\nnone,0.5\nnone,0.5\nnone,0.5\n5,0.5\n$5.00,0.5\n"
+    beside, err2 = predictions(model, tmp_path / "b.csv", rows, capsys)
+    assert "not seen in training" not in err + err2
+    assert beside[0] == pytest.approx(alone[0], abs=1e-6)
+    assert beside[4:] == pytest.approx([alone[0]] * 2, abs=1e-6)
+    assert beside[1] != pytest.approx(alone[0], abs=1e-3)
