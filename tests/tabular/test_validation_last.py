@@ -31,3 +31,27 @@ def test_the_last_rows_are_the_validation_rows():
     assert not np.allclose(earliest["mse"], est.validation_sweep_["mse"], rtol=1e-3)
     with pytest.raises(ValueError, match="validation must be one of"):
         dc.DeepCTRLRegressor(validation="latest").fit(X, y)
+
+
+def test_the_command_line_validates_on_the_files_last_rows(tmp_path, capsys):
+    from deepctrl.cli.main import main
+
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame({"week": np.arange(n), "price": rng.uniform(1, 9, n)})
+    frame["units"] = 0.02 * frame["week"] - 0.5 * frame["price"] + rng.normal(0, 0.1, n)
+    frame.to_csv(tmp_path / "ts.csv", index=False)
+    args = [
+        "fit",
+        str(tmp_path / "ts.csv"),
+        "--target",
+        "units",
+        "--out",
+        str(tmp_path / "m.deepctrl"),
+    ]
+    quick = ["--max-epochs", "2", "--no-progress", "--monotonic", "price=decreasing"]
+    assert main([*args, *quick, "--validate-last"]) == 0
+    out, _ = capsys.readouterr()
+    assert "trained DeepCTRLRegressor on 240 rows (validated on the last 60)" in out
+    assert main([*args, *quick, "--validate-last", "--cross-fit"]) == 2
+    assert "--validate-last and --cross-fit exclude each other" in capsys.readouterr().err

@@ -35,6 +35,7 @@ from deepctrl.cli.tables import (
     read_table,
     read_table_dots,
     text_columns,
+    zero_padded_columns,
 )
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
@@ -338,6 +339,13 @@ def feature_columns(
     ``categorical`` columns ``frame`` then holds as categories."""
     left_out = left_out_columns(frame, features, path, categorical)
     kept = [c for c in features if c not in left_out]
+    numbers = [c for c in kept if c not in categorical]
+    for name, value in zero_padded_columns(path, frame, numbers).items():
+        print(
+            f"note: column {name!r} holds whole numbers written with leading zeros (such as "
+            f"{value}), read as numbers; if they are codes, give --categorical {name}",
+            file=sys.stderr,
+        )
     for name in categorical:
         if name not in kept:
             why = f" ({left_out[name]})" if name in left_out else ""
@@ -358,6 +366,7 @@ def fit_command(
     class_weight: str | None = None,
     val_fraction: float | str | None = None,
     cross_fit: bool = False,
+    validate_last: bool = False,
     seed: int | str = 0,
     id_columns: Sequence[str] = (),
     drop_missing: bool = False,
@@ -372,7 +381,7 @@ def fit_command(
     """``deepctrl fit``: train a table model and write it to ``out``; the ``categorical``
     columns are read as categories whatever their values look like; ``loss`` ("mse" or
     "mae") trains a regressor, ``weight_column`` holds each row's sample weight (not a
-    feature)."""
+    feature); ``validate_last`` holds out the file's last rows instead of random ones."""
     out_path = check_output_path(out, data, *([] if rules is None else [rules]))
     check_model_name(out_path)
     check_device(device)
@@ -380,6 +389,11 @@ def fit_command(
         raise ValueError(
             "--val-fraction and --cross-fit exclude each other: cross-fitting holds out "
             "one fold per network"
+        )
+    if cross_fit and validate_last:
+        raise ValueError(
+            "--validate-last and --cross-fit exclude each other: cross-fitting validates "
+            "on every row, one fold per network"
         )
     val_fraction = 0.2 if val_fraction is None else val_fraction
     val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
@@ -441,7 +455,7 @@ def fit_command(
     est = kind(
         rules=rule_list or None,
         validation_fraction=val_fraction,
-        validation="cross_fit" if cross_fit else "holdout",
+        validation="cross_fit" if cross_fit else "last" if validate_last else "holdout",
         random_state=seed,
         max_epochs=max_epochs,
         recipe=recipe,

@@ -304,6 +304,12 @@ def _add_fit(subparsers: Any) -> None:
         help="each network holds out its own fold of the rows instead, and alpha is "
         "chosen out of fold (helps small tables)",
     )
+    p.add_argument(
+        "--validate-last",
+        action="store_true",
+        help="hold out the file's last rows (the --val-fraction share) instead of random "
+        "ones: for rows in time order, stop training and choose alpha on the latest",
+    )
     p.add_argument("--seed", default="0", metavar="S", help="random seed (default 0)")
     p.add_argument(
         "--max-epochs",
@@ -380,6 +386,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         class_weight=args.class_weight,
         val_fraction=args.val_fraction,
         cross_fit=args.cross_fit,
+        validate_last=args.validate_last,
         seed=args.seed,
         id_columns=args.id_columns,
         drop_missing=args.drop_missing,

@@ -246,7 +246,9 @@ def _raw_numbers(
     return (raw[grouped] if grouped else None), comma_decimals
 
 
-def text_columns(path: str | Path, frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+def text_columns(
+    path: str | Path, frame: pd.DataFrame, columns: Sequence[str], nrows: int | None = None
+) -> pd.DataFrame:
     """``columns`` of the table at ``path`` as the text written in a CSV file (leading zeros,
     "NA" and whole numbers kept as they are, an empty field as ""), for ids written back
     beside predictions; a Parquet file's columns as ``frame`` holds them.
@@ -255,15 +257,57 @@ def text_columns(path: str | Path, frame: pd.DataFrame, columns: Sequence[str]) 
         path: The table's file.
         frame: The table as read by [read_table][deepctrl.cli.tables.read_table].
         columns: The columns to read as text.
+        nrows: Read only the first rows (None: all).
 
     Returns:
-        The columns, one row per row of ``frame``.
+        The columns, one row per row of ``frame`` (or per row read).
     """
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES or not columns:
-        return frame[list(columns)]
-    text = _csv(path, _separator(path), dtype=str, keep_default_na=False, usecols=list(columns))
+        return frame[list(columns)].iloc[:nrows]
+    text = _csv(
+        path,
+        _separator(path),
+        dtype=str,
+        keep_default_na=False,
+        usecols=list(columns),
+        nrows=nrows,
+    )
     return text[list(columns)]
+
+
+_PADDED = re.compile(r"\s*0\d+\s*")
+
+
+def zero_padded_columns(
+    path: str | Path, frame: pd.DataFrame, columns: Sequence[str], rows: int = 10_000
+) -> dict[str, str]:
+    """The ``columns`` read as whole numbers whose text in a CSV file writes some with a
+    leading zero (codes such as ``00126``), each with its first such value, from the first
+    ``rows`` rows.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, "t.csv").write_text("item,n\\n00126,3\\n09461,10\\n")
+    ...     zero_padded_columns(Path(d, "t.csv"), read_table(Path(d, "t.csv")), ["item", "n"])
+    {'item': '00126'}
+    """
+    whole = [
+        c
+        for c in columns
+        if pd.api.types.is_numeric_dtype(frame[c].dtype)
+        and not pd.api.types.is_bool_dtype(frame[c].dtype)
+        and bool((frame[c].dropna() % 1 == 0).all())
+    ]
+    if not whole or Path(path).suffix.lower() in PARQUET_SUFFIXES:
+        return {}
+    text = text_columns(path, frame, whole, nrows=rows)
+    found = {}
+    for name in whole:
+        padded = text[name][text[name].str.fullmatch(_PADDED)]
+        if len(padded):
+            found[name] = str(padded.iloc[0]).strip()
+    return found
 
 
 def missing_spellings(

@@ -1,4 +1,5 @@
-"""`deepctrl test-rule --group`: group labels as the file writes them."""
+"""Codes written with leading zeros (`00126`): group labels as written, and a note for
+features read as numbers."""
 
 from __future__ import annotations
 
@@ -39,3 +40,23 @@ def test_group_codes_keep_their_leading_zeros(tmp_path, capsys):
         "deepctrl: error: --categorical item: 'item' is the --group column, whose values are "
         "labels kept as written (codes such as 007 keep their zeros)"
     )
+
+
+def test_zero_padded_codes_among_the_features_get_a_note(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    n = 120
+    frame = pd.DataFrame(
+        {"item": rng.choice(["00126", "00787", "09461"], n), "price": rng.uniform(1, 9, n)}
+    )
+    frame["units"] = 20 - frame["price"] + rng.normal(0, 0.3, n)
+    frame.to_csv(tmp_path / "items.csv", index=False)
+    fit = ["fit", tmp_path / "items.csv", "--target", "units", "--out", tmp_path / "m.deepctrl"]
+    quick = ["--max-epochs", "2", "--no-progress"]
+    code, _, err = run([*fit, *quick], capsys)
+    assert code == 0, err
+    assert (
+        f"note: column 'item' holds whole numbers written with leading zeros (such as "
+        f"{frame['item'].iloc[0]}), read as numbers; if they are codes, give --categorical item"
+    ) in err
+    code, _, err = run([*fit, *quick, "--categorical", "item"], capsys)
+    assert code == 0 and "leading zeros" not in err, err
