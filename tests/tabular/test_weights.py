@@ -4,6 +4,7 @@ Pipeline and GridSearchCV."""
 from __future__ import annotations
 
 import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
