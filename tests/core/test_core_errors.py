@@ -117,7 +117,7 @@ def test_alphas_that_are_not_numbers_or_do_not_fit_the_batch():
     assert model(x, torch.full((1,), 0.5)).shape == (7, 1)  # one alpha for every row
     with pytest.raises(ValueError, match="alphas must be finite numbers, got nan"):
         dc.sweep(model, rule, x, x[:, :1], alphas=[0.0, float("nan")])
-    with pytest.raises(ValueError, match="alphas must be finite numbers, got inf"):
+    with pytest.raises(ValueError, match="alpha must be finite, got inf"):
         dc.verification_ratio(model, rule, x, alpha=float("inf"))
 
 
@@ -342,5 +342,5 @@ def test_seeds_are_whole_and_never_negative():
         dc.fit(net(), RULE, train=(X, y), max_epochs=1, seeds=[0, -1])
     with pytest.raises(ValueError, match="seed must be an integer >= 0, got -3"):
         dc.Objective(net(), RULE, seed=-3)
-    with pytest.raises(ValueError, match="a seed must be an integer >= 0, got -2"):
+    with pytest.raises(ValueError, match="seed must be an integer >= 0, got -2"):
         dc.sweep(net(), RULE, X, y, seed=-2)

@@ -217,7 +217,19 @@ def test_no_rule_nan_ratio():
     X, y = data(8)
     out = dc.Objective(net(), None, dc.methods.TaskOnly())(X, y)
     assert out.satisfied is None and math.isnan(out.verification_ratio)
-    assert float(out.rule) == 0.0
+    assert math.isnan(float(out.rule)) and out.rule.dtype == out.task.dtype
+
+
+def test_a_rule_loss_not_computed_reads_nan_not_zero():
+    X, y = data(8)
+    broken = dc.rules.Penalty(lambda x, y_hat: y_hat[:, 0] + 10.0)  # y_hat <= -10: broken
+    model = net()
+    task_only = dc.Objective(model, broken, dc.methods.TaskOnly())(X, y)
+    assert math.isnan(float(task_only.rule)) and not task_only.rule.requires_grad
+    assert float(task_only.terms.rule.sum()) == 0.0  # the method's terms are unchanged
+    measured = dc.Objective(model, broken, dc.methods.TaskAndRule(0.0))(X, y)
+    assert float(measured.rule) > 5.0 and measured.verification_ratio == 0.0
+    assert torch.equal(task_only.loss.detach(), measured.loss.detach())
 
 
 def test_batch_weights_give_the_weighted_sum_over_the_batch_size():

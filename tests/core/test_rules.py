@@ -212,14 +212,25 @@ def test_rules_show_what_they_say():
     rule = dc.Monotonic("price", "decreasing", perturbation=dc.rules.Additive(0.5), output=1)
     assert repr(rule) == (
         "Monotonic(feature='price', direction='decreasing', output=1, "
-        "perturbation={'kind': 'additive', 'scale': 0.5})"
+        "perturbation=Additive(scale=0.5))"
     )
     both = dc.rules.AllOf([dc.Monotonic(0, "increasing"), rule], [1.0, 2.0])
     assert (
         repr(both)
         == f"AllOf([Monotonic(feature=0, direction='increasing'), {rule!r}], weights=[1.0, 2.0])"
     )
-    assert repr(dc.rules.Penalty(lambda x, y: y.sum(dim=1))) == "Penalty(...)"
+    assert repr(dc.rules.Penalty(lambda x, y: y.sum(dim=1))) == "Penalty(fn=<lambda>)"
+
+    def energy_gap(x, y_hat):
+        return y_hat[:, 0] - x[:, 0]
+
+    assert repr(dc.rules.Penalty(energy_gap, tau=0.5, strict=True)) == (
+        "Penalty(fn=energy_gap, tau=0.5, strict=True)"
+    )
+    assert repr(dc.rules.Relative(0.2)) == "Relative(u=0.2)"
+    assert repr(dc.rules.Standardized(dc.rules.Additive(2.0), 1.0, 3.0)) == (
+        "Standardized(inner=Additive(scale=2.0), mean=1.0, std=3.0)"
+    )
 
 
 def test_rules_are_equal_when_they_say_the_same():

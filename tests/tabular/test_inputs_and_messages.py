@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from sklearn.exceptions import NotFittedError
 
 import deepctrl as dc
@@ -111,6 +112,22 @@ def test_an_alpha_below_zero_is_refused_everywhere():
     # a 0-d array is its number; above 1 extrapolates and is kept
     np.testing.assert_array_equal(est.predict(X, alpha=np.array(0.5)), est.predict(X, alpha=0.5))
     assert est.resolve_alpha(1.5) == 1.5
+
+
+def test_one_number_for_alphas_asks_for_a_list_and_arrays_are_alphas():
+    X, y = _sales()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST).fit(X, y)
+    calls = [
+        lambda a: est.sweep(X, y, alphas=a),
+        lambda a: est.select_alpha(X, y, alphas=a),
+        lambda a: est.alpha_for_verification(X, 0.5, alphas=a),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"alphas must be a sequence .*give \[0.5\]"):
+            call(0.5)
+    listed = est.sweep(X, y, alphas=[0.0, 0.5])
+    pd.testing.assert_frame_equal(est.sweep(X, y, alphas=np.array([0.0, 0.5])), listed)
+    pd.testing.assert_frame_equal(est.sweep(X, y, alphas=torch.tensor([0.0, 0.5])), listed)
 
 
 def test_the_summary_says_which_alpha_predict_uses():

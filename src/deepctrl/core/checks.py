@@ -2,16 +2,19 @@
 
 A setting read from a config, computed with numpy or kept in a tensor arrives as a numpy
 scalar or a one-element tensor; the checks here turn each into a Python float or int, and
-refuse booleans, text, NaN and infinity with one line naming the setting.
+refuse booleans, text, NaN and infinity with one line naming the setting. Seeds must be
+integers and models modules, likewise.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import reprlib
+from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 
 def finite_real(value: object, what: str, *, positive: bool = False, nonneg: bool = False) -> float:
@@ -59,3 +62,57 @@ def index(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{what} must be an integer index, got {value!r}")
     return int(value)
+
+
+def nonneg_int(value: object, what: str) -> int:
+    """`value` as an integer >= 0 (Python or numpy), never a boolean or a float: a seed, a
+    count.
+
+    Examples:
+        >>> nonneg_int(3, "seed")
+        3
+        >>> nonneg_int(1.5, "seed")
+        Traceback (most recent call last):
+        ...
+        ValueError: seed must be an integer >= 0, got 1.5
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{what} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def module(value: object, what: str) -> nn.Module:
+    """`value` itself when it is a `torch.nn.Module`; anything else is a TypeError naming
+    it (a path or a class given where a built network belongs, say).
+
+    Examples:
+        >>> module("net.pt", "model")
+        Traceback (most recent call last):
+        ...
+        TypeError: model must be a torch.nn.Module, got 'net.pt' (str)
+    """
+    if not isinstance(value, nn.Module):
+        raise TypeError(
+            f"{what} must be a torch.nn.Module, got {reprlib.repr(value)} ({type(value).__name__})"
+        )
+    return value
+
+
+def saved_state(state: object, keys: tuple[str, ...], source: str) -> dict[str, Any]:
+    """`state` when it is a dict holding `keys`, as `source` (`"Objective.state_dict()"`)
+    returns it; anything else is an error naming what is missing.
+
+    Examples:
+        >>> saved_state({}, ("params",), "Beta.state_dict()")
+        Traceback (most recent call last):
+        ...
+        ValueError: state is not what Beta.state_dict() returns: it has no 'params'
+    """
+    if not isinstance(state, dict):
+        raise TypeError(f"state must be the dict {source} returns, got {type(state).__name__}")
+    missing = [k for k in keys if k not in state]
+    if missing:
+        raise ValueError(
+            f"state is not what {source} returns: it has no {', '.join(map(repr, missing))}"
+        )
+    return state

@@ -17,16 +17,17 @@ import contextlib
 import math
 import numbers
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, SupportsFloat
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from torch import Tensor, nn
 
 from deepctrl.core.calls import eval_mode, predict_alphas
-from deepctrl.core.checks import finite_real
+from deepctrl.core.checks import finite_real, module, nonneg_int
 from deepctrl.core.data import as_inputs, as_target, check_materialized
-from deepctrl.core.inputs import Inputs, apply, batch_len, cat, rows
+from deepctrl.core.inputs import Inputs, apply, batch_len, cat, refused_rows, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
 from deepctrl.core.rules.base import (
     Rule,
@@ -41,6 +42,12 @@ from deepctrl.core.sources import blocks, is_loader
 
 Table = dict[str, list[float]]
 
+Alphas = Sequence[SupportsFloat] | npt.NDArray[Any] | Tensor
+"""Rule strengths: a sequence of numbers, a 1-D NumPy array or a 1-D tensor."""
+
+AlphaValue = float | np.floating[Any] | Tensor
+"""One rule strength: a Python or NumPy number, or a one-element tensor."""
+
 AlphaForward = Callable[[Inputs, Sequence[float]], Tensor]
 """Outputs (n_alphas, rows, ...) of a block of inputs at every alpha: how a sweep runs the
 model. The default is [predict_alphas][deepctrl.core.calls.predict_alphas] of the model; an
@@ -48,9 +55,12 @@ ensemble passes the average of its members'."""
 
 ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")
 
+SWEEP_ALPHAS = tuple(float(a) for a in np.round(np.linspace(0, 1, 11), 10))
+"""0, 0.1, ..., 1: the alphas `sweep` evaluates unless given others."""
+
 
 def _placement(model: nn.Module) -> tuple[torch.device, torch.dtype]:
-    check_materialized(model)
+    check_materialized(module(model, "model"))
     param = next(model.parameters(), None)
     if param is None:
         return torch.device("cpu"), torch.float32
@@ -121,18 +131,41 @@ def without_autocast(device: torch.device) -> contextlib.AbstractContextManager[
         return contextlib.nullcontext()
 
 
+def alpha_items(alphas: Any) -> list[Any]:
+    """The items of ``alphas`` (a sequence; a 1-D array or tensor gives Python numbers); one
+    number, one text, or an array of another shape is an error.
+
+    >>> alpha_items(np.array([0.0, 0.5])), alpha_items(torch.tensor([1.0]))
+    ([0.0, 0.5], [1.0])
+    >>> alpha_items(0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: alphas must be a sequence of numbers, got 0.5: for one alpha, give [0.5]
+    """
+    array = isinstance(alphas, Tensor | np.ndarray)
+    if array and alphas.ndim > 1:
+        raise ValueError(f"alphas must be one-dimensional, got shape {tuple(alphas.shape)}")
+    one = isinstance(alphas, numbers.Real) or (array and alphas.ndim == 0)
+    if one or isinstance(alphas, str | bytes | numbers.Number):
+        raise ValueError(
+            f"alphas must be a sequence of numbers, got {alphas!r}"
+            + (f": for one alpha, give [{float(alphas)!r}]" if one else "")
+        )
+    if array:
+        return list(alphas.tolist())
+    try:
+        return list(alphas)
+    except TypeError:
+        raise ValueError(f"alphas must be a sequence of numbers, got {alphas!r}") from None
+
+
 def _alpha_list(alphas: Any) -> list[float]:
-    """``alphas`` as finite floats; one number instead of a sequence is an error.
+    """``alphas`` as finite floats (see `alpha_items`).
 
     >>> _alpha_list(torch.tensor([0.0, 0.5]))
     [0.0, 0.5]
     """
-    if isinstance(alphas, numbers.Real) or (isinstance(alphas, Tensor) and alphas.dim() != 1):
-        raise ValueError(
-            f"alphas must be a sequence of numbers, got {alphas!r}: for one alpha, give "
-            f"[{float(alphas)!r}]"
-        )
-    out = [float(a) for a in alphas]
+    out = [float(a) for a in alpha_items(alphas)]
     bad = [a for a in out if not math.isfinite(a)]
     if bad:
         raise ValueError(f"alphas must be finite numbers, got {bad[0]!r}")
@@ -163,7 +196,7 @@ def _blocks(
     model: nn.Module,
     rule: Rule | None,
     data: Any,
-    alphas: Sequence[float],
+    alphas: Alphas,
     seed: int,
     block_rows: int | None,
     need_y: bool,
@@ -171,8 +204,18 @@ def _blocks(
 ) -> Iterator[tuple[Tensor, Tensor | None, Tensor | None]]:
     """(outputs (n_alphas, rows, ...), satisfaction (n_alphas, rows) or None, targets or
     None) per block of rows of a Dataset/DataLoader, or of inputs already placed on the
-    model's device and dtype (`deepctrl.core.data.as_inputs`)."""
+    model's device and dtype (`deepctrl.core.data.as_inputs`). A model that cannot take
+    the first block's rows fails with one line naming them."""
     alphas = _alpha_list(alphas)
+    if not alphas:
+        raise ValueError("predict_sweep needs at least one alpha")
+    seed = nonneg_int(seed, "seed")
+    if block_rows is not None and (
+        isinstance(block_rows, bool)
+        or not isinstance(block_rows, numbers.Integral)
+        or block_rows < 1
+    ):
+        raise ValueError(f"block_rows must be an integer >= 1 or None, got {block_rows!r}")
     device, dtype = _placement(model)
     # (alphas x rows x width) in cache, in whole draws
     block = block_rows or DRAW_ROWS * max(1, 2**14 // len(alphas) // DRAW_ROWS)
@@ -182,16 +225,25 @@ def _blocks(
         for k in range(len(leaves))
     ]
     at_alphas = forward or (lambda z, a: predict_alphas(model, z, a))
+    name = "data" if is_loader(data) else "X"
+    checked = False
 
     def run(x: Inputs) -> tuple[Tensor, Tensor | None]:
+        nonlocal checked
         perturbed = [_drawn(leaf, x, g) for leaf, g in zip(leaves, gens, strict=True)]
         with without_autocast(device):
-            y_hat, y_p = forward_all(lambda z: at_alphas(z, alphas), x, perturbed, out_dim=1)
+            try:
+                y_hat, y_p = forward_all(lambda z: at_alphas(z, alphas), x, perturbed, out_dim=1)
+            except RuntimeError as exc:
+                if checked:
+                    raise
+                raise refused_rows(x, exc, name) from exc
+        checked = True
         ok = satisfaction(rule, x, y_hat, perturbed, y_p) if rule is not None else None
         return y_hat, ok
 
     if is_loader(data):
-        for x, y in blocks(data, block, device, dtype, "data", need_y):
+        for x, y in blocks(data, block, device, dtype, name, need_y):
             yield (*run(x), y)
         return
     for start in range(0, batch_len(data), block):
@@ -203,7 +255,7 @@ def predict_sweep(
     model: nn.Module,
     rule: Rule | None,
     X: Any,
-    alphas: Sequence[float],
+    alphas: Alphas,
     seed: int = 0,
     block_rows: int | None = None,
     forward: AlphaForward | None = None,
@@ -223,16 +275,21 @@ def predict_sweep(
         rule: The rule to check; None skips the check.
         X: A tensor (array, DataFrame), a dict of them, or a Dataset/DataLoader of inputs
             or of (x, y) pairs.
-        alphas: The rule strengths to run the model at.
-        seed: Seeds the perturbations.
-        block_rows: Rows per block; None is 16,384 over the number of alphas, rounded down
-            to a multiple of 64, at least 64.
+        alphas: The rule strengths to run the model at, at least one.
+        seed: Seeds the perturbations, an integer >= 0.
+        block_rows: Rows per block, at least 1; None is 16,384 over the number of alphas,
+            rounded down to a multiple of 64, at least 64.
         forward: `forward(x, alphas)` computes the outputs instead of the model (e.g. an
             ensemble's average; pass its members as `model`); None runs the model.
 
     Returns:
         The outputs, and the satisfaction matrix (1.0 satisfied, 0.0 violated, NaN where
             the rule cannot judge) or None without a rule.
+
+    Raises:
+        ValueError: When `alphas` is empty or not numbers, `seed` is not an integer >= 0,
+            `block_rows` is not an integer >= 1, or the model cannot take the rows of `X`.
+        TypeError: When `model` is not a `torch.nn.Module`.
 
     Examples:
         >>> import deepctrl as dc
@@ -312,7 +369,7 @@ def sweep(
     rule: Rule | None,
     X: Any,
     y: Any = None,
-    alphas: Sequence[float] = tuple(np.round(np.linspace(0, 1, 11), 10)),
+    alphas: Alphas = SWEEP_ALPHAS,
     metrics: str | Sequence[str] = ("mae",),
     seed: int = 0,
     forward: AlphaForward | None = None,
@@ -330,8 +387,9 @@ def sweep(
         y: The targets of tensor `X`; None when `X` is a Dataset or DataLoader.
         alphas: The rule strengths; the default is 0, 0.1, ..., 1.
         metrics: Any of `"mae"`, `"mse"`, `"rmse"`, `"bce"`, `"cross_entropy"`,
-            `"accuracy"` and `"auc"` (one name alone is one metric).
-        seed: Seeds the perturbations of the rule check.
+            `"accuracy"` and `"auc"` (one name alone is one metric); `"l1"`, as training
+            also names the mae, gives the `mae` column.
+        seed: Seeds the perturbations of the rule check, an integer >= 0.
         forward: The outputs at every alpha instead of the model's, as in
             [predict_sweep][deepctrl.core.evaluation.predict_sweep].
 
@@ -342,7 +400,9 @@ def sweep(
 
     Raises:
         ValueError: When `alphas` is empty, a metric is unknown, `y` is given with a
-            Dataset or DataLoader or missing with tensors, or `X` and `y` differ in rows.
+            Dataset or DataLoader or missing with tensors, `X` and `y` differ in rows, or
+            the model cannot take the rows of `X`.
+        TypeError: When `model` is not a `torch.nn.Module`.
     """
     alphas = _alpha_list(alphas)
     if not alphas:
@@ -350,6 +410,7 @@ def sweep(
     if rule is not None:
         checked_rule(rule)
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)  # "mae" is one metric
+    metrics = tuple(dict.fromkeys("mae" if m == "l1" else m for m in metrics))
     unknown = [m for m in metrics if m not in SCORES]
     if unknown:
         raise ValueError(f"unknown metric {unknown[0]!r}; use one of {sorted(SCORES)}")
@@ -382,7 +443,7 @@ def verification_ratio(
     model: nn.Module,
     rule: Rule,
     X: Any,
-    alpha: float = 0.0,
+    alpha: AlphaValue = 0.0,
     seed: int = 0,
     forward: AlphaForward | None = None,
 ) -> float:
@@ -392,21 +453,25 @@ def verification_ratio(
         model: The trained model.
         rule: The rule to check.
         X: Tensors, a dict of them, or a Dataset/DataLoader (of inputs or (x, y) pairs).
-        alpha: The rule strength to run the model at.
-        seed: Seeds the perturbations.
+        alpha: The rule strength to run the model at: a number or a one-element tensor.
+        seed: Seeds the perturbations, an integer >= 0.
         forward: The outputs at every alpha instead of the model's, as in
             [predict_sweep][deepctrl.core.evaluation.predict_sweep].
 
     Returns:
         The verification ratio, between 0 and 1 (NaN when the rule can judge no sample).
+
+    Raises:
+        ValueError: When `alpha` is not a finite number, `seed` is not an integer >= 0, or
+            the model cannot take the rows of `X`.
+        TypeError: When `model` is not a `torch.nn.Module`.
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise ValueError(f"alpha must be a number, got {alpha!r}")
+    a = finite_real(alpha, "alpha")
     checked_rule(rule)
     if is_loader(X):
-        table = _streamed_sweep(model, rule, X, [float(alpha)], (), seed, False, forward)
+        table = _streamed_sweep(model, rule, X, [a], (), seed, False, forward)
         return table["verification_ratio"][0]
-    _, ok = predict_sweep(model, rule, X, [float(alpha)], seed, forward=forward)
+    _, ok = predict_sweep(model, rule, X, [a], seed, forward=forward)
     assert ok is not None
     return float(ok.double().nanmean())
 
@@ -506,6 +571,7 @@ def select_alpha(
         ValueError: When no alpha reaches `min_verification` (the message names the
             highest ratio), the table has no verification ratio or no such metric, the
             metric has no value (all NaN), or `objective` is not `"min_error"`.
+        TypeError: When `table` is not a dict of columns.
 
     Examples:
         >>> select_alpha({"alpha": [0.0, 0.5, 1.0], "mae": [3, 1, 2],
@@ -517,6 +583,10 @@ def select_alpha(
         ...               "verification_ratio": [0.95, 0.97, 0.99]}, 0.9, metric="mae")
         0.5
     """
+    if not (hasattr(table, "get") and hasattr(table, "items")):
+        raise TypeError(
+            f"table must be a dict of columns, as dc.sweep returns, got {type(table).__name__}"
+        )
     if objective != "min_error":
         raise ValueError(f"objective must be 'min_error', got {objective!r}")
     alphas = table.get("alpha", [])

@@ -10,11 +10,14 @@ Examples:
 from __future__ import annotations
 
 import itertools
+import numbers
 from typing import Any, TypeGuard, TypeVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from deepctrl.core.checks import module
 
 ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
@@ -34,7 +37,7 @@ class MLP(nn.Sequential):
     def __init__(self, *dims: int, out_activation: str | None = None) -> None:
         if len(dims) < 2:
             raise ValueError(f"mlp needs at least an input and an output size, got {dims}")
-        if any(int(d) <= 0 for d in dims):
+        if any(isinstance(d, bool) or not isinstance(d, numbers.Integral) or d <= 0 for d in dims):
             raise ValueError(f"mlp sizes must be positive integers, got {dims}")
         layers: list[nn.Module] = []
         for i, (d_in, d_out) in enumerate(itertools.pairwise(dims)):
@@ -67,6 +70,9 @@ class Residual(nn.Module):
         inner: The network whose output is added to its input; its output has the input's
             shape.
 
+    Raises:
+        TypeError: When `inner` is not a `torch.nn.Module`.
+
     Examples:
         >>> import torch
         >>> Residual(mlp(2, 2))(torch.zeros(1, 2)).shape
@@ -75,7 +81,7 @@ class Residual(nn.Module):
 
     def __init__(self, inner: nn.Module) -> None:
         super().__init__()
-        self.inner = inner
+        self.inner = module(inner, "Residual's inner")
 
     def forward(self, x: Tensor) -> Tensor:
         return add_input(self.inner(x), x)

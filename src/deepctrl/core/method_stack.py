@@ -53,6 +53,9 @@ class MethodStack(Method):
     def name(self) -> str:
         return " + ".join(m.name for m in self.methods)
 
+    def __repr__(self) -> str:
+        return f"MethodStack({self.methods!r}, seeds_each={self.seeds_each})"
+
     @staticmethod
     def _split(t: Tensor, state: SeedState) -> tuple[Tensor, ...]:
         """``t`` (seed axis first) cut into the seeds of each member, in stack order."""

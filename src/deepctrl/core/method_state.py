@@ -31,6 +31,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from deepctrl.core.checks import nonneg_int
 from deepctrl.core.priors import Prior
 
 
@@ -51,7 +52,8 @@ class SeedState:
             `n_seeds`; none for one method.
 
     Raises:
-        ValueError: When `priors` or `parts` do not match `n_seeds`.
+        ValueError: When `n_seeds` or `n_rules` is not an integer >= 0, or `priors` or
+            `parts` do not match `n_seeds`.
     """
 
     def __init__(
@@ -61,11 +63,12 @@ class SeedState:
         priors: Sequence[Prior] = (),
         parts: Sequence[SeedState] = (),
     ) -> None:
+        n_seeds, n_rules = nonneg_int(n_seeds, "n_seeds"), nonneg_int(n_rules, "n_rules")
         if priors and len(priors) != n_seeds:
             raise ValueError(f"{len(priors)} priors for {n_seeds} seeds")
         if parts and sum(len(p) for p in parts) != n_seeds:
             raise ValueError(f"parts of {[len(p) for p in parts]} seeds for {n_seeds} seeds")
-        self.n_seeds, self.n_rules = int(n_seeds), int(n_rules)
+        self.n_seeds, self.n_rules = n_seeds, n_rules
         self.priors = list(priors)
         self.parts = list(parts)
         self.tensors: dict[str, Tensor] = {}

@@ -179,6 +179,11 @@ class Method(abc.ABC):
         """The method's name in results and progress bars (the class name by default)."""
         return type(self).__name__
 
+    def __repr__(self) -> str:
+        """The class and its settings (public attributes), e.g. ``TaskAndRule(lam=0.3)``."""
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({args})"
+
     def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
         """The state of `seeds` before the first batch.
 
@@ -588,6 +593,12 @@ class DeepCTRLMethod(LinearMethod):
     @property
     def name(self) -> str:
         return "DeepCTRL"
+
+    def __repr__(self) -> str:
+        """As built, under its public name: ``DeepCTRL(prior=Beta(a=0.1, b=0.1),
+        rho='auto')`` (`val_alpha` when not 0)."""
+        shown = f"DeepCTRL(prior={self.prior!r}, rho={self.rho_mode!r}"
+        return shown + (f", val_alpha={self.val_alpha!r})" if self.val_alpha else ")")
 
     def init_state(self, seeds: list[int], n_rules: int, estimate: LossEstimate) -> SeedState:
         """Each seed's prior (its generator seeded from the seed) and rho: the fixed value,

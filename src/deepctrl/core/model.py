@@ -17,6 +17,7 @@ from typing import Any, overload
 import torch
 from torch import Tensor, nn
 
+from deepctrl.core.checks import module
 from deepctrl.core.inputs import Inputs, batch_len, expand_seeds
 from deepctrl.core.layers import MLP, add_input, runs_as
 from deepctrl.core.merges import BUILT_INS, Merge, as_merge
@@ -79,6 +80,7 @@ class DeepCTRL(nn.Module):
     Raises:
         ValueError: When `merge` names no built-in merge, or `rule_encoder` is None for a
             merge that needs it (or given for `"input"`).
+        TypeError: When an encoder, `decision` or `shared` is not a `torch.nn.Module`.
 
     Examples:
         >>> import deepctrl as dc
@@ -103,10 +105,10 @@ class DeepCTRL(nn.Module):
             raise ValueError(f"merge={name!r} uses one encoder: pass rule_encoder=None")
         if self.merge.uses_rule_encoder and rule_encoder is None:
             raise ValueError(f"merge={name!r} needs a rule_encoder")
-        self.shared = shared
-        self.data_encoder = data_encoder
-        self.rule_encoder = rule_encoder
-        self.decision = decision
+        self.shared = None if shared is None else module(shared, "shared")
+        self.data_encoder = module(data_encoder, "data_encoder")
+        self.rule_encoder = None if rule_encoder is None else module(rule_encoder, "rule_encoder")
+        self.decision = module(decision, "decision")
         self.residual = residual
 
     def __prepare_scriptable__(self) -> DeepCTRL:

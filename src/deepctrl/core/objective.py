@@ -35,7 +35,7 @@ from deepctrl.core.calls import (
     unwrap,
     warn_if_alpha_unused,
 )
-from deepctrl.core.checks import finite_real
+from deepctrl.core.checks import finite_real, module, nonneg_int, saved_state
 from deepctrl.core.data import as_pair, as_weights, check_materialized
 from deepctrl.core.inputs import (
     Inputs,
@@ -75,7 +75,9 @@ class ObjectiveOutput:
         loss: The scalar to call `backward()` on.
         task: The batch's mean task loss (with weights sum(w l) / batch size), detached
             for logging (`terms` keeps it in the graph).
-        rule: The batch's mean rule loss, likewise.
+        rule: The batch's mean rule loss, likewise; NaN when it is not computed (no rule,
+            or a method that does not use one, such as TaskOnly), as the verification
+            ratio is then.
         alpha: The rule strength used.
         y_hat: The outputs on x.
         satisfied: Per sample, whether the rule held (None without a rule).
@@ -137,8 +139,9 @@ class Objective:
             seed, so that all ranks draw the same alpha for a step.
 
     Raises:
-        ValueError: When `method` uses a rule and `rule` is None, or `task_loss` names no
-            known loss.
+        ValueError: When `method` uses a rule and `rule` is None, `task_loss` names no
+            known loss, or `seed` is not an integer >= 0.
+        TypeError: When `model` is not a `torch.nn.Module`.
     """
 
     def __init__(
@@ -153,11 +156,9 @@ class Objective:
         check_method(self.method, rule, "Objective")
         if rule is not None:
             checked_rule(rule)
-        self.model, self.rule, self.task_loss = model, rule, task_loss
+        self.model, self.rule, self.task_loss = module(model, "model"), rule, task_loss
         self.loss_fn = per_sample(task_loss)
-        self.seed = int(seed)
-        if self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {seed}")
+        self.seed = nonneg_int(seed, "seed")
         self._use_rule = rule is not None and self.method.uses_rule
         self._takes_alpha = accepts_alpha(model)
         warn_if_alpha_unused(model, self.method, stacklevel=2)
@@ -381,9 +382,10 @@ class Objective:
         satisfied = judged = None
         if rule is not None and ctx is not None:
             satisfied, judged = (t.detach() for t in judgement(rule, ctx))
-        return ObjectiveOutput(
-            loss, terms.task[0].detach(), terms.rule[0].detach(), a, y_hat, satisfied, judged, terms
-        )
+        task = terms.task[0].detach()
+        # not measured without a rule: NaN, not a rule kept perfectly
+        rule_loss = terms.rule[0].detach() if rule is not None else torch.full_like(task, math.nan)
+        return ObjectiveOutput(loss, task, rule_loss, a, y_hat, satisfied, judged, terms)
 
     def _first_batch_estimator(
         self, x: Inputs, y: Tensor
@@ -476,8 +478,9 @@ class Objective:
 
         Raises:
             ValueError: When the state is of another method, or of another number of seeds
-                or rule leaves.
+                or rule leaves, or is not a state dict of an objective.
         """
+        state = saved_state(state, ("method", "generators"), "Objective.state_dict()")
         kind = self._method_kind()
         saved_kind = state.get("method_kind", kind)  # states saved before it was kept
         if saved_kind != kind:

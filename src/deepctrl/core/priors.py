@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from deepctrl.core.checks import finite_real
+from deepctrl.core.checks import finite_real, nonneg_int, saved_state
 
 
 def _log_gamma_sample(shape: float, n: int, generator: torch.Generator) -> Tensor:
@@ -54,15 +54,18 @@ class Prior(abc.ABC):
     `state_dict` resumes it.
 
     Args:
-        seed: Seeds the generator; None leaves it at PyTorch's default seed. Training gives
-            every seed's copy a generator of its own (see
+        seed: Seeds the generator, an integer >= 0; None leaves it at PyTorch's default
+            seed. Training gives every seed's copy a generator of its own (see
             [spawn][deepctrl.priors.Prior.spawn]).
+
+    Raises:
+        ValueError: When `seed` is neither None nor an integer >= 0.
     """
 
     def __init__(self, seed: int | None = None) -> None:
         self.generator = torch.Generator()
         if seed is not None:
-            self.generator.manual_seed(int(seed))
+            self.generator.manual_seed(nonneg_int(seed, "seed"))
 
     @abc.abstractmethod
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
@@ -151,8 +154,10 @@ class Prior(abc.ABC):
             state: The saved state of a prior with the same parameters.
 
         Raises:
-            ValueError: When the saved parameters differ from this prior's.
+            ValueError: When the saved parameters differ from this prior's, or `state` is
+                not a prior's state dict.
         """
+        state = saved_state(state, ("params", "generator"), f"{type(self).__name__}.state_dict()")
         if state["params"] != self.params():
             raise ValueError(f"prior state is for {state['params']}, this prior is {self.params()}")
         self.generator.set_state(state["generator"])
@@ -162,6 +167,17 @@ class Prior(abc.ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+def draws(n: int) -> int:
+    """``n`` as a number of draws: an integer >= 0.
+
+    >>> draws(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: the number of draws must be an integer >= 0, got -1
+    """
+    return nonneg_int(n, "the number of draws")
 
 
 class Beta(Prior):
@@ -182,6 +198,7 @@ class Beta(Prior):
         self.a, self.b = a, b
 
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
+        n = draws(n)
         lx = _log_gamma_sample(self.a, n, self.generator)
         ly = _log_gamma_sample(self.b, n, self.generator)
         return torch.sigmoid(lx - ly).to(dtype)
@@ -198,7 +215,7 @@ class Uniform(Prior):
     """
 
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
-        return torch.rand(n, generator=self.generator, dtype=dtype)
+        return torch.rand(draws(n), generator=self.generator, dtype=dtype)
 
     def params(self) -> dict[str, float]:
         return {}
@@ -222,7 +239,7 @@ class Fixed(Prior):
             raise ValueError(f"Fixed needs a in [0, 1] (the alpha training draws), got {a}")
 
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
-        return torch.full((n,), self.a, dtype=dtype)
+        return torch.full((draws(n),), self.a, dtype=dtype)
 
     def params(self) -> dict[str, float]:
         return {"a": self.a}

@@ -57,9 +57,14 @@ def loader(
     return DataLoader(data, batch_size=batch_size, shuffle=shuffle, generator=own)
 
 
+WEIGHED = ("train", "val")
+"""The data (named as `fit` names them) that take sample weights, given as tensors."""
+
+
 def unpack(batch: Any, name: str, need_y: bool = True) -> tuple[Inputs, Tensor | None]:
     """(x, y) from a batch: a pair, or x alone (bare, or a batch of one, as a
-    `TensorDataset(X)` gives it) when ``need_y`` is False."""
+    `TensorDataset(X)` gives it) when ``need_y`` is False. Batches of three parts of
+    `fit`'s data (``name`` in `WEIGHED`) are told that sample weights need tensors."""
     if isinstance(batch, list | tuple) and len(batch) == 2:
         return batch[0], batch[1]
     if not need_y:
@@ -76,7 +81,7 @@ def unpack(batch: Any, name: str, need_y: bool = True) -> tuple[Inputs, Tensor |
     raise ValueError(
         f"{name} must yield (x, y) pairs, got {got}: make its items (x, y) pairs (in the "
         "Dataset or a collate_fn), or pass (X, y) tensors"
-        + (" (sample weights need tensors)" if "3 parts" in got else "")
+        + (" (sample weights need tensors)" if "3 parts" in got and name in WEIGHED else "")
     )
 
 

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.calls import in_mode
-from deepctrl.core.inputs import Inputs, apply, expand_seeds, rows, stack_inputs
+from deepctrl.core.inputs import Inputs, apply, expand_seeds, refused_rows, rows, stack_inputs
 from deepctrl.core.losses import block_sums
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule
@@ -143,12 +143,15 @@ class DataLosses:
         return self._tensor_blocks(X, y, self.train_weights)
 
     @torch.no_grad()
-    def mean_over(self, data: Blocks, alpha: float | Tensor, what: str) -> Tensor:
+    def mean_over(
+        self, data: Blocks, alpha: float | Tensor, what: str, rows_of: str = "training"
+    ) -> Tensor:
         """Per-seed mean of the task (or rule) loss over the blocks of ``data`` at ``alpha``
         (one value, or one per seed), in eval mode; with weights the weighted mean.
 
         ``what``: "task", "rule", or "reference" (rule loss on the reference response of
-        :mod:`deepctrl.core.scale`).
+        :mod:`deepctrl.core.scale`). A model that cannot take the first block's rows fails
+        with one line naming them as the ``rows_of`` rows.
         """
         S = self.stack.size
         total = torch.zeros(S, device=self.device, dtype=torch.float64)
@@ -159,6 +162,16 @@ class DataLosses:
             else torch.full((S,), float(alpha), device=self.device)
         )
         rule = self.rule if what != "task" else None
+        checked = False
+
+        def forward(z: Inputs) -> Tensor:
+            try:
+                return self.stack(z, a)
+            except RuntimeError as exc:
+                if checked:
+                    raise
+                raise refused_rows(apply(lambda t: t[0], z), exc, rows_of) from exc
+
         with in_mode(self.stack.template, False):
             for xs, y, w in data:
                 m = y.shape[1]
@@ -170,7 +183,7 @@ class DataLosses:
                 part = slice(lo, hi)
                 perturbed = [None if p is None else seed_rows(p, part) for p in perturbed]
                 total += block_sums(
-                    lambda z: self.stack(z, a),
+                    forward,
                     rule,
                     self.loss_fn,
                     seed_rows(xs, part),
@@ -181,6 +194,7 @@ class DataLosses:
                     self.exact,
                     None if w is None else w[:, part],
                 )
+                checked = True
         return (self.world.all_reduce_sum(total) / n).to(at_least_float32(self.dtype))
 
     def _block_scales(self, m: int) -> tuple[Scales, Tensor] | None:
@@ -212,7 +226,7 @@ class DataLosses:
         else:
             Xv, yv = self.val
             data = self._tensor_blocks(Xv, yv, self.val_weights)
-        return self.mean_over(data, alphas, "task")
+        return self.mean_over(data, alphas, "task", "val")
 
     def _data_scales(self) -> tuple[Scales, Tensor]:
         """The data scales of ``rho="auto"`` over the training rows; with folds, each

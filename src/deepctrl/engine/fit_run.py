@@ -23,6 +23,7 @@ from torch import Tensor, nn
 from torch.utils.data import Dataset, IterableDataset
 
 from deepctrl.core.calls import warn_if_alpha_unused
+from deepctrl.core.checks import module
 from deepctrl.core.data import as_data, check_materialized, resolve_device
 from deepctrl.core.method_stack import MethodStack
 from deepctrl.core.methods import Method, check_method
@@ -190,6 +191,7 @@ def fit_in_workers(
     workers: int,
 ) -> list[FitResult]:
     """`run_fit` over `workers` shares of the seeds, side by side, joined."""
+    module(model, "model")
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     seeds = _checked_seeds(seeds)

@@ -35,7 +35,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
 from deepctrl.core.calls import in_mode
-from deepctrl.core.inputs import Inputs, expand_seeds, refused_rows, rows, tensors
+from deepctrl.core.inputs import Inputs, apply, expand_seeds, refused_rows, rows, tensors
 from deepctrl.core.log import info
 from deepctrl.core.losses import check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
@@ -195,7 +195,11 @@ class Trainer:
             check_outputs(out[0], y, self.task_loss)
             if self.val_data is not None and not is_loader(self.val_data):
                 Xv, yv = self.val_data
-                val_out = self.stack(expand_seeds(rows(Xv, slice(0, 8)), S), alphas)
+                xv = rows(Xv, slice(0, 8))
+                try:
+                    val_out = self.stack(expand_seeds(xv, S), alphas)
+                except RuntimeError as exc:
+                    raise refused_rows(xv, exc, "val") from exc
                 try:  # the shapes on a few rows, the values (labels, bce targets) on all
                     check_outputs(val_out[0], yv, self.task_loss)
                 except ValueError as exc:
@@ -229,9 +233,14 @@ class Trainer:
         """Per-seed terms of one (S, batch) slice; sums over the local rows (times their
         ``weight`` (S, batch) if given) / ``n_global``."""
         rule = self.rule if self.use_rule else None
-        y_hat, y_p = forward_all(
-            lambda z: self.stack(z, alpha), x, perturbed if rule is not None else [], dim=1
-        )
+        try:
+            y_hat, y_p = forward_all(
+                lambda z: self.stack(z, alpha), x, perturbed if rule is not None else [], dim=1
+            )
+        except RuntimeError as exc:  # a DataLoader's rows, not checked before training
+            if self.checked:
+                raise
+            raise refused_rows(apply(lambda t: t[0], x), exc, "training") from exc
         if not self.checked:
             check_outputs(y_hat[0].detach(), y[0], self.task_loss)
             self.checked = True

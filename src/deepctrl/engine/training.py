@@ -178,7 +178,9 @@ def fit(
             seeds are empty or repeated, the model has no parameters, or `folds` are not
             one array of distinct row indices per seed, all of one size; with `workers > 1`,
             also when callbacks are given, under `torchrun`, or when the model, rule, method
-            or data cannot be pickled.
+            or data cannot be pickled. Also when the model cannot take the rows of `train`
+            or `val` (one line naming them and the model's error).
+        TypeError: When `model` is not a `torch.nn.Module`.
     """
     method = method if method is not None else DeepCTRLMethod()
     options = Options(

@@ -26,6 +26,7 @@ from safetensors.torch import save as st_save
 from torch import Tensor, nn
 
 from deepctrl.core.calls import unwrap
+from deepctrl.core.checks import module
 from deepctrl.core.model import DeepCTRL
 from deepctrl.io.file_format import (
     CONFIG_DIGEST,
@@ -118,8 +119,9 @@ def save(
             (`architecture`, `estimator`), or the path cannot be written: a missing folder,
             a folder, a device or a read-only file (a symbolic link is followed). Under
             `torchrun` only rank 0 writes; the other ranks get the path back.
+        TypeError: When `model` is not a `torch.nn.Module`.
     """
-    model = unwrap(model)  # a torch.compile or DDP wrapper saves what it wraps
+    model = unwrap(module(model, "model"))  # a torch.compile or DDP wrapper saves what it wraps
     config = dict(config or {})
     _check_reserved(config)
     if isinstance(model, DeepCTRL):
@@ -178,7 +180,10 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
             is given, or its weights do not fit `model`, or it was saved from a DeepCTRL
             with another merge or `residual` than `model`'s (same weights, another
             function).
+        TypeError: When `model` is neither None nor a `torch.nn.Module`.
     """
+    if model is not None:
+        module(model, "model")
     ckpt = read_checkpoint(path)
     if model is not None:
         _check_same_mix(path, ckpt.config.get("architecture"), unwrap(model))

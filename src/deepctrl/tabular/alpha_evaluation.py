@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import Tensor, nn
 
 from deepctrl.core import evaluation
-from deepctrl.core.evaluation import JoinedRows
+from deepctrl.core.evaluation import Alphas, JoinedRows, alpha_items
 from deepctrl.core.inputs import Inputs, batch_len
 from deepctrl.core.model import DeepCTRL
 from deepctrl.engine.workers import free_threads, threads
@@ -214,7 +214,7 @@ class AlphaEvaluation:
                 table.setdefault(name, []).append(value)
         return table
 
-    def sweep(self, X: Any, y: Any = None, alphas: Sequence[float] | None = None) -> pd.DataFrame:
+    def sweep(self, X: Any, y: Any = None, alphas: Alphas | None = None) -> pd.DataFrame:
         """The verification ratio and the error metrics at every alpha.
 
         Without rules the verification ratio is NaN and every alpha gives the same model.
@@ -223,7 +223,8 @@ class AlphaEvaluation:
             X: The rows.
             y: Their targets, for the error metrics; None measures the verification ratio
                 only.
-            alphas: The rule strengths, numbers; None is 0, 0.1, ..., 1.
+            alphas: The rule strengths: a sequence of numbers, a 1-D array or tensor; None
+                is 0, 0.1, ..., 1.
 
         Returns:
             One row per alpha: `alpha`, `verification_ratio` and the error metrics. With
@@ -232,25 +233,25 @@ class AlphaEvaluation:
                 feature is missing is not judged.
 
         Raises:
-            ValueError: When `alphas` is empty or holds something other than finite
-                numbers >= 0, or `y` does not fit X.
+            ValueError: When `alphas` is one number (give `[0.5]`), empty, or holds
+                something other than finite numbers >= 0, or `y` does not fit X.
         """
+        grid = list(np.round(np.linspace(0, 1, 11), 10)) if alphas is None else alpha_items(alphas)
         X_enc = self._encode(X)
-        alphas = list(np.round(np.linspace(0, 1, 11), 10)) if alphas is None else list(alphas)
-        if not alphas:
+        if not grid:
             raise ValueError("sweep needs at least one alpha")
-        checked = [check_alpha(a, "every alpha") for a in alphas]
+        checked = [check_alpha(a, "every alpha") for a in grid]
         named = [a for a in checked if isinstance(a, str)]
         if named:
             raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
-        alphas = [float(a) for a in checked]
+        numbers = [float(a) for a in checked]
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
         if self.rule_ is not None:  # the rule's draws follow the rows' values, not their order
             order = value_order(X_enc)
             X_enc = X_enc[order]
             y_true = None if y_true is None else y_true[order.numpy()]
         judged: list[int] = []
-        table = pd.DataFrame(self._sweep_encoded(X_enc, y_true, alphas, judged=judged))
+        table = pd.DataFrame(self._sweep_encoded(X_enc, y_true, numbers, judged=judged))
         if self.rule_ is not None:
             table.attrs["judged_rows"] = (judged[0], X_enc.shape[0])
         return table
@@ -278,7 +279,7 @@ class AlphaEvaluation:
         return float(ok.double().nanmean())
 
     def alpha_for_verification(
-        self, X: Any, min_verification: float, alphas: Sequence[float] | None = None
+        self, X: Any, min_verification: float, alphas: Alphas | None = None
     ) -> tuple[float, float]:
         """The smallest alpha whose verification ratio on the rows of X reaches
         `min_verification`; no labels needed and the estimator is left as it is.
@@ -315,7 +316,7 @@ class AlphaEvaluation:
         X_val: Any,
         y_val: Any = None,
         min_verification: float | None = None,
-        alphas: Sequence[float] | None = None,
+        alphas: Alphas | None = None,
         objective: str = "auto",
     ) -> float:
         """Choose the alpha that predictions use by default (`alpha_`) on a validation set

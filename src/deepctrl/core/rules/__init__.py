@@ -25,7 +25,10 @@ def rule_from_config(cfg: dict[str, Any]) -> Rule:
 
     Raises:
         ValueError: When the description's kind is unknown.
+        TypeError: When `cfg` is not a dict.
     """
+    if not isinstance(cfg, dict):
+        raise TypeError(f"cfg must be a rule's config() dict, got {cfg!r}")
     kind = cfg.get("kind")
     if kind in ("monotonic", "threshold"):
         return feature_rule_from_config(cfg)

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.inputs import Inputs, batch_len, cat, device_of
-from deepctrl.core.rules.described import EqualByDescription
+from deepctrl.core.rules.described import EqualByDescription, described_repr
 
 
 @dataclass(frozen=True)
@@ -138,13 +138,9 @@ class Rule(EqualByDescription, abc.ABC):
 
     def __repr__(self) -> str:
         """The rule's class and its description's values, e.g. ``Monotonic(feature='price',
-        direction='decreasing', output=0)``; ``Penalty(...)`` for rules built from code."""
-        try:
-            values = self.config()
-        except ValueError:
-            return f"{type(self).__name__}(...)"
-        shown = (f"{k}={v!r}" for k, v in values.items() if k != "kind" and v is not None)
-        return f"{type(self).__name__}({', '.join(shown)})"
+        direction='decreasing', output=0)``; ``Name(...)`` for rules that cannot describe
+        themselves."""
+        return described_repr(self)
 
     def config(self) -> dict[str, Any]:
         """A JSON description, for model files.

@@ -21,6 +21,26 @@ def description(obj: Any) -> str | None:
         return None
 
 
+def described_repr(obj: Any) -> str:
+    """`Class(name=value, ...)` from `obj.config()`, each value shown as `obj`'s attribute
+    of that name when it has one (a perturbation as `Relative(u=0.2)`, not its
+    description); None values are left out, and `Class(...)` when `obj` cannot describe
+    itself.
+
+    >>> from deepctrl.rules import Relative, Standardized
+    >>> described_repr(Standardized(Relative(0.2), 0.0, 2.0))
+    'Standardized(inner=Relative(u=0.2), mean=0.0, std=2.0)'
+    """
+    try:
+        values = obj.config()
+    except ValueError:
+        return f"{type(obj).__name__}(...)"
+    shown = (
+        f"{k}={getattr(obj, k, v)!r}" for k, v in values.items() if k != "kind" and v is not None
+    )
+    return f"{type(obj).__name__}({', '.join(shown)})"
+
+
 class EqualByDescription:
     """`==` and `hash` by class and description; an object that cannot describe itself
     (a rule built from code, such as a `Penalty` of a function) equals only itself."""

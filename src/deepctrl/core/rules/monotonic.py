@@ -13,7 +13,12 @@ from torch import Tensor
 from deepctrl.core.checks import finite_real, index
 from deepctrl.core.inputs import Inputs, pick, replace
 from deepctrl.core.rules.base import Context, SignedRule, output_column
-from deepctrl.core.rules.perturbation import Perturbation, Relative, perturbation_from_config
+from deepctrl.core.rules.perturbation import (
+    Perturbation,
+    Relative,
+    perturbation_arg,
+    perturbation_from_config,
+)
 
 DIRECTIONS = ("increasing", "decreasing")
 
@@ -69,7 +74,9 @@ class _FeatureRule(SignedRule):
         self.feature = feature if isinstance(feature, str) else index(feature, "feature")
         self.direction = _check_direction(direction)
         self.output = _check_output(output)
-        self.given_perturbation = perturbation
+        self.given_perturbation = (
+            None if perturbation is None else perturbation_arg(perturbation, "perturbation")
+        )
         self.input = input
 
     @property
@@ -171,7 +178,7 @@ class _FeatureRule(SignedRule):
         out = copy.copy(self)
         out.feature = int(feature)
         if perturbation is not None:
-            out.given_perturbation = perturbation
+            out.given_perturbation = perturbation_arg(perturbation, "perturbation")
         return out
 
     def with_output(self: _F, output: int, direction: str) -> _F:
@@ -226,6 +233,7 @@ class Monotonic(_FeatureRule):
     Raises:
         ValueError: When `direction` is neither `"increasing"` nor `"decreasing"`, or
             `output` is not an index, a class label or a name.
+        TypeError: When `perturbation` is not a [Perturbation][deepctrl.rules.Perturbation].
 
     Examples:
         >>> rule = Monotonic(0, "decreasing")

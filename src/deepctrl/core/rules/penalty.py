@@ -24,6 +24,10 @@ class Penalty(SignedRule):
         tau: The bound r must not exceed.
         strict: Count r = tau as a violation.
 
+    Raises:
+        ValueError: When `tau` is not a finite number.
+        TypeError: When `fn` is not callable.
+
     Examples:
         >>> import torch
         >>> rule = Penalty(lambda x, y: y[:, 0] - x[:, 0])
@@ -33,9 +37,21 @@ class Penalty(SignedRule):
     """
 
     def __init__(self, fn: Callable[..., Tensor], tau: float = 0.0, strict: bool = False) -> None:
+        if not callable(fn):
+            raise TypeError(f"Penalty's fn must be a function fn(x, y_hat), got {fn!r}")
         self.fn = fn
         self.tau = finite_real(tau, "Penalty's tau")
         self.strict = strict
+
+    def __repr__(self) -> str:
+        """The function's name, and `tau` and `strict` when not their defaults, e.g.
+        ``Penalty(fn=energy_gap, strict=True)``."""
+        shown = [f"fn={getattr(self.fn, '__name__', type(self.fn).__name__)}"]
+        if self.tau != 0.0:
+            shown.append(f"tau={self.tau!r}")
+        if self.strict:
+            shown.append(f"strict={self.strict!r}")
+        return f"Penalty({', '.join(shown)})"
 
     def violation(self, ctx: Context) -> Tensor:
         r = self.fn(ctx.x, ctx.y_hat)

@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.checks import finite_real
-from deepctrl.core.rules.described import EqualByDescription
+from deepctrl.core.rules.described import EqualByDescription, described_repr
 
 
 class Perturbation(EqualByDescription, abc.ABC):
@@ -26,6 +26,10 @@ class Perturbation(EqualByDescription, abc.ABC):
         Returns:
             delta >= 0, in the shape, dtype and device of `values`.
         """
+
+    def __repr__(self) -> str:
+        """The class and its settings, e.g. ``Relative(u=0.2)``."""
+        return described_repr(self)
 
     def reach(self, values: Tensor) -> Tensor | None:
         """The largest shift each value can be given (its draws lie in [0, reach]), or None
@@ -50,6 +54,22 @@ class Perturbation(EqualByDescription, abc.ABC):
             ValueError: For a perturbation that does not describe itself.
         """
         raise ValueError(f"{type(self).__name__} cannot be described in a model file")
+
+
+def perturbation_arg(value: object, what: str) -> Perturbation:
+    """``value`` when it is a [Perturbation][deepctrl.rules.Perturbation]; anything else (a
+    number, a name) is a TypeError naming ``what``.
+
+    >>> perturbation_arg(0.1, "perturbation")
+    Traceback (most recent call last):
+    ...
+    TypeError: perturbation must be a Perturbation such as dc.rules.Relative(0.1), got 0.1
+    """
+    if not isinstance(value, Perturbation):
+        raise TypeError(
+            f"{what} must be a Perturbation such as dc.rules.Relative(0.1), got {value!r}"
+        )
+    return value
 
 
 def _uniform(values: Tensor, generator: torch.Generator | None) -> Tensor:
@@ -123,10 +143,11 @@ class Standardized(Perturbation):
 
     Raises:
         ValueError: When `std` is not positive.
+        TypeError: When `inner` is not a perturbation.
     """
 
     def __init__(self, inner: Perturbation, mean: float, std: float) -> None:
-        self.inner = inner
+        self.inner = perturbation_arg(inner, "Standardized's inner")
         self.mean = finite_real(mean, "Standardized perturbation's mean")
         self.std = finite_real(std, "Standardized perturbation's std", positive=True)
 
@@ -160,7 +181,10 @@ def perturbation_from_config(cfg: dict[str, Any]) -> Perturbation:
 
     Raises:
         ValueError: When the description's kind is unknown.
+        TypeError: When `cfg` is not a dict.
     """
+    if not isinstance(cfg, dict):
+        raise TypeError(f"cfg must be a perturbation's config() dict, got {cfg!r}")
     kind = cfg.get("kind")
     if kind == "relative":
         return Relative(cfg["u"])
