@@ -141,7 +141,7 @@ def test_cross_fitted_classifier_predicts_probabilities():
     [
         ({"n_seeds": 1}, 40, "needs n_seeds >= 2 (one fold each), got 1"),
         ({"n_seeds": 5}, 8, "needs at least 2 rows per fold: 8 rows, 5 folds"),
-        ({"validation": "kfold"}, 40, "validation must be one of ('holdout', 'cross_fit')"),
+        ({"validation": "kfold"}, 40, "validation must be one of ('holdout', 'last', 'cross_fit')"),
     ],
 )
 def test_bad_cross_fit_settings_fail_with_one_message(params, rows, message):
