@@ -5,6 +5,7 @@ ratio reaches a goal (paper Sec. 4.1 and 4.3), by ``alpha_for_verification`` and
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -169,3 +170,20 @@ def test_the_rows_order_changes_no_ratio_sweep_or_chosen_alpha(against):
         pd.testing.assert_frame_equal(est.sweep(shuffled, y_shuffled), base, rtol=1e-12)
         assert est.verification_ratio(shuffled, 0.5) == est.verification_ratio(X_new, 0.5)
         assert est.alpha_for_verification(shuffled, goal) == alpha
+
+
+def test_select_alpha_says_when_no_alpha_keeps_the_rule(against):
+    est, X_new = against
+    y_new = X_new["price"] + 2 * X_new["size"]
+    table = est.sweep(X_new, y_new, [0.0, 0.1])
+    assert max(table["verification_ratio"]) < 0.99  # the data path breaks the rule
+    best = table.sort_values(["verification_ratio", "mse"], ascending=[False, True]).iloc[0]
+    said = (
+        "no alpha reaches verification 0.99 on these rows, so the one that keeps the rule best "
+        f"is chosen: alpha {best['alpha']:g}, verification {best['verification_ratio']:.3f}"
+    )
+    with pytest.warns(UserWarning, match=re.escape(said)):
+        assert est.select_alpha(X_new, y_new, alphas=[0.0, 0.1]) == best["alpha"]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="no alpha reaches")
+        est.select_alpha(X_new, y_new)  # the default grid reaches 0.99 at alpha 1

@@ -27,6 +27,10 @@ def test_the_last_rows_are_the_validation_rows():
     )
     latest = est.sweep(X.iloc[-100:], y.iloc[-100:], alphas=est.validation_sweep_["alpha"])
     np.testing.assert_allclose(latest["mse"], est.validation_sweep_["mse"], rtol=1e-6)
+    in_order = est.sweep(
+        X.iloc[-100:], y.iloc[-100:], est.validation_sweep_["alpha"], by_value=False
+    )
+    assert in_order["verification_ratio"].tolist() == est.validation_sweep_["verification_ratio"]
     earliest = est.sweep(X.iloc[:100], y.iloc[:100], alphas=est.validation_sweep_["alpha"])
     assert not np.allclose(earliest["mse"], est.validation_sweep_["mse"], rtol=1e-3)
     with pytest.raises(ValueError, match="validation must be one of"):

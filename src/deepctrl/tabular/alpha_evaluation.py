@@ -5,6 +5,7 @@ or one per row, sweeps, the verification ratio and the choice of alpha (mixed in
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from deepctrl.core.model import DeepCTRL
 from deepctrl.engine.workers import free_threads, threads
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
+    KEEP_RULE,
     LABEL_FREE_GRID,
     check_alpha,
     check_goal,
@@ -28,6 +30,7 @@ from deepctrl.tabular.alpha_choice import (
     keep_rule_alpha,
     min_error_alpha,
     per_row_alphas,
+    row_of,
 )
 
 if TYPE_CHECKING:
@@ -214,7 +217,9 @@ class AlphaEvaluation:
                 table.setdefault(name, []).append(value)
         return table
 
-    def sweep(self, X: Any, y: Any = None, alphas: Alphas | None = None) -> pd.DataFrame:
+    def sweep(
+        self, X: Any, y: Any = None, alphas: Alphas | None = None, *, by_value: bool = True
+    ) -> pd.DataFrame:
         """The verification ratio and the error metrics at every alpha.
 
         Without rules the verification ratio is NaN and every alpha gives the same model.
@@ -225,6 +230,9 @@ class AlphaEvaluation:
                 only.
             alphas: The rule strengths: a sequence of numbers, a 1-D array or tensor; None
                 is 0, 0.1, ..., 1.
+            by_value: Draw the rule's perturbations in an order set by the rows' values, so
+                that the same rows in any order give the same table (the default); False
+                draws them in the rows' order, as a fit's own validation sweep does.
 
         Returns:
             One row per alpha: `alpha`, `verification_ratio` and the error metrics. With
@@ -246,7 +254,7 @@ class AlphaEvaluation:
             raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
         numbers = [float(a) for a in checked]
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
-        if self.rule_ is not None:  # the rule's draws follow the rows' values, not their order
+        if self.rule_ is not None and by_value:  # the draws follow the rows' values
             order = value_order(X_enc)
             X_enc = X_enc[order]
             y_true = None if y_true is None else y_true[order.numpy()]
@@ -372,11 +380,25 @@ class AlphaEvaluation:
         table = self.sweep(X_val, y_val, ALPHA_GRID if alphas is None else alphas)
         if self.rule_ is None:
             raise ValueError("this model has no rules, so alpha has no effect")
-        alpha = self._select(
-            table.to_dict(orient="list"), min_verification, min_error=objective == "min_error"
-        )
+        rows = table.to_dict(orient="list")
+        alpha = self._select(rows, min_verification, min_error=objective == "min_error")
+        if objective == "auto" and min_verification is None and _none_keeps(rows):
+            ratio = row_of(rows, alpha)["verification_ratio"]
+            warnings.warn(
+                f"no alpha reaches verification {KEEP_RULE:g} on these rows, so the one "
+                f"that keeps the rule best is chosen: alpha {alpha:g}, verification "
+                f"{ratio:.3f}; give a grid that reaches higher alphas, or "
+                "min_verification to require a ratio",
+                UserWarning,
+                stacklevel=2,
+            )
         self.alpha_ = alpha
         return alpha
+
+
+def _none_keeps(table: dict[str, list[float]]) -> bool:
+    """Whether no alpha of a sweep reaches the default goal of keeping the rule."""
+    return not any(r >= KEEP_RULE for r in table["verification_ratio"])
 
 
 def value_order(X: Tensor) -> Tensor:

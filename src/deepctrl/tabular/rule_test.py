@@ -202,7 +202,8 @@ def _fold_curves(
             # the test judges alphas on its held-out folds
             warnings.filterwarnings("ignore", message="the default alpha will be chosen on")
             est.fit(X.iloc[train], y.iloc[train])
-            table = est.sweep(X.iloc[held], y.iloc[held], alphas)
+            # in the fold's own row order: the stored rule-test studies were made so
+            table = est.sweep(X.iloc[held], y.iloc[held], alphas, by_value=False)
         for w in seen:
             said.setdefault((str(w.message), w.category), []).append(fold + 1)
         metric = est.primary_metric
