@@ -60,3 +60,23 @@ def test_zero_padded_codes_among_the_features_get_a_note(tmp_path, capsys):
     ) in err
     code, _, err = run([*fit, *quick, "--categorical", "item"], capsys)
     assert code == 0 and "leading zeros" not in err, err
+
+
+def test_categorical_codes_keep_their_zeros_apart(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    codes = np.array(["01", "1", "001"] * 100)
+    effect = {"01": 0.0, "1": 5.0, "001": 10.0}
+    x = rng.uniform(0, 1, 300)
+    frame = pd.DataFrame({"code": codes, "x": x, "y": [effect[c] for c in codes] + x})
+    frame.to_csv(tmp_path / "codes.csv", index=False)
+    model = tmp_path / "codes.deepctrl"
+    args = ["fit", tmp_path / "codes.csv", "--target", "y", "--categorical", "code"]
+    code, _, err = run([*args, "--out", model, "--max-epochs", "30", "--no-progress"], capsys)
+    assert code == 0, err
+    pd.DataFrame({"code": ["01", "1", "001"], "x": [0.5] * 3}).to_csv(
+        tmp_path / "new.csv", index=False
+    )
+    code, out, err = run(["predict", model, tmp_path / "new.csv", "--out", "-"], capsys)
+    assert code == 0, err
+    predicted = [float(v) for v in out.split()[1:]]
+    assert predicted[1] - predicted[0] > 3 and predicted[2] - predicted[1] > 3  # three codes

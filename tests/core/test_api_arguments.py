@@ -170,3 +170,20 @@ def test_methods_perturbations_and_stacks_show_their_settings():
     assert repr(stack) == "MethodStack([TaskOnly(), TaskAndRule(lam=1.0)], seeds_each=2)"
     assert repr(dc.rules.Additive(0.5)) == "Additive(scale=0.5)"
     assert math.isclose(eval(repr(dc.rules.Relative(0.2)), vars(dc.rules)).u, 0.2)
+
+
+def test_integer_tensors_count_as_integers_and_float_tensors_do_not():
+    X, y = rows()
+    seed, block = torch.tensor(3), torch.tensor(10)
+    one = dc.sweep(model(), RULE, X, y, alphas=[0.3], seed=seed)
+    assert one == dc.sweep(model(), RULE, X, y, alphas=[0.3], seed=3)
+    assert dc.verification_ratio(model(), RULE, X, seed=seed) == dc.verification_ratio(
+        model(), RULE, X, seed=3
+    )
+    y_hat, _ = dc.predict_sweep(model(), RULE, X, [0.0], block_rows=block)
+    assert y_hat.shape == (1, 32, 1)
+    assert dc.priors.Beta(seed=0).sample(torch.tensor(3)).shape == (3,)
+    with pytest.raises(ValueError, match="seed must be an integer >= 0, got tensor"):
+        dc.sweep(model(), RULE, X, y, alphas=[0.3], seed=torch.tensor(3.0))
+    with pytest.raises(ValueError, match="block_rows must be an integer >= 1 or None, got tensor"):
+        dc.predict_sweep(model(), RULE, X, [0.0], block_rows=torch.tensor(0))

@@ -23,3 +23,12 @@ def test_a_missing_auc_says_why_and_one_date_input_is_singular():
     lines = est.summary().splitlines()
     assert "dates: week from 2024-01-07T00:00:00 (1 input: days)" in lines
     assert lines[-1].endswith(", auc n/a (a class has no validation row)"), lines[-1]
+
+
+def test_an_expression_rule_shows_its_text():
+    from deepctrl.tabular.table_rules import Expression
+
+    rule = Expression("sales <= 3 * quality + 25", tau=0.5)
+    assert repr(rule) == "Expression(expression='sales <= 3 * quality + 25', tau=0.5)"
+    shown = repr(dc.DeepCTRLRegressor(rules=[rule]))
+    assert "rules=[Expression(expression='sales <= 3 * quality + 25', tau=0.5)]" in shown

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -59,3 +61,40 @@ def test_the_command_line_validates_on_the_files_last_rows(tmp_path, capsys):
     assert "trained DeepCTRLRegressor on 240 rows (validated on the last 60)" in out
     assert main([*args, *quick, "--validate-last", "--cross-fit"]) == 2
     assert "--validate-last and --cross-fit exclude each other" in capsys.readouterr().err
+
+
+def test_last_rows_that_are_not_the_latest_or_hold_a_class_alone_are_named():
+    rng = np.random.default_rng(0)
+    weeks = pd.date_range("2023-01-01", periods=50, freq="7D")
+    X = pd.DataFrame({"store": np.repeat(["a", "b", "c"], 50), "week": np.tile(weeks, 3)}).assign(
+        price=rng.uniform(1, 9, 150)
+    )
+    y = 10 - X["price"] + rng.normal(0, 0.1, 150)
+    fast = {"validation": "last", "max_epochs": 2, "random_state": 0, "verbose": False}
+    unsorted = "validation='last' holds out the last 30 rows as given, but by 'week' they are"
+    with pytest.warns(UserWarning, match=unsorted):
+        dc.DeepCTRLRegressor(**fast).fit(X, y)  # sorted by store: the last rows are store c
+    by_week = X.sort_values("week", kind="stable")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="validation='last' holds out")
+        dc.DeepCTRLRegressor(**fast).fit(by_week, y[by_week.index])
+    labels = np.where(X["price"] > 5, "high", "low")
+    labels[-30:] = "new"
+    with pytest.warns(
+        UserWarning,
+        match="class 'new' has no training row: all 30 of its rows "
+        r"are among the last 30 \(validation='last'\)",
+    ):
+        dc.DeepCTRLClassifier(**fast).fit(X.sort_values("week", kind="stable"), labels)
+
+
+def test_validate_last_needs_validation_rows_on_the_command_line(tmp_path, capsys):
+    from deepctrl.cli.main import main
+
+    frame = pd.DataFrame({"x": np.arange(60.0), "y": np.arange(60.0)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    args = ["fit", str(tmp_path / "t.csv"), "--target", "y", "--out", str(tmp_path / "m.deepctrl")]
+    assert main([*args, "--validate-last", "--val-fraction", "0"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "deepctrl: error: --validate-last needs validation rows: --val-fraction 0 holds none out"
+    )

@@ -34,6 +34,7 @@ from deepctrl.cli.tables import (
     left_out_columns,
     read_table,
     read_table_dots,
+    read_targets,
     text_columns,
     zero_padded_columns,
 )
@@ -350,6 +351,8 @@ def feature_columns(
         if name not in kept:
             why = f" ({left_out[name]})" if name in left_out else ""
             raise ValueError(f"--categorical {name}: {path} has no feature column {name!r}{why}")
+        if pd.api.types.is_numeric_dtype(frame[name].dtype):  # codes 01, 1, 001 stay apart
+            read_targets(frame, path, [name])
         frame[name] = as_categories(frame[name])
     return kept, left_out
 
@@ -397,6 +400,8 @@ def fit_command(
         )
     val_fraction = 0.2 if val_fraction is None else val_fraction
     val_fraction = number(val_fraction, "--val-fraction", float, 0, 1)
+    if validate_last and val_fraction == 0:
+        raise ValueError("--validate-last needs validation rows: --val-fraction 0 holds none out")
     seed = number(seed, "--seed", int, 0, 2**31)
     max_epochs = epochs_option(max_epochs)
     check_rule_class_has_rules(rule_class, monotonic)

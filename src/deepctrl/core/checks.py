@@ -65,17 +65,26 @@ def index(value: object, what: str) -> int:
 
 
 def nonneg_int(value: object, what: str) -> int:
-    """`value` as an integer >= 0 (Python or numpy), never a boolean or a float: a seed, a
-    count.
+    """`value` as an integer >= 0 (Python, numpy, or a one-element integer tensor), never a
+    boolean or a float: a seed, a count.
 
     Examples:
-        >>> nonneg_int(3, "seed")
-        3
+        >>> nonneg_int(3, "seed"), nonneg_int(torch.tensor(3), "seed")
+        (3, 3)
         >>> nonneg_int(1.5, "seed")
         Traceback (most recent call last):
         ...
         ValueError: seed must be an integer >= 0, got 1.5
     """
+    whole = (
+        isinstance(value, torch.Tensor)
+        and value.numel() == 1
+        and not (
+            value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool
+        )
+    )
+    if whole:
+        value = int(value.item())  # type: ignore[union-attr]
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ValueError(f"{what} must be an integer >= 0, got {value!r}")
     return int(value)

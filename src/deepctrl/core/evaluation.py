@@ -210,12 +210,14 @@ def _blocks(
     if not alphas:
         raise ValueError("predict_sweep needs at least one alpha")
     seed = nonneg_int(seed, "seed")
-    if block_rows is not None and (
-        isinstance(block_rows, bool)
-        or not isinstance(block_rows, numbers.Integral)
-        or block_rows < 1
-    ):
-        raise ValueError(f"block_rows must be an integer >= 1 or None, got {block_rows!r}")
+    given = block_rows
+    if block_rows is not None:
+        try:
+            block_rows = nonneg_int(block_rows, "block_rows")
+        except ValueError:
+            block_rows = 0
+        if block_rows < 1:
+            raise ValueError(f"block_rows must be an integer >= 1 or None, got {given!r}")
     device, dtype = _placement(model)
     # (alphas x rows x width) in cache, in whole draws
     block = block_rows or DRAW_ROWS * max(1, 2**14 // len(alphas) // DRAW_ROWS)

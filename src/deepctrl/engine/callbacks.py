@@ -39,8 +39,9 @@ class EpochEnd:
         val_loss: Each copy's validation loss, or None when this epoch did not validate.
         train_seconds: Seconds of the pass over the training data (validation excluded).
         lr: The epoch's learning rate.
-        method_state: The method's state after the epoch, by name, one entry per copy
-            (None for a copy whose method keeps no such value): `rho` for DeepCTRL
+        method_state: The method's state after the epoch, by name, one entry per copy that
+            trained in it, in the order of `seeds` (None for a copy whose method keeps no
+            such value): `rho` for DeepCTRL
             (re-measured every epoch with `rho="epoch"`), the multipliers for
             LagrangianDual (a list per copy, one per rule).
     """

@@ -31,9 +31,11 @@ def warn_unpredicted_classes(
     y_true: np.ndarray,
     alpha: float,
     weighted: bool,
+    rows: str = "validation",
 ) -> None:
-    """Warn once per class that the validation rows hold and the model at ``alpha`` never
-    predicts; without class weights (``weighted`` False), suggest them.
+    """Warn once per class that the ``rows`` ("validation", "training", "out-of-fold") hold
+    and the model at ``alpha`` never predicts; without class weights (``weighted`` False),
+    suggest them.
 
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as seen:
@@ -54,7 +56,7 @@ def warn_unpredicted_classes(
             else ""
         )
         warnings.warn(
-            f"class {shown(label)} is predicted for none of the {len(predicted)} validation "
+            f"class {shown(label)} is predicted for none of the {len(predicted)} {rows} "
             f"rows at alpha {alpha:g}, though {held} of them hold it: its probability never "
             f"passes the others'{hint}",
             UserWarning,

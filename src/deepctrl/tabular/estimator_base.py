@@ -32,7 +32,7 @@ from deepctrl.tabular.alpha_choice import (
     check_alpha,
 )
 from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
-from deepctrl.tabular.encoding import CATEGORICAL, TableEncoder
+from deepctrl.tabular.encoding import CATEGORICAL, DATE, TableEncoder, date_values
 from deepctrl.tabular.fit_summary import summary_lines
 from deepctrl.tabular.frames import checked_frame, row_weights
 from deepctrl.tabular.network import LOOKUP_WIDTH, build_network, network_spec
@@ -362,6 +362,10 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self._check_validation_outputs(*outputs[0])
         return self
 
+    def _warn_untrained(self, y_metric: np.ndarray, n_val: int) -> None:
+        """With `validation="last"`: a warning for a class whose rows all lie in the last
+        `n_val` (classifiers; none by default)."""
+
     def _check_validation_outputs(self, outputs: Tensor, y_true: np.ndarray) -> None:
         """Warnings on the model's outputs for the rows that chose alpha, (alphas of
         ``ALPHA_GRID``, rows, outputs), and their targets; none by default."""
@@ -441,6 +445,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
                 np.arange(len(frame) - n_val),
                 np.arange(len(frame) - n_val, len(frame)),
             )
+            self._warn_untrained(y_metric, n_val)
+            _warn_unsorted_dates(frame, self.encoder_, n_val)
         else:
             train_idx, val_idx = self._split(len(frame), y_train, rng)
         chosen = isinstance(self.alpha, str)  # "auto" or "min_error": not a fixed alpha
@@ -590,6 +596,27 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             ValueError: When the file cannot be read or holds another kind of model.
         """
         return model_file.load_estimator(path, cls)
+
+
+def _warn_unsorted_dates(frame: pd.DataFrame, encoder: TableEncoder, n_val: int) -> None:
+    """With `validation="last"`: a warning when a date column shows that the last `n_val`
+    rows are not the latest (a table sorted by store, then date)."""
+    if not n_val or n_val == len(frame):
+        return
+    for col in encoder.columns:
+        if col.kind != DATE:
+            continue
+        dates = pd.Series(date_values(frame[col.name]))
+        early, late = dates.iloc[:-n_val].max(), dates.iloc[-n_val:].min()
+        if late < early:  # NaT (no date on one side) compares False
+            warnings.warn(
+                f"validation='last' holds out the last {n_val} rows as given, but by "
+                f"{col.name!r} they are not the latest (they start before the training rows "
+                f"end): sort the rows by {col.name!r} to validate on the latest",
+                UserWarning,
+                stacklevel=5,
+            )
+            return
 
 
 def _labelled(x: Tensor, y: np.ndarray, weight: np.ndarray | None, rows: np.ndarray) -> Data:

@@ -664,16 +664,39 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         p /= p.sum(axis=1, keepdims=True)
         return p
 
+    def _warn_untrained(self, y_metric: np.ndarray, n_val: int) -> None:
+        labels = np.asarray(y_metric).reshape(len(y_metric), -1)[:, 0].astype(int)
+        cut = len(labels) - n_val
+        late = np.bincount(labels[cut:], minlength=len(self.classes_))
+        early = np.bincount(labels[:cut], minlength=len(self.classes_))
+        for k in np.flatnonzero((late > 0) & (early == 0)):
+            warnings.warn(
+                f"class {shown(self.classes_.tolist()[k])} has no training row: all "
+                f"{late[k]} of its rows are among the last {n_val} (validation='last'), so "
+                "the model cannot learn it; put some of them earlier, or hold out rows at "
+                "random (validation='holdout')",
+                UserWarning,
+                stacklevel=4,
+            )
+
     def _check_validation_outputs(self, outputs: Tensor, y_true: np.ndarray) -> None:
         """A warning for a class the validation rows hold and the model at `alpha_` never
-        predicts (checked when `alpha_` is on the grid the validation sweep used)."""
+        predicts (checked when `alpha_` is on the grid 0, 0.05, ..., 1 the validation sweep
+        used)."""
         alpha = self.alpha_
         if not isinstance(alpha, float) or alpha not in ALPHA_GRID:
             return
         at = outputs[ALPHA_GRID.index(alpha)].numpy()
         predicted = at[:, 0] > 0 if at.shape[1] == 1 else at.argmax(axis=1)
+        rows = (
+            "out-of-fold"
+            if self.validation == "cross_fit"
+            else "validation"
+            if self.n_validation_
+            else "training"
+        )
         warn_unpredicted_classes(
-            self.classes_, predicted.astype(int), y_true, alpha, self.class_weight is not None
+            self.classes_, predicted.astype(int), y_true, alpha, self.class_weight is not None, rows
         )
 
     def _metrics(

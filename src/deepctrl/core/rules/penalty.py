@@ -45,7 +45,10 @@ class Penalty(SignedRule):
 
     def __repr__(self) -> str:
         """The function's name, and `tau` and `strict` when not their defaults, e.g.
-        ``Penalty(fn=energy_gap, strict=True)``."""
+        ``Penalty(fn=energy_gap, strict=True)``; a subclass that describes itself (a table
+        `Expression`) shows its description."""
+        if type(self).config is not Penalty.config:
+            return super().__repr__()
         shown = [f"fn={getattr(self.fn, '__name__', type(self.fn).__name__)}"]
         if self.tau != 0.0:
             shown.append(f"tau={self.tau!r}")
