@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepctrl.tabular.warn_site import outside_stacklevel
+
 NUMERIC, CATEGORICAL, DATE = "numeric", "categorical", "date"
 Category = str | int | float | bool | None
 MISSING_NAME = "(missing)"
@@ -204,9 +206,14 @@ def column_kind(series: pd.Series) -> str:
         return NUMERIC
     if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
         return DATE if _looks_like_dates(series) else CATEGORICAL
+    period = (
+        f" (a period: X[{series.name!r}].dt.to_timestamp() makes dates of it)"
+        if isinstance(dtype, pd.PeriodDtype)
+        else ""
+    )
     raise ValueError(
         f"column {series.name!r} has unsupported type {dtype}; "
-        "use numbers, dates, text, categories or booleans"
+        f"use numbers, dates, text, categories or booleans{period}"
     )
 
 
@@ -516,7 +523,7 @@ def _warn_dwarfed(name: str, present: np.ndarray, std: float) -> None:
             f"{high:.3g} for 98 % of them), which then encode almost alike, so the model can "
             "hardly use the column; correct or remove that value",
             UserWarning,
-            stacklevel=4,
+            stacklevel=outside_stacklevel(),
         )
 
 
@@ -545,7 +552,7 @@ def _numeric_input(c: Column, values: np.ndarray, index: pd.Index) -> np.ndarray
             f"range ({c.low:g} to {c.high:g}) by more than its width (up to {worst:g}); "
             "the model extrapolates there",
             UserWarning,
-            stacklevel=4,
+            stacklevel=outside_stacklevel(),
         )
     return scaled
 
@@ -605,7 +612,7 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
             ) from None
     hint = _date_hint(name, cats)
     if hint is not None:
-        warnings.warn(hint, UserWarning, stacklevel=4)
+        warnings.warn(hint, UserWarning, stacklevel=outside_stacklevel())
     elif len(cats) > 50 and len(cats) > 0.5 * len(series):
         warnings.warn(
             f"column {name!r} has {len(cats)} distinct values in {len(series)} "
@@ -613,7 +620,7 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
             "it if it is an identifier (on the command line: --id-column "
             f"{shlex.quote(name)})",
             UserWarning,
-            stacklevel=4,
+            stacklevel=outside_stacklevel(),
         )
     return Column(name, kind, start, categories=cats, missing=missing)
 
@@ -818,7 +825,7 @@ class TableEncoder:
             warnings.warn(
                 f"column {c.name!r}: {'; '.join(parts)}; they are encoded as all zeros",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=outside_stacklevel(),
             )
         out[np.flatnonzero(known), c.start + codes[known]] = 1.0
 
