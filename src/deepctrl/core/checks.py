@@ -76,15 +76,13 @@ def nonneg_int(value: object, what: str) -> int:
         ...
         ValueError: seed must be an integer >= 0, got 1.5
     """
-    whole = (
+    if (
         isinstance(value, torch.Tensor)
         and value.numel() == 1
-        and not (
-            value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool
-        )
-    )
-    if whole:
-        value = int(value.item())  # type: ignore[union-attr]
+        and not (value.dtype.is_floating_point or value.dtype.is_complex)
+        and value.dtype != torch.bool
+    ):
+        value = int(value.item())
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ValueError(f"{what} must be an integer >= 0, got {value!r}")
     return int(value)
