@@ -19,14 +19,17 @@ def run(args: list, capsys) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_group_codes_keep_their_leading_zeros(tmp_path, capsys):
-    rng = np.random.default_rng(0)
-    n = 120
-    frame = pd.DataFrame(
-        {"item": rng.choice(["00126", "00787", "01863"], n), "price": rng.uniform(1, 9, n)}
-    )
-    frame["units"] = 20 - frame["price"] + rng.normal(0, 0.3, n)
+def items_csv(tmp_path, codes: list[str], seed: int) -> pd.DataFrame:
+    """items.csv: 120 rows of an item code, a price and units that fall with it."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"item": rng.choice(codes, 120), "price": rng.uniform(1, 9, 120)})
+    frame["units"] = 20 - frame["price"] + rng.normal(0, 0.3, 120)
     frame.to_csv(tmp_path / "items.csv", index=False)
+    return frame
+
+
+def test_group_codes_keep_their_leading_zeros(tmp_path, capsys):
+    items_csv(tmp_path, ["00126", "00787", "01863"], seed=0)
     args = ["test-rule", tmp_path / "items.csv", "--target", "units", "--group", "item"]
     rule = ["--monotonic", "price=decreasing", "--out", tmp_path / "r"]
     code, _, err = run([*args, *rule, *FAST], capsys)
@@ -43,13 +46,7 @@ def test_group_codes_keep_their_leading_zeros(tmp_path, capsys):
 
 
 def test_zero_padded_codes_among_the_features_get_a_note(tmp_path, capsys):
-    rng = np.random.default_rng(1)
-    n = 120
-    frame = pd.DataFrame(
-        {"item": rng.choice(["00126", "00787", "09461"], n), "price": rng.uniform(1, 9, n)}
-    )
-    frame["units"] = 20 - frame["price"] + rng.normal(0, 0.3, n)
-    frame.to_csv(tmp_path / "items.csv", index=False)
+    frame = items_csv(tmp_path, ["00126", "00787", "09461"], seed=1)
     fit = ["fit", tmp_path / "items.csv", "--target", "units", "--out", tmp_path / "m.deepctrl"]
     quick = ["--max-epochs", "2", "--no-progress"]
     code, _, err = run([*fit, *quick], capsys)
