@@ -165,6 +165,9 @@ def test_select_alpha():
     assert dc.select_alpha(reached, min_verification=0.95, metric="mae") == 0.5
     with pytest.raises(ValueError, match="metric 'no_such' is not in the table"):
         dc.select_alpha(reached, min_verification=0.9, metric="no_such")
+    tied = {"alpha": [1.0, 0.5, 0.0], "mae": [2.0, 1.0, 1.0], "verification_ratio": [1, 1, 1]}
+    assert dc.select_alpha(tied) == 0.0  # the smallest on ties, as the estimators choose
+    assert dc.select_alpha(tied, min_verification=0.9, metric="mae") == 0.0
     with pytest.raises(ValueError, match=r"no alpha has a value of mae \(every one is NaN\)"):
         dc.select_alpha({"alpha": [0.0, 1.0], "mae": [math.nan, math.nan]})
 

@@ -128,6 +128,9 @@ def test_one_number_for_alphas_asks_for_a_list_and_arrays_are_alphas():
     listed = est.sweep(X, y, alphas=[0.0, 0.5])
     pd.testing.assert_frame_equal(est.sweep(X, y, alphas=np.array([0.0, 0.5])), listed)
     pd.testing.assert_frame_equal(est.sweep(X, y, alphas=torch.tensor([0.0, 0.5])), listed)
+    tensors = [torch.tensor(0.0), torch.tensor(0.5)]  # a list of 0-d tensors, as dc.sweep takes
+    pd.testing.assert_frame_equal(est.sweep(X, y, alphas=tensors), listed)
+    np.testing.assert_array_equal(est.predict(X, alpha=torch.tensor(0.5)), est.predict(X, 0.5))
 
 
 def test_the_summary_says_which_alpha_predict_uses():

@@ -556,7 +556,7 @@ def select_alpha(
     the table estimators' `select_alpha(X, y, min_verification=...)` does when given
     labels). Otherwise `objective="min_error"`: the alpha with the best `metric` (accuracy
     and auc are maximised, the others minimised; NaN counts as the worst; on ties the
-    first alpha of the table).
+    smallest alpha, as the table estimators take).
 
     Args:
         table: A table of [sweep][deepctrl.core.evaluation.sweep].
@@ -632,11 +632,12 @@ def select_alpha(
 
 
 def _best_by(table: Table, metric: str | None, rows: list[int]) -> float:
-    """The alpha of ``rows`` (indices into the table) with the best ``metric``, the first on
-    ties; an error when none of them has a value."""
+    """The alpha of ``rows`` (indices into the table) with the best ``metric``, the smallest
+    on ties; an error when none of them has a value."""
     name = _error_metric(table, metric)
     sign = -1.0 if name in HIGHER_IS_BETTER else 1.0
     values = [sign * v if not math.isnan(v) else math.inf for v in table[name]]
     if all(math.isnan(table[name][i]) for i in rows):
         raise ValueError(f"no alpha has a value of {name} (every one is NaN)")
-    return table["alpha"][min(rows, key=lambda i: values[i])]
+    alphas = table["alpha"]
+    return alphas[min(rows, key=lambda i: (values[i], float(alphas[i])))]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -32,16 +33,30 @@ CHOICES = ("auto", "min_error")
 HIGHER_IS_BETTER = ("accuracy", "auc")
 
 
+def _one_number_tensor(value: Any) -> bool:
+    """Whether ``value`` is a one-element tensor of numbers (torch is not imported for it:
+    without torch loaded no value is a tensor, and the command line starts without it)."""
+    torch = sys.modules.get("torch")
+    return (
+        torch is not None
+        and isinstance(value, torch.Tensor)
+        and value.numel() == 1
+        and value.dtype != torch.bool
+    )
+
+
 def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
     """``alpha`` as a finite float >= 0 (0 follows the data, 1 the rule; above 1 extrapolates
-    the rule), or one of the texts "auto" and "min_error"; a 0-d array counts as its number.
+    the rule), or one of the texts "auto" and "min_error"; a 0-d array or one-element
+    tensor counts as its number.
 
-    >>> check_alpha(np.array(0.5)), check_alpha("auto")
-    (0.5, 'auto')
+    >>> import torch
+    >>> check_alpha(np.array(0.5)), check_alpha(torch.tensor([0.25])), check_alpha("auto")
+    (0.5, 0.25, 'auto')
     """
     if isinstance(alpha, str) and alpha in CHOICES:
         return alpha
-    if isinstance(alpha, np.ndarray) and alpha.ndim == 0:
+    if (isinstance(alpha, np.ndarray) and alpha.ndim == 0) or _one_number_tensor(alpha):
         alpha = alpha.item()
     if (
         isinstance(alpha, bool)
