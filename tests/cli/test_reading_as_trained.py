@@ -133,3 +133,26 @@ def test_a_category_read_as_numbers_in_training_finds_them_alone_or_beside_text(
     assert beside[0] == pytest.approx(alone[0], abs=1e-6)
     assert beside[4:] == pytest.approx([alone[0]] * 2, abs=1e-6)
     assert beside[1] != pytest.approx(alone[0], abs=1e-3)
+
+
+def test_text_left_among_a_model_columns_numbers_is_named_with_its_line(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    w = rng.uniform(1, 12, 120)
+    v = rng.uniform(1, 9, 120)
+    lines = ["w;v;y"] + [
+        f"{a:.3f}".replace(".", ",")
+        + ";"
+        + f"{b:.2f}".replace(".", ",")
+        + ";"
+        + f"{a + b:.2f}".replace(".", ",")
+        for a, b in zip(w, v, strict=True)
+    ]
+    (tmp_path / "dec.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "dec.deepctrl"
+    fit = ["fit", tmp_path / "dec.csv", "--target", "y", "--out", model, "--max-epochs", "2"]
+    assert main([str(a) for a in [*fit, "--no-progress"]]) == 0
+    (tmp_path / "mixed.csv").write_text("w;v\n1;4,5\n2;4.25\n")
+    capsys.readouterr()
+    assert main(["predict", str(model), str(tmp_path / "mixed.csv"), "--out", "-"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("column 'v' has text in 1 of 2 rows (line 3: '4.25')"), err

@@ -725,6 +725,10 @@ def clean_columns(
             # a model's number column holds numbers only; in a new table, most values must
             # be numbers for the column to count as one
             known = dates is not None and name not in targets
+            if known and series.map(lambda v: isinstance(v, float)).any():
+                # the file's reading made numbers of some values: text it left among them
+                # (4.25 beside 4,5 in a file of decimal commas) reads no way the file writes
+                text |= series.map(lambda v: isinstance(v, str)).to_numpy() & ~missing
             if (
                 (~missing).sum()
                 and (known or as_number.notna().sum() >= 0.5 * (~missing).sum())
