@@ -351,8 +351,9 @@ def feature_columns(
         if name not in kept:
             why = f" ({left_out[name]})" if name in left_out else ""
             raise ValueError(f"--categorical {name}: {path} has no feature column {name!r}{why}")
-        if pd.api.types.is_numeric_dtype(frame[name].dtype):  # codes 01, 1, 001 stay apart
-            read_targets(frame, path, [name])
+    # codes 01, 1, 001 stay apart: numeric-looking ones read as written, in one pass
+    read_targets(frame, path, [c for c in categorical if pd.api.types.is_numeric_dtype(frame[c])])
+    for name in categorical:
         frame[name] = as_categories(frame[name])
     return kept, left_out
 
