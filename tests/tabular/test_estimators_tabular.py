@@ -316,22 +316,55 @@ def test_a_threshold_outside_the_training_values_is_refused():
     est.set_params(rules=[dc.rules.Threshold("ap_hi", 129.5)]).fit(X, X["ap_hi"] / 100)
 
 
-def test_dates_without_a_zone_after_zoned_training_dates_are_warned_about():
-    zoned = pd.date_range("2024-01-01", periods=40, freq="D", tz="Europe/Berlin")
-    X = pd.DataFrame({"day": zoned.strftime("%Y-%m-%dT%H:%M%z"), "x": np.arange(40.0)})
+def test_zoned_dates_are_read_at_the_wall_clock_time_they_show():
+    """Weekly dates at local midnight cross a daylight-saving change without gaining a time
+    of day, an hour keeps its day-cycle inputs all year, and the same times written without
+    a zone encode alike (no warning)."""
+    weeks = pd.date_range("2024-01-01", periods=60, freq="W-MON", tz="Europe/Berlin")
+    X = pd.DataFrame({"day": weeks.strftime("%Y-%m-%dT%H:%M%z"), "x": np.arange(60.0)})
     enc = TableEncoder.fit(X)
-    assert (
-        enc.column("day").zoned
-        and not TableEncoder.fit(X.assign(day=zoned.tz_localize(None))).column("day").zoned
+    day = enc.column("day")
+    assert (day.zoned, day.clock, day.parts, day.origin[:19]) == (
+        True,
+        "local",
+        ["year"],
+        "2024-01-01T00:00:00",
     )
+    assert day.high == 59 * 7  # whole weeks, where UTC would give 412.96 days
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        enc.transform(X)  # zoned again: nothing to say
+        naive = enc.transform(X.assign(day=weeks.strftime("%Y-%m-%d %H:%M")))
+    assert np.array_equal(naive, enc.transform(X))
+    assert np.array_equal(enc.transform(X.assign(day=weeks)), enc.transform(X))
+    hours = pd.date_range("2024-03-01", periods=24 * 60, freq="h", tz="Europe/Berlin")
+    clock = TableEncoder.fit(pd.DataFrame({"t": hours}))
+    assert clock.column("t").parts == ["week", "day"]
+    eight = clock.transform(pd.DataFrame({"t": hours}))[hours.hour == 8]
+    angle = 2 * np.pi * 8 / 24  # before and after the change of 31 March
+    assert np.abs(eight[:, -2:] - [np.sin(angle), np.cos(angle)]).max() < 1e-6
+    assert TableEncoder.from_config(enc.config()).column("day").clock == "local"
+
+
+def test_a_model_file_from_before_reads_zoned_dates_in_utc():
+    """A model file without ``clock`` fitted zoned dates in UTC (Berlin's midnight in winter
+    is 23:00 UTC): it keeps reading them so, and warns about dates without a zone."""
+    zoned = pd.date_range("2024-01-01", periods=40, freq="D", tz="Europe/Berlin")
+    X = pd.DataFrame({"day": zoned.strftime("%Y-%m-%dT%H:%M%z"), "x": np.arange(40.0)})
+    cfg = TableEncoder.fit(X).config()
+    for column in cfg["columns"]:
+        del column["clock"]
+    cfg["columns"][0]["origin"] = "2023-12-31T23:00:00.000000000"
+    old = TableEncoder.from_config(cfg)
+    day = old.column("day")
+    assert day.clock == "utc" and day.parts == ["week"]
+    assert old.transform(X.iloc[:2])[:, 0].tolist() == pytest.approx(
+        [-day.mean / day.std, (1 - day.mean) / day.std]
+    )
+    naive = X.iloc[:1].assign(day="2024-01-01 00:00")  # read as UTC: an hour after the origin
     with pytest.warns(
         UserWarning, match="column 'day': these dates have no time zone, so they are read as UTC"
     ):
-        enc.transform(X.assign(day=zoned.strftime("%Y-%m-%d %H:%M")))
-    assert TableEncoder.from_config(enc.config()).column("day").zoned
+        assert old.transform(naive)[0, 0] == pytest.approx((1 / 24 - day.mean) / day.std)
 
 
 def test_an_expression_naming_a_date_column_says_it_is_one():

@@ -19,7 +19,7 @@ import pytest
 import deepctrl as dc
 from deepctrl.io.onnx_export import EXPORTER_READY
 from deepctrl.tabular.encoding import TableEncoder
-from deepctrl.tabular.onnx_graph import NAT, input_type_name, preprocessing_graph
+from deepctrl.tabular.onnx_graph import NAT, input_type_name, onnx_feed, preprocessing_graph
 
 needs_exporter = pytest.mark.skipif(not EXPORTER_READY, reason="torch.onnx.export is too old")
 
@@ -236,6 +236,22 @@ def test_preprocessing_follows_the_calendar_at_its_edges():
     thursday = 2 * np.pi * 3 / 7
     assert got[3, 3:5].tolist() == pytest.approx([np.sin(thursday), np.cos(thursday)], abs=1e-6)
     assert got[10, 1:8].tolist() == [0.0] * 6 + [1.0]  # missing: no cycles, indicator 1
+
+
+def test_zoned_dates_enter_at_their_wall_clock_time():
+    """A column fitted on zoned dates takes the local time as written (what `onnx_feed`
+    builds): 08:00 in Paris gives the day-cycle inputs of 08:00 in winter and in summer."""
+    hours = pd.date_range("2024-03-20", periods=24 * 20, freq="h", tz="Europe/Paris")
+    frame = pd.DataFrame({"when": hours.strftime("%Y-%m-%dT%H:%M%z")})
+    encoder = TableEncoder.fit(frame)
+    feed = onnx_feed(encoder, frame, 1.0)
+    assert feed["when"][0] == np.datetime64("2024-03-20T00:00", "ns").astype(np.int64)
+    session = ort.InferenceSession(preprocessing_graph(encoder).SerializeToString())
+    got = session.run(None, {"when": feed["when"]})[0]
+    assert np.abs(got - encoder.transform(frame)).max() < 2e-5
+    angle = 2 * np.pi * 8 / 24
+    eight = got[hours.hour == 8][:, -2:]
+    assert np.abs(eight - [np.sin(angle), np.cos(angle)]).max() < 1e-6
 
 
 @needs_exporter

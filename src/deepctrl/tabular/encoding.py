@@ -8,7 +8,8 @@
   ``2024-05-31 14:00``) become a few numeric inputs: the days since the first training
   date (standardized) and, where they vary in training, the time of year (for a span of a
   year or more), the weekday and the time of day as sine/cosine pairs; missing dates are
-  imputed like numbers. A date after the training range is simply a larger number.
+  imputed like numbers. A date after the training range is simply a larger number. Dates
+  with a time zone are read at the wall-clock time they show.
 
 The encoder remembers every column, so rules can name columns and model files can rebuild
 the preprocessing.
@@ -72,6 +73,9 @@ class Column:
     parts: list[str] = field(default_factory=list)
     zoned: bool = False
     """A date column whose training values carried a time zone."""
+    clock: str = "utc"
+    """How a zoned date column is read: ``"local"``, the wall-clock time as written (a
+    column fitted since zones are read that way), or ``"utc"`` (files from before)."""
 
     @property
     def width(self) -> int:
@@ -410,13 +414,26 @@ def _not_dates(series: pd.Series, exc: Exception) -> str:
     return f"column {series.name!r} holds values that are not dates: {str(exc).splitlines()[0]}"
 
 
-def date_values(series: pd.Series) -> np.ndarray:
-    """A date column as datetime64[ns] (NaT where missing), in UTC when it has a time zone."""
+def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
+    """A date column as datetime64[ns] (NaT where missing). Dates with a time zone are
+    converted to UTC, or with `local` kept at the wall-clock time they show.
+
+    >>> zoned = pd.Series(["2024-03-25T00:00+01:00", "2024-04-01T00:00+02:00"])
+    >>> date_values(zoned).astype(str).tolist()
+    ['2024-03-24T23:00:00.000000000', '2024-03-31T22:00:00.000000000']
+    >>> date_values(zoned, local=True).astype(str).tolist()
+    ['2024-03-25T00:00:00.000000000', '2024-04-01T00:00:00.000000000']
+    """
     try:
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
-            parsed = pd.to_datetime(series, utc=isinstance(series.dtype, pd.DatetimeTZDtype))
+            zoned = isinstance(series.dtype, pd.DatetimeTZDtype)
+            parsed = pd.to_datetime(series, utc=zoned and not local)
+            if zoned and local:
+                parsed = parsed.dt.tz_localize(None)
         else:
             text = series.map(lambda v: None if is_missing_text(v) else str(v).strip())
+            if local:
+                text = text.str.replace(_ZONE, "", regex=True)
             parsed = pd.to_datetime(text, format="ISO8601", utc=True)
     except (ValueError, TypeError, OverflowError) as exc:
         raise ValueError(_not_dates(series, exc)) from None
@@ -576,13 +593,15 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
     if kind == NUMERIC:
         return _scaled(name, kind, start, numeric_values(series))
     if kind == DATE:
-        dates = date_values(series)
+        zoned = has_zone(series)
+        dates = date_values(series, local=zoned)
         if np.isnat(dates).all():
             raise ValueError(f"column {name!r} has no dates, only missing values")
         origin = str(dates[~np.isnat(dates)].min())
         days = _days(dates, origin)
         col = _scaled(name, kind, start, days)
-        col.origin, col.integer, col.zoned = origin, False, has_zone(series)
+        col.origin, col.integer, col.zoned = origin, False, zoned
+        col.clock = "local" if zoned else "utc"
         present = dates[~np.isnat(dates)]
         span = float(np.nanmax(days) - np.nanmin(days))
         time = present - present.astype("datetime64[D]")
@@ -763,7 +782,7 @@ class TableEncoder:
             if c.kind == NUMERIC:
                 values = numeric_values(series)[take]
             else:
-                if c.zoned and series.notna().any() and not has_zone(series):
+                if c.clock == "utc" and c.zoned and series.notna().any() and not has_zone(series):
                     warnings.warn(
                         f"column {c.name!r}: these dates have no time zone, so they are read "
                         "as UTC, while the training dates had zones; give them their zone "
@@ -771,7 +790,7 @@ class TableEncoder:
                         UserWarning,
                         stacklevel=3,
                     )
-                dates = date_values(series)[take]
+                dates = date_values(series, local=c.clock == "local")[take]
                 values = _days(dates, c.origin)
                 for j, part in enumerate(c.parts):
                     out[:, c.start + 1 + 2 * j : c.start + 3 + 2 * j] = _cyclic(values, dates, part)

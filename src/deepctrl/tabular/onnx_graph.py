@@ -9,8 +9,9 @@ Inputs, one per column by name, each of shape `(rows,)`:
   which float32 would round by more than a millionth of a standard deviation;
 * categorical columns: strings, the value as `str(value)` (`"True"`, `"true"` or
   `"TRUE"` for a boolean), the empty string where missing;
-* date columns: int64 nanoseconds since 1970-01-01 UTC (`datetime64[ns]` viewed as
-  int64; NaT, the smallest int64, where missing);
+* date columns: int64 nanoseconds since 1970-01-01 (`datetime64[ns]` viewed as int64;
+  NaT, the smallest int64, where missing): the wall-clock time for a column fitted on
+  dates with time zones, otherwise UTC;
 * `alpha`: float32, the rule strength of each row.
 
 Outputs: `prediction` (a regressor; one value per row for a 1-D target, else one column
@@ -99,7 +100,7 @@ def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[st
         if c.kind == CATEGORICAL:
             feed[c.name] = np.array([category_text(v) for v in series.tolist()], dtype=object)
         elif c.kind == DATE:
-            feed[c.name] = date_values(series).astype(np.int64)
+            feed[c.name] = date_values(series, local=c.clock == "local").astype(np.int64)
         else:
             values = numeric_values(series)
             feed[c.name] = values if _wide_numbers(c) else values.astype(np.float32)
