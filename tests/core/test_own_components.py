@@ -140,6 +140,27 @@ def test_a_rule_loss_without_a_gradient_is_refused(rule, kind):
         step(rule(), dc.methods.DeepCTRL(rho=1.0))
 
 
+def test_an_evaluation_call_first_neither_skips_the_check_nor_sets_rho():
+    """A validation step under torch.no_grad before training (Lightning's sanity check)
+    leaves the gradient check and the measure of rho to the first training call."""
+    with pytest.raises(ValueError, match="Detached.loss returned a float32 tensor without"):
+        objective = dc.Objective(net(), Detached(), dc.methods.DeepCTRL(rho=1.0))
+        with torch.no_grad():
+            objective(*data(16), alpha=0.0)
+        objective(*data(32))
+    X, y = data(64)
+    torch.manual_seed(0)
+    fresh = dc.Objective(net(), Rises(), dc.methods.DeepCTRL())
+    fresh(X[:32], y[:32])
+    torch.manual_seed(0)
+    checked = dc.Objective(net(), Rises(), dc.methods.DeepCTRL())
+    with torch.no_grad():
+        checked(X[32:], 100 * y[32:], alpha=0.0)
+    assert checked.state is None
+    checked(X[:32], y[:32])
+    assert checked.rho == fresh.rho and 0 < fresh.rho < 1
+
+
 # -- NaN in training and in the verification ratio ---------------------------------------
 class SqrtTrap(Rises):
     """The torch.where(sqrt) trap: a finite loss whose gradient is NaN on every row (the

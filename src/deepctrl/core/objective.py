@@ -344,9 +344,16 @@ class Objective:
         x = cast_floats(x, self._dtype())
         if self.state is None:
             check_materialized(self.model)
+        if self.state is not None:
+            state = self.state
+        elif torch.is_grad_enabled():
             self._setup(self._first_batch_estimator(x, y))
-        assert self.state is not None
-        state = self.state
+            state = self.state
+        else:  # an evaluation before training (a sanity check): its batch sets no rho for it
+            state = self.method.init_state(
+                [self.seed], self._n_rules(), self._estimator((x, y), batch_len(x))
+            )
+        assert state is not None
         device = device_of(x)
         self._resumed = False
         # the float is read on the host, before the move: no wait for the device
@@ -407,7 +414,8 @@ class Objective:
             raise ValueError(f"the batch has {y_hat.shape[0]} outputs but {y.shape[0]} targets")
         if not self._checked:
             check_outputs(y_hat.detach(), y, self.task_loss)
-            self._checked = True
+            # the rule's gradient is checked on the first call that has gradients
+            self._checked = torch.is_grad_enabled()
 
     def after_step(self, out: ObjectiveOutput) -> None:
         """Call after the optimizer step: updates the method's state (LagrangianDual's
