@@ -115,6 +115,9 @@ def test_alphas_that_are_not_numbers_or_do_not_fit_the_batch():
     with pytest.raises(ValueError, match="alpha has 3 values for a batch of 7 rows"):
         model(x, torch.full((3,), 0.5))
     assert model(x, torch.full((1,), 0.5)).shape == (7, 1)  # one alpha for every row
+    for text in ("0.5", None):
+        with pytest.raises(TypeError, match="alpha must be a number, or a tensor of one per"):
+            model(x, text)
     with pytest.raises(ValueError, match="alphas must be finite numbers, got nan"):
         dc.sweep(model, rule, x, x[:, :1], alphas=[0.0, float("nan")])
     with pytest.raises(ValueError, match="alpha must be finite, got inf"):

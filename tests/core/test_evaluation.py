@@ -209,6 +209,19 @@ def test_a_loader_of_inputs_alone_is_read_as_inputs():
         objective.calibrate(DataLoader(records, batch_size=16))
 
 
+def test_select_alpha_reads_a_filtered_data_frame_and_tensors_by_position():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(
+        {"alpha": [0.0, 0.5, 1.0], "mae": [3.0, 1.0, 2.0], "verification_ratio": [0.2, 0.8, 0.99]}
+    )
+    kept = frame[frame["alpha"] > 0]  # index 1, 2: position 0 is alpha 0.5
+    assert dc.select_alpha(kept, min_verification=0.9) == 1.0
+    assert dc.select_alpha(kept) == 0.5
+    tensors = {k: torch.tensor(v.to_numpy()) for k, v in frame.items()}
+    chosen = dc.select_alpha(tensors, min_verification=0.5, metric="mae")
+    assert type(chosen) is float and chosen == 0.5
+
+
 def test_select_alpha_names_what_is_wrong_with_a_table():
     table = {"alpha": [0.0, 1.0], "verification_ratio": [math.nan, 0.5]}
     with pytest.raises(ValueError, match=r"\(highest 0.500 at alpha 1.0\)"):

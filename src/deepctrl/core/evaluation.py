@@ -559,7 +559,8 @@ def select_alpha(
     smallest alpha, as the table estimators take).
 
     Args:
-        table: A table of [sweep][deepctrl.core.evaluation.sweep].
+        table: A table of [sweep][deepctrl.core.evaluation.sweep], or any mapping of
+            columns (a pandas DataFrame, tensors, arrays); rows are read by position.
         min_verification: The verification ratio to reach; None picks by `metric`.
         objective: How to pick without `min_verification`; `"min_error"` is the only one.
         metric: The column to optimise; None is the first error metric in the table
@@ -591,6 +592,7 @@ def select_alpha(
         )
     if objective != "min_error":
         raise ValueError(f"objective must be 'min_error', got {objective!r}")
+    table = {k: v.tolist() if hasattr(v, "tolist") else v for k, v in table.items()}
     alphas = table.get("alpha", [])
     if len(alphas) == 0:
         raise ValueError("the table has no alphas to select from")
@@ -627,7 +629,7 @@ def select_alpha(
                 f"no alpha reaches verification ratio {min_verification}"
                 f" (highest {ratios[best]:.3f} at alpha {alphas[best]})"
             )
-        return min(alphas[i] for i in ok) if metric is None else _best_by(table, metric, ok)
+        return float(min(alphas[i] for i in ok)) if metric is None else _best_by(table, metric, ok)
     return _best_by(table, metric, list(range(len(alphas))))
 
 
@@ -640,4 +642,4 @@ def _best_by(table: Table, metric: str | None, rows: list[int]) -> float:
     if all(math.isnan(table[name][i]) for i in rows):
         raise ValueError(f"no alpha has a value of {name} (every one is NaN)")
     alphas = table["alpha"]
-    return alphas[min(rows, key=lambda i: (values[i], float(alphas[i])))]
+    return float(alphas[min(rows, key=lambda i: (values[i], float(alphas[i])))])
