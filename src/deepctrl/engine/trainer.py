@@ -283,7 +283,8 @@ class Trainer:
             return None
         n = self.stack.size
         info(
-            f"compile: the training step of {n} seed{'s' * (n != 1)} is compiled on the "
+            f"compile: the training step of {n} network{'s' * (n != 1)} (every method's "
+            "seeds, stacked) is compiled on the "
             "second batch (torch.compile; tens of seconds on a CPU, once)"
         )
         return CompiledStep(

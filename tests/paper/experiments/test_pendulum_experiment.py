@@ -1,10 +1,14 @@
 """Pieces of the pendulum reproduction: networks, the energy rule, settings, alpha choice."""
 
+import json
+from pathlib import Path
+
 import pytest
 import torch
 
 from deepctrl.core.rules import Context
 from deepctrl.paper.experiments import pendulum as exp
+from deepctrl.paper.experiments.pendulum_report import report_markdown
 
 
 def n_params(module: torch.nn.Module) -> int:
@@ -172,3 +176,15 @@ def test_a_baseline_is_drawn_at_its_own_alpha_and_a_report_needs_a_run(tmp_path)
     (tmp_path / "results.json").write_text('{"experiment": "retail"}')
     with pytest.raises(ValueError, match="is not the results.json of a pendulum run"):
         exp.rewrite_report(str(tmp_path))
+
+
+def test_a_stacked_jobs_row_counts_the_epochs_of_its_longest_model():
+    """In the stored paper run TaskOnly stopped at 180 epochs while TaskAndRule(1.0), in the
+    same job, trained 270: the job ran 270 epochs, 219.948 s / 270 = 0.8146 s each."""
+    stored = Path(__file__).parents[3] / "docs/results/pendulum/paper-compiled/results.json"
+    results = json.loads(stored.read_text())
+    assert max(results["methods"]["TaskOnly"]["epochs"]) == 180
+    row = next(
+        line for line in report_markdown(results).splitlines() if line.startswith("| TaskOnly's:")
+    )
+    assert row.split("|")[2:6] == [" 7 ", " 219.9 ", " 0.8146 ", " 270 "]

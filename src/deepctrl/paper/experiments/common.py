@@ -117,7 +117,6 @@ class MethodRun:
             "epochs": list(self.fit.epochs),
             "best_epochs": list(self.fit.best_epochs),
             "train_seconds": round(self.fit.seconds, 3),
-            "seconds_per_epoch": round(self.fit.seconds / max(1, max(self.fit.epochs)), 4),
         }
 
 

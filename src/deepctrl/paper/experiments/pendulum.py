@@ -465,6 +465,7 @@ def run_all(
                 "dual_lr": _dual_lr(runs[n]),
                 "val_mae": _mean(e, "val", "mae")[0],
                 "val_ratio": _mean(e, "val", "verification_ratio")[0],
+                "epochs": e["epochs"],
             }
             for n, e in ldf.items()
         },
@@ -535,7 +536,7 @@ def reproduce(
         "timing": {
             "one_seed": timed,
             "all_seeds": {
-                k: {f: entries[k][f] for f in ("train_seconds", "seconds_per_epoch", "epochs")}
+                k: {f: entries[k][f] for f in ("train_seconds", "epochs")}
                 for k in ("TaskOnly", "DeepCTRL")
             },
         },

@@ -219,8 +219,8 @@ def report_markdown(results: dict[str, Any]) -> str:
                     f"{k}'s: {', '.join(members)}" if len(members) > 1 else k,
                     len(members),
                     allseeds[k]["train_seconds"],
-                    allseeds[k]["seconds_per_epoch"],
-                    max(allseeds[k]["epochs"]),
+                    round(allseeds[k]["train_seconds"] / _job_epochs(results, members), 4),
+                    _job_epochs(results, members),
                 ]
                 for k, members in jobs.items()
             ],
@@ -228,6 +228,15 @@ def report_markdown(results: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _job_epochs(results: dict[str, Any], members: list[str]) -> int:
+    """The most epochs any model of a stacked job trained: the job ran that many. A run
+    stored before the LDF candidates kept their epochs counts the chosen ones only."""
+    ldf, methods = results["selection"]["ldf"], results["methods"]
+    known = {**ldf["candidates"], **methods}
+    known.update({ldf[k]: methods[k] for k in ("LDF-MAE", "LDF-Ratio") if k in methods})
+    return max(max(known[n]["epochs"]) for n in members if "epochs" in known[n])
 
 
 def _jobs(results: dict[str, Any]) -> dict[str, list[str]]:
