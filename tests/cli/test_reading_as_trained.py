@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
@@ -156,3 +157,26 @@ def test_text_left_among_a_model_columns_numbers_is_named_with_its_line(tmp_path
     assert main(["predict", str(model), str(tmp_path / "mixed.csv"), "--out", "-"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("column 'v' has text in 1 of 2 rows (line 3: '4.25')"), err
+
+
+def test_an_unseen_category_is_not_read_as_missing_when_training_had_missing_ones(
+    tmp_path, capsys
+):
+    """A shop column with empty cells in training: a new shop is unseen (all zeros, with a
+    warning), as in Python and the ONNX file, not the missing shop's category."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=300).round(3)
+    shop = rng.choice(["a", "b", "c", ""], 300)
+    y = x + 2 * (shop == "a") - 3 * (shop == "") + rng.normal(0, 0.1, 300)
+    lines = ["x,shop,y"] + [f"{a},{s},{t:.3f}" for a, s, t in zip(x, shop, y, strict=True)]
+    (tmp_path / "shops.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "shops.csv", "--target", "y", "--out", model, *FAST]
+    assert run(fit, capsys)[0] == 0
+    got, err = predictions(model, tmp_path / "new.csv", "x,shop\n0,zzz\n0,\n", capsys)
+    assert "1 row has a category not seen in training (such as 'zzz')" in err
+    est = load_any(model)
+    with pytest.warns(UserWarning, match="not seen in training"):
+        want = est.predict(pd.DataFrame({"x": [0.0, 0.0], "shop": ["zzz", None]}))
+    assert got == pytest.approx(want.tolist(), abs=1e-5)
+    assert abs(got[0] - got[1]) > 0.1

@@ -68,7 +68,7 @@ def category_values(written: pd.Series, keys: set[str | None], sep: str) -> pd.S
     finds the category that number is, if any; else it stays the text it is (a category
     the model has not seen).
 
-    >>> keys = category_keys(["S", "36,5", 5.0])
+    >>> keys = category_keys(["S", "36,5", 5.0, None])
     >>> category_values(pd.Series(["36,5", "$5", "5.0", "XL", None]), keys, ";").tolist()
     ['36,5', '5', '5', 'XL', None]
     """
@@ -81,8 +81,8 @@ def category_values(written: pd.Series, keys: set[str | None], sep: str) -> pd.S
     found = dict.fromkeys(other, False)
     for numbers in (_numbers(texts), _numbers(_undressed(texts, sep))):
         for i, number in zip(other, numbers, strict=True):
-            key = category_key(number)
-            if not found[i] and key in keys:
+            key = None if number is None else category_key(number)
+            if not found[i] and key is not None and key in keys:
                 values[i], found[i] = key, True
     return pd.Series(values[codes], index=written.index, name=written.name, dtype=object)
 
