@@ -159,9 +159,7 @@ def test_text_left_among_a_model_columns_numbers_is_named_with_its_line(tmp_path
     assert err.endswith("column 'v' has text in 1 of 2 rows (line 3: '4.25')"), err
 
 
-def test_an_unseen_category_is_not_read_as_missing_when_training_had_missing_ones(
-    tmp_path, capsys
-):
+def test_an_unseen_category_is_not_read_as_missing_when_training_had_missing_ones(tmp_path, capsys):
     """A shop column with empty cells in training: a new shop is unseen (all zeros, with a
     warning), as in Python and the ONNX file, not the missing shop's category."""
     rng = np.random.default_rng(0)

@@ -51,7 +51,7 @@ def test_compiled_training_matches_eager_training_in_float64(caplog):
     counters.clear()
     with caplog.at_level(logging.INFO, logger="deepctrl"):
         compiled = _fit(True, **kw)
-    assert "the training step of 2 networks (every method's seeds, stacked) is compiled" in caplog.text
+    assert "the training step of 2 networks (every method's seeds, stacked)" in caplog.text
     # one graph for stacks of 2 and batches of 64 and 22 rows, one more for a stack of 1
     assert counters["stats"]["unique_graphs"] == 2
     _assert_same_training(eager, compiled, 1e-10)

@@ -344,16 +344,16 @@ class Objective:
         x = cast_floats(x, self._dtype())
         if self.state is None:
             check_materialized(self.model)
-        if self.state is not None:
-            state = self.state
-        elif torch.is_grad_enabled():
-            self._setup(self._first_batch_estimator(x, y))
-            state = self.state
-        else:  # an evaluation before training (a sanity check): its batch sets no rho for it
-            state = self.method.init_state(
+            if torch.is_grad_enabled():
+                self._setup(self._first_batch_estimator(x, y))
+        # an evaluation before training (a sanity check) measures rho for its batch only
+        state = (
+            self.state
+            if self.state is not None
+            else self.method.init_state(
                 [self.seed], self._n_rules(), self._estimator((x, y), batch_len(x))
             )
-        assert state is not None
+        )
         device = device_of(x)
         self._resumed = False
         # the float is read on the host, before the move: no wait for the device
