@@ -225,7 +225,7 @@ def test_export_writes_an_onnx_file_that_predicts_as_the_model(cli, fitted, tmp_
     lines = done.stdout.splitlines()
     assert (
         lines[1] == "inputs: dist_km (float32), stops (float32), carrier (string), "
-        "day (int64 ns), alpha (float32, one per row)"
+        "day (int64 ns of the wall-clock time), alpha (float32, one per row)"
     )
     assert lines[2].startswith("outputs: label, probabilities; default alpha ")
     assert lines[3].startswith("checked: on the 80 rows of ")

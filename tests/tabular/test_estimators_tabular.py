@@ -13,6 +13,7 @@ import deepctrl as dc
 from deepctrl.core.rules import Additive, Relative, Standardized
 from deepctrl.core.rules.expression import parse
 from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.frames import as_frame
 from deepctrl.tabular.table_rules import (
     Expression,
     Outputs,
@@ -214,12 +215,16 @@ def test_an_integer_output_names_a_whole_number_class_never_a_position():
 
 def test_relative_perturbation_on_a_column_around_zero_warns():
     enc = TableEncoder.fit(pd.DataFrame({"x": [-1.0, 0.0, 1.0]}))
-    with pytest.warns(UserWarning, match="consider perturbation=dc.rules.Additive"):
+    with pytest.warns(UserWarning) as record:
         resolve(
             [dc.Monotonic("x", "increasing", perturbation=Relative(0.1))],
             enc,
             Outputs.regression(["y"]),
         )
+    assert str(record[0].message).endswith(
+        "consider an additive one of 0.0816 (perturbation=dc.rules.Additive(0.0816); in a "
+        "rules file, additive = 0.0816)"
+    )
 
 
 def test_rules_config_round_trip_and_code_penalty_refused():
@@ -343,6 +348,51 @@ def test_zoned_dates_are_read_at_the_wall_clock_time_they_show():
     angle = 2 * np.pi * 8 / 24  # before and after the change of 31 March
     assert np.abs(eight[:, -2:] - [np.sin(angle), np.cos(angle)]).max() < 1e-6
     assert TableEncoder.from_config(enc.config()).column("day").clock == "local"
+
+
+def test_dates_are_read_at_their_wall_clock_time_from_every_source():
+    """A model fitted on naive local times reads zoned times at the hour they show; polars
+    and pyarrow columns with a zone, and pandas Timestamps of two zones (what concatenating
+    two sites gives), are read as a zoned pandas column is."""
+    pl = pytest.importorskip("polars")
+    pa = pytest.importorskip("pyarrow")
+    hours = pd.date_range("2024-10-20", periods=24 * 14, freq="h", tz="Europe/Berlin")
+    naive = TableEncoder.fit(pd.DataFrame({"t": hours.tz_localize(None)}))
+    zoned_text = pd.DataFrame({"t": hours.strftime("%Y-%m-%dT%H:%M%z")})
+    want = naive.transform(pd.DataFrame({"t": hours.tz_localize(None)}))
+    assert np.array_equal(naive.transform(zoned_text), want)
+    assert np.array_equal(naive.transform(pd.DataFrame({"t": hours})), want)
+    midnights = pd.date_range("2024-01-01", periods=400, freq="D", tz="Europe/Berlin")
+    pandas_fit = TableEncoder.fit(pd.DataFrame({"t": midnights}))
+    for frame in (pl.DataFrame({"t": midnights}), pa.table({"t": midnights})):
+        enc = TableEncoder.fit(as_frame(frame))
+        assert enc.config() == pandas_fit.config()
+        assert (enc.column("t").parts, enc.column("t").zoned) == (["year", "week"], True)
+        assert np.array_equal(
+            enc.transform(as_frame(frame)), pandas_fit.transform(pd.DataFrame({"t": midnights}))
+        )
+    york = pd.date_range("2024-10-20", periods=24 * 14, freq="h", tz="America/New_York")
+    sites = pd.concat([pd.Series(hours), pd.Series(york)], ignore_index=True)
+    assert sites.dtype == object
+    mixed = TableEncoder.fit(pd.DataFrame({"t": sites}))
+    assert mixed.column("t").zoned
+    six_pm = mixed.transform(pd.DataFrame({"t": sites}))[(sites.map(lambda t: t.hour) == 18)]
+    angle = 2 * np.pi * 18 / 24
+    assert np.abs(six_pm[:, -2:] - [np.sin(angle), np.cos(angle)]).max() < 1e-6
+
+
+def test_a_date_far_beyond_the_training_dates_is_warned_about():
+    days = pd.date_range("2024-09-01", periods=91, freq="D")
+    enc = TableEncoder.fit(pd.DataFrame({"day": days}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enc.transform(pd.DataFrame({"day": pd.to_datetime(["2025-02-15"])}))  # within a span
+    with pytest.warns(
+        UserWarning,
+        match=r"column 'day': 2 rows have a date beyond the training dates \(2024-09-01 to "
+        r"2024-11-30\) by more than their span \(up to 2204-10-15\)",
+    ):
+        enc.transform(pd.DataFrame({"day": pd.to_datetime(["2204-10-15", "1970-01-20"])}))
 
 
 def test_a_model_file_from_before_reads_zoned_dates_in_utc():

@@ -74,8 +74,9 @@ class Column:
     zoned: bool = False
     """A date column whose training values carried a time zone."""
     clock: str = "utc"
-    """How a zoned date column is read: ``"local"``, the wall-clock time as written (a
-    column fitted since zones are read that way), or ``"utc"`` (files from before)."""
+    """How dates with a time zone are read: ``"local"``, at the wall-clock time they show
+    (every date column fitted since), or ``"utc"``, converted to UTC (model files from
+    before)."""
 
     @property
     def width(self) -> int:
@@ -464,8 +465,10 @@ def has_zone(series: pd.Series) -> bool:
         return True
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return False
-    text = series.dropna()
-    text = text[text.map(lambda v: isinstance(v, str))].astype(str).str.strip()
+    values = series.dropna()
+    if values.map(lambda v: getattr(v, "tzinfo", None) is not None).any():
+        return True  # Timestamps of several zones (pandas leaves them as objects)
+    text = values[values.map(lambda v: isinstance(v, str))].astype(str).str.strip()
     return bool(text.str.contains(_ZONE).any())
 
 
@@ -574,6 +577,29 @@ def _numeric_input(c: Column, values: np.ndarray, index: pd.Index) -> np.ndarray
     return scaled
 
 
+def _warn_far_dates(c: Column, days: np.ndarray, dates: np.ndarray) -> None:
+    """One warning when dates lie far outside the training dates (beyond them by more than
+    their span; a year typed 2204 for 2024, or microseconds read as nanoseconds)."""
+    width = max(c.high - c.low, c.std)
+    with np.errstate(invalid="ignore"):
+        far = (days < c.low - FAR_WIDTHS * width) | (days > c.high + FAR_WIDTHS * width)
+    if not far.any():
+        return
+    centre = (c.low + c.high) / 2
+    worst = dates[far][np.argmax(np.abs(days[far] - centre))]
+    first, last = (
+        str(np.datetime64(c.origin, "ns") + np.timedelta64(round(d * 86400), "s"))[:10]
+        for d in (c.low, c.high)
+    )
+    warnings.warn(
+        f"column {c.name!r}: {rows_have(int(far.sum()))} a date beyond the training dates "
+        f"({first} to {last}) by more than their span (up to {str(worst)[:10]}); the model "
+        "extrapolates there",
+        UserWarning,
+        stacklevel=outside_stacklevel(),
+    )
+
+
 def _first_odd(series: pd.Series) -> str:
     """Where a column that should hold numbers does not: its first value that is not one.
 
@@ -593,15 +619,14 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
     if kind == NUMERIC:
         return _scaled(name, kind, start, numeric_values(series))
     if kind == DATE:
-        zoned = has_zone(series)
-        dates = date_values(series, local=zoned)
+        dates = date_values(series, local=True)
         if np.isnat(dates).all():
             raise ValueError(f"column {name!r} has no dates, only missing values")
         origin = str(dates[~np.isnat(dates)].min())
         days = _days(dates, origin)
         col = _scaled(name, kind, start, days)
-        col.origin, col.integer, col.zoned = origin, False, zoned
-        col.clock = "local" if zoned else "utc"
+        col.origin, col.integer, col.zoned = origin, False, has_zone(series)
+        col.clock = "local"
         present = dates[~np.isnat(dates)]
         span = float(np.nanmax(days) - np.nanmin(days))
         time = present - present.astype("datetime64[D]")
@@ -792,6 +817,7 @@ class TableEncoder:
                     )
                 dates = date_values(series, local=c.clock == "local")[take]
                 values = _days(dates, c.origin)
+                _warn_far_dates(c, values, dates)
                 for j, part in enumerate(c.parts):
                     out[:, c.start + 1 + 2 * j : c.start + 3 + 2 * j] = _cyclic(values, dates, part)
             missing = np.isnan(values)

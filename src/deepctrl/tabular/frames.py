@@ -61,16 +61,22 @@ def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
 
 
 def _values(column: nw.Series[Any]) -> Any:
-    """A data frame's column for pandas: its values, or pandas categories for a pyarrow
-    column of dictionary-encoded values (a pandas category or a Parquet file's text), whose
-    missing values narwhals reads as other categories (pyarrow's ``to_numpy`` of such a
-    column cut in chunks fills them so), as a pandas frame holds them."""
+    """A data frame's column for pandas: its values (dates with their time zone), or pandas
+    categories for a pyarrow column of dictionary-encoded values (a pandas category or a
+    Parquet file's text), whose missing values narwhals reads as other categories
+    (pyarrow's ``to_numpy`` of such a column cut in chunks fills them so), as a pandas
+    frame holds them."""
     native = column.to_native()
     if type(native).__module__.split(".")[0] == "pyarrow":
         import pyarrow as pa
 
         if pa.types.is_dictionary(native.type):
             return native.to_pandas()
+    zone = getattr(column.dtype, "time_zone", None)
+    if isinstance(column.dtype, nw.Datetime) and zone is not None:
+        # to_numpy gives UTC without the zone: a pandas column keeps it (dates are read at
+        # the wall-clock time they show)
+        return pd.DatetimeIndex(column.to_numpy()).tz_localize("UTC").tz_convert(zone)
     return column.to_numpy()
 
 

@@ -242,7 +242,9 @@ def input_type_name(c: Column) -> str:
         return "float64" if _wide_numbers(c) else "float32"
     if c.boolean:
         return 'string "True"/"False" (or true/TRUE, false/FALSE)'
-    return {CATEGORICAL: "string", DATE: "int64 ns"}[c.kind]
+    if c.kind == DATE:
+        return "int64 ns of the wall-clock time" if c.clock == "local" else "int64 ns, UTC"
+    return "string"
 
 
 def _input_type(c: Column) -> int:

@@ -330,10 +330,12 @@ def _resolve_feature_rule(
     given = rule.given_perturbation
     pert = given if given is not None else default_perturbation(col)
     if isinstance(pert, Relative) and col.low <= 0 <= col.high:
+        step = f"{0.1 * col.std:.3g}"
         warnings.warn(
             f"rule {_named(rule, 'column')}: column {col.name!r} takes values around 0, where "
-            "a relative perturbation barely moves it; consider "
-            f"perturbation=dc.rules.Additive({0.1 * col.std:.3g})",
+            f"a relative perturbation barely moves it; consider an additive one of {step}"
+            f"{' days' if col.kind == DATE else ''} (perturbation=dc.rules.Additive({step}); "
+            f"in a rules file, additive = {step})",
             UserWarning,
             stacklevel=4,
         )
