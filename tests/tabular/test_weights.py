@@ -166,3 +166,41 @@ def test_negative_class_weights_are_named():
     labels = (y > y.median()).astype(int)
     with pytest.raises(ValueError, match="class_weight must give every class a finite weight"):
         dc.DeepCTRLClassifier(class_weight={0: -1.0, 1: 1.0}, **FAST).fit(X, labels)
+
+
+def test_sweep_and_select_alpha_weigh_the_errors_as_fit_does():
+    """A sweep with weights equals the sweep of the rows repeated as often as their weight
+    (the verification ratio aside: it counts rows), and select_alpha picks on it."""
+    X, y = table()
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], **FAST).fit(X, y)
+    w = np.arange(len(X)) % 4
+    repeated = X.loc[X.index.repeat(w)], y.loc[y.index.repeat(w)]
+    weighted = est.sweep(X, y, [0.0, 0.5, 1.0], sample_weight=w)
+    plain = est.sweep(*repeated, [0.0, 0.5, 1.0])
+    for metric in ("mse", "mae"):
+        assert weighted[metric].tolist() == pytest.approx(plain[metric].tolist(), rel=1e-9)
+    at_zero = est.predict(X, alpha=0.0)
+    assert weighted["mse"][0] == pytest.approx(np.average((at_zero - y) ** 2, weights=w), rel=1e-6)
+    grid = [0.0, 0.5, 1.0]
+    alpha = est.select_alpha(X, y, alphas=grid, objective="min_error", sample_weight=w)
+    assert alpha == grid[int(np.argmin(weighted["mse"]))]
+    with pytest.raises(ValueError, match="sample_weight weighs the error metrics: give y"):
+        est.sweep(X, sample_weight=w)
+
+
+def test_a_rule_test_does_not_advise_refitting_with_class_weights():
+    """A rule test's fold that never predicts the rare class says the verdict does not need
+    it, instead of pointing to `deepctrl fit --class-weight`."""
+    X, y = rare_events()
+    rule = dc.Monotonic(X.columns[0], "increasing", output="event")
+    est = dc.DeepCTRLClassifier(rules=[rule], **{**FAST, "max_epochs": 3})
+    with pytest.warns(UserWarning, match="is predicted for none") as seen:
+        dc.rule_test(est, X, pd.Series(y), folds=2, progress=False)
+    said = [str(w.message) for w in seen if "is predicted for none" in str(w.message)]
+    assert said and all(
+        s.endswith(
+            "the verdicts compare held-out log losses, which do not need the class to be predicted"
+        )
+        and "--class-weight" not in s
+        for s in said
+    )

@@ -32,6 +32,7 @@ from deepctrl.tabular.alpha_choice import (
     per_row_alphas,
     row_of,
 )
+from deepctrl.tabular.frames import row_weights
 
 if TYPE_CHECKING:
     from deepctrl.core.rules.base import Rule
@@ -218,7 +219,13 @@ class AlphaEvaluation:
         return table
 
     def sweep(
-        self, X: Any, y: Any = None, alphas: Alphas | None = None, *, by_value: bool = True
+        self,
+        X: Any,
+        y: Any = None,
+        alphas: Alphas | None = None,
+        *,
+        by_value: bool = True,
+        sample_weight: Any = None,
     ) -> pd.DataFrame:
         """The verification ratio and the error metrics at every alpha.
 
@@ -233,6 +240,8 @@ class AlphaEvaluation:
             by_value: Draw the rule's perturbations in an order set by the rows' values, so
                 that the same rows in any order give the same table (the default); False
                 draws them in the rows' order, as a fit's own validation sweep does.
+            sample_weight: Row weights for the error metrics (as fit weighs its validation
+                errors); the verification ratio counts every row alike.
 
         Returns:
             One row per alpha: `alpha`, `verification_ratio` and the error metrics. With
@@ -242,7 +251,8 @@ class AlphaEvaluation:
 
         Raises:
             ValueError: When `alphas` is one number (give `[0.5]`), empty, or holds
-                something other than finite numbers >= 0, or `y` does not fit X.
+                something other than finite numbers >= 0, `y` does not fit X, or
+                `sample_weight` is given without `y` or is not a weight >= 0 per row.
         """
         grid = list(np.round(np.linspace(0, 1, 11), 10)) if alphas is None else alpha_items(alphas)
         X_enc = self._encode(X)
@@ -254,15 +264,26 @@ class AlphaEvaluation:
             raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
         numbers = [float(a) for a in checked]
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
+        weight = self._metric_weights(sample_weight, y_true, X_enc.shape[0])
         if self.rule_ is not None and by_value:  # the draws follow the rows' values
-            order = value_order(X_enc)
+            order = value_order(X_enc).numpy()
             X_enc = X_enc[order]
-            y_true = None if y_true is None else y_true[order.numpy()]
+            y_true = None if y_true is None else y_true[order]
+            weight = None if weight is None else weight[order]
         judged: list[int] = []
-        table = pd.DataFrame(self._sweep_encoded(X_enc, y_true, numbers, judged=judged))
+        table = pd.DataFrame(self._sweep_encoded(X_enc, y_true, numbers, weight, judged=judged))
         if self.rule_ is not None:
             table.attrs["judged_rows"] = (judged[0], X_enc.shape[0])
         return table
+
+    @staticmethod
+    def _metric_weights(sample_weight: Any, y_true: Any, n: int) -> np.ndarray | None:
+        """`sample_weight` checked for the error metrics of `n` rows with targets."""
+        if sample_weight is None:
+            return None
+        if y_true is None:
+            raise ValueError("sample_weight weighs the error metrics: give y as well")
+        return row_weights(sample_weight, None, pd.DataFrame(index=range(n)))
 
     def verification_ratio(self, X: Any, alpha: float | str | None = None) -> float:
         """Fraction of the rows of X (that the rules can judge) on which the rules hold.
@@ -326,6 +347,7 @@ class AlphaEvaluation:
         min_verification: float | None = None,
         alphas: Alphas | None = None,
         objective: str = "auto",
+        sample_weight: Any = None,
     ) -> float:
         """Choose the alpha that predictions use by default (`alpha_`) on a validation set
         and return it.
@@ -343,6 +365,8 @@ class AlphaEvaluation:
                 `objective`.
             alphas: The alphas to try; None is 0 to 1 by 0.05 (0 to 1.5 without labels).
             objective: `"auto"` or `"min_error"` (not with `min_verification`), as above.
+            sample_weight: Row weights for the errors (as fit weighs its validation rows;
+                a `class_weight` is not applied here: pass the weights it implies).
 
         Returns:
             The chosen alpha, now `alpha_`.
@@ -369,6 +393,8 @@ class AlphaEvaluation:
                 "error whatever the rule, or the lowest error among alphas that keep it"
             )
         if y_val is None:
+            if sample_weight is not None:
+                raise ValueError("sample_weight weighs the error metrics: give y_val as well")
             if min_verification is None:
                 raise ValueError(
                     "select_alpha without labels (y_val=None) needs "
@@ -377,7 +403,9 @@ class AlphaEvaluation:
             alpha, _ = self.alpha_for_verification(X_val, min_verification, alphas)
             self.alpha_ = alpha
             return alpha
-        table = self.sweep(X_val, y_val, ALPHA_GRID if alphas is None else alphas)
+        table = self.sweep(
+            X_val, y_val, ALPHA_GRID if alphas is None else alphas, sample_weight=sample_weight
+        )
         if self.rule_ is None:
             raise ValueError("this model has no rules, so alpha has no effect")
         rows = table.to_dict(orient="list")

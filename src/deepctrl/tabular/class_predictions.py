@@ -25,6 +25,12 @@ def unpredicted_classes(
     return [(labels[k], int(held[k])) for k in range(len(classes)) if held[k] and not given[k]]
 
 
+WEIGHTS_HINT = (
+    "; class_weight='balanced' (deepctrl fit --class-weight balanced) weighs the classes alike"
+)
+"""How the warning ends for a model trained without class weights."""
+
+
 def warn_unpredicted_classes(
     classes: np.ndarray,
     predicted: np.ndarray,
@@ -49,12 +55,7 @@ def warn_unpredicted_classes(
     (deepctrl fit --class-weight balanced) weighs the classes alike
     """
     for label, held in unpredicted_classes(classes, predicted, np.asarray(y_true, int)):
-        hint = (
-            "; class_weight='balanced' (deepctrl fit --class-weight balanced) weighs the "
-            "classes alike"
-            if not weighted
-            else ""
-        )
+        hint = WEIGHTS_HINT if not weighted else ""
         warnings.warn(
             f"class {shown(label)} is predicted for none of the {len(predicted)} {rows} "
             f"rows at alpha {alpha:g}, though {held} of them hold it: its probability never "

@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.encoding import category_key
+from deepctrl.tabular.class_predictions import WEIGHTS_HINT
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
 from deepctrl.tabular.table_rules import describe, leaves_and_weights
@@ -205,7 +206,9 @@ def _fold_curves(
             # in the fold's own row order: the stored rule-test studies were made so
             table = est.sweep(X.iloc[held], y.iloc[held], alphas, by_value=False)
         for w in seen:
-            said.setdefault((str(w.message), w.category), []).append(fold + 1)
+            # the verdicts compare held-out errors, not predicted classes: no advice to refit
+            message = str(w.message).replace(WEIGHTS_HINT, RULE_TEST_NOTE)
+            said.setdefault((message, w.category), []).append(fold + 1)
         metric = est.primary_metric
         errors.append(table[metric].to_numpy(float))
         ratios.append(table["verification_ratio"].to_numpy(float))
@@ -215,6 +218,11 @@ def _fold_curves(
         folds_text = "fold" + ("s " if len(which) > 1 else " ") + ", ".join(map(str, which))
         warnings.warn(f"{segment}, {folds_text} of {folds}: {message}", category, stacklevel=2)
     return np.array(errors), np.array(ratios), metric
+
+
+RULE_TEST_NOTE = (
+    "; the verdicts compare held-out log losses, which do not need the class to be predicted"
+)
 
 
 def _judge_segment(
