@@ -50,6 +50,14 @@ def test_a_fixed_rho_of_any_numeric_type_is_the_rho_training_uses(rho):
             lambda: dc.rules.AllOf([dc.rules.Monotonic(0, "increasing")], [-1.0]),
             "AllOf weight must be >= 0, got -1",
         ),
+        (
+            lambda: dc.rules.AllOf([dc.rules.Monotonic(0, "increasing")], [0.0]),
+            "AllOf weights are all 0, so no rule would act",
+        ),
+        (
+            lambda: dc.rules.AllOf([dc.rules.Monotonic(0, "increasing")], [1e30]),
+            "is above 1e.06: weights count relative to each other, and a huge one overflows",
+        ),
         (lambda: dc.rules.Monotonic(True, "increasing"), "feature must be an integer index"),
         (lambda: dc.rules.Threshold(1.0, 0.5), "feature must be an integer index, got 1.0"),
         (lambda: dc.methods.DeepCTRL(rho=True), "rho must be a number, got True"),

@@ -311,3 +311,22 @@ def test_a_rule_column_a_transformer_renamed_or_dropped_gets_a_hint():
     renamed.set_output(transform="pandas")
     with pytest.raises(ValueError, match="a transformer renamed it: write 'num__price'"):
         renamed.fit(X, y)
+
+
+def test_rules_the_model_cannot_change_or_that_count_twice_are_refused():
+    from deepctrl.tabular.table_rules import Expression
+
+    X, y = _sales()
+    cases = [
+        ([dc.Monotonic("price", "decreasing"), Expression("price <= 7")], "names no output (y)"),
+        (
+            [dc.rules.Threshold("price", 5.0, "decreasing")] * 2,
+            "are the same rule, which would count",
+        ),
+        ([Expression("y <= 3 * price"), Expression("y <= 3 * price")], "are the same rule"),
+    ]
+    for rules, message in cases:
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            dc.DeepCTRLRegressor(rules=rules, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="a name such as 'class' goes in backticks"):
+        Expression("y <= 12 + class")

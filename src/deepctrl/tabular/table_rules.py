@@ -460,6 +460,12 @@ def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> 
                 f"rule {_named(rule, 'expression')}: unknown name {name!r}; the numeric "
                 f"columns are {listed(numeric)} and the outputs {', '.join(outputs.names)}"
             )
+        if not set(rule.comparison.names) & set(outputs.names):
+            raise ValueError(
+                f"rule {_named(rule, 'expression')} names no output "
+                f"({', '.join(outputs.names)}), so the model cannot change whether it holds: "
+                "an expression compares the outputs with the columns"
+            )
         clash = set(encoder.names) & set(outputs.names) & set(rule.comparison.names)
         if clash:
             raise ValueError(
@@ -470,6 +476,20 @@ def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> 
     return Penalty(NamedPenalty(fn, encoder, outputs), tau=rule.tau, strict=rule.strict)
 
 
+def _check_repeats(leaves: list[Rule]) -> None:
+    """A threshold or penalty rule given twice would count twice as much as the others
+    (monotone rules given twice are named by ``_check_pairs``)."""
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, Monotonic):
+            continue
+        earlier = next((other for other in leaves[:i] if other == leaf), None)
+        if earlier is not None:
+            raise ValueError(
+                f"rules {_named(earlier)} and {_named(leaf)} are the same rule, which would "
+                "count twice: give it once (a weight makes a rule count more)"
+            )
+
+
 def resolve(rules: Any, encoder: TableEncoder, outputs: Outputs) -> Rule | None:
     """The estimator's ``rules`` as one rule on the encoded input, or None without rules.
 
@@ -477,6 +497,7 @@ def resolve(rules: Any, encoder: TableEncoder, outputs: Outputs) -> Rule | None:
     and where default perturbations are chosen, for Python and the command line alike.
     """
     leaves, weights = leaves_and_weights(rules)
+    _check_repeats(leaves)
     resolved: list[Rule] = []
     keys: list[tuple[Rule, tuple[str, int, str]]] = []
     for leaf in leaves:

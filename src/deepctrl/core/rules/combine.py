@@ -11,6 +11,10 @@ from torch import Tensor
 from deepctrl.core.checks import finite_real
 from deepctrl.core.rules.base import Context, Rule, checked_rule
 
+MAX_WEIGHT = 1e6
+"""The largest weight of a member of AllOf: weights count relative to each other, and the
+squared gradients of a far larger one overflow float32 in the optimizer."""
+
 
 class AllOf(Rule):
     """All of `rules` at once: loss sum_i w_i loss_i, satisfied when every rule is.
@@ -24,7 +28,7 @@ class AllOf(Rule):
 
     Raises:
         ValueError: When `rules` is empty, or `weights` does not have one weight >= 0 per
-            rule.
+            rule, has none above 0, or one above `MAX_WEIGHT`.
 
     Examples:
         >>> from deepctrl.core.rules import Penalty
@@ -43,6 +47,13 @@ class AllOf(Rule):
         )
         if len(weights) != len(rules):
             raise ValueError(f"AllOf got {len(rules)} rules but {len(weights)} weights")
+        if not any(weights):
+            raise ValueError("AllOf weights are all 0, so no rule would act; give one above 0")
+        if max(weights) > MAX_WEIGHT:
+            raise ValueError(
+                f"AllOf weight {max(weights):g} is above {MAX_WEIGHT:g}: weights count "
+                "relative to each other, and a huge one overflows the training loss"
+            )
         self._leaves: list[Rule] = []
         self.weights: list[float] = []
         for rule, w in zip(rules, weights, strict=True):

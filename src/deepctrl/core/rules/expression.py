@@ -16,6 +16,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from keyword import iskeyword
 
 import torch
 from torch import Tensor
@@ -147,7 +148,9 @@ def parse(text: str) -> Comparison:
         source = _WORD.sub(keep_spelling, _QUOTED.sub(quote, text.strip()))
         tree = ast.parse(source, mode="eval").body
     except SyntaxError as exc:
-        raise _fail(text, f"not a valid expression ({exc.msg})") from None
+        reserved = [w for w in re.findall(r"[A-Za-z_]\w*", _QUOTED.sub("", text)) if iskeyword(w)]
+        hint = f"; a name such as {reserved[0]!r} goes in backticks" if reserved else ""
+        raise _fail(text, f"not a valid expression ({exc.msg}){hint}") from None
     except (RecursionError, MemoryError):
         raise _fail(text, f"too long: at most {MAX_PARTS} parts") from None
     if sum(isinstance(node, ast.expr) for node in ast.walk(tree)) > MAX_PARTS:
