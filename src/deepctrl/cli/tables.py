@@ -1,6 +1,7 @@
-"""Reading the user's table: CSV (comma, semicolon or tab separated; in a semicolon file,
-numbers may have a decimal comma; numbers may have thousands separators, a currency sign or
-a percent sign; plain or compressed as ``.gz``, ``.bz2``, ``.xz`` or ``.zip``) or Parquet,
+"""Reading the user's table: CSV (comma, semicolon or tab separated, told by the first
+lines or a ``sep=`` line; in a semicolon file, numbers may have a decimal comma; numbers may
+have thousands separators, a currency sign or code or a percent sign; plain or compressed as
+``.gz``, ``.bz2``, ``.xz`` or ``.zip``) or Parquet,
 with one clear line for every problem
 (missing file, empty file, not text, a column named twice, text in a numeric column, with
 the line number). Missing values are kept for the model to impute.
@@ -9,21 +10,24 @@ the line number). Missing values are kept for the model to impute.
 from __future__ import annotations
 
 import bz2
+import codecs
+import csv
 import gzip
+import io
 import lzma
 import re
 import shlex
 import sys
+import unicodedata
 import warnings
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.table_numbers import CURRENCY_SIGNS as CURRENCY_SIGNS
 from deepctrl.cli.table_numbers import (
     THOUSANDS,
     decimal_commas,
@@ -44,6 +48,7 @@ from deepctrl.tabular.encoding import (
     is_missing_text,
     shown,
 )
+from deepctrl.tabular.number_text import unread_numbers
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 UNREAD_FORMATS = (
@@ -82,6 +87,9 @@ def _open_binary(path: Path) -> IO[bytes]:
     if suffix == ".zip":
         archive = zipfile.ZipFile(path)
         names = [n for n in archive.namelist() if not n.endswith("/")]
+        workbook = _workbook(names)
+        if workbook is not None:
+            raise ValueError(f"data file {path} is {workbook}; save it as CSV or Parquet")
         if len(names) != 1:
             raise ValueError(f"data file {path} must hold one file, not {len(names)}")
         return archive.open(names[0])
@@ -89,9 +97,36 @@ def _open_binary(path: Path) -> IO[bytes]:
     return path.open("rb") if opener is None else opener(path, "rb")
 
 
-def _first_line(path: Path) -> bytes:
+def _workbook(names: Sequence[str]) -> str | None:
+    """What spreadsheet a zip archive holding the files ``names`` is, or None for another
+    archive.
+
+    >>> _workbook(["[Content_Types].xml", "_rels/.rels", "xl/workbook.xml"])
+    'an Excel workbook (.xlsx)'
+    >>> _workbook(["mimetype", "content.xml"]), _workbook(["sales.csv"])
+    ('an OpenDocument spreadsheet (.ods)', None)
+    """
+    if "[Content_Types].xml" in names and any(n.startswith("xl/") for n in names):
+        return "an Excel workbook (.xlsx)"
+    if "mimetype" in names and "content.xml" in names:
+        return "an OpenDocument spreadsheet (.ods)"
+    return None
+
+
+_HEAD_BYTES = 1 << 16
+"""How much of a file's start tells its separator."""
+_HEAD_RECORDS = 50
+"""How many of its first lines tell its separator."""
+
+
+def _head(path: Path) -> tuple[str, bool]:
+    """The start of a CSV file as text (its byte order mark left out; bytes that are not
+    UTF-8 replaced, for reading to name later), and whether that is the whole file."""
     with _open_binary(path) as f:
-        return f.readline()
+        start = f.read(_HEAD_BYTES + 1)
+    whole = len(start) <= _HEAD_BYTES
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a cut character: left out
+    return decoder.decode(start[:_HEAD_BYTES], final=whole).removeprefix("\ufeff"), whole
 
 
 def _not_utf8(path: Path) -> str:
@@ -146,17 +181,27 @@ _MAGIC = {  # the first bytes of a compressed file -> how it is compressed, its 
     b"\xfd7zXZ\x00": ("xz", ".xz"),
     b"PK\x03\x04": ("zip", ".zip"),
 }
+_OLD_WORKBOOK = b"\xd0\xcf\x11\xe0"
+"""The first bytes of an Excel 97-2003 workbook (.xls)."""
 
 
 def _compressed(path: Path, start: bytes) -> str | None:
     """Why ``path``, whose first bytes are ``start``, is not UTF-8 when it is a compressed
-    file its suffix does not name, else None.
+    file its suffix does not name, or a spreadsheet, else None.
 
     >>> _compressed(Path("shop.csv"), b"\\x1f\\x8b\\x08\\x00")
     'data file shop.csv is gzip-compressed; name it shop.csv.gz to have it read'
+    >>> _compressed(Path("shop.csv"), b"\\xd0\\xcf\\x11\\xe0\\xa1\\xb1")
+    'data file shop.csv is an Excel 97-2003 workbook (.xls); save it as CSV or Parquet'
     """
+    if start.startswith(_OLD_WORKBOOK):
+        return f"data file {path} is an Excel 97-2003 workbook (.xls); save it as CSV or Parquet"
     for magic, (kind, suffix) in _MAGIC.items():
         if start.startswith(magic):
+            if kind == "zip" and zipfile.is_zipfile(path):
+                workbook = _workbook(zipfile.ZipFile(path).namelist())
+                if workbook is not None:
+                    return f"data file {path} is {workbook}; save it as CSV or Parquet"
             return (
                 f"data file {path} is {kind}-compressed; name it {path.name}{suffix} to have "
                 "it read"
@@ -164,29 +209,128 @@ def _compressed(path: Path, start: bytes) -> str | None:
     return None
 
 
-def _separator(path: Path) -> str:
-    """The separator the header line uses most, outside quoted names ("Preis, EUR" in a
-    semicolon file); a comma when none or on a tie."""
-    head = re.sub(r'"(?:[^"]|"")*"', "", _first_line(path).decode("utf-8", errors="replace"))
-    counts = {sep: head.count(sep) for sep in (",", ";", "\t")}
-    best = max(counts, key=lambda sep: (counts[sep], sep == ","))
-    return best if counts[best] else ","
+class Layout(NamedTuple):
+    """How a CSV file is laid out: its separator, and how many lines come before its header
+    (1 for the ``sep=;`` line spreadsheets write to name the separator, else 0)."""
+
+    sep: str
+    skip: int
 
 
-def _check_header(path: Path, sep: str) -> list[str]:
-    """The column names; a name given twice is an error (pandas would rename the second)."""
+_SEPARATORS = ("\t", ";", ",")
+"""The separators read, the likelier first where more than one splits every line alike."""
+_SEP_LINE = re.compile(r'"?sep=(.)"?[,;\t]*\s*')
+
+
+def layout(path: Path) -> Layout:
+    """How the CSV file at ``path`` is laid out (see :class:`Layout`): the separator a
+    ``sep=`` first line names, else the one :func:`_separator` finds."""
+    head, whole = _head(path)
+    first = head.splitlines()[0] if head else ""
+    named = _SEP_LINE.fullmatch(first)
+    if named is None:
+        return Layout(_separator(head, whole, path), 0)
+    if named[1] not in _SEPARATORS:
+        raise ValueError(
+            f"data file {path}: its first line ({first.strip()!r}) names the separator "
+            f"{named[1]!r}; save it comma, semicolon or tab separated"
+        )
+    return Layout(named[1], 1)
+
+
+def _separator(head: str, whole: bool, path: Path) -> str:
+    """The separator of a CSV file that starts with the text ``head`` (``whole``: the whole
+    file): the one that splits the header (outside quotes) and each of the first data lines
+    into as many values, the likelier one (tab, semicolon, comma) where several do ("Umsatz,
+    netto;Preis" over "24,70;5,82" is a semicolon file); where none does, the one the header
+    holds most; for a header of one name, a comma unless a data line holds one (then a
+    semicolon). A tie between two in the header is an error naming both.
+
+    >>> _separator('"Preis, EUR";Menge\\n1,5;2\\n', True, Path("t.csv"))
+    ';'
+    >>> _separator("Umsatz, netto;Preis\\n24,70;5,82\\n3,5;1,25\\n", True, Path("t.csv"))
+    ';'
+    """
+    header = re.sub(r'"(?:[^"]|"")*"', "", head.splitlines()[0] if head else "")
+    counts = {sep: header.count(sep) for sep in _SEPARATORS}
+    most = max(counts.values())
+    if "\0" in head or "\ufffd" in head:  # no UTF-8 text, which reading the file names
+        return next((sep for sep in (",", *_SEPARATORS) if counts[sep] == most), ",")
+    records = {sep: _records(head, whole, sep) for sep in _SEPARATORS}
+    for sep in _SEPARATORS:
+        if _splits_alike(records[sep]):
+            return sep
+    if not most:  # one column: a separator that splits no line ("1,5" in a semicolon file)
+        return next((s for s in ",;" if all(len(r) == 1 for r in records[s])), ",")
+    tied = [sep for sep in _SEPARATORS if counts[sep] == most]
+    if len(tied) > 1:
+        shown = " and ".join(repr(sep) for sep in tied)
+        raise ValueError(
+            f"data file {path}: cannot tell its separator: its header holds {most} each of "
+            f"{shown}, and neither splits every line into as many values; quote the names "
+            "that hold one"
+        )
+    return tied[0]
+
+
+def _records(head: str, whole: bool, sep: str) -> list[list[str]]:
+    """The first lines of ``head`` split at ``sep`` as a CSV reader splits them (blank
+    lines left out; the last, maybe cut short, too unless ``head`` is the ``whole`` file)."""
+    try:
+        records = [r for r in csv.reader(io.StringIO(head), delimiter=sep) if not _blank(r)]
+    except csv.Error:
+        return []
+    return records[: _HEAD_RECORDS if whole else min(_HEAD_RECORDS, len(records) - 1)]
+
+
+def _blank(record: Sequence[str]) -> bool:
+    """Whether a CSV record is a blank line (which pandas skips)."""
+    return len(record) <= 1 and not "".join(record).strip()
+
+
+def _splits_alike(records: Sequence[Sequence[str]]) -> bool:
+    """Whether ``records`` (the header first) hold two or more values each, as many as the
+    header (or one more, empty: a separator ending a data line)."""
+    if not records or len(records[0]) < 2:
+        return False
+    names = len(records[0])
+    return all(len(r) == names or (len(r) == names + 1 and not r[-1].strip()) for r in records[1:])
+
+
+def nfc(name: str) -> str:
+    """A column name in Unicode's composed form (NFC), in which the command line reads the
+    names of a file and its options: "ä" typed in a shell and "a" followed by a combining
+    diaeresis (as macOS may write a file's names) are the same name.
+
+    >>> nfc("Qualita\\u0308t") == "Qualit\\u00e4t"
+    True
+    """
+    return unicodedata.normalize("NFC", name)
+
+
+def _header(path: Path, where: Layout) -> list[str]:
+    """The column names as written; a name given twice (or twice but for how its accents
+    are written) is an error, as pandas would rename the second. Empty names are no names:
+    the empty columns of separators ending every line."""
     header = (
         pd.read_csv(  # names as written: "nan" and "None" are names, not missing
-            path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False
+            path,
+            sep=where.sep,
+            header=None,
+            nrows=1,
+            dtype=str,
+            keep_default_na=False,
+            skiprows=where.skip,
         )
         .iloc[0]
         .tolist()
     )
     seen: set[str] = set()
     for name in header:
-        if name in seen:
-            raise ValueError(f"data file {path}: the header names column {name!r} twice")
-        seen.add(name)
+        if nfc(name) in seen:
+            raise ValueError(f"data file {path}: the header names column {nfc(name)!r} twice")
+        if name:
+            seen.add(nfc(name))
     return [str(name) for name in header]
 
 
@@ -203,14 +347,19 @@ def _empty_unnamed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame.drop(columns=empty)
 
 
-def _csv(path: Path, sep: str, **options: Any) -> pd.DataFrame:
-    """``pd.read_csv`` that never takes the first column for an index: a row with one field
-    more than the header (a separator at the end of data lines) would shift every column
-    one place; a trailing empty field is dropped and a non-empty one is an error."""
+def _csv(path: Path, where: Layout, **options: Any) -> pd.DataFrame:
+    """``pd.read_csv`` of a file laid out as ``where`` says, its column names in composed
+    form (see :func:`nfc`), that never takes the first column for an index: a row with one
+    field more than the header (a separator at the end of data lines) would shift every
+    column one place; a trailing empty field is dropped and a non-empty one is an error."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
-            return pd.read_csv(path, sep=sep, index_col=False, **options)
+            frame = pd.read_csv(
+                path, sep=where.sep, skiprows=where.skip, index_col=False, **options
+            )
+            frame.columns = [nfc(c) if isinstance(c, str) else c for c in frame.columns]
+            return frame
         except pd.errors.ParserWarning:
             raise ValueError(
                 f"data file {path}: some rows have more values than the header has column "
@@ -219,7 +368,7 @@ def _csv(path: Path, sep: str, **options: Any) -> pd.DataFrame:
 
 
 def _raw_numbers(
-    path: Path, table: pd.DataFrame, dots: Mapping[str, str]
+    path: Path, where: Layout, table: pd.DataFrame, dots: Mapping[str, str]
 ) -> tuple[pd.DataFrame | None, bool]:
     """What only the text of a semicolon file ``path``, read by pandas as ``table``, tells:
     its columns of numbers that :func:`may_be_grouped <deepctrl.cli.table_numbers.may_be_grouped>`
@@ -241,7 +390,7 @@ def _raw_numbers(
     if not (grouped or mixed):
         return None, comma_decimals
     places = sorted(table.columns.get_loc(name) for name in grouped + mixed)
-    raw = _csv(path, ";", dtype=str, usecols=places)
+    raw = _csv(path, where, dtype=str, usecols=places)
     comma_decimals = comma_decimals or any(writes_decimal_commas(raw[name]) for name in mixed)
     return (raw[grouped] if grouped else None), comma_decimals
 
@@ -265,15 +414,11 @@ def text_columns(
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES or not columns:
         return frame[list(columns)].iloc[:nrows]
-    text = _csv(
-        path,
-        _separator(path),
-        dtype=str,
-        keep_default_na=False,
-        usecols=list(columns),
-        nrows=nrows,
-    )
-    return text[list(columns)]
+    where = layout(path)
+    names = [nfc(name) or f"Unnamed: {i}" for i, name in enumerate(_header(path, where))]
+    places = [names.index(nfc(name)) for name in columns]
+    text = _csv(path, where, dtype=str, keep_default_na=False, usecols=places, nrows=nrows)
+    return text[[names[place] for place in places]].set_axis(list(columns), axis=1)
 
 
 _PADDED = re.compile(r"\s*0\d+\s*")
@@ -348,8 +493,8 @@ def _check_format(path: Path) -> None:
 
 
 def _parquet(path: Path) -> pd.DataFrame:
-    """A Parquet file as a DataFrame; a column named twice, or a file pyarrow cannot read,
-    is an error."""
+    """A Parquet file as a DataFrame, its column names in composed form (see :func:`nfc`); a
+    column named twice, or a file pyarrow cannot read, is an error."""
     try:
         import pyarrow.parquet
     except ImportError:
@@ -358,13 +503,16 @@ def _parquet(path: Path) -> pd.DataFrame:
         names = pyarrow.parquet.read_schema(path).names
     except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ValueError(_not_parquet(path, exc)) from None
+    names = [nfc(name) for name in names]
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         raise ValueError(f"data file {path}: the file names column {twice!r} twice")
     try:
-        return pd.read_parquet(path)
+        frame = pd.read_parquet(path)
     except (ValueError, OSError) as exc:
         raise ValueError(_not_parquet(path, exc)) from None
+    frame.columns = [nfc(str(c)) for c in frame.columns]
+    return frame
 
 
 def _not_parquet(path: Path, exc: Exception) -> str:
@@ -430,13 +578,17 @@ def _read(
         if path.suffix.lower() in PARQUET_SUFFIXES:
             frame = _parquet(path)
         else:
-            sep = _separator(path)
-            header = _check_header(path, sep)
-            texts = [name for name in header if name in categories]
-            table = _csv(path, sep, dtype=dict.fromkeys(texts, str))
+            where = layout(path)
+            sep = where.sep
+            header = _header(path, where)
+            as_text = [name for name in header if nfc(name) in categories]
+            table = _csv(path, where, dtype=dict.fromkeys(as_text, str))
+            texts = [nfc(name) for name in as_text]
             frame = _empty_unnamed(table, path)
             known = set(ranges)  # a model's number columns
-            raw, comma_decimals = _raw_numbers(path, table, dots) if sep == ";" else (None, False)
+            raw, comma_decimals = (
+                _raw_numbers(path, where, table, dots) if sep == ";" else (None, False)
+            )
             numbers = frame.drop(columns=texts)  # a model's categories are matched by text
             dressed = undress(numbers, known)
             if sep == ";":
@@ -505,14 +657,52 @@ def _decimal_comma(value: Any) -> bool:
     )
 
 
-def _lines(rows: np.ndarray, csv: bool) -> str:
-    """'line 5' / 'row 4' of the first bad row (CSV line numbers count the header)."""
+def row_lines(rows: np.ndarray, path: Path) -> str:
+    """'line 5' of the first bad row of a CSV file (see :func:`_line_of`), or 'row 4' of a
+    Parquet file."""
     first = int(rows[0])
-    return f"line {first + 2}" if csv else f"row {first}"
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        return f"row {first}"
+    return f"line {_line_of(path, first)}"
+
+
+def _line_of(path: Path, row: int) -> int:
+    """The line of the CSV file at ``path`` on which its data row ``row`` (0 for the first)
+    starts, as an editor numbers it: after the header and the lines before it, blank lines
+    (which hold no row) and values in quotes that span lines.
+
+    >>> import tempfile
+    >>> file = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = file.write_text('a;b\\n1;"x\\ny"\\n\\n2;z\\n')
+    >>> _line_of(file, 0), _line_of(file, 1)
+    (2, 5)
+    """
+    where = layout(path)
+    with (
+        _open_binary(path) as raw,
+        io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text,
+    ):
+        for _ in range(where.skip):
+            text.readline()
+        reader = csv.reader(text, delimiter=where.sep)
+        start, records = where.skip + 1, 0
+        try:
+            for record in reader:
+                if not _blank(record):
+                    if records == row + 1:
+                        return start
+                    records += 1
+                start = where.skip + reader.line_num + 1
+        except csv.Error:
+            pass
+    return row + 2 + where.skip
 
 
 IDENTIFIER_ROWS = 50
 """From this many rows, a text column with a different value in every row is an identifier."""
+IDENTIFIER_SAMPLE = 1000
+"""How many of a column's values tell whether it holds numbers in a form not read as numbers,
+which the model warns of instead of leaving the column out as an identifier."""
 IDENTIFIER = "an identifier column, left out"
 EMPTY = "an empty column, left out"
 """What a rule naming a column :func:`left_out_columns` left out is told."""
@@ -524,7 +714,8 @@ def left_out_columns(
     """The ``features`` a model does without, and why, with a note for each: columns with
     no value at all (nothing to learn from), and text columns that hold a different value in
     every row (an order number, a customer id: one-hot, each would be one input per row that
-    no new row matches, and slow to train), unless named in ``categorical``.
+    no new row matches, and slow to train), unless named in ``categorical`` or written as
+    numbers (``(5,82)``, which fitting warns is not read as one).
 
     >>> rows = pd.DataFrame({"order": [f"A{i}" for i in range(60)], "x": range(60)})
     >>> rows["note"] = None
@@ -546,6 +737,7 @@ def left_out_columns(
             and series.nunique(dropna=True) == present
             and not _mostly(date_text_rows(series)[0], series.isna().to_numpy())
             and not _mostly(numbers_or_nan(series).notna().to_numpy(), series.isna().to_numpy())
+            and not unread_numbers(series.dropna().unique()[:IDENTIFIER_SAMPLE])[0]
         ):
             print(
                 f"note: {path}: left out column {name!r}, which holds a different value in "
@@ -613,9 +805,7 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 """The largest number a model computes with; beyond it, a value is infinite to the model."""
 
 
-def _infinite_rows(
-    series: pd.Series, name: str, path: Path, csv: bool, drop: bool, hint: bool
-) -> np.ndarray:
+def _infinite_rows(series: pd.Series, name: str, path: Path, drop: bool, hint: bool) -> np.ndarray:
     """The rows of a number column holding an infinity ("inf" in a CSV file) or a number
     beyond float32's range (which the model computes in), to drop with ``drop``; without it,
     an error naming the first."""
@@ -634,7 +824,7 @@ def _infinite_rows(
         )
         raise ValueError(
             f"{path}: column {name!r} has {what} in {len(rows)} of {len(series)} "
-            f"rows ({_lines(rows, csv)}: {first}); {fix}"
+            f"rows ({row_lines(rows, path)}: {first}); {fix}"
             + ("; use --drop-missing to drop those rows" if hint else "")
         )
     return infinite
@@ -690,7 +880,6 @@ def clean_columns(
     stay (the model imputes them), unless ``drop`` is set; rows whose ``targets`` are
     missing are always dropped, saying how many, and a target of whole numbers stays whole
     once they are."""
-    csv = path.suffix.lower() not in PARQUET_SUFFIXES
     frame = frame.copy(deep=False)  # columns are replaced, never written into
     frame = read_targets(frame, path, targets)
     bad = np.zeros(len(frame), dtype=bool)
@@ -707,7 +896,7 @@ def clean_columns(
                     raise ValueError(
                         f"{path}: column {name!r} holds dates, but a value that is not an "
                         f"ISO 8601 date in {len(rows)} of {len(frame)} rows "
-                        f"({_lines(rows, csv)}: {series.iloc[rows[0]]!r}); write dates as "
+                        f"({row_lines(rows, path)}: {series.iloc[rows[0]]!r}); write dates as "
                         "YYYY-MM-DD and leave unknown ones empty"
                         + ("; use --drop-missing to drop those rows" if hint else "")
                     )
@@ -743,18 +932,19 @@ def clean_columns(
                         else ""
                     )
                     first = series.iloc[rows[0]]
-                    if _decimal_comma(first) and csv and _separator(path) != ";":
+                    csv_file = path.suffix.lower() not in PARQUET_SUFFIXES
+                    if _decimal_comma(first) and csv_file and layout(path).sep != ";":
                         tip += (
                             "; a decimal comma is read in a semicolon-separated file (or "
                             f"write {str(first).strip().replace(',', '.')})"
                         )
                     raise ValueError(
                         f"{path}: column {name!r} has text in {len(rows)} of "
-                        f"{len(frame)} rows ({_lines(rows, csv)}: {first!r}){tip}"
+                        f"{len(frame)} rows ({row_lines(rows, path)}: {first!r}){tip}"
                     )
                 frame[name] = as_number
                 bad |= text
-        bad |= _infinite_rows(frame[name], name, path, csv, drop, hint)
+        bad |= _infinite_rows(frame[name], name, path, drop, hint)
         if name in targets and not pd.api.types.is_numeric_dtype(series.dtype):
             # text of spaces is no label (a column of booleans and blanks, too, is read)
             missing = missing | series.map(is_missing_text).to_numpy(dtype=bool)
