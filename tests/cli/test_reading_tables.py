@@ -401,7 +401,7 @@ def test_a_text_target_with_a_value_per_row_is_not_taken_for_classes(tmp_path, c
     rng = np.random.default_rng(6)
     x = rng.uniform(0, 1, 200)
     value = 250_000 + 100_000 * x + rng.normal(0, 5_000, 200)
-    price = [f"{v:,.0f} €".replace(",", " ") for v in value]  # spaces between thousands
+    price = [f"({v:,.0f} €)" for v in value]  # accounting negatives: not read as numbers
     pd.DataFrame({"x": x, "price": price}).to_csv(tmp_path / "p.csv", index=False)
     args = ["fit", tmp_path / "p.csv", "--target", "price", "--out", tmp_path / "m", *FAST]
     code, _, err = run(args, capsys)
@@ -411,9 +411,11 @@ def test_a_text_target_with_a_value_per_row_is_not_taken_for_classes(tmp_path, c
     assert "--task classification" in err
     assert run([*args, "--task", "classification"], capsys)[0] == 0  # asked for: trained
     dollars = [f"${v:,.0f}" for v in value]  # a currency sign and a comma: read as numbers
-    pd.DataFrame({"x": x, "price": dollars}).to_csv(tmp_path / "p.csv", index=False)
-    code, _, err = run(args, capsys)
-    assert code == 0 and "task: regression (from target column 'price'" in err, err
+    spaced = [f"{v:,.0f} €".replace(",", " ") for v in value]  # spaces between thousands
+    for written in (dollars, spaced):
+        pd.DataFrame({"x": x, "price": written}).to_csv(tmp_path / "p.csv", index=False)
+        code, _, err = run(args, capsys)
+        assert code == 0 and "task: regression (from target column 'price'" in err, err
 
 
 def test_a_weight_column_and_a_loss_reach_the_model_as_in_python(tmp_path, capsys):

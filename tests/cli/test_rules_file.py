@@ -123,7 +123,7 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "prize"\ndirection = "increasing"\n',
             "rule monotonic\\(prize, increasing\\) \\(r.toml line 3\\): unknown column "
-            "'prize'; the table has: price, temp, color",
+            "'prize'; the table has: 'price', 'temp', 'color'",
         ),
         (
             '[[rule]]\nkind = "monotonic"\ncolumn = "color"\ndirection = "increasing"\n',

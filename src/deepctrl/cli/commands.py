@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -27,20 +28,22 @@ from tqdm import tqdm
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.table_output import STDOUT, check_model_name, check_table_name, write_table
 from deepctrl.cli.tables import (
-    CURRENCY_SIGNS,
     PARQUET_SUFFIXES,
     as_categories,
     clean_columns,
     left_out_columns,
+    nfc,
     read_table,
     read_table_dots,
     read_targets,
+    row_lines,
     text_columns,
     zero_padded_columns,
 )
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 from deepctrl.tabular.encoding import NUMERIC, is_missing_text, listed, rows_have, shown
+from deepctrl.tabular.number_text import NUMBER_LIKE
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -159,11 +162,6 @@ def check_whole_classes(series: pd.Series, task: str) -> None:
         )
 
 
-_NUMBER_LIKE = re.compile(
-    rf"^[\s{re.escape(CURRENCY_SIGNS)}+-]*[\d.,\s]+[\s%{re.escape(CURRENCY_SIGNS)}]*$"
-)
-
-
 def _check_class_count(series: pd.Series) -> None:
     """A text target with more distinct values than classes can be (more than 50, and
     more than half of its rows) is an error, saying whether they look like numbers in a form
@@ -178,7 +176,7 @@ def _check_class_count(series: pd.Series) -> None:
     distinct = present.nunique()
     if distinct <= max(50, len(present) // 2):
         return
-    number_like = present.str.match(_NUMBER_LIKE).mean() >= 0.9
+    number_like = present.map(lambda v: bool(NUMBER_LIKE.fullmatch(v))).mean() >= 0.9
     raise ValueError(
         f"target column {series.name!r} has {distinct} distinct values in {len(present)} rows, "
         "too many to be classes"
@@ -219,6 +217,18 @@ def spaced(names: Sequence[str], columns: Sequence[str]) -> str:
             if column != name and column.strip() == name.strip():
                 return f"; column {column!r} has spaces around its name"
     return ""
+
+
+def table_rules(
+    monotonic: Sequence[str],
+    rule_class: str | None,
+    file_specs: Sequence[Any],
+    columns: Sequence[str] = (),
+) -> list[Any]:
+    """The rules of ``--monotonic`` (see :func:`deepctrl.cli.rules_file.monotonic_spec`,
+    which the table's ``columns`` are passed to) and of the rules file, built."""
+    specs = [monotonic_spec(m, rule_class, columns) for m in monotonic]
+    return build_rules([*specs, *file_specs])
 
 
 def check_table_rules(
@@ -344,7 +354,8 @@ def feature_columns(
     for name, value in zero_padded_columns(path, frame, numbers).items():
         print(
             f"note: column {name!r} holds whole numbers written with leading zeros (such as "
-            f"{value}), read as numbers; if they are codes, give --categorical {name}",
+            f"{value}), read as numbers; if they are codes, give --categorical "
+            f"{shlex.quote(name)}",
             file=sys.stderr,
         )
     for name in categorical:
@@ -406,11 +417,11 @@ def fit_command(
     seed = number(seed, "--seed", int, 0, 2**31)
     max_epochs = epochs_option(max_epochs)
     check_rule_class_has_rules(rule_class, monotonic)
-    specs = [monotonic_spec(m, rule_class) for m in monotonic]
-    specs += read_rules_file(rules) if rules is not None else []
-    rule_list = build_rules(specs)
+    file_specs = read_rules_file(rules) if rules is not None else []
+    table_rules(monotonic, rule_class, file_specs)  # the rules' own mistakes, before the table
     path = Path(data)
     frame, dots = read_table_dots(data)
+    rule_list = table_rules(monotonic, rule_class, file_specs, list(frame.columns))
     if target not in frame.columns:
         raise ValueError(no_column(path, "target", target, list(frame.columns)))
     ids = id_frame(frame, id_columns, data).columns
@@ -563,7 +574,15 @@ def model_and_frame(
     except OSError as exc:
         raise ValueError(f"cannot read model file {model}: {exc.strerror or exc}") from None
     path = Path(data)
-    frame = read_table(data, ranges, dots, categories)
+    # the command line reads a file's names composed (nfc); a model fitted in Python may
+    # spell them otherwise, which they keep here
+    spelled = {nfc(name): name for name in [*needed, *targets] if nfc(name) != name}
+    frame = read_table(
+        data,
+        {nfc(k): v for k, v in ranges.items()},
+        {nfc(k): v for k, v in dots.items()},
+        {nfc(k): v for k, v in categories.items()},
+    ).rename(columns=spelled)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise ValueError(
@@ -767,6 +786,20 @@ def id_frame(frame: pd.DataFrame, id_columns: Sequence[str], path: str) -> pd.Da
     return frame[list(dict.fromkeys(id_columns))]
 
 
+def _note_empty_rows(frame: pd.DataFrame, path: Path) -> None:
+    """A note on the rows with no value in any column (separators only, as spreadsheets
+    write formatted empty rows), which are predicted as rows of missing values are."""
+    empty = np.flatnonzero(frame.isna().all(axis=1).to_numpy())
+    if len(empty):
+        print(
+            f"note: {path}: {rows_have(len(empty))} no value in any column (the first on "
+            f"{row_lines(empty, path)}), as spreadsheets write empty rows; each is predicted "
+            "from the training means, as missing values are: delete those lines to leave "
+            "them out",
+            file=sys.stderr,
+        )
+
+
 @one_line_errors
 def predict_command(
     model: str,
@@ -795,6 +828,7 @@ def predict_command(
             "--alpha, --alpha-column and --min-verification exclude each other: give one"
         )
     est, frame, columns, _ = model_and_frame(model, data, drop=False, with_target=False)
+    _note_empty_rows(frame, Path(data))
     ids = id_frame(frame, id_columns, data)  # a model input may be one too: a panel's keys
     named = (
         [est.target_name_, *(f"proba_{c}" for c in est.classes_)]

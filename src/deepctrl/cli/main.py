@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -649,6 +650,30 @@ PAPER_LIBRARIES = ("pandas", "sklearn", "scipy", "matplotlib")
 """What ``deepctrl reproduce`` needs (the ``paper`` extra)."""
 
 
+COLUMN_OPTIONS = (
+    "target",
+    "monotonic",
+    "categorical",
+    "id_columns",
+    "weight_column",
+    "alpha_column",
+    "group",
+)
+"""The options that name columns (``--monotonic`` with its direction)."""
+
+
+def _composed_names(args: argparse.Namespace) -> None:
+    """The column names ``args`` give, in Unicode's composed form (NFC), as the command line
+    reads a file's names: an accent typed in a shell matches the same accent a file writes
+    as a separate mark (as macOS may)."""
+    for option in COLUMN_OPTIONS:
+        value = getattr(args, option, None)
+        if isinstance(value, str):
+            setattr(args, option, unicodedata.normalize("NFC", value))
+        elif isinstance(value, list):
+            setattr(args, option, [unicodedata.normalize("NFC", v) for v in value])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; bad input gives one line on stderr and exit code 2.
 
@@ -665,6 +690,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0
+    _composed_names(args)
     err = sys.stderr
     quiet = is_worker()
     with (

@@ -26,8 +26,9 @@ from deepctrl.cli.commands import (
     no_column,
     number,
     one_line_errors,
+    table_rules,
 )
-from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
+from deepctrl.cli.rules_file import read_rules_file
 from deepctrl.cli.tables import clean_columns, read_table, read_targets
 from deepctrl.tabular.encoding import shown
 
@@ -144,8 +145,7 @@ def rule_test_command(
             + ("second of 2 classes" if len(classes) == 2 else f"first of {len(classes)} classes")
             + " in sorted order; --rule-class LABEL chooses the class"
         )
-    specs = [monotonic_spec(m, rule_class) for m in monotonic] + file_specs
-    rule_list = build_rules(specs)
+    rule_list = table_rules(monotonic, rule_class, file_specs, list(frame.columns))
     not_features = dict.fromkeys(ids, "an --id-column")
     not_features.update(left_out)
     if group is not None:

@@ -38,7 +38,8 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -198,11 +199,23 @@ def _check_keys(spec: RuleSpec) -> None:
             )
 
 
-def monotonic_spec(text: str, rule_class: str | None = None) -> RuleSpec:
+def monotonic_spec(
+    text: str, rule_class: str | None = None, columns: Collection[str] = ()
+) -> RuleSpec:
     """A rule from ``--monotonic COLUMN=increasing|decreasing`` (on the class
-    ``rule_class`` when given: ``--rule-class``)."""
+    ``rule_class`` when given: ``--rule-class``). Spaces around the column's name are left
+    out, unless the table's ``columns`` name it with them and not without.
+
+    >>> monotonic_spec("price = increasing").values["column"]
+    'price'
+    >>> monotonic_spec("quality =increasing", None, ["quality "]).values["column"]
+    'quality '
+    """
     where = f"--monotonic {text}"
-    column, sep, direction = (part.strip() for part in text.rpartition("="))
+    written, sep, direction = text.rpartition("=")
+    column, direction = written.strip(), direction.strip()
+    if column not in columns and written in columns:
+        column = written
     if not sep or not column:
         raise ValueError(f"{where}: write COLUMN=increasing or COLUMN=decreasing")
     values = {"kind": "monotonic", "column": column, "direction": direction}
@@ -235,16 +248,18 @@ def _feature_rule(spec: RuleSpec) -> Rule:
     from deepctrl.core.rules import Monotonic, Threshold
 
     output = v.get("output")
+    column = unicodedata.normalize("NFC", v["column"])  # as the command line reads names
     if v["kind"] == "monotonic":
-        return Monotonic(v["column"], direction, output, _perturbation(spec))
-    return Threshold(v["column"], v["threshold"], output, direction, _perturbation(spec))
+        return Monotonic(column, direction, output, _perturbation(spec))
+    return Threshold(column, v["threshold"], output, direction, _perturbation(spec))
 
 
 def _penalty_rule(spec: RuleSpec) -> Rule:
     from deepctrl.tabular.table_rules import Expression
 
     try:
-        return Expression(spec.values["expression"], spec.values.get("tau", 0.0))
+        text = unicodedata.normalize("NFC", spec.values["expression"])
+        return Expression(text, spec.values.get("tau", 0.0))
     except ValueError as exc:
         raise ValueError(f"{spec.at('expression')}: {exc}") from None
 

@@ -1,5 +1,6 @@
-"""Reading the numbers a CSV file writes as text: decimal commas, thousands separators,
-currency and percent signs and the typographic minus sign, for
+"""Reading the numbers a CSV file writes as text: decimal commas, thousands separators
+(spaces and apostrophes too), currency signs and codes, percent signs and the typographic
+minus sign, for
 [read_table][deepctrl.cli.tables.read_table].
 
 Each step runs its regular expressions over a whole column at once: by pyarrow (RE2) where
@@ -11,11 +12,13 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+
+from deepctrl.tabular.number_text import CURRENCY, CURRENCY_CODES, CURRENCY_SIGNS, GROUP_SPACES
 
 _RE2_SPACE = (
     r"\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}"
@@ -131,19 +134,23 @@ class _Pattern:
         return np.array(odd.to_numpy(zero_copy_only=False), dtype=bool)
 
 
-_NO_DIGITS = [char.encode() for char in "€£¥\u2212\u00a0\u202f\u2009"]
+_NO_DIGITS = [
+    char.encode()
+    for char in f"{CURRENCY_SIGNS}łč\u2212\u00a0\u202f\u2009\u2019"
+    if not char.isascii()
+]
 """Characters beyond ASCII that numbers are written with, none a digit."""
 
 
 def _ascii_but_signs(arrow: Any) -> bool:
     """Whether a pyarrow array of text holds no characters beyond ASCII but the signs and
-    spaces numbers are written with (so no digit other than 0-9)."""
+    spaces numbers are written with (so no digit other than 0-9): its bytes beyond ASCII
+    are all theirs (in UTF-8 no character's bytes are found inside another's)."""
     data = _arrow_bytes(arrow)
     if data is None:
         return False
-    for char in _NO_DIGITS:
-        data = data.replace(char, b"")
-    return not data or int(np.frombuffer(data, dtype=np.uint8).max()) < 0x80
+    beyond = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) >= 0x80))
+    return not beyond or beyond == sum(data.count(char) * len(char) for char in _NO_DIGITS)
 
 
 def _contains(text: pd.Series, part: str) -> np.ndarray:
@@ -179,8 +186,9 @@ def _arrow_bytes(arrow: Any) -> bytes | None:
     return b"".join(parts)
 
 
-def _holds(text: pd.Series, chars: str) -> bool:
-    """Whether a value of a column of text holds one of ``chars``.
+def _holds(text: pd.Series, chars: Iterable[str]) -> bool:
+    """Whether a value of a column of text holds one of ``chars`` (characters, or longer
+    parts).
 
     >>> _holds(pd.Series(["1", None, "2 €"], dtype="string"), "$€"), _holds(pd.Series(["x"]), "%")
     (True, False)
@@ -500,10 +508,7 @@ def _partly_numbers(text: pd.Series, numbers: pd.Series, known: bool = False) ->
 
 MINUS_SIGN = "\u2212"
 """The typographic minus sign, which reports and word processors write for "-"."""
-CURRENCY_SIGNS = "$€£¥"
-"""The currency signs a number may be written with, before or after it ("$3.50", "4 €")."""
-_SIGNS = re.escape(CURRENCY_SIGNS)
-_MINUS_DIGIT = _Pattern(MINUS_SIGN + rf"(\s*[{_SIGNS}]?\s*[\d.,])")
+_MINUS_DIGIT = _Pattern(MINUS_SIGN + rf"(\s*(?:{CURRENCY})?\s*[\d.,])")
 
 
 def _minus_signs(frame: pd.DataFrame) -> list[str]:
@@ -528,39 +533,96 @@ def _minus_signs(frame: pd.DataFrame) -> list[str]:
     return changed
 
 
-_SIGNED = _Pattern(f"[{_SIGNS}%]")
-_DRESSED = _Pattern(rf"\s*[-+]?\s*[{_SIGNS}]?\s*[-+]?[\d.,]*\d\s*[{_SIGNS}]?\s*%?\s*")
+_SPACES = GROUP_SPACES.replace("'", "").replace("\u2019", "")
+_APOSTROPHES = "'\u2019"
+_GROUPED_DIGITS = _Pattern(rf"\d[{GROUP_SPACES}]\d{{3}}")
+_SPACED_DIGITS = _Pattern(rf"\d[{_SPACES}]\d{{3}}")
+_SIGNED = _Pattern(rf"{CURRENCY}|%|\d[{GROUP_SPACES}]\d{{3}}")
+_NUMBER = rf"[1-9]\d{{0,2}}(?:[{GROUP_SPACES}]\d{{3}})+(?:[.,]\d+)?|[\d.,]*\d"
+DRESSED = rf"\s*[-+]?\s*(?:{CURRENCY})?\s*[-+]?(?:{_NUMBER})\s*(?:{CURRENCY})?\s*%?\s*"
+"""A number written with a currency sign or code before or after it, a percent sign after
+it, or with spaces or apostrophes between thousands (a regular expression)."""
+_DRESSED = _Pattern(DRESSED)
 _SPACE = _Pattern(r"\s")
+_MARKS = sorted(CURRENCY_CODES, key=len, reverse=True) + list(CURRENCY_SIGNS)
+
+
+def _may_be_dressed(text: pd.Series, data: bytes | None) -> bool:
+    """Whether a column of text, whose values are ``data`` (see :func:`_text_bytes`), holds
+    a currency or percent sign, a currency code, or digits grouped in thousands by spaces or
+    apostrophes (most text columns hold none)."""
+    if data is None:
+        return _holds(text, [*CURRENCY_SIGNS, "%", *CURRENCY_CODES]) or (
+            _holds(text, GROUP_SPACES) and bool(_GROUPED_DIGITS.search(text).any())
+        )
+    return any(part.encode() in data for part in [*CURRENCY_SIGNS, "%", *CURRENCY_CODES]) or (
+        any(char.encode() in data for char in GROUP_SPACES)
+        and bool(_GROUPED_DIGITS.search(text).any())
+    )
+
+
+def _digits(data: bytes) -> int:
+    """How many of the bytes ``data`` are the digits 0-9."""
+    values = np.frombuffer(data, dtype=np.uint8)
+    return int(np.count_nonzero((values >= 0x30) & (values <= 0x39)))
+
+
+def _in(data: bytes | None, text: pd.Series, part: str) -> bool:
+    """Whether ``part`` is in a value of ``text``, whose values are ``data`` (see
+    :func:`_text_bytes`; None: look in ``text``)."""
+    return part.encode() in data if data is not None else bool(_contains(text, part).any())
 
 
 def _without_signs(series: pd.Series, known: bool = False) -> tuple[pd.Series, list[str]] | None:
-    """A text column whose values are mostly numbers, some with a currency sign before or
-    after them or a percent sign after them, with those signs left out, and what they were
-    (for the note); None for any other column.
+    """A text column whose values are mostly numbers, some with a currency sign or code
+    before or after them, a percent sign after them, or spaces or apostrophes between their
+    thousands, with those left out, and what they were (for the note); None for any other
+    column.
 
     >>> text, signs = _without_signs(pd.Series(["12%", "-$3.50", "4 €", "n/a", None]))
     >>> text.tolist(), signs
     (['12', '-3.50', '4', 'n/a', nan], ['a currency sign ($, €)', 'a percent sign'])
+    >>> text, signs = _without_signs(pd.Series(["R$ 7,00", "3\u202f954 EUR", "5'820.00"]))
+    >>> text.tolist(), signs[0]
+    (['7,00', '3954', '5820.00'], 'a currency sign (EUR, R$)')
+    >>> signs[1:]
+    ['spaces between thousands', 'apostrophes between thousands']
     """
     text = series.astype("string")
-    if not _holds(text, CURRENCY_SIGNS + "%"):
-        return None  # no sign at all: most columns end here
+    data = _text_bytes(text)
+    if data is not None and not known and _digits(data) * 2 <= int(series.notna().sum()):
+        return None  # each number holds a digit: most text columns end here
+    if not _may_be_dressed(text, data):
+        return None  # no sign at all
     matched = _DRESSED.fullmatch(text) & _strings(series)
-    numbers = text[matched]
-    currency = sorted(sign for sign in CURRENCY_SIGNS if _holds(numbers, sign))
-    percent = _holds(numbers, "%")
-    if not (currency or percent):
-        return None
     if not matched.any() or (not known and matched.sum() * 2 <= series.notna().sum()):
         return None
-    undressed = text
-    for part in [*currency, *(["%"] if percent else []), " "]:
-        if _holds(numbers, part):
-            undressed = undressed.str.replace(part, "", regex=False)
+    numbers, undressed, currency = text[matched], text, []
+    data = _text_bytes(numbers)
+    for mark in _MARKS:  # the longer first: "R$" before "$"
+        if _in(data, numbers, mark):
+            currency.append(mark)
+            numbers = numbers.str.replace(mark, "", regex=False)
+            data = None if data is None else data.replace(mark.encode(), b"")
+            undressed = undressed.str.replace(mark, "", regex=False)
+    signs = [f"a currency sign ({', '.join(sorted(currency))})"] if currency else []
+    if _in(data, numbers, "%"):
+        signs.append("a percent sign")
+        undressed = undressed.str.replace("%", "", regex=False)
+    spaced = any(_in(data, numbers, char) for char in _SPACES)
+    if spaced and _SPACED_DIGITS.search(numbers).any():
+        signs.append("spaces between thousands")
+    if any(_in(data, numbers, char) for char in _APOSTROPHES):
+        signs.append("apostrophes between thousands")
+        for apostrophe in _APOSTROPHES:
+            undressed = undressed.str.replace(apostrophe, "", regex=False)
+    if not signs:
+        return None
+    if _in(data, numbers, " "):
+        undressed = undressed.str.replace(" ", "", regex=False)
     if _SPACE.search(undressed[matched]).any():
         undressed = _SPACE.sub("", undressed)  # spaces other than " " (no-break ones)
-    signs = [f"a currency sign ({', '.join(currency)})"] if currency else []
-    return series.where(~matched, undressed), signs + (["a percent sign"] if percent else [])
+    return series.where(~matched, undressed), signs
 
 
 def _strings(series: pd.Series) -> np.ndarray:
@@ -620,8 +682,9 @@ def dressed_numbers(
 
 
 def _example(text: pd.Series, numbers: pd.Series) -> str:
-    """The first value of ``text`` with a currency or percent sign and the number it was
-    read as, for a note, or "" when there is none.
+    """The first value of ``text`` with a currency or percent sign, a currency code or
+    grouping spaces or apostrophes, and the number it was read as, for a note, or "" when
+    there is none.
 
     >>> _example(pd.Series(["1", "12%"]), pd.Series([1.0, 12.0]))
     ": '12%' read as 12"

@@ -6,15 +6,15 @@ matched to the training categories by their text, each row alone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.table_numbers import CURRENCY_SIGNS, DECIMAL, MINUS_SIGN, THOUSANDS
+from deepctrl.cli.table_numbers import DECIMAL, DRESSED, MINUS_SIGN, THOUSANDS
 from deepctrl.tabular.encoding import CATEGORICAL, Column, category_key
+from deepctrl.tabular.number_text import CURRENCY
 
 
 def dots_written(
@@ -87,11 +87,7 @@ def category_values(written: pd.Series, keys: set[str | None], sep: str) -> pd.S
     return pd.Series(values[codes], index=written.index, name=written.name, dtype=object)
 
 
-_DRESSED = (
-    rf"\s*[-+]?\s*[{re.escape(CURRENCY_SIGNS)}]?\s*[-+]?[\d.,]*\d\s*"
-    rf"[{re.escape(CURRENCY_SIGNS)}]?\s*%?\s*"
-)
-_BARE = rf"[\s{re.escape(CURRENCY_SIGNS)}%]"
+_BARE = rf"{CURRENCY}|[\s%'\u2019]"
 _GROUPED = {  # separator of the file -> a number grouped in thousands, its separator
     ";": (r"[-+]?[1-9]\d{0,2}(?:\.\d{3})+(?:,\d+)?", "."),
     ",": (r"[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?", ","),
@@ -109,11 +105,11 @@ def _undressed(texts: pd.Series, sep: str) -> pd.Series:
     ``sep``, as its training file's were read: with a currency, percent or minus sign, a
     decimal comma (in a semicolon file) or thousands separators; the others missing.
 
-    >>> _undressed(pd.Series(["−$1.200,5", "36,5", "1.200", "x"]), ";").tolist()
-    ['-1200.5', '36.5', '1200', nan]
+    >>> _undressed(pd.Series(["−$1.200,5", "36,5", "1.200", "x", "R$ 1 200"]), ";").tolist()
+    ['-1200.5', '36.5', '1200', nan, '1200']
     """
     bare = texts.str.replace(MINUS_SIGN, "-", regex=False)
-    dressed = bare.str.fullmatch(_DRESSED).fillna(False).astype(bool)
+    dressed = bare.str.fullmatch(DRESSED).fillna(False).astype(bool)
     bare = bare.where(dressed).str.replace(_BARE, "", regex=True)
     grouped, group = _GROUPED.get(sep, _GROUPED[","])
     is_grouped = bare.str.fullmatch(grouped).fillna(False).astype(bool)

@@ -1,6 +1,7 @@
-"""Reading the user's table: CSV (comma, semicolon or tab separated; in a semicolon file,
-numbers may have a decimal comma; numbers may have thousands separators, a currency sign or
-a percent sign; plain or compressed as ``.gz``, ``.bz2``, ``.xz`` or ``.zip``) or Parquet,
+"""Reading the user's table: CSV (comma, semicolon or tab separated, told by the first
+lines or a ``sep=`` line; in a semicolon file, numbers may have a decimal comma; numbers may
+have thousands separators, a currency sign or code or a percent sign; plain or compressed as
+``.gz``, ``.bz2``, ``.xz`` or ``.zip``) or Parquet,
 with one clear line for every problem
 (missing file, empty file, not text, a column named twice, text in a numeric column, with
 the line number). Missing values are kept for the model to impute.
@@ -8,22 +9,20 @@ the line number). Missing values are kept for the model to impute.
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import lzma
 import re
 import shlex
 import sys
 import warnings
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.table_numbers import CURRENCY_SIGNS as CURRENCY_SIGNS
+from deepctrl.cli.table_layout import OPENERS, Layout, layout, line_of, nfc, open_binary, workbook
 from deepctrl.cli.table_numbers import (
     THOUSANDS,
     decimal_commas,
@@ -44,6 +43,7 @@ from deepctrl.tabular.encoding import (
     is_missing_text,
     shown,
 )
+from deepctrl.tabular.number_text import unread_numbers
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 UNREAD_FORMATS = (
@@ -69,31 +69,6 @@ UNREAD_FORMATS = (
 """Suffixes of table formats deepctrl neither reads nor writes."""
 
 
-_OPENERS: dict[str, Callable[..., Any]] = {  # each opens a compressed file by its suffix
-    ".gz": gzip.open,
-    ".bz2": bz2.open,
-    ".xz": lzma.open,
-}
-
-
-def _open_binary(path: Path) -> IO[bytes]:
-    """A plain or compressed (by its suffix) file, opened for reading its bytes."""
-    suffix = path.suffix.lower()
-    if suffix == ".zip":
-        archive = zipfile.ZipFile(path)
-        names = [n for n in archive.namelist() if not n.endswith("/")]
-        if len(names) != 1:
-            raise ValueError(f"data file {path} must hold one file, not {len(names)}")
-        return archive.open(names[0])
-    opener = _OPENERS.get(suffix)
-    return path.open("rb") if opener is None else opener(path, "rb")
-
-
-def _first_line(path: Path) -> bytes:
-    with _open_binary(path) as f:
-        return f.readline()
-
-
 def _not_utf8(path: Path) -> str:
     """Why ``path`` is not UTF-8 text, naming the first line that is not.
 
@@ -103,12 +78,12 @@ def _not_utf8(path: Path) -> str:
     >>> _not_utf8(bad).split(";")[0].endswith("line 3 has byte 0xf6 (not UTF-8)")
     True
     """
-    with _open_binary(path) as f:
+    with open_binary(path) as f:
         start = f.read(8)
     why = _utf16(path, start) or _compressed(path, start)
     if why:
         return why
-    with _open_binary(path) as f:
+    with open_binary(path) as f:
         for number, line in enumerate(f, start=1):
             if b"\0" in line:
                 return f"data file {path} is not a text CSV file (line {number} has a NUL byte)"
@@ -146,17 +121,27 @@ _MAGIC = {  # the first bytes of a compressed file -> how it is compressed, its 
     b"\xfd7zXZ\x00": ("xz", ".xz"),
     b"PK\x03\x04": ("zip", ".zip"),
 }
+_OLD_WORKBOOK = b"\xd0\xcf\x11\xe0"
+"""The first bytes of an Excel 97-2003 workbook (.xls)."""
 
 
 def _compressed(path: Path, start: bytes) -> str | None:
     """Why ``path``, whose first bytes are ``start``, is not UTF-8 when it is a compressed
-    file its suffix does not name, else None.
+    file its suffix does not name, or a spreadsheet, else None.
 
     >>> _compressed(Path("shop.csv"), b"\\x1f\\x8b\\x08\\x00")
     'data file shop.csv is gzip-compressed; name it shop.csv.gz to have it read'
+    >>> _compressed(Path("shop.csv"), b"\\xd0\\xcf\\x11\\xe0\\xa1\\xb1")
+    'data file shop.csv is an Excel 97-2003 workbook (.xls); save it as CSV or Parquet'
     """
+    if start.startswith(_OLD_WORKBOOK):
+        return f"data file {path} is an Excel 97-2003 workbook (.xls); save it as CSV or Parquet"
     for magic, (kind, suffix) in _MAGIC.items():
         if start.startswith(magic):
+            if kind == "zip" and zipfile.is_zipfile(path):
+                spreadsheet = workbook(zipfile.ZipFile(path).namelist())
+                if spreadsheet is not None:
+                    return f"data file {path} is {spreadsheet}; save it as CSV or Parquet"
             return (
                 f"data file {path} is {kind}-compressed; name it {path.name}{suffix} to have "
                 "it read"
@@ -164,29 +149,29 @@ def _compressed(path: Path, start: bytes) -> str | None:
     return None
 
 
-def _separator(path: Path) -> str:
-    """The separator the header line uses most, outside quoted names ("Preis, EUR" in a
-    semicolon file); a comma when none or on a tie."""
-    head = re.sub(r'"(?:[^"]|"")*"', "", _first_line(path).decode("utf-8", errors="replace"))
-    counts = {sep: head.count(sep) for sep in (",", ";", "\t")}
-    best = max(counts, key=lambda sep: (counts[sep], sep == ","))
-    return best if counts[best] else ","
-
-
-def _check_header(path: Path, sep: str) -> list[str]:
-    """The column names; a name given twice is an error (pandas would rename the second)."""
+def _header(path: Path, where: Layout) -> list[str]:
+    """The column names as written; a name given twice (or twice but for how its accents
+    are written) is an error, as pandas would rename the second. Empty names are no names:
+    the empty columns of separators ending every line."""
     header = (
         pd.read_csv(  # names as written: "nan" and "None" are names, not missing
-            path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False
+            path,
+            sep=where.sep,
+            header=None,
+            nrows=1,
+            dtype=str,
+            keep_default_na=False,
+            skiprows=where.skip,
         )
         .iloc[0]
         .tolist()
     )
     seen: set[str] = set()
     for name in header:
-        if name in seen:
-            raise ValueError(f"data file {path}: the header names column {name!r} twice")
-        seen.add(name)
+        if nfc(name) in seen:
+            raise ValueError(f"data file {path}: the header names column {nfc(name)!r} twice")
+        if name:
+            seen.add(nfc(name))
     return [str(name) for name in header]
 
 
@@ -203,14 +188,19 @@ def _empty_unnamed(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame.drop(columns=empty)
 
 
-def _csv(path: Path, sep: str, **options: Any) -> pd.DataFrame:
-    """``pd.read_csv`` that never takes the first column for an index: a row with one field
-    more than the header (a separator at the end of data lines) would shift every column
-    one place; a trailing empty field is dropped and a non-empty one is an error."""
+def _csv(path: Path, where: Layout, **options: Any) -> pd.DataFrame:
+    """``pd.read_csv`` of a file laid out as ``where`` says, its column names in composed
+    form (see :func:`nfc`), that never takes the first column for an index: a row with one
+    field more than the header (a separator at the end of data lines) would shift every
+    column one place; a trailing empty field is dropped and a non-empty one is an error."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
-            return pd.read_csv(path, sep=sep, index_col=False, **options)
+            frame = pd.read_csv(
+                path, sep=where.sep, skiprows=where.skip, index_col=False, **options
+            )
+            frame.columns = [nfc(c) if isinstance(c, str) else c for c in frame.columns]
+            return frame
         except pd.errors.ParserWarning:
             raise ValueError(
                 f"data file {path}: some rows have more values than the header has column "
@@ -219,7 +209,7 @@ def _csv(path: Path, sep: str, **options: Any) -> pd.DataFrame:
 
 
 def _raw_numbers(
-    path: Path, table: pd.DataFrame, dots: Mapping[str, str]
+    path: Path, where: Layout, table: pd.DataFrame, dots: Mapping[str, str]
 ) -> tuple[pd.DataFrame | None, bool]:
     """What only the text of a semicolon file ``path``, read by pandas as ``table``, tells:
     its columns of numbers that :func:`may_be_grouped <deepctrl.cli.table_numbers.may_be_grouped>`
@@ -241,7 +231,7 @@ def _raw_numbers(
     if not (grouped or mixed):
         return None, comma_decimals
     places = sorted(table.columns.get_loc(name) for name in grouped + mixed)
-    raw = _csv(path, ";", dtype=str, usecols=places)
+    raw = _csv(path, where, dtype=str, usecols=places)
     comma_decimals = comma_decimals or any(writes_decimal_commas(raw[name]) for name in mixed)
     return (raw[grouped] if grouped else None), comma_decimals
 
@@ -265,15 +255,11 @@ def text_columns(
     path = Path(path)
     if path.suffix.lower() in PARQUET_SUFFIXES or not columns:
         return frame[list(columns)].iloc[:nrows]
-    text = _csv(
-        path,
-        _separator(path),
-        dtype=str,
-        keep_default_na=False,
-        usecols=list(columns),
-        nrows=nrows,
-    )
-    return text[list(columns)]
+    where = layout(path)
+    names = [nfc(name) or f"Unnamed: {i}" for i, name in enumerate(_header(path, where))]
+    places = [names.index(nfc(name)) for name in columns]
+    text = _csv(path, where, dtype=str, keep_default_na=False, usecols=places, nrows=nrows)
+    return text[[names[place] for place in places]].set_axis(list(columns), axis=1)
 
 
 _PADDED = re.compile(r"\s*0\d+\s*")
@@ -339,7 +325,7 @@ def _check_format(path: Path) -> None:
     """A file whose suffix names a table format that is not read (a spreadsheet, JSON) is
     an error saying to save it as CSV or Parquet."""
     suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in (*_OPENERS, ".zip"):
+    if suffixes and suffixes[-1] in (*OPENERS, ".zip"):
         suffixes = suffixes[:-1]
     if suffixes and suffixes[-1] in UNREAD_FORMATS:
         raise ValueError(
@@ -348,8 +334,8 @@ def _check_format(path: Path) -> None:
 
 
 def _parquet(path: Path) -> pd.DataFrame:
-    """A Parquet file as a DataFrame; a column named twice, or a file pyarrow cannot read,
-    is an error."""
+    """A Parquet file as a DataFrame, its column names in composed form (see :func:`nfc`); a
+    column named twice, or a file pyarrow cannot read, is an error."""
     try:
         import pyarrow.parquet
     except ImportError:
@@ -358,13 +344,16 @@ def _parquet(path: Path) -> pd.DataFrame:
         names = pyarrow.parquet.read_schema(path).names
     except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ValueError(_not_parquet(path, exc)) from None
+    names = [nfc(name) for name in names]
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         raise ValueError(f"data file {path}: the file names column {twice!r} twice")
     try:
-        return pd.read_parquet(path)
+        frame = pd.read_parquet(path)
     except (ValueError, OSError) as exc:
         raise ValueError(_not_parquet(path, exc)) from None
+    frame.columns = [nfc(str(c)) for c in frame.columns]
+    return frame
 
 
 def _not_parquet(path: Path, exc: Exception) -> str:
@@ -430,13 +419,17 @@ def _read(
         if path.suffix.lower() in PARQUET_SUFFIXES:
             frame = _parquet(path)
         else:
-            sep = _separator(path)
-            header = _check_header(path, sep)
-            texts = [name for name in header if name in categories]
-            table = _csv(path, sep, dtype=dict.fromkeys(texts, str))
+            where = layout(path)
+            sep = where.sep
+            header = _header(path, where)
+            as_text = [name for name in header if nfc(name) in categories]
+            table = _csv(path, where, dtype=dict.fromkeys(as_text, str))
+            texts = [nfc(name) for name in as_text]
             frame = _empty_unnamed(table, path)
             known = set(ranges)  # a model's number columns
-            raw, comma_decimals = _raw_numbers(path, table, dots) if sep == ";" else (None, False)
+            raw, comma_decimals = (
+                _raw_numbers(path, where, table, dots) if sep == ";" else (None, False)
+            )
             numbers = frame.drop(columns=texts)  # a model's categories are matched by text
             dressed = undress(numbers, known)
             if sep == ";":
@@ -505,14 +498,20 @@ def _decimal_comma(value: Any) -> bool:
     )
 
 
-def _lines(rows: np.ndarray, csv: bool) -> str:
-    """'line 5' / 'row 4' of the first bad row (CSV line numbers count the header)."""
+def row_lines(rows: np.ndarray, path: Path) -> str:
+    """'line 5' of the first bad row of a CSV file (see :func:`line_of`), or 'row 4' of a
+    Parquet file."""
     first = int(rows[0])
-    return f"line {first + 2}" if csv else f"row {first}"
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        return f"row {first}"
+    return f"line {line_of(path, first)}"
 
 
 IDENTIFIER_ROWS = 50
 """From this many rows, a text column with a different value in every row is an identifier."""
+IDENTIFIER_SAMPLE = 1000
+"""How many of a column's values tell whether it holds numbers in a form not read as numbers,
+which the model warns of instead of leaving the column out as an identifier."""
 IDENTIFIER = "an identifier column, left out"
 EMPTY = "an empty column, left out"
 """What a rule naming a column :func:`left_out_columns` left out is told."""
@@ -524,7 +523,8 @@ def left_out_columns(
     """The ``features`` a model does without, and why, with a note for each: columns with
     no value at all (nothing to learn from), and text columns that hold a different value in
     every row (an order number, a customer id: one-hot, each would be one input per row that
-    no new row matches, and slow to train), unless named in ``categorical``.
+    no new row matches, and slow to train), unless named in ``categorical`` or written as
+    numbers (``(5,82)``, which fitting warns is not read as one).
 
     >>> rows = pd.DataFrame({"order": [f"A{i}" for i in range(60)], "x": range(60)})
     >>> rows["note"] = None
@@ -546,6 +546,7 @@ def left_out_columns(
             and series.nunique(dropna=True) == present
             and not _mostly(date_text_rows(series)[0], series.isna().to_numpy())
             and not _mostly(numbers_or_nan(series).notna().to_numpy(), series.isna().to_numpy())
+            and not unread_numbers(series.dropna().unique()[:IDENTIFIER_SAMPLE])[0]
         ):
             print(
                 f"note: {path}: left out column {name!r}, which holds a different value in "
@@ -613,9 +614,7 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 """The largest number a model computes with; beyond it, a value is infinite to the model."""
 
 
-def _infinite_rows(
-    series: pd.Series, name: str, path: Path, csv: bool, drop: bool, hint: bool
-) -> np.ndarray:
+def _infinite_rows(series: pd.Series, name: str, path: Path, drop: bool, hint: bool) -> np.ndarray:
     """The rows of a number column holding an infinity ("inf" in a CSV file) or a number
     beyond float32's range (which the model computes in), to drop with ``drop``; without it,
     an error naming the first."""
@@ -634,7 +633,7 @@ def _infinite_rows(
         )
         raise ValueError(
             f"{path}: column {name!r} has {what} in {len(rows)} of {len(series)} "
-            f"rows ({_lines(rows, csv)}: {first}); {fix}"
+            f"rows ({row_lines(rows, path)}: {first}); {fix}"
             + ("; use --drop-missing to drop those rows" if hint else "")
         )
     return infinite
@@ -690,7 +689,6 @@ def clean_columns(
     stay (the model imputes them), unless ``drop`` is set; rows whose ``targets`` are
     missing are always dropped, saying how many, and a target of whole numbers stays whole
     once they are."""
-    csv = path.suffix.lower() not in PARQUET_SUFFIXES
     frame = frame.copy(deep=False)  # columns are replaced, never written into
     frame = read_targets(frame, path, targets)
     bad = np.zeros(len(frame), dtype=bool)
@@ -707,7 +705,7 @@ def clean_columns(
                     raise ValueError(
                         f"{path}: column {name!r} holds dates, but a value that is not an "
                         f"ISO 8601 date in {len(rows)} of {len(frame)} rows "
-                        f"({_lines(rows, csv)}: {series.iloc[rows[0]]!r}); write dates as "
+                        f"({row_lines(rows, path)}: {series.iloc[rows[0]]!r}); write dates as "
                         "YYYY-MM-DD and leave unknown ones empty"
                         + ("; use --drop-missing to drop those rows" if hint else "")
                     )
@@ -743,18 +741,19 @@ def clean_columns(
                         else ""
                     )
                     first = series.iloc[rows[0]]
-                    if _decimal_comma(first) and csv and _separator(path) != ";":
+                    csv_file = path.suffix.lower() not in PARQUET_SUFFIXES
+                    if _decimal_comma(first) and csv_file and layout(path).sep != ";":
                         tip += (
                             "; a decimal comma is read in a semicolon-separated file (or "
                             f"write {str(first).strip().replace(',', '.')})"
                         )
                     raise ValueError(
                         f"{path}: column {name!r} has text in {len(rows)} of "
-                        f"{len(frame)} rows ({_lines(rows, csv)}: {first!r}){tip}"
+                        f"{len(frame)} rows ({row_lines(rows, path)}: {first!r}){tip}"
                     )
                 frame[name] = as_number
                 bad |= text
-        bad |= _infinite_rows(frame[name], name, path, csv, drop, hint)
+        bad |= _infinite_rows(frame[name], name, path, drop, hint)
         if name in targets and not pd.api.types.is_numeric_dtype(series.dtype):
             # text of spaces is no label (a column of booleans and blanks, too, is read)
             missing = missing | series.map(is_missing_text).to_numpy(dtype=bool)

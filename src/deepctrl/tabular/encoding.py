@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime
 import re
 import shlex
+import unicodedata
 import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepctrl.tabular.number_text import number_hint
 from deepctrl.tabular.warn_site import outside_stacklevel
 
 NUMERIC, CATEGORICAL, DATE = "numeric", "categorical", "date"
@@ -311,14 +313,29 @@ def shown(value: Any) -> str:
 
 
 def _why_unknown(name: str, names: Sequence[str]) -> str:
-    """A hint for a column name the table lacks: the names a transformer gave it
-    (``num__price`` from a ColumnTransformer), or a table that came without names.
+    """A hint for a column name the table lacks: a column that is the name but for spaces
+    around it, or for how its accents are written (composed or not, which looks the same),
+    the names a transformer gave it (``num__price`` from a ColumnTransformer), or a table
+    that came without names.
 
     >>> _why_unknown("price", ["num__price", "cat__shop"])
     "; a transformer renamed it: write 'num__price'"
     >>> _why_unknown("price", ["x0", "x1"])[:46]
     '; the table came without column names (an arra'
+    >>> _why_unknown("quality", ["price", "quality "])
+    "; column 'quality ' has spaces around its name"
     """
+    for other in names:
+        if other != name and other.strip() == name.strip():
+            return f"; column {other!r} has spaces around its name"
+        if other != name and unicodedata.normalize("NFC", other) == unicodedata.normalize(
+            "NFC", name
+        ):
+            return (
+                f"; column {other!r} is this name with its accents written otherwise (as "
+                "separate marks, as macOS may write names, or the other way): write both as "
+                "unicodedata.normalize('NFC', name)"
+            )
     renamed = [n for n in names if n.endswith(f"__{name}")]
     if renamed:
         return f"; a transformer renamed it: write {renamed[0]!r}"
@@ -654,7 +671,7 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
             raise ValueError(
                 f"column {name!r} holds values that are neither text nor numbers"
             ) from None
-    hint = _date_hint(name, cats)
+    hint = _date_hint(name, cats) or number_hint(name, cats)
     if hint is not None:
         warnings.warn(hint, UserWarning, stacklevel=outside_stacklevel())
     elif len(cats) > 50 and len(cats) > 0.5 * len(series):
@@ -751,7 +768,7 @@ class TableEncoder:
             return col
         if ref not in self._by_name:
             raise ValueError(
-                f"unknown column {ref!r}; the table has: {listed(self.names)}"
+                f"unknown column {ref!r}; the table has: {listed([repr(n) for n in self.names])}"
                 + _why_unknown(ref, self.names)
             )
         return self._by_name[ref]
