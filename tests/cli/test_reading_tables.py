@@ -6,6 +6,7 @@ replace an input, and the notes a model without rules or a many-class rule gets.
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -855,3 +856,34 @@ def test_a_file_to_score_names_its_total_row_however_few_numbers_it_holds(tmp_pa
         f"deepctrl: error: {tmp_path / 'score.csv'}: column 'amount' has text in 1 of 2 rows "
         "(line 3: 'Total')"
     )
+
+
+def test_sweep_weighs_errors_by_a_column_and_fit_takes_rho(tmp_path, capsys):
+    import deepctrl as dc
+
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0, 1, 200)
+    w = rng.choice([0.5, 1.0, 3.0], 200)
+    frame = pd.DataFrame({"x": x, "w": w, "y": 3 * x + rng.normal(0, 0.3, 200)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "t.csv", "--target", "y", "--out", model, *FAST]
+    code, _, err = run(
+        [*fit, "--monotonic", "x=increasing", "--rho", "0.25", "--weight-column", "w"], capsys
+    )
+    assert code == 0, err
+    est = dc.DeepCTRLRegressor.load(model)
+    assert est.rho == 0.25 and set(est.rho_) == {0.25}
+    sweep = ["sweep", model, tmp_path / "t.csv", "--alphas", "0,1", "--json"]
+    code, out, err = run([*sweep, "--weight-column", "w"], capsys)
+    assert code == 0 and "errors weighted by column 'w'" in err, err
+    want = est.sweep(frame[["x"]], frame["y"], [0.0, 1.0], sample_weight=w)
+    assert [r["mse"] for r in json.loads(out)] == pytest.approx(want["mse"].tolist(), rel=1e-9)
+    unweighted = json.loads(run(sweep, capsys)[1])
+    assert unweighted[0]["mse"] != pytest.approx(want["mse"][0], rel=1e-3)
+    for args, message in (
+        ([*sweep, "--weight-column", "x"], "--weight-column 'x' is one of the model's input"),
+        ([*fit, "--rho", "-1"], "--rho must be auto, paper, epoch or a number above 0"),
+    ):
+        code, _, err = run(args, capsys)
+        assert code == 2 and message in err, err

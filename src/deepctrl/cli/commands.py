@@ -318,6 +318,27 @@ def number(
     return number
 
 
+RHO_WORDS = ("auto", "paper", "epoch")
+"""The ways ``--rho`` measures rho (as the estimators' ``rho``)."""
+
+
+def rho_option(value: str) -> float | str:
+    """``--rho``: one of :data:`RHO_WORDS`, or a number above 0.
+
+    >>> rho_option("auto"), rho_option("0.3")
+    ('auto', 0.3)
+    """
+    if value in RHO_WORDS:
+        return value
+    try:
+        rho = float(value)
+    except ValueError:
+        rho = math.nan
+    if not (math.isfinite(rho) and rho > 0):
+        raise ValueError(f"--rho must be auto, paper, epoch or a number above 0, got {value!r}")
+    return rho
+
+
 def _span(kind: type, low: float, high: float) -> str:
     """The words for [low, high) of ``kind``.
 
@@ -392,11 +413,13 @@ def fit_command(
     categorical: Sequence[str] = (),
     loss: str | None = None,
     weight_column: str | None = None,
+    rho: str = "auto",
 ) -> int:
     """``deepctrl fit``: train a table model and write it to ``out``; the ``categorical``
     columns are read as categories whatever their values look like; ``loss`` ("mse" or
     "mae") trains a regressor, ``weight_column`` holds each row's sample weight (not a
-    feature); ``validate_last`` holds out the file's last rows instead of random ones."""
+    feature); ``validate_last`` holds out the file's last rows instead of random ones;
+    ``rho`` is the method's balance of the losses ("auto", "paper", "epoch" or a number)."""
     out_path = check_output_path(out, data, *([] if rules is None else [rules]))
     check_model_name(out_path)
     check_device(device)
@@ -416,6 +439,7 @@ def fit_command(
         raise ValueError("--validate-last needs validation rows: --val-fraction 0 holds none out")
     seed = number(seed, "--seed", int, 0, 2**31)
     max_epochs = epochs_option(max_epochs)
+    rho_value = rho_option(rho)
     check_rule_class_has_rules(rule_class, monotonic)
     file_specs = read_rules_file(rules) if rules is not None else []
     table_rules(monotonic, rule_class, file_specs)  # the rules' own mistakes, before the table
@@ -478,6 +502,7 @@ def fit_command(
         recipe=recipe,
         verbose=progress,
         device=device,
+        rho=rho_value,
     )
     if class_weight is not None:
         est.set_params(class_weight=class_weight)
@@ -651,10 +676,11 @@ def sweep_command(
     drop_missing: bool = False,
     min_verification: float | str = 0.95,
     id_columns: Sequence[str] = (),
+    weight_column: str | None = None,
 ) -> int:
     """``deepctrl sweep``: verification ratio and error at every alpha, then the alpha a
     verification goal picks without labels, next to the one with the lowest error. Id columns
-    are checked to exist and play no part."""
+    are checked to exist and play no part; ``weight_column`` weighs each row's error."""
     alpha_list = parse_alphas(alphas)
     goal = _goal(min_verification)
     est, frame, columns, targets = model_and_frame(model, data, drop_missing, with_target=True)
@@ -668,7 +694,8 @@ def sweep_command(
             file=sys.stderr,
         )
     y = (frame[targets[0]] if len(targets) == 1 else frame[targets]) if targets else None
-    table = est.sweep(frame[columns], y, alpha_list)
+    weights = _sweep_weights(frame, weight_column, columns, data, y is not None)
+    table = est.sweep(frame[columns], y, alpha_list, sample_weight=weights)
     if as_json:
         rows = [
             {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
@@ -686,6 +713,23 @@ def sweep_command(
         for line in lines if judged is None else [*lines, judged]:
             print(line, file=sys.stderr if as_json else sys.stdout)
     return 0
+
+
+def _sweep_weights(
+    frame: pd.DataFrame, column: str | None, inputs: Sequence[str], data: str, labelled: bool
+) -> np.ndarray | None:
+    """``--weight-column`` of ``deepctrl sweep``: each row's weight for the errors."""
+    if column is None:
+        return None
+    if column not in frame.columns:
+        raise ValueError(no_column(Path(data), "weight", column, list(frame.columns)))
+    if column in inputs:
+        raise ValueError(f"--weight-column {column!r} is one of the model's input columns")
+    if not labelled:
+        raise ValueError(f"--weight-column weighs the errors, and {data} has no target values")
+    check_weight_column(frame[column], Path(data))
+    print(f"errors weighted by column {column!r}", file=sys.stderr)
+    return frame[column].to_numpy(float)
 
 
 def _compare_choices(table: pd.DataFrame, metric: str, goal: float) -> list[str]:

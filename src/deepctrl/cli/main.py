@@ -357,6 +357,13 @@ def _add_fit(subparsers: Any) -> None:
         "and errors count that many times",
     )
     p.add_argument(
+        "--rho",
+        default="auto",
+        metavar="RHO",
+        help="the task loss's weight against the rule's: auto (default, measured at the "
+        "start), paper, epoch (measured again every epoch) or a number",
+    )
+    p.add_argument(
         "--id-column", dest="id_columns", action="append", default=[], metavar="COL", help=ID_HELP
     )
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
@@ -398,6 +405,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         categorical=args.categorical,
         loss=args.loss,
         weight_column=args.weight_column,
+        rho=args.rho,
     )
 
 
@@ -428,6 +436,12 @@ def _add_sweep(subparsers: Any) -> None:
         "G (chosen without labels), next to the lowest-error alpha "
         "(default 0.95)",
     )
+    p.add_argument(
+        "--weight-column",
+        default=None,
+        metavar="COL",
+        help="a column of non-negative weights for the rows' errors (as fit --weight-column)",
+    )
     p.set_defaults(handler=_run_sweep)
 
 
@@ -442,6 +456,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
         drop_missing=args.drop_missing,
         min_verification=args.min_verification,
         id_columns=args.id_columns,
+        weight_column=args.weight_column,
     )
 
 

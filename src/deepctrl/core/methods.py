@@ -528,8 +528,8 @@ def _safe_ratio(
             "threshold that no perturbed value crosses, or a relative perturbation of a "
             "feature that is 0 everywhere). When "
             "the rule's loss is in other units than the task's, as a penalty in the target's "
-            "units is, give rho yourself: about the rule loss over the task loss once the "
-            "rule is broken",
+            "units is, give rho yourself (deepctrl fit --rho): about the rule loss over the "
+            "task loss once the rule is broken",
             RuntimeWarning,
             stacklevel=3,
         )
