@@ -237,3 +237,20 @@ def test_fit_refuses_an_out_named_like_a_table_or_rules_file(tmp_path, capsys, n
         capsys,
     )
     assert not (tmp_path / name).exists()
+
+
+def test_running_out_of_memory_is_one_line_with_what_to_do(tmp_path, capsys, monkeypatch):
+    from deepctrl.tabular.encoding import TableEncoder
+
+    def too_big(self, frame, rows=None):
+        raise MemoryError("Unable to allocate 13.7 GiB for an array with shape (100000, 36675)")
+
+    monkeypatch.setattr(TableEncoder, "transform", too_big)
+    code = main(fit_args(write_sales(tmp_path), tmp_path / "m.deepctrl"))
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert code == 2 and re.fullmatch(
+        r"deepctrl: error: out of memory \(Unable to allocate 13.7 GiB .*\): a text column "
+        r"with many values takes one input per value on every row; leave such a column out "
+        r"\(--id-column COL\) or use fewer rows",
+        last,
+    ), last

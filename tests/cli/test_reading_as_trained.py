@@ -178,3 +178,21 @@ def test_an_unseen_category_is_not_read_as_missing_when_training_had_missing_one
         want = est.predict(pd.DataFrame({"x": [0.0, 0.0], "shop": ["zzz", None]}))
     assert got == pytest.approx(want.tolist(), abs=1e-5)
     assert abs(got[0] - got[1]) > 0.1
+
+
+def test_text_in_a_model_number_column_is_named_whatever_else_is_missing(tmp_path, capsys):
+    """An empty cell beside one stray text must not make the other numbers text: the error
+    names the text's line, and --drop-missing drops that row and the empty one only."""
+    rng = np.random.default_rng(0)
+    x, z = rng.uniform(0, 10, 200).round(2), rng.uniform(0, 1, 200).round(3)
+    lines = ["x,z,y"] + [f"{a},{b},{a + b:.3f}" for a, b in zip(x, z, strict=True)]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.deepctrl"
+    assert run(["fit", tmp_path / "t.csv", "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    rows = "x,z,y\n5.5,0.1,5.6\n,0.2,1\nabc,0.3,2\n4,0.4,4.4\n6,0.5,6.5\n"
+    (tmp_path / "new.csv").write_text(rows)
+    code, _, err = run(["predict", model, tmp_path / "new.csv", "--out", "-"], capsys)
+    assert code == 2 and "column 'x' has text in 1 of 5 rows (line 4: 'abc')" in err, err
+    sweep = ["sweep", model, tmp_path / "new.csv", "--drop-missing", "--alphas", "0"]
+    code, _, err = run(sweep, capsys)
+    assert code == 0 and "dropped 2 of 5 rows" in err, err

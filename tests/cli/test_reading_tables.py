@@ -887,3 +887,17 @@ def test_sweep_weighs_errors_by_a_column_and_fit_takes_rho(tmp_path, capsys):
     ):
         code, _, err = run(args, capsys)
         assert code == 2 and message in err, err
+
+
+def test_min_verification_counts_the_rows_the_rule_judges(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 1, 200)
+    frame = pd.DataFrame({"x": x, "z": rng.normal(size=200), "y": 3 * x})
+    frame.loc[::4, "x"] = np.nan  # 50 rows whose ruled feature is missing: not judged
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "t.csv", "--target", "y", "--monotonic", "x=increasing"]
+    assert run([*fit, "--out", model, *FAST], capsys)[0] == 0
+    predict = ["predict", model, tmp_path / "t.csv", "--min-verification", "0.5", "--out", "-"]
+    code, _, err = run(predict, capsys)
+    assert code == 0 and "on the 150 of 200 rows the rules judge (goal 0.5)" in err, err

@@ -526,3 +526,17 @@ def test_a_float64_model_measures_rho_and_the_data_scales_in_float64():
     x_scale, y_scale = running.result()
     assert x_scale.dtype == y_scale.dtype == torch.float64
     assert torch.allclose(x_scale, stds, rtol=1e-12, atol=0)
+
+
+def test_wide_inputs_are_scaled_and_checked_in_blocks_of_a_few_megabytes():
+    """A 3,000-wide table is read 699 rows at a time (16 MiB of float64), with the same
+    stds and bad-row count as one pass over the whole of it."""
+    from deepctrl.core.data import block_rows, count_bad_rows
+    from deepctrl.core.scale import column_std
+
+    X = torch.randn(1500, 3000, dtype=torch.float64)
+    X[[3, 1400], [7, 2999]] = float("nan")
+    assert block_rows(X) == 16 * 2**20 // (8 * 3000) == 699
+    assert count_bad_rows(X) == 2
+    clean = X.nan_to_num()
+    assert torch.allclose(column_std(clean), clean.std(dim=0), rtol=1e-12, atol=0)

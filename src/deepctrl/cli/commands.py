@@ -61,6 +61,12 @@ def one_line_errors(command: F) -> F:
                 return command(*args, **kwargs)
             except (ValueError, OSError) as exc:
                 raise ValueError(_one_line(exc)) from None
+            except MemoryError as exc:
+                raise ValueError(
+                    f"out of memory ({_one_line(exc)}): a text column with many values takes "
+                    "one input per value on every row; leave such a column out "
+                    "(--id-column COL) or use fewer rows"
+                ) from None
 
     return run  # type: ignore[return-value]
 
@@ -898,9 +904,10 @@ def predict_command(
         at = f"per-row alpha (column {alpha_column!r}, {chosen.min():g} to {chosen.max():g})"
     elif goal is not None:
         chosen, ratio = est.alpha_for_verification(X, goal)
+        judged, rows = est.sweep(X, None, [chosen]).attrs["judged_rows"]
+        on = f"{rows} rows" if judged == rows else f"the {judged} of {rows} rows the rules judge"
         print(
-            f"chosen alpha {chosen:g}: verification ratio {ratio:.3f} on {len(X)} rows "
-            f"(goal {goal:g})",
+            f"chosen alpha {chosen:g}: verification ratio {ratio:.3f} on {on} (goal {goal:g})",
             file=report,
         )
         at = f"alpha {chosen:g}"

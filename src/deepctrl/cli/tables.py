@@ -196,8 +196,15 @@ def _csv(path: Path, where: Layout, **options: Any) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
+            # low_memory=False: a column is typed over the whole file, not chunk by chunk
+            # (a big file's stray text would leave numbers as text in some chunks only)
             frame = pd.read_csv(
-                path, sep=where.sep, skiprows=where.skip, index_col=False, **options
+                path,
+                sep=where.sep,
+                skiprows=where.skip,
+                index_col=False,
+                low_memory=False,
+                **options,
             )
             frame.columns = [nfc(c) if isinstance(c, str) else c for c in frame.columns]
             return frame
@@ -723,7 +730,7 @@ def clean_columns(
             # a model's number column holds numbers only; in a new table, most values must
             # be numbers for the column to count as one
             known = dates is not None and name not in targets
-            if known and series.map(lambda v: isinstance(v, float)).any():
+            if known and series.map(lambda v: isinstance(v, float) and pd.notna(v)).any():
                 # the file's reading made numbers of some values: text it left among them
                 # (4.25 beside 4,5 in a file of decimal commas) reads no way the file writes
                 text |= series.map(lambda v: isinstance(v, str)).to_numpy() & ~missing

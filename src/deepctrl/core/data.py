@@ -74,14 +74,31 @@ def as_target(
     return t[:, None] if t.dim() == 1 and t.dtype.is_floating_point else t
 
 
-def count_bad_rows(t: Tensor, block: int = 65536) -> int:
+BLOCK_BYTES = 16 * 2**20
+"""The size of the float64 temporaries a pass over the rows of a tensor makes in blocks."""
+
+
+def block_rows(t: Tensor, most: int = 65536) -> int:
+    """Rows per block such that a float64 copy of a block of ``t`` (rows first) takes at
+    most :data:`BLOCK_BYTES` (at least one row, at most ``most``).
+
+    >>> block_rows(torch.zeros(10, 3)), block_rows(torch.zeros(10, 2**20))
+    (65536, 2)
+    """
+    width = max(1, t[:1].numel())
+    return max(1, min(most, BLOCK_BYTES // (8 * width)))
+
+
+def count_bad_rows(t: Tensor, block: int | None = None) -> int:
     """Rows of ``t`` holding NaN or infinity, checked in blocks of rows (isfinite on the
-    whole tensor would make temporaries larger than the data).
+    whole tensor would make temporaries larger than the data; by default blocks of
+    :func:`block_rows`).
 
     >>> count_bad_rows(torch.tensor([[1.0, float("nan")], [2.0, 3.0]]))
     1
     """
     flat = t.reshape(t.shape[0], -1)
+    block = block or block_rows(flat)
     return sum(
         int((~torch.isfinite(flat[i : i + block])).any(dim=1).sum())
         for i in range(0, len(flat), block)

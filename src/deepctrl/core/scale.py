@@ -18,6 +18,7 @@ from typing import Any, cast
 import torch
 from torch import Tensor
 
+from deepctrl.core.data import block_rows
 from deepctrl.core.inputs import Inputs
 from deepctrl.core.rules.base import Context, Rule
 from deepctrl.core.sources import blocks, is_loader
@@ -36,9 +37,10 @@ def at_least_float32(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def column_std(t: Tensor, block: int = 65536, weight: Tensor | None = None) -> Tensor:
+def column_std(t: Tensor, block: int | None = None, weight: Tensor | None = None) -> Tensor:
     """Standard deviation (n - 1) of every column of ``t`` (rows first), in blocks of rows
-    so that no temporary as large as ``t`` is made; 1 where it is 0. With ``weight``, row i
+    (by default of :func:`~deepctrl.core.data.block_rows`, a few MB whatever the width) so
+    that no temporary as large as ``t`` is made; 1 where it is 0. With ``weight``, row i
     counts w_i / mean(w) times (integer weights: the std of the repeated rows up to a
     common factor).
 
@@ -47,6 +49,7 @@ def column_std(t: Tensor, block: int = 65536, weight: Tensor | None = None) -> T
     [1.4142135381698608, 1.0]
     """
     flat = t.reshape(t.shape[0], -1)
+    block = block or block_rows(flat)
     parts = range(0, len(flat), block)
     u = (
         torch.ones(len(flat), dtype=torch.float64, device=t.device)

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import Tensor, nn
 
 from deepctrl.core import evaluation
+from deepctrl.core.data import block_rows
 from deepctrl.core.evaluation import Alphas, JoinedRows, alpha_items
 from deepctrl.core.inputs import Inputs, batch_len
 from deepctrl.core.model import DeepCTRL
@@ -442,7 +443,9 @@ def value_order(X: Tensor) -> Tensor:
     weights = torch.randn(
         X.shape[1], generator=torch.Generator().manual_seed(0), dtype=torch.float64
     )
-    return torch.argsort(X.double() @ weights, stable=True)
+    step = block_rows(X)  # a float64 copy of a block at a time, not of the whole table
+    keys = torch.cat([X[i : i + step].double() @ weights for i in range(0, len(X), step)])
+    return torch.argsort(keys, stable=True)
 
 
 def aligned_alpha(alpha: Any, X: Any) -> Any:
