@@ -901,3 +901,16 @@ def test_min_verification_counts_the_rows_the_rule_judges(tmp_path, capsys):
     predict = ["predict", model, tmp_path / "t.csv", "--min-verification", "0.5", "--out", "-"]
     code, _, err = run(predict, capsys)
     assert code == 0 and "on the 150 of 200 rows the rules judge (goal 0.5)" in err, err
+
+
+def test_a_row_without_a_weight_is_named_by_the_line_an_editor_shows(tmp_path, capsys):
+    x = np.linspace(0, 1, 30)
+    lines = [
+        "sep=,",
+        "x,w,y",
+        *(f"{a:.3f},{'' if i == 5 else 1},{3 * a:.3f}" for i, a in enumerate(x)),
+    ]
+    (tmp_path / "w.csv").write_text("\n".join(lines) + "\n")
+    fit = ["fit", tmp_path / "w.csv", "--target", "y", "--weight-column", "w"]
+    code, _, err = run([*fit, "--out", tmp_path / "m.deepctrl", *FAST], capsys)
+    assert code == 2 and "has no weight in 1 of 30 rows (line 8); every row" in err, err

@@ -154,8 +154,10 @@ def test_an_evaluation_call_first_neither_skips_the_check_nor_sets_rho():
     fresh(X[:32], y[:32])
     torch.manual_seed(0)
     checked = dc.Objective(net(), Rises(), dc.methods.DeepCTRL())
-    with torch.no_grad():
-        checked(X[32:], 100 * y[32:], alpha=0.0)
+    with torch.no_grad():  # one rho for every evaluation: loss = rho * task at alpha 0
+        first = checked(X[32:], 100 * y[32:], alpha=0.0)
+        second = checked(X[40:], y[40:], alpha=0.0)
+    assert float(first.loss / first.task) == pytest.approx(float(second.loss / second.task))
     assert checked.state is None
     checked(X[:32], y[:32])
     assert checked.rho == fresh.rho and 0 < fresh.rho < 1

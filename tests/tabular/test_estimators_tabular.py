@@ -436,3 +436,12 @@ def test_whole_number_columns_reach_an_expression_exactly():
     penalty(torch.from_numpy(enc.transform(X)), torch.zeros(6, 1))
     assert seen["stops"].tolist() == [0.0, 1.0, 2.0, 5.0, 0.0, 3.0]  # exact, not 3e-8 off
     assert seen["q"].tolist() == pytest.approx(X["q"].tolist(), abs=1e-6)
+
+
+def test_a_column_trained_on_utc_times_reads_other_offsets_in_utc():
+    stamps = pd.date_range("2024-01-01", periods=500, freq="7h", tz="UTC")
+    enc = TableEncoder.fit(pd.DataFrame({"t": stamps.strftime("%Y-%m-%dT%H:%M:%SZ")}))
+    assert enc.column("t").clock == "utc"
+    same = ["2024-02-01T10:00:00Z", "2024-02-01T12:00:00+02:00", "2024-02-01T05:00-05:00"]
+    out = enc.transform(pd.DataFrame({"t": same}))
+    assert np.array_equal(out, out[[0, 0, 0]])

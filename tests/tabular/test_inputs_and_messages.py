@@ -320,7 +320,7 @@ def test_rules_the_model_cannot_change_or_that_count_twice_are_refused():
     cases = [
         ([dc.Monotonic("price", "decreasing"), Expression("price <= 7")], "names no output (y)"),
         (
-            [dc.rules.Threshold("price", 5.0, "decreasing")] * 2,
+            [dc.rules.Threshold("price", 5.0, direction="decreasing")] * 2,
             "are the same rule, which would count",
         ),
         ([Expression("y <= 3 * price"), Expression("y <= 3 * price")], "are the same rule"),
@@ -330,3 +330,34 @@ def test_rules_the_model_cannot_change_or_that_count_twice_are_refused():
             dc.DeepCTRLRegressor(rules=rules, **FAST).fit(X, y)
     with pytest.raises(ValueError, match="a name such as 'class' goes in backticks"):
         Expression("y <= 12 + class")
+
+
+def test_a_model_file_with_rules_refused_since_it_was_written_still_loads():
+    """Refusals added to fitting (a rule twice, an expression naming no output, weights
+    beyond the limits) do not apply to a model file's rules."""
+    from deepctrl.tabular.encoding import TableEncoder
+    from deepctrl.tabular.table_rules import (
+        Expression,
+        Outputs,
+        resolve,
+        rules_config,
+        rules_from_config,
+    )
+
+    X, _ = _sales()
+    enc, outputs = TableEncoder.fit(X), Outputs.regression(["y"])
+    twice = [dc.rules.Threshold("price", 5.0, direction="decreasing")] * 2
+    unmoved = [dc.Monotonic("price", "decreasing"), Expression("price <= 7")]
+    for rules in (twice, unmoved):
+        with pytest.raises(ValueError):
+            resolve(rules, enc, outputs)
+        assert len(resolve(rules, enc, outputs, strict=False).leaves()) == 2
+    stored = rules_config(unmoved)
+    for item, weight in zip(stored, (2e6, 0.0), strict=True):
+        item["weight"] = weight
+    (loaded,) = rules_from_config(stored)
+    assert loaded.weights == [2e6, 0.0]
+    assert resolve([loaded], enc, outputs, strict=False).weights == [2e6, 0.0]
+    inner = dc.rules.AllOf(unmoved, [1.0, 2000.0])
+    with pytest.raises(ValueError, match="AllOf weight 2e.06 \\(of a rule, nested weights"):
+        dc.rules.AllOf([inner, twice[0]], [1000.0, 1.0])

@@ -28,7 +28,6 @@ from tqdm import tqdm
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
 from deepctrl.cli.table_output import STDOUT, check_model_name, check_table_name, write_table
 from deepctrl.cli.tables import (
-    PARQUET_SUFFIXES,
     as_categories,
     clean_columns,
     left_out_columns,
@@ -61,7 +60,10 @@ def one_line_errors(command: F) -> F:
                 return command(*args, **kwargs)
             except (ValueError, OSError) as exc:
                 raise ValueError(_one_line(exc)) from None
-            except MemoryError as exc:
+            except (MemoryError, RuntimeError) as exc:
+                # numpy's MemoryError; torch's RuntimeError (OutOfMemoryError on a GPU)
+                if not (isinstance(exc, MemoryError) or _out_of_memory(exc)):
+                    raise
                 raise ValueError(
                     f"out of memory ({_one_line(exc)}): a text column with many values takes "
                     "one input per value on every row; leave such a column out "
@@ -80,6 +82,16 @@ def _one_line(exc: Exception) -> str:
     if isinstance(exc, OSError) and exc.filename and exc.strerror:
         return f"{exc.filename}: {exc.strerror}"
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _out_of_memory(exc: RuntimeError) -> bool:
+    """Whether torch ran out of memory: ``OutOfMemoryError`` on a GPU, a RuntimeError
+    saying it cannot allocate on a CPU.
+
+    >>> _out_of_memory(RuntimeError("[enforce fail] DefaultCPUAllocator: can't allocate memory"))
+    True
+    """
+    return type(exc).__name__ == "OutOfMemoryError" or "can't allocate memory" in str(exc)
 
 
 @contextlib.contextmanager
@@ -566,26 +578,30 @@ def note_no_validation(rows: int, val_fraction: float, max_epochs: int | str) ->
     )
 
 
-def check_weight_column(weights: pd.Series, path: Path) -> None:
+def check_weight_column(weights: pd.Series, path: Path, drops: bool = True) -> None:
     """A weight column holds a number >= 0 on every row; else an error naming the first
-    line (CSV) or row (Parquet) that does not."""
+    line (CSV) or row (Parquet) that does not (and, where ``--drop-missing`` ``drops``
+    rows without a weight, saying so)."""
     name = weights.name
     if not pd.api.types.is_numeric_dtype(weights) or pd.api.types.is_bool_dtype(weights):
         raise ValueError(f"--weight-column {name!r} must hold numbers")
     values = weights.to_numpy(dtype=float, na_value=np.nan)
-    csv = path.suffix.lower() not in PARQUET_SUFFIXES
     for bad, what in (
         (np.isnan(values), "no weight"),
         (values < 0, "a negative weight"),
     ):
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
-            where = f"line {weights.index[first] + 2}" if csv else f"row {weights.index[first]}"
+            where = row_lines(np.array([weights.index[first]]), path)
             shown_value = "" if what == "no weight" else f": {values[first]:g}"
             raise ValueError(
                 f"{path}: weight column {name!r} has {what} in {int(bad.sum())} of "
                 f"{len(values)} rows ({where}{shown_value}); every row needs a weight >= 0"
-                + (" (--drop-missing drops the rows without one)" if what == "no weight" else "")
+                + (
+                    " (--drop-missing drops the rows without one)"
+                    if what == "no weight" and drops
+                    else ""
+                )
             )
     if not (values > 0).any():
         raise ValueError(
@@ -733,7 +749,7 @@ def _sweep_weights(
         raise ValueError(f"--weight-column {column!r} is one of the model's input columns")
     if not labelled:
         raise ValueError(f"--weight-column weighs the errors, and {data} has no target values")
-    check_weight_column(frame[column], Path(data))
+    check_weight_column(frame[column], Path(data), drops=False)
     print(f"errors weighted by column {column!r}", file=sys.stderr)
     return frame[column].to_numpy(float)
 

@@ -167,6 +167,7 @@ class Objective:
         """The method's state (rho, the alpha prior, multipliers) once rho is measured, else
         None."""
         self._checked = False
+        self._provisional: SeedState | None = None  # evaluations' state before training
         self._generators: dict[str, torch.Generator] = {}
         self._resumed = False  # a state was loaded and no batch has run since
 
@@ -346,14 +347,14 @@ class Objective:
             check_materialized(self.model)
             if torch.is_grad_enabled():
                 self._setup(self._first_batch_estimator(x, y))
-        # an evaluation before training (a sanity check) measures rho for its batch only
-        state = (
-            self.state
-            if self.state is not None
-            else self.method.init_state(
+        if self.state is None and self._provisional is None:
+            # an evaluation before training (a sanity check): rho of its batch, kept until
+            # training (or calibrate) sets the state
+            self._provisional = self.method.init_state(
                 [self.seed], self._n_rules(), self._estimator((x, y), batch_len(x))
             )
-        )
+        state = self.state if self.state is not None else self._provisional
+        assert state is not None
         device = device_of(x)
         self._resumed = False
         # the float is read on the host, before the move: no wait for the device

@@ -26,6 +26,7 @@ the preprocessing.
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import re
 import shlex
 import unicodedata
@@ -78,7 +79,12 @@ class Column:
     clock: str = "utc"
     """How dates with a time zone are read: ``"local"``, at the wall-clock time they show
     (every date column fitted since), or ``"utc"``, converted to UTC (model files from
-    before)."""
+    before, and columns whose training dates were all in UTC: `Z` or `+00:00`)."""
+
+    @property
+    def local(self) -> bool:
+        """Whether zoned dates are read at their wall-clock time, not in UTC."""
+        return self.clock == "local"
 
     @property
     def width(self) -> int:
@@ -450,8 +456,8 @@ def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
                 parsed = parsed.dt.tz_localize(None)
         else:
             text = series.map(lambda v: None if is_missing_text(v) else str(v).strip())
-            if local:
-                text = text.str.replace(_ZONE, "", regex=True)
+            if local:  # pyarrow's strings replace three times faster than objects
+                text = text.astype(_ARROW_TEXT).str.replace(_ZONE, "", regex=True)
             parsed = pd.to_datetime(text, format="ISO8601", utc=True)
     except (ValueError, TypeError, OverflowError) as exc:
         raise ValueError(_not_dates(series, exc)) from None
@@ -469,6 +475,8 @@ def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
 
 
 _ZONE = re.compile(r"(?:Z|[+-]\d{2}:?\d{2})$")
+_ARROW_TEXT = "string[pyarrow]" if importlib.util.find_spec("pyarrow") else "string"
+"""The text type zones are cut from: pyarrow's where it is installed."""
 
 
 def has_zone(series: pd.Series) -> bool:
@@ -483,9 +491,11 @@ def has_zone(series: pd.Series) -> bool:
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return False
     values = series.dropna()
-    if values.map(lambda v: getattr(v, "tzinfo", None) is not None).any():
-        return True  # Timestamps of several zones (pandas leaves them as objects)
-    text = values[values.map(lambda v: isinstance(v, str))].astype(str).str.strip()
+    texts = values.map(lambda v: isinstance(v, str))
+    others = values[~texts]  # Timestamps of several zones (pandas leaves them as objects)
+    if others.map(lambda v: getattr(v, "tzinfo", None) is not None).any():
+        return True
+    text = values[texts].astype(str).str.strip()
     return bool(text.str.contains(_ZONE).any())
 
 
@@ -643,7 +653,9 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
         days = _days(dates, origin)
         col = _scaled(name, kind, start, days)
         col.origin, col.integer, col.zoned = origin, False, has_zone(series)
-        col.clock = "local"
+        # dates all in UTC ("Z") mean UTC clock times: new ones with an offset are converted
+        in_utc = col.zoned and np.array_equal(dates, date_values(series), equal_nan=True)
+        col.clock = "utc" if in_utc else "local"
         present = dates[~np.isnat(dates)]
         span = float(np.nanmax(days) - np.nanmin(days))
         time = present - present.astype("datetime64[D]")
@@ -824,7 +836,7 @@ class TableEncoder:
             if c.kind == NUMERIC:
                 values = numeric_values(series)[take]
             else:
-                if c.clock == "utc" and c.zoned and series.notna().any() and not has_zone(series):
+                if not c.local and c.zoned and series.notna().any() and not has_zone(series):
                     warnings.warn(
                         f"column {c.name!r}: these dates have no time zone, so they are read "
                         "as UTC, while the training dates had zones; give them their zone "
@@ -832,7 +844,7 @@ class TableEncoder:
                         UserWarning,
                         stacklevel=3,
                     )
-                dates = date_values(series, local=c.clock == "local")[take]
+                dates = date_values(series, local=c.local)[take]
                 values = _days(dates, c.origin)
                 _warn_far_dates(c, values, dates)
                 for j, part in enumerate(c.parts):

@@ -168,7 +168,7 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
         raise ValueError("the preprocessing does not match the network's inputs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est.rule_ = resolve(rules, est.encoder_, est.rule_outputs())
+        est.rule_ = resolve(rules, est.encoder_, est.rule_outputs(), strict=False)
     return est
 
 

@@ -100,7 +100,7 @@ def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[st
         if c.kind == CATEGORICAL:
             feed[c.name] = np.array([category_text(v) for v in series.tolist()], dtype=object)
         elif c.kind == DATE:
-            feed[c.name] = date_values(series, local=c.clock == "local").astype(np.int64)
+            feed[c.name] = date_values(series, local=c.local).astype(np.int64)
         else:
             values = numeric_values(series)
             feed[c.name] = values if _wide_numbers(c) else values.astype(np.float32)
@@ -243,7 +243,7 @@ def input_type_name(c: Column) -> str:
     if c.boolean:
         return 'string "True"/"False" (or true/TRUE, false/FALSE)'
     if c.kind == DATE:
-        return "int64 ns of the wall-clock time" if c.clock == "local" else "int64 ns, UTC"
+        return "int64 ns of the wall-clock time" if c.local else "int64 ns, UTC"
     return "string"
 
 

@@ -442,7 +442,9 @@ def acts_on(rules: Any, outputs: Outputs, encoder: TableEncoder | None = None) -
     return out
 
 
-def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> Rule:
+def _resolve_penalty(
+    rule: Penalty, encoder: TableEncoder, outputs: Outputs, strict: bool = True
+) -> Rule:
     fn = rule.fn
     if isinstance(rule, Expression):
         known = {c.name for c in encoder.columns if c.kind == NUMERIC} | set(outputs.names)
@@ -460,7 +462,7 @@ def _resolve_penalty(rule: Penalty, encoder: TableEncoder, outputs: Outputs) -> 
                 f"rule {_named(rule, 'expression')}: unknown name {name!r}; the numeric "
                 f"columns are {listed(numeric)} and the outputs {', '.join(outputs.names)}"
             )
-        if not set(rule.comparison.names) & set(outputs.names):
+        if strict and not set(rule.comparison.names) & set(outputs.names):
             raise ValueError(
                 f"rule {_named(rule, 'expression')} names no output "
                 f"({', '.join(outputs.names)}), so the model cannot change whether it holds: "
@@ -490,14 +492,20 @@ def _check_repeats(leaves: list[Rule]) -> None:
             )
 
 
-def resolve(rules: Any, encoder: TableEncoder, outputs: Outputs) -> Rule | None:
+def resolve(
+    rules: Any, encoder: TableEncoder, outputs: Outputs, strict: bool = True
+) -> Rule | None:
     """The estimator's ``rules`` as one rule on the encoded input, or None without rules.
 
     This is where table rules are checked (columns, outputs, duplicates, contradictions)
     and where default perturbations are chosen, for Python and the command line alike.
+    A model file's rules are read with ``strict`` False: the checks added since a file
+    was written (a rule given twice, an expression naming no output, weights beyond the
+    limits) do not stop it from loading.
     """
     leaves, weights = leaves_and_weights(rules)
-    _check_repeats(leaves)
+    if strict:
+        _check_repeats(leaves)
     resolved: list[Rule] = []
     keys: list[tuple[Rule, tuple[str, int, str]]] = []
     for leaf in leaves:
@@ -506,7 +514,7 @@ def resolve(rules: Any, encoder: TableEncoder, outputs: Outputs) -> Rule | None:
             resolved.append(rule)
             keys.append((leaf, key))
         elif isinstance(leaf, Penalty):
-            resolved.append(_resolve_penalty(leaf, encoder, outputs))
+            resolved.append(_resolve_penalty(leaf, encoder, outputs, strict))
         else:
             raise ValueError(
                 f"estimators support Monotonic, Threshold, Penalty and Expression "
@@ -517,7 +525,7 @@ def resolve(rules: Any, encoder: TableEncoder, outputs: Outputs) -> Rule | None:
         return None
     if len(resolved) == 1 and weights == [1.0]:
         return resolved[0]
-    return AllOf(resolved, weights)
+    return AllOf(resolved, weights) if strict else AllOf.as_stored(resolved, weights)
 
 
 _PLAIN_NEGATIVE = {"0", "-1", "false", "no", "n", "negative", "neg"}
@@ -773,4 +781,4 @@ def rules_from_config(items: list[dict[str, Any]]) -> list[Rule] | None:
         weights.append(float(item["weight"]))
     if not rules:
         return None
-    return [AllOf(rules, weights)] if any(w != 1.0 for w in weights) else rules
+    return [AllOf.as_stored(rules, weights)] if any(w != 1.0 for w in weights) else rules

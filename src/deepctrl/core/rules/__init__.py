@@ -33,7 +33,7 @@ def rule_from_config(cfg: dict[str, Any]) -> Rule:
     if kind in ("monotonic", "threshold"):
         return feature_rule_from_config(cfg)
     if kind == "allof":
-        return AllOf([rule_from_config(c) for c in cfg["rules"]], cfg["weights"])
+        return AllOf.as_stored([rule_from_config(c) for c in cfg["rules"]], cfg["weights"])
     raise ValueError(f"unknown rule kind {kind!r} in model file")
 
 

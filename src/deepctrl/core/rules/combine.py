@@ -47,13 +47,6 @@ class AllOf(Rule):
         )
         if len(weights) != len(rules):
             raise ValueError(f"AllOf got {len(rules)} rules but {len(weights)} weights")
-        if not any(weights):
-            raise ValueError("AllOf weights are all 0, so no rule would act; give one above 0")
-        if max(weights) > MAX_WEIGHT:
-            raise ValueError(
-                f"AllOf weight {max(weights):g} is above {MAX_WEIGHT:g}: weights count "
-                "relative to each other, and a huge one overflows the training loss"
-            )
         self._leaves: list[Rule] = []
         self.weights: list[float] = []
         for rule, w in zip(rules, weights, strict=True):
@@ -61,6 +54,22 @@ class AllOf(Rule):
             inner = rule.weights if isinstance(rule, AllOf) else [1.0]
             self._leaves += rule.leaves()
             self.weights += [w * v for v in inner]
+        if not any(self.weights):
+            raise ValueError("AllOf weights are all 0, so no rule would act; give one above 0")
+        if max(self.weights) > MAX_WEIGHT:
+            raise ValueError(
+                f"AllOf weight {max(self.weights):g} (of a rule, nested weights multiplied) "
+                f"is above {MAX_WEIGHT:g}: weights count relative to each other, and a huge "
+                "one overflows the training loss"
+            )
+
+    @classmethod
+    def as_stored(cls, rules: Sequence[Rule], weights: Sequence[float]) -> AllOf:
+        """Single rules with the weights a model file stored, unchecked against the limits
+        above (a file written before them still loads)."""
+        out = cls(rules)
+        out.weights = [float(w) for w in weights]
+        return out
 
     def leaves(self) -> list[Rule]:
         return list(self._leaves)

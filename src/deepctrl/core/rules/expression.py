@@ -21,6 +21,9 @@ from keyword import iskeyword
 import torch
 from torch import Tensor
 
+_OPERATOR_WORDS = {"and", "or", "not", "is", "in", "if", "else", "lambda", "True", "False"}
+"""Python words that are operators, not names a column would have."""
+
 _BINARY: dict[type, Callable[[Tensor, Tensor], Tensor]] = {
     ast.Add: torch.add,
     ast.Sub: torch.sub,
@@ -148,7 +151,8 @@ def parse(text: str) -> Comparison:
         source = _WORD.sub(keep_spelling, _QUOTED.sub(quote, text.strip()))
         tree = ast.parse(source, mode="eval").body
     except SyntaxError as exc:
-        reserved = [w for w in re.findall(r"[A-Za-z_]\w*", _QUOTED.sub("", text)) if iskeyword(w)]
+        words = re.findall(r"[A-Za-z_]\w*", _QUOTED.sub("", text))
+        reserved = [w for w in words if iskeyword(w) and w not in _OPERATOR_WORDS]
         hint = f"; a name such as {reserved[0]!r} goes in backticks" if reserved else ""
         raise _fail(text, f"not a valid expression ({exc.msg}){hint}") from None
     except (RecursionError, MemoryError):
