@@ -286,3 +286,17 @@ def test_rows_with_no_value_in_a_file_to_score_are_named(tmp_path, capsys):
         "values are: delete those lines to leave them out"
     ) in err
     assert len(pd.read_csv(tmp_path / "p.csv")) == 6
+
+
+def test_amounts_in_several_currencies_stay_text_and_grouped_codes_get_a_hint(tmp_path, capsys):
+    mixed = tmp_path / "mix.csv"
+    mixed.write_text("mix,y\n5 EUR,1\n5 USD,2\n7 JPY,3\n")
+    assert read_table(mixed)["mix"].tolist() == ["5 EUR", "5 USD", "7 JPY"]
+    codes = tmp_path / "codes.csv"
+    codes.write_text("siren,y\n" + "".join(f"{864 + i} 636 510,{i}\n" for i in range(5)))
+    assert read_table(codes)["siren"].tolist()[:2] == [864636510.0, 865636510.0]
+    assert (
+        capsys.readouterr()
+        .err.rstrip()
+        .endswith("if they are codes (921 345 678), give --categorical siren")
+    )

@@ -11,6 +11,7 @@ it is installed, spelled so that RE2 reads every value as Python's ``re`` does, 
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -605,6 +606,8 @@ def _without_signs(series: pd.Series, known: bool = False) -> tuple[pd.Series, l
             numbers = numbers.str.replace(mark, "", regex=False)
             data = None if data is None else data.replace(mark.encode(), b"")
             undressed = undressed.str.replace(mark, "", regex=False)
+    if len(currency) > 1:
+        return None  # "5 EUR" beside "5 USD": amounts in several units are no one number
     signs = [f"a currency sign ({', '.join(sorted(currency))})"] if currency else []
     if _in(data, numbers, "%"):
         signs.append("a percent sign")
@@ -673,9 +676,15 @@ def dressed_numbers(
         column = _partly_numbers(text, numbers, name in known)
         frame[name] = text if column is None else column
         if column is not None:
+            grouped = any("between thousands" in sign for sign in signs)
             print(
                 f"note: read column {name!r} as numbers written with {' and '.join(signs)}"
-                + _example(text, numbers),
+                + _example(text, numbers)
+                + (
+                    f"; if they are codes (921 345 678), give --categorical {shlex.quote(name)}"
+                    if grouped
+                    else ""
+                ),
                 file=sys.stderr,
             )
     return frame
