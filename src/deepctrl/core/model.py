@@ -28,7 +28,8 @@ Alpha = float | Tensor
 def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     """Alpha as a tensor that broadcasts against `z` (batch first)."""
     # a tensor first, so that torch.compile does not break the graph on the check
-    if alpha is None or isinstance(alpha, str | bytes):
+    # a tuple, not str | bytes: torch.compile before 2.4 cannot trace a union type
+    if alpha is None or isinstance(alpha, (str, bytes)):
         raise TypeError(f"alpha must be a number, or a tensor of one per row, got {alpha!r}")
     if not isinstance(alpha, Tensor) and isinstance(alpha, Real):
         if not math.isfinite(alpha):
