@@ -288,10 +288,7 @@ def test_rows_with_no_value_in_a_file_to_score_are_named(tmp_path, capsys):
     assert len(pd.read_csv(tmp_path / "p.csv")) == 6
 
 
-def test_amounts_in_several_currencies_stay_text_and_grouped_codes_get_a_hint(tmp_path, capsys):
-    mixed = tmp_path / "mix.csv"
-    mixed.write_text("mix,y\n5 EUR,1\n5 USD,2\n7 JPY,3\n")
-    assert read_table(mixed)["mix"].tolist() == ["5 EUR", "5 USD", "7 JPY"]
+def test_the_note_on_numbers_grouped_by_spaces_says_how_to_keep_codes(tmp_path, capsys):
     codes = tmp_path / "codes.csv"
     codes.write_text("siren,y\n" + "".join(f"{864 + i} 636 510,{i}\n" for i in range(5)))
     assert read_table(codes)["siren"].tolist()[:2] == [864636510.0, 865636510.0]

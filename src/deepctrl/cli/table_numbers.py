@@ -606,8 +606,6 @@ def _without_signs(series: pd.Series, known: bool = False) -> tuple[pd.Series, l
             numbers = numbers.str.replace(mark, "", regex=False)
             data = None if data is None else data.replace(mark.encode(), b"")
             undressed = undressed.str.replace(mark, "", regex=False)
-    if len(currency) > 1:
-        return None  # "5 EUR" beside "5 USD": amounts in several units are no one number
     signs = [f"a currency sign ({', '.join(sorted(currency))})"] if currency else []
     if _in(data, numbers, "%"):
         signs.append("a percent sign")
