@@ -10,12 +10,12 @@ import os
 import re
 import sys
 import tempfile
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from deepctrl._version import __version__
+from deepctrl.cli.table_layout import nfc
 from deepctrl.core.log import is_worker
 
 # experiment name -> (module in deepctrl.paper.experiments, function, help)
@@ -684,9 +684,9 @@ def _composed_names(args: argparse.Namespace) -> None:
     for option in COLUMN_OPTIONS:
         value = getattr(args, option, None)
         if isinstance(value, str):
-            setattr(args, option, unicodedata.normalize("NFC", value))
+            setattr(args, option, nfc(value))
         elif isinstance(value, list):
-            setattr(args, option, [unicodedata.normalize("NFC", v) for v in value])
+            setattr(args, option, [nfc(v) for v in value])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

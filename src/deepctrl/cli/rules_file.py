@@ -38,11 +38,12 @@ from __future__ import annotations
 import math
 import re
 import sys
-import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from deepctrl.cli.table_layout import nfc
 
 if TYPE_CHECKING:  # rules load PyTorch: imported where built, after the checks
     from deepctrl.core.rules import Perturbation, Rule
@@ -248,7 +249,7 @@ def _feature_rule(spec: RuleSpec) -> Rule:
     from deepctrl.core.rules import Monotonic, Threshold
 
     output = v.get("output")
-    column = unicodedata.normalize("NFC", v["column"])  # as the command line reads names
+    column = nfc(v["column"])  # as the command line reads names
     if v["kind"] == "monotonic":
         return Monotonic(column, direction, output, _perturbation(spec))
     return Threshold(column, v["threshold"], output, direction, _perturbation(spec))
@@ -258,7 +259,7 @@ def _penalty_rule(spec: RuleSpec) -> Rule:
     from deepctrl.tabular.table_rules import Expression
 
     try:
-        text = unicodedata.normalize("NFC", spec.values["expression"])
+        text = nfc(spec.values["expression"])
         return Expression(text, spec.values.get("tau", 0.0))
     except ValueError as exc:
         raise ValueError(f"{spec.at('expression')}: {exc}") from None

@@ -10,8 +10,9 @@ Inputs, one per column by name, each of shape `(rows,)`:
 * categorical columns: strings, the value as `str(value)` (`"True"`, `"true"` or
   `"TRUE"` for a boolean), the empty string where missing;
 * date columns: int64 nanoseconds since 1970-01-01 (`datetime64[ns]` viewed as int64;
-  NaT, the smallest int64, where missing): the wall-clock time for a column fitted on
-  dates with time zones, otherwise UTC;
+  NaT, the smallest int64, where missing) of the wall-clock time a date shows, or in UTC
+  for a column whose ``clock`` is ``"utc"`` (trained on UTC times only, or from a model
+  file written before dates were read at their wall-clock time);
 * `alpha`: float32, the rule strength of each row.
 
 Outputs: `prediction` (a regressor; one value per row for a 1-D target, else one column
