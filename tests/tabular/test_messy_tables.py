@@ -504,3 +504,36 @@ def test_targets_and_columns_of_any_magnitude_are_scaled(scale):
     pred = est.predict(X, alpha=1.0)
     assert np.isfinite(pred).all() and est.verification_ratio(X, alpha=1.0) > 0.9
     assert np.corrcoef(pred / scale, y / scale)[0, 1] > 0.9  # in the target's units
+
+
+def test_repeated_date_text_reads_as_each_row_would_alone():
+    # long columns read each distinct text once; every row must get its own value back
+    from deepctrl.tabular.encoding import DISTINCT_SAMPLE, column_kind, date_values, has_zone
+
+    texts = ["2024-03-30T23:30+01:00", " 2024-03-31T03:00+02:00", "", None, "2024-12-01"]
+    rows = pd.Series([texts[i % 5] for i in range(3 * DISTINCT_SAMPLE + 7)], dtype="str")
+    assert column_kind(rows) == "date" and has_zone(rows)
+    alone = {t: (date_values(pd.Series([t])), date_values(pd.Series([t]), True)) for t in texts}
+    for local in (False, True):
+        expected = np.concatenate([alone[texts[i % 5]][local] for i in range(len(rows))])
+        np.testing.assert_array_equal(date_values(rows, local=local), expected)
+    # hand-checked: 23:30+01:00 is 22:30 UTC; the wall clock keeps 23:30
+    assert str(date_values(rows)[0]) == "2024-03-30T22:30:00.000000000"
+    assert str(date_values(rows, local=True)[1]) == "2024-03-31T03:00:00.000000000"
+    # one row beyond the sample that is not a date makes the column text
+    assert column_kind(pd.concat([rows, pd.Series(["soon"])], ignore_index=True)) == "categorical"
+
+
+def test_timestamps_naming_one_instant_in_two_zones_keep_their_wall_clocks():
+    # equal as instants (so a hash would merge them), different on the wall clock
+    berlin = pd.Timestamp("2024-01-01 00:00", tz="Europe/Berlin")
+    london = pd.Timestamp("2023-12-31 23:00", tz="Europe/London")
+    from deepctrl.tabular.encoding import date_values
+
+    column = pd.Series([berlin, london] * 6000, dtype=object)
+    local = date_values(column, local=True)
+    assert [str(v) for v in local[:2]] == [
+        "2024-01-01T00:00:00.000000000",
+        "2023-12-31T23:00:00.000000000",
+    ]
+    assert len(set(date_values(column).tolist())) == 1  # one instant in UTC

@@ -82,6 +82,30 @@ def test_files(result, tmp_path):
     assert "On a classification target the verdicts are weaker evidence" in report
 
 
+def test_the_figure_draws_the_largest_groups_and_says_how_many_it_leaves_out(result, tmp_path):
+    from deepctrl.tabular.rule_test_report import MAX_PANELS, drawn_panels
+
+    up, down = result.groups["up"], result.groups["down"]
+    groups = {
+        f"g{i:02d}": dataclasses.replace(up if i % 2 else down, rows=100 + i) for i in range(30)
+    }
+    groups["tiny"] = result.groups["tiny"]  # not judged: never drawn
+    many = dataclasses.replace(result, groups=groups)
+    drawn, left_out = drawn_panels(many)
+    assert len(drawn) == MAX_PANELS and left_out == 30 - (MAX_PANELS - 1)
+    # the 23 largest (g07 to g29) in the report's order, then all rows
+    assert [name for name, _ in drawn] == [f"g{i:02d}" for i in range(7, 30)] + ["all"]
+    assert drawn_panels(result)[1] == 0 and [n for n, _ in drawn_panels(result)[0]] == [
+        "down",
+        "up",
+        "all",
+    ]
+    dc.write_rule_test(many, tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert "the 23 largest groups; the table above holds the 7 other judged groups" in report
+    assert "| g00 | 100 |" in report
+
+
 def test_the_same_seed_gives_the_same_curves():
     table = known_truth_table({"a": "follows"}, rows=60, seed=0)
     runs = [

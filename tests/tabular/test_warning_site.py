@@ -35,3 +35,21 @@ def test_a_period_column_is_refused_with_the_conversion():
         "use numbers, dates, text, categories or booleans (a period: "
         "X['week'].dt.to_timestamp() makes dates of it)"
     ), message
+
+
+def test_warnings_of_fit_and_of_missing_values_name_the_callers_line():
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.normal(size=60), "q": rng.normal(size=60)})
+    small = {"max_epochs": 2, "n_seeds": 1, "random_state": 0}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        est = dc.DeepCTRLRegressor(validation_fraction=0.6, **small).fit(X, X["a"])
+        dc.DeepCTRLRegressor(**small).fit(X, np.full(60, 3.0))
+        est.predict(X.head(2).assign(q=[np.nan, 1.0]))
+        est.sweep(X.head(2).assign(q=[np.nan, 1.0]), alphas=[0.0])
+    said = {str(w.message).split(":")[0].split(" trains")[0]: w for w in seen}
+    assert set(said) >= {"validation_fraction=0.6", "target 'y' is constant (3)", "column 'q'"}
+    assert {w.filename for w in seen} == {__file__}, [(w.filename, w.lineno) for w in seen]
+    first = said["validation_fraction=0.6"].lineno
+    lines = sorted({w.lineno for w in seen})
+    assert lines == [first, first + 1, first + 2, first + 3]

@@ -572,8 +572,7 @@ def _note_kept(series: pd.Series, name: str, path: Path, present: int) -> None:
     to learn from; a column of one value and missing ones tells them apart), whole numbers
     that are dates written YYYYMMDD, or a different whole number in every row (a customer
     number?)."""
-    distinct = series.nunique(dropna=True)
-    if distinct == 1 and present == len(series) and present >= 2:
+    if present == len(series) and present >= 2 and _one_value(series):
         print(
             f"note: {path}: column {name!r} holds one value in every row "
             f"({shown(series.iloc[0])}), from which the model learns nothing",
@@ -589,7 +588,7 @@ def _note_kept(series: pd.Series, name: str, path: Path, present: int) -> None:
     elif (
         present >= IDENTIFIER_ROWS
         and pd.api.types.is_integer_dtype(series.dtype)
-        and distinct == present
+        and series.nunique(dropna=True) == present
     ):
         print(
             f"note: {path}: column {name!r} holds a different whole number in every row; if "
@@ -597,6 +596,18 @@ def _note_kept(series: pd.Series, name: str, path: Path, present: int) -> None:
             "reads it as a number)",
             file=sys.stderr,
         )
+
+
+def _one_value(series: pd.Series) -> bool:
+    """Whether a column's present values are all one value (numbers compared by their
+    range, which needs no hashing of a million values).
+
+    >>> _one_value(pd.Series([2.5, 2.5, None])), _one_value(pd.Series(["a", "b"]))
+    (True, False)
+    """
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        return bool(series.min() == series.max())
+    return bool(series.nunique(dropna=True) == 1)
 
 
 def _compact_dates(series: pd.Series) -> bool:
@@ -607,11 +618,16 @@ def _compact_dates(series: pd.Series) -> bool:
     True
     >>> _compact_dates(pd.Series([20240531, 20240231])), _compact_dates(pd.Series([1.5]))
     (False, False)
+    >>> _compact_dates(pd.Series([None, None], dtype="Int64"))
+    False
     """
     if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(series):
         return False
+    low, high = series.min(), series.max()  # before the slow part
+    if pd.isna(low) or not (low >= 19000101 and high <= 21001231):
+        return False
     values = pd.Series(series.dropna().unique())
-    if not len(values) or not values.between(19000101, 21001231).all() or (values % 1).any():
+    if (values % 1).any():
         return False
     text = values.astype(np.int64).astype(str)
     return bool(pd.to_datetime(text, format="%Y%m%d", errors="coerce").notna().all())

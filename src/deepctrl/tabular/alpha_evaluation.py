@@ -34,6 +34,7 @@ from deepctrl.tabular.alpha_choice import (
     row_of,
 )
 from deepctrl.tabular.frames import row_weights
+from deepctrl.tabular.warn_site import outside_stacklevel
 
 if TYPE_CHECKING:
     from deepctrl.core.rules.base import Rule
@@ -419,7 +420,7 @@ class AlphaEvaluation:
                 f"{ratio:.3f}; give a grid that reaches higher alphas, or "
                 "min_verification to require a ratio",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=outside_stacklevel(),
             )
         self.alpha_ = alpha
         return alpha

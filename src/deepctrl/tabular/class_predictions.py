@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from deepctrl.tabular.encoding import shown
+from deepctrl.tabular.warn_site import outside_stacklevel
 
 
 def unpredicted_classes(
@@ -61,5 +62,5 @@ def warn_unpredicted_classes(
             f"rows at alpha {alpha:g}, though {held} of them hold it: its probability never "
             f"passes the others'{hint}",
             UserWarning,
-            stacklevel=4,
+            stacklevel=outside_stacklevel(),
         )

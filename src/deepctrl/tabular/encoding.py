@@ -187,21 +187,53 @@ def _date_hint(name: str, values: Sequence[Category]) -> str | None:
     )
 
 
+DISTINCT_SAMPLE = 10_000
+"""How many first rows tell whether a text column repeats its values enough for them to
+be read once per distinct value (when more than nine in ten of these differ, it does not)."""
+
+
+def text_codes(series: pd.Series) -> tuple[np.ndarray, Any] | None:
+    """A column of text (missing values allowed) as codes into its distinct values, for
+    work done once per distinct value; None for a column holding other objects (Timestamps
+    of several zones, which compare equal when they name one instant, are not merged), or
+    whose first rows are mostly distinct (times to the second), where the codes cost more
+    than they save.
+
+    >>> codes, distinct = text_codes(pd.Series(["b", "a", "b", None]))
+    >>> codes.tolist(), list(distinct[:2])
+    ([0, 1, 0, 2], ['b', 'a'])
+    >>> text_codes(pd.Series([datetime.date(2024, 5, 31)])) is None
+    True
+    """
+    if pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
+        return None
+    head = series.iloc[:DISTINCT_SAMPLE]
+    if len(series) > DISTINCT_SAMPLE and head.nunique(dropna=False) > 0.9 * DISTINCT_SAMPLE:
+        return None
+    return pd.factorize(series, use_na_sentinel=False)
+
+
+def _is_date(value: Any) -> bool:
+    return isinstance(value, datetime.date) or (
+        isinstance(value, str) and bool(_ISO_DATE.match(value.strip()))
+    )
+
+
 def _looks_like_dates(series: pd.Series) -> bool:
     """Whether every present value is a date: text in ISO 8601 date form, or a Python date
-    or datetime (as a Parquet date column reads). Stops at the first that is not, so a text
-    column is rejected after a look at its first value.
+    or datetime (as a Parquet date column reads). A text column is rejected after a look
+    at its first present value; a text column of repeated values is read once per distinct
+    value.
 
     >>> _looks_like_dates(pd.Series([datetime.date(2024, 5, 31), None, "2024-06-01"]))
     True
     """
+    coded = text_codes(series)
     seen = False
-    for v in series.tolist():
+    for v in series.tolist() if coded is None else coded[1]:
         if is_missing_text(v):
             continue
-        if not (
-            isinstance(v, datetime.date) or (isinstance(v, str) and _ISO_DATE.match(v.strip()))
-        ):
+        if not _is_date(v):
             return False
         seen = True
     return seen
@@ -448,14 +480,18 @@ def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
     >>> date_values(zoned, local=True).astype(str).tolist()
     ['2024-03-25T00:00:00.000000000', '2024-04-01T00:00:00.000000000']
     """
+    codes = None
     try:
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
             zoned = isinstance(series.dtype, pd.DatetimeTZDtype)
             parsed = pd.to_datetime(series, utc=zoned and not local)
             if zoned and local:
                 parsed = parsed.dt.tz_localize(None)
-        else:
-            text = series.map(lambda v: None if is_missing_text(v) else str(v).strip())
+        else:  # text is parsed once per distinct value
+            codes, values = text_codes(series) or (None, series.tolist())
+            text = pd.Series(
+                [None if is_missing_text(v) else str(v).strip() for v in values], dtype=object
+            )
             if local:  # pyarrow's strings replace three times faster than objects
                 text = text.astype(_ARROW_TEXT).str.replace(_ZONE, "", regex=True)
             parsed = pd.to_datetime(text, format="ISO8601", utc=True)
@@ -464,6 +500,8 @@ def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
     if isinstance(parsed.dtype, pd.DatetimeTZDtype):
         parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
     native = parsed.to_numpy()
+    if codes is not None:
+        native = native[codes]
     outside = np.flatnonzero(~np.isnat(native) & ((native < DATES[0]) | (native > DATES[1])))
     if len(outside):
         raise ValueError(
@@ -490,7 +528,8 @@ def has_zone(series: pd.Series) -> bool:
         return True
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return False
-    values = series.dropna()
+    coded = text_codes(series)  # text: each distinct value once
+    values = series.dropna() if coded is None else pd.Series(coded[1], dtype=object).dropna()
     texts = values.map(lambda v: isinstance(v, str))
     others = values[~texts]  # Timestamps of several zones (pandas leaves them as objects)
     if others.map(lambda v: getattr(v, "tzinfo", None) is not None).any():
@@ -842,7 +881,7 @@ class TableEncoder:
                         "as UTC, while the training dates had zones; give them their zone "
                         "when the time of day matters",
                         UserWarning,
-                        stacklevel=3,
+                        stacklevel=outside_stacklevel(),
                     )
                 dates = date_values(series, local=c.local)[take]
                 values = _days(dates, c.origin)
@@ -855,7 +894,7 @@ class TableEncoder:
                     f"column {c.name!r}: {rows_have(int(missing.sum()))} a missing value, which "
                     "training had none of; they take the training mean",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=outside_stacklevel(),
                 )
             if c.kind == NUMERIC:
                 out[:, c.start] = _numeric_input(c, values, series.index[take])

@@ -4,6 +4,7 @@ the data and training with `deepctrl.fit`; evaluation over the rule strength com
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from pathlib import Path
@@ -57,10 +58,17 @@ from deepctrl.tabular.table_rules import (
     resolve,
     ruled_columns,
 )
+from deepctrl.tabular.warn_site import outside_stacklevel
 
 FEW_VALIDATION_ROWS = 30
 """Below this many held-out rows the estimators warn that the default alpha, chosen on
 them, says little about new rows."""
+
+
+def _is_fitted(name: str) -> bool:
+    """Whether an attribute is fitted state (scikit-learn's convention: a trailing
+    underscore)."""
+    return name.endswith("_") and not name.startswith("__")
 
 
 class Labels(NamedTuple):
@@ -280,7 +288,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
                 f"validation_fraction={self.validation_fraction:g} trains on {n - n_val} rows "
                 f"and validates on {n_val}: fewer rows train than validate",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=outside_stacklevel(),
             )
         return n_val
 
@@ -307,7 +315,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         return [f if len(f) == size else np.sort(rng.choice(f, size, replace=False)) for f in folds]
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DeepCTRLEstimator:
-        """Train on a table and choose alpha on its validation rows.
+        """Train on a table and choose alpha on its validation rows. A fit that raises or is
+        interrupted (KeyboardInterrupt) leaves the estimator as it was before it.
 
         Args:
             X: The table: a pandas, polars or pyarrow data frame, a numpy array or a
@@ -327,6 +336,20 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             ValueError: When a parameter is out of range, `y` is None or does not fit X,
                 the weights are not valid, or a rule names a column X does not have.
         """
+        before = {k: v for k, v in vars(self).items() if _is_fitted(k)}
+        for key in before:
+            delattr(self, key)
+        try:
+            params = self.get_params(deep=False)
+            self.fitted_params_ = {**params, "rules": copy.deepcopy(params["rules"])}
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            for key in [k for k in vars(self) if _is_fitted(k)]:
+                delattr(self, key)
+            self.__dict__.update(before)
+            raise
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any) -> DeepCTRLEstimator:
         self._check_params()
         frame = self._frame(X, reset=True)
         if y is None:
@@ -457,7 +480,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
                 "on new rows is uncertain; cross-fitting chooses it on every row "
                 "(validation='cross_fit', or deepctrl fit --cross-fit)",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=outside_stacklevel(),
             )
         recipe = self._recipe(len(train_idx), self.n_seeds)
         seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
@@ -614,7 +637,7 @@ def _warn_unsorted_dates(frame: pd.DataFrame, encoder: TableEncoder, n_val: int)
                 f"{col.name!r} they are not the latest (they start before the training rows "
                 f"end): sort the rows by {col.name!r} to validate on the latest",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=outside_stacklevel(),
             )
             return
 

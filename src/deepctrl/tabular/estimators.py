@@ -52,8 +52,9 @@ from deepctrl.tabular.encoding import category_key, is_missing_text, listed, sho
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
 from deepctrl.tabular.frames import target_names
 from deepctrl.tabular.model_file import load_estimator, register
-from deepctrl.tabular.params import Allowed, one_of
+from deepctrl.tabular.params import Allowed, fitted_param, one_of
 from deepctrl.tabular.table_rules import Outputs
+from deepctrl.tabular.warn_site import outside_stacklevel
 
 _EPS = 1e-7
 
@@ -87,7 +88,7 @@ def _warn_rare_and_lookalike_classes(classes: np.ndarray, counts: np.ndarray, we
                 f"class {shown(label)} has {count} of {n} rows, too few to learn or to "
                 f"validate on{heavy}: merge it into another class or drop its rows",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=outside_stacklevel(),
             )
     spelled: dict[str, list[Any]] = {}
     for label in classes.tolist():
@@ -99,7 +100,7 @@ def _warn_rare_and_lookalike_classes(classes: np.ndarray, counts: np.ndarray, we
                 f"classes {' and '.join(map(repr, same))} differ only in spaces or case, so "
                 "they are different classes: write each label one way",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=outside_stacklevel(),
             )
 
 
@@ -254,6 +255,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         min_error_alpha_: The lowest-error choice on the validation rows.
         alpha_: The alpha `predict` uses by default: from `alpha`, or what `select_alpha`
             chose.
+        fitted_params_: The parameters of the fit, which `summary`, `save` and the choice of
+            alpha go by (parameters set since then, but `alpha`, wait for the next fit).
     """
 
     _parameters: ClassVar[dict[str, Allowed]] = {**PARAMETERS, "loss": one_of("mse", "mae")}
@@ -314,8 +317,9 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
 
     @property
     def primary_metric(self) -> str:  # type: ignore[override]
-        """The error metric that chooses alpha: the training loss, `"mse"` or `"mae"`."""
-        return self.loss
+        """The error metric that chooses alpha: the training loss, `"mse"` or `"mae"` (of
+        the fit)."""
+        return str(fitted_param(self, "loss"))
 
     def _values(self, y: Any, n: int) -> tuple[np.ndarray, bool]:
         """y as (n, n_targets) floats, and whether it was 1-D."""
@@ -346,7 +350,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
                 warnings.warn(
                     f"target {name!r} is constant ({value:g}): the model can only predict it",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=outside_stacklevel(),
                 )
         self.target_scale_ = np.where(std > 1e-12 * unit, std, 1.0)
         return ((values - self.target_mean_) / self.target_scale_).astype(np.float32), values
@@ -483,6 +487,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         min_error_alpha_: The lowest-error choice on the validation rows.
         alpha_: The alpha `predict` uses by default: from `alpha`, or what `select_alpha`
             chose.
+        fitted_params_: The parameters of the fit, which `summary`, `save` and the choice of
+            alpha go by (parameters set since then, but `alpha`, wait for the next fit).
     """
 
     def __init__(
@@ -573,7 +579,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
                 f"class {shown(label)} has a total sample weight of 0, so the model cannot "
                 "learn it but still gives it a probability: drop its rows or weigh them",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=outside_stacklevel(),
             )
 
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -676,7 +682,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
                 "the model cannot learn it; put some of them earlier, or hold out rows at "
                 "random (validation='holdout')",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=outside_stacklevel(),
             )
 
     def _check_validation_outputs(self, outputs: Tensor, y_true: np.ndarray) -> None:
@@ -690,7 +696,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         predicted = at[:, 0] > 0 if at.shape[1] == 1 else at.argmax(axis=1)
         rows = (
             "out-of-fold"
-            if self.validation == "cross_fit"
+            if fitted_param(self, "validation") == "cross_fit"
             else "validation"
             if self.n_validation_
             else "training"

@@ -8,6 +8,7 @@ from typing import Any
 from deepctrl.core.rules import Threshold
 from deepctrl.tabular.alpha_choice import KEEP_RULE, row_of
 from deepctrl.tabular.encoding import CATEGORICAL, DATE
+from deepctrl.tabular.params import fitted_param
 from deepctrl.tabular.table_rules import acts_on, describe, leaves_and_weights
 
 
@@ -28,7 +29,8 @@ def _imputed(est: Any) -> str | None:
         parts.append(f"{col.name} {col.missing} ({how})")
     if not parts:
         return None
-    given = est.n_train_ + (0 if est.validation == "cross_fit" else est.n_validation_)
+    cross_fit = fitted_param(est, "validation") == "cross_fit"
+    given = est.n_train_ + (0 if cross_fit else est.n_validation_)
     return f"missing values in the {given} rows given: " + "; ".join(parts)
 
 
@@ -57,9 +59,10 @@ def summary_lines(est: Any) -> list[str]:
     default alpha beside the lowest-error one."""
     label = "validation" if est.n_validation_ else "training"
     split = f"validated on {est.n_validation_}" if est.n_validation_ else "no validation split"
-    if est.n_validation_ and est.validation == "last":
+    validation, rules = fitted_param(est, "validation"), fitted_param(est, "rules")
+    if est.n_validation_ and validation == "last":
         split = f"validated on the last {est.n_validation_}"
-    if est.validation == "cross_fit":
+    if validation == "cross_fit":
         label = "out-of-fold"
         split = f"cross-fitted: {len(est.models_)} networks, each validated on its own fold"
     lines = [
@@ -67,11 +70,11 @@ def summary_lines(est: Any) -> list[str]:
         f"{est.encoder_.n_encoded} inputs after encoding"
     ]
     lines += [line for line in (_imputed(est), _dates(est)) if line]
-    leaves, _ = leaves_and_weights(est.rules)
+    leaves, _ = leaves_and_weights(rules)
     if not leaves:
         lines.append("rules: none")
     else:
-        feature_rules = acts_on(est.rules, est.rule_outputs(), est.encoder_)
+        feature_rules = acts_on(rules, est.rule_outputs(), est.encoder_)
         others = [describe(r) for r in leaves if not hasattr(r, "direction")]
         lines.append("rules: " + ", ".join(feature_rules + others))
     lines.append(f"epochs: {est.n_epochs_} (best at {max(est.best_epochs_)})")
@@ -117,7 +120,7 @@ def _judged(est: Any, label: str) -> str | None:
     if pair is None:
         return None
     judged, rows = pair
-    return judged_line(est.rules, judged, rows, f"{label} rows")
+    return judged_line(fitted_param(est, "rules"), judged, rows, f"{label} rows")
 
 
 def judged_line(rules: Any, judged: int, rows: int, what: str = "rows") -> str | None:

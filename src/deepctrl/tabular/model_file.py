@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -94,9 +95,12 @@ def _class_weight_dict(saved: Any) -> Any:
 def estimator_config(est: Any) -> dict[str, Any]:
     """The JSON config of a fitted estimator."""
     check_is_fitted(est, "models_")
-    params = {k: _plain(v) for k, v in est.get_params(deep=False).items() if k != "rules"}
+    # the parameters of the fit (set_params since then waits for the next), but alpha's now
+    given = getattr(est, "fitted_params_", None) or est.get_params(deep=False)
+    rules = given["rules"]
+    params = {k: _plain(v) for k, v in {**given, "alpha": est.alpha}.items() if k != "rules"}
     if "class_weight" in params:
-        params["class_weight"] = _class_weight_pairs(est.class_weight)
+        params["class_weight"] = _class_weight_pairs(given["class_weight"])
     if not isinstance(params.get("random_state"), int | None):
         params["random_state"] = None
     fitted = {k: _plain(getattr(est, k)) for k in _COMMON}
@@ -120,7 +124,7 @@ def estimator_config(est: Any) -> dict[str, Any]:
         "estimator": type(est).__name__,
         "estimator_format": TABLE_MODEL_FORMAT,
         "params": params,
-        "rules": rules_config(est.rules),
+        "rules": rules_config(rules),
         "preprocessing": est.encoder_.config(),
         "n_models": len(est.models_),
         "fitted": fitted,
@@ -139,6 +143,7 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     est = kind(**params)
     rules = rules_from_config(cfg["rules"])
     est.set_params(rules=rules)
+    est.fitted_params_ = {**est.get_params(deep=False), "rules": copy.deepcopy(rules)}
     fitted: dict[str, Any] = dict(cfg["fitted"])
     if "classes_" in fitted:
         dtype = fitted.pop("classes_dtype")

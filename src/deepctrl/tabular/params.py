@@ -79,3 +79,18 @@ def check(params: Mapping[str, Any], table: Mapping[str, Allowed]) -> None:
         value = params[name]
         if not allowed.admits(value):
             raise ValueError(f"{name} must be {allowed.says}, got {value!r}")
+
+
+def fitted_param(estimator: Any, name: str) -> Any:
+    """The value parameter `name` had when `estimator` was fitted (its `fitted_params_`),
+    which `set_params` since then does not change; the current value for an estimator
+    fitted before fits recorded them.
+
+    >>> class Est:
+    ...     fitted_params_ = {"validation": "holdout"}
+    ...     validation = "cross_fit"
+    >>> fitted_param(Est(), "validation")
+    'holdout'
+    """
+    params = getattr(estimator, "fitted_params_", None)
+    return params[name] if params is not None else getattr(estimator, name)

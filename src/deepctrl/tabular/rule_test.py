@@ -38,6 +38,7 @@ from deepctrl.tabular.encoding import category_key
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
 from deepctrl.tabular.table_rules import describe, leaves_and_weights
+from deepctrl.tabular.warn_site import outside_stacklevel
 
 MIN_ROWS = 50
 """Default: segments with fewer rows are reported as inconclusive without training."""
@@ -216,7 +217,11 @@ def _fold_curves(
     for (message, category), where in said.items():
         which = sorted(set(where))
         folds_text = "fold" + ("s " if len(which) > 1 else " ") + ", ".join(map(str, which))
-        warnings.warn(f"{segment}, {folds_text} of {folds}: {message}", category, stacklevel=2)
+        warnings.warn(
+            f"{segment}, {folds_text} of {folds}: {message}",
+            category,
+            stacklevel=outside_stacklevel(),
+        )
     return np.array(errors), np.array(ratios), metric
 
 
@@ -324,7 +329,7 @@ def rule_test(
             f"the group column has one value ({sizes.index[0]!r}), so its group is the "
             "whole table: tested once, as 'all'",
             UserWarning,
-            stacklevel=2,
+            stacklevel=outside_stacklevel(),
         )
         sizes = sizes.iloc[:0]
     if len(sizes) > 2 * len(judged) + 10:
@@ -333,7 +338,7 @@ def rule_test(
             f"them have fewer than {min_rows} rows, too few to judge: groups should be "
             "categories (a region, a store), not measurements",
             UserWarning,
-            stacklevel=2,
+            stacklevel=outside_stacklevel(),
         )
     if len(judged) > MAX_GROUPS:
         raise ValueError(

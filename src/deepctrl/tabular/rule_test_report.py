@@ -17,6 +17,31 @@ from deepctrl.tabular.rule_verdict import CONFIDENCE, HOLDS, judged_folds
 
 COLOURS = {"consistent": "tab:green", "contradicted": "tab:red", "inconclusive": "tab:gray"}
 MAX_PANELS = 24
+"""The most panels rule_test.png draws: all rows, and the largest groups judged."""
+
+
+def drawn_panels(result: RuleTestResult) -> tuple[list[tuple[str, Segment]], int]:
+    """The segments rule_test.png draws, in the report's order (all rows, and the
+    `MAX_PANELS - 1` groups with the most rows among those judged), and how many judged
+    groups it leaves out."""
+    judged = [(k, v) for k, v in result.groups.items() if v.errors is not None]
+    largest = sorted(range(len(judged)), key=lambda i: -judged[i][1].rows)[: MAX_PANELS - 1]
+    drawn = [judged[i] for i in sorted(largest)]
+    if result.all.errors is not None:
+        drawn.append((ALL, result.all))
+    return drawn, len(judged) - len(largest)
+
+
+def _left_out_note(result: RuleTestResult) -> list[str]:
+    """The report's line on groups the figure leaves out, if any."""
+    left_out = drawn_panels(result)[1]
+    if not left_out:
+        return []
+    return [
+        f"The figure draws all rows and the {MAX_PANELS - 1} largest groups; the table above "
+        f"holds the {left_out} other judged groups.",
+        "",
+    ]
 
 
 def _interval(pair: Any, digits: str = ".2f") -> str:
@@ -118,6 +143,7 @@ def report_markdown(result: RuleTestResult) -> str:
         "how much the history pulls against it.",
         "",
         *(CLASSES_CAUTION if result.metric in CLASS_METRICS else []),
+        *_left_out_note(result),
         "![error and verification over alpha](rule_test.png)",
         "",
     ]
@@ -126,14 +152,15 @@ def report_markdown(result: RuleTestResult) -> str:
 
 def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path:
     """Error (left axis) and verification ratio (right axis) over alpha per group, titled
-    with the verdict; groups too small to judge are left out."""
+    with the verdict; groups too small to judge are left out, and beyond `MAX_PANELS`
+    panels the smallest groups (the title says how many)."""
     plt = pyplot()
-    shown = [
-        (k, v) for k, v in [*result.groups.items(), (ALL, result.all)] if v.errors is not None
-    ][-MAX_PANELS:]
+    shown, left_out = drawn_panels(result)
     cols = min(3, max(len(shown), 1))
     rows = max(1, math.ceil(len(shown) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False, layout="constrained"
+    )
     for ax in axes.flat[len(shown) :]:
         ax.set_visible(False)
     for ax, (name, seg) in zip(axes.flat, shown, strict=False):
@@ -153,8 +180,10 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
         ax.set_title(
             f"{name} ({seg.rows} rows): {seg.verdict}", color=COLOURS[seg.verdict], fontsize=10
         )
-    fig.suptitle(f"{result.rule}: held-out error (band: range over folds) and verification")
-    fig.tight_layout()
+    more = f"\n({left_out} smaller groups not drawn; report.md lists them)" if left_out else ""
+    fig.suptitle(
+        f"{result.rule}: held-out error (band: range over folds) and verification{more}"
+    )
     return save_figure(fig, path)
 
 

@@ -55,6 +55,7 @@ from deepctrl.tabular.encoding import (
     listed,
     numeric_values,
 )
+from deepctrl.tabular.warn_site import outside_stacklevel
 
 
 class Expression(Penalty):
@@ -337,7 +338,7 @@ def _resolve_feature_rule(
             f"{' days' if col.kind == DATE else ''} (perturbation=dc.rules.Additive({step}); "
             f"in a rules file, additive = {step})",
             UserWarning,
-            stacklevel=4,
+            stacklevel=outside_stacklevel(),
         )
     out = rule.with_feature(col.start, Standardized(pert, col.mean, col.std))
     out = out.with_output(index, direction)
@@ -735,7 +736,7 @@ def check_rule_classes(rules: Any, outputs: Outputs) -> None:
         f"{outputs.describe(default)}, the {which} classes in sorted order; name the class "
         "to choose another (output=LABEL, or --rule-class LABEL on the command line)" + quantity,
         UserWarning,
-        stacklevel=3,
+        stacklevel=outside_stacklevel(),
     )
 
 
