@@ -100,6 +100,10 @@ def test_verdicts_and_files_on_a_known_truth_table(cli, known):
             "--rule-class is for classification, and the task was taken to be regression",
         ),
         (["--group", "segment", "--rules", "nowhere.toml"], "nowhere.toml does not exist"),
+        (
+            ["--group", "segment", "--monotonic", "price=decreasing", "--class-weight", "balanced"],
+            "--class-weight is for classification; the task is regression",
+        ),
     ],
 )
 def test_bad_input_is_one_line(cli, known, args, message):
@@ -131,6 +135,22 @@ def test_a_class_rule_names_its_class_and_the_option_chooses_it(cli, known):
     assert done.returncode == 0 and "constrain P(" not in done.stderr
     result = json.loads((folder / "h" / "rule_test.json").read_text())
     assert result["rule"] == "monotonic(price, decreasing, on 'high')"
+    done = cli("test-rule", str(classes), *args, "--loss", "mae", "--out", str(folder / "m"))
+    assert done.returncode == 2
+    assert "--loss is for regression; a classifier trains on the log loss" in done.stderr
+    weighed = [*args, "--class-weight", "balanced", "--out", str(folder / "w")]
+    assert cli("test-rule", str(classes), *weighed).returncode == 0
+
+
+def test_the_loss_option_is_the_error_the_verdicts_compare(cli, known):
+    folder, data = known
+    args = ["--target", "sales", "--group", "segment", "--monotonic", "price=decreasing"]
+    args += ["--seeds", "2", "--max-epochs", "2", "--no-progress", "--loss", "mae"]
+    done = cli("test-rule", str(data), *args, "--out", str(folder / "mae"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((folder / "mae" / "rule_test.json").read_text())
+    assert {g["metric"] for g in result["groups"].values()} == {"mae"}
+    assert "mae at alpha 0" in (folder / "mae" / "report.md").read_text()
 
 
 def test_an_out_folder_under_a_file_is_refused_before_training(cli, known):

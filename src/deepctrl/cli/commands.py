@@ -249,6 +249,22 @@ def table_rules(
     return build_rules([*specs, *file_specs])
 
 
+def check_loss_options(task: str, class_weight: str | None, loss: str | None) -> None:
+    """``--class-weight`` is for classes, ``--loss`` for numbers."""
+    if task == "regression" and class_weight is not None:
+        raise ValueError("--class-weight is for classification; the task is regression")
+    if task == "classification" and loss is not None:
+        raise ValueError("--loss is for regression; a classifier trains on the log loss")
+
+
+def set_loss_options(est: Any, class_weight: str | None, loss: str | None) -> None:
+    """Give the estimator ``--class-weight`` and ``--loss`` when set."""
+    if class_weight is not None:
+        est.set_params(class_weight=class_weight)
+    if loss is not None:
+        est.set_params(loss=loss)
+
+
 def check_table_rules(
     rules: list[Any],
     features: pd.DataFrame,
@@ -500,10 +516,7 @@ def fit_command(
         )
     task, note = infer_task(frame[target], task)
     check_rule_class(task, rule_class, inferred=note is not None)
-    if task == "regression" and class_weight is not None:
-        raise ValueError("--class-weight is for classification; the task is regression")
-    if task == "classification" and loss is not None:
-        raise ValueError("--loss is for regression; a classifier trains on the log loss")
+    check_loss_options(task, class_weight, loss)
     check_whole_classes(frame[target], task)
     for spec in monotonic:
         if spec.rpartition("=")[0].strip() == target:
@@ -522,10 +535,7 @@ def fit_command(
         device=device,
         rho=rho_value,
     )
-    if class_weight is not None:
-        est.set_params(class_weight=class_weight)
-    if loss is not None:
-        est.set_params(loss=loss)
+    set_loss_options(est, class_weight, loss)
     not_features = {**dict.fromkeys(ids, "an --id-column"), **left_out}
     if weight_column is not None:
         not_features[weight_column] = "the --weight-column"

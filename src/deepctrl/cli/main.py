@@ -285,6 +285,24 @@ def _add_table_and_rules(p: argparse.ArgumentParser, rule: str) -> None:
     )
 
 
+def _add_loss_options(p: argparse.ArgumentParser, chooses: str) -> None:
+    """--class-weight and --loss; ``chooses`` is what else the loss decides."""
+    p.add_argument(
+        "--class-weight",
+        choices=["balanced"],
+        default=None,
+        help="classification: weigh each class by the inverse of its frequency, so a rare "
+        "class is predicted (default: every row weighs the same)",
+    )
+    p.add_argument(
+        "--loss",
+        choices=["mse", "mae"],
+        default=None,
+        help=f"regression: the training loss, which also {chooses} (default mse; mae "
+        "for targets with outliers)",
+    )
+
+
 def _add_fit(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "fit",
@@ -335,20 +353,7 @@ def _add_fit(subparsers: Any) -> None:
         "constrain (default: the second class in sorted order of two, the "
         "first of more)",
     )
-    p.add_argument(
-        "--class-weight",
-        choices=["balanced"],
-        default=None,
-        help="classification: weigh each class by the inverse of its frequency, so a rare "
-        "class is predicted (default: every row weighs the same)",
-    )
-    p.add_argument(
-        "--loss",
-        choices=["mse", "mae"],
-        default=None,
-        help="regression: the training loss, which also chooses alpha (default mse; mae "
-        "for targets with outliers)",
-    )
+    _add_loss_options(p, "chooses alpha")
     p.add_argument(
         "--weight-column",
         default=None,
@@ -595,6 +600,7 @@ def _add_test_rule(subparsers: Any) -> None:
         help="classification: the class whose probability the --monotonic rules constrain "
         "(default: the second class in sorted order of two, the first of more)",
     )
+    _add_loss_options(p, "is the error the verdicts compare")
     p.add_argument("--drop-missing", action="store_true", help=DROP_HELP)
     p.add_argument("--device", default="cpu", help="where training runs (default cpu)")
     p.add_argument(
@@ -629,6 +635,8 @@ def _run_test_rule(args: argparse.Namespace) -> int:
         id_columns=args.id_columns,
         rule_class=args.rule_class,
         categorical=args.categorical,
+        class_weight=args.class_weight,
+        loss=args.loss,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from deepctrl.cli.commands import (
     check_device,
+    check_loss_options,
     check_rule_class,
     check_rule_class_has_rules,
     check_table_rules,
@@ -26,6 +27,7 @@ from deepctrl.cli.commands import (
     no_column,
     number,
     one_line_errors,
+    set_loss_options,
     table_rules,
 )
 from deepctrl.cli.rules_file import read_rules_file
@@ -82,9 +84,13 @@ def rule_test_command(
     id_columns: Sequence[str] = (),
     rule_class: str | None = None,
     categorical: Sequence[str] = (),
+    class_weight: str | None = None,
+    loss: str | None = None,
 ) -> int:
     """Test the rules on every value of ``group`` (and all rows); write the files to ``out``;
-    the ``categorical`` columns are read as categories whatever their values look like."""
+    the ``categorical`` columns are read as categories whatever their values look like;
+    ``class_weight`` ("balanced") and ``loss`` ("mse" or "mae") train each fold's model as
+    in ``deepctrl fit`` (the loss is also the error the verdicts compare)."""
     folder = _out_folder(out)
     check_device(device)
     folds = number(seeds, "--seeds", int, 2, 101)
@@ -134,6 +140,7 @@ def rule_test_command(
     task, note = infer_task(frame[target], task)
     check_whole_classes(frame[target], task)
     check_rule_class(task, rule_class, inferred=note is not None)
+    check_loss_options(task, class_weight, loss)
     if task == "classification" and monotonic and rule_class is None:
         from deepctrl.tabular.table_rules import Outputs
 
@@ -159,6 +166,7 @@ def rule_test_command(
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
     est = kind(rules=rule_list, n_seeds=1, max_epochs=max_epochs, device=device)
+    set_loss_options(est, class_weight, loss)
     result = rule_test(
         est,
         frame[features],

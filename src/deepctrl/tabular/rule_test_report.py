@@ -181,9 +181,7 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
             f"{name} ({seg.rows} rows): {seg.verdict}", color=COLOURS[seg.verdict], fontsize=10
         )
     more = f"\n({left_out} smaller groups not drawn; report.md lists them)" if left_out else ""
-    fig.suptitle(
-        f"{result.rule}: held-out error (band: range over folds) and verification{more}"
-    )
+    fig.suptitle(f"{result.rule}: held-out error (band: range over folds) and verification{more}")
     return save_figure(fig, path)
 
 
