@@ -20,6 +20,15 @@ MAX_PANELS = 24
 """The most panels rule_test.png draws: all rows, and the largest groups judged."""
 
 
+ABSOLUTE_CAUTION = [
+    "The errors here are mean absolute errors (the loss the models were trained with). The "
+    "verdicts' thresholds were measured with squared errors, and a cost that is a given "
+    "share of the squared error is about half that share of the absolute error, so a "
+    "verdict near its threshold leans towards consistent; read such verdicts with care.",
+    "",
+]
+
+
 def drawn_panels(result: RuleTestResult) -> tuple[list[tuple[str, Segment]], int]:
     """The segments rule_test.png draws, in the report's order (all rows, and the
     `MAX_PANELS - 1` groups with the most rows among those judged), and how many judged
@@ -143,6 +152,7 @@ def report_markdown(result: RuleTestResult) -> str:
         "how much the history pulls against it.",
         "",
         *(CLASSES_CAUTION if result.metric in CLASS_METRICS else []),
+        *(ABSOLUTE_CAUTION if result.metric == "mae" else []),
         *_left_out_note(result),
         "![error and verification over alpha](rule_test.png)",
         "",
