@@ -28,6 +28,7 @@ from torch import nn
 from deepctrl.io.checkpoint import read_checkpoint, save
 from deepctrl.io.file_format import TABLE_MODEL_FORMAT, check_table_model, damaged_table_model
 from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.model_file_legacy import as_trained
 from deepctrl.tabular.network import build_network
 from deepctrl.tabular.recipe import Recipe
 from deepctrl.tabular.table_rules import resolve, rules_config, rules_from_config
@@ -141,7 +142,8 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     if "class_weight" in params:
         params["class_weight"] = _class_weight_dict(params["class_weight"])
     est = kind(**params)
-    rules = rules_from_config(cfg["rules"])
+    encoder = TableEncoder.from_config(cfg["preprocessing"])
+    rules = rules_from_config(as_trained(cfg["rules"], cfg["fitted"], encoder))
     est.set_params(rules=rules)
     est.fitted_params_ = {**est.get_params(deep=False), "rules": copy.deepcopy(rules)}
     fitted: dict[str, Any] = dict(cfg["fitted"])
@@ -168,7 +170,7 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     )
     for key, value in fitted.items():
         setattr(est, key, value)
-    est.encoder_ = TableEncoder.from_config(cfg["preprocessing"])
+    est.encoder_ = encoder
     if est.encoder_.n_encoded != est.network_["inputs"]:
         raise ValueError("the preprocessing does not match the network's inputs")
     with warnings.catch_warnings():

@@ -1,0 +1,75 @@
+"""Model files written by earlier versions, read as they were trained.
+
+Three meanings changed after files were written with them; each file says which it was
+written under by the fitted values it holds (each written by every fit from the change on):
+
+* rules on a class: before rules named classes (files without ``min_error_alpha_``), an
+  integer ``output`` was a position among the model's outputs, and a two-class model had
+  one, the probability of the second class;
+* before an integer output named a whole-number class label (files without ``recipe_``),
+  an integer that is no class label was a position among the classes;
+* before whole-number columns were perturbed by at least one unit (files without
+  ``judged_rows_``), a rule that gave no perturbation moved such a column by a tenth of
+  its standard deviation.
+
+The stored rules are rewritten to say what they meant: the class by its label, the
+perturbation given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepctrl.tabular.encoding import NUMERIC, TableEncoder
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _class_named(output: Any, classes: list[Any], fitted: dict[str, Any]) -> Any:
+    """The class label an old file's integer ``output`` meant, or ``output`` itself."""
+    if not _is_int(output) or not classes:
+        return output
+    if "min_error_alpha_" not in fitted:  # positions among the model's outputs
+        if len(classes) == 2:
+            return classes[1] if output == 0 else output
+        return classes[output] if 0 <= output < len(classes) else output
+    labels = {str(c) for c in classes}
+    if "recipe_" not in fitted and str(output) not in labels and 0 <= output < len(classes):
+        return classes[output]  # a position among the classes
+    return output
+
+
+def _old_default(rule: dict[str, Any], encoder: TableEncoder) -> dict[str, Any] | None:
+    """The perturbation a rule without one had on a whole-number column, where today's
+    default differs; None elsewhere."""
+    name = rule.get("feature")
+    if not isinstance(name, str) or name not in encoder.names:
+        return None
+    col = encoder.column(name)
+    if col.kind != NUMERIC or not col.integer or 0.1 * col.std >= 1.0:
+        return None
+    return {"kind": "additive", "scale": 0.1 * col.std}
+
+
+def as_trained(
+    items: list[dict[str, Any]], fitted: dict[str, Any], encoder: TableEncoder
+) -> list[dict[str, Any]]:
+    """A model file's stored rules (``rules_config``'s items) with the meanings of the
+    version that wrote them made explicit (see the module's docstring).
+
+    >>> old = [{"rule": {"kind": "monotonic", "feature": "x", "output": 0}, "weight": 1.0}]
+    >>> as_trained(old, {"classes_": ["sick", "well"]}, TableEncoder([]))[0]["rule"]["output"]
+    'well'
+    """
+    classes = list(fitted.get("classes_", []))
+    out = []
+    for item in items:
+        rule = dict(item["rule"])
+        if "output" in rule:
+            rule["output"] = _class_named(rule["output"], classes, fitted)
+        if "judged_rows_" not in fitted and rule.get("perturbation", 0) is None:
+            rule["perturbation"] = _old_default(rule, encoder)
+        out.append({**item, "rule": rule})
+    return out
