@@ -83,7 +83,9 @@ def test_a_count_rule_without_a_perturbation_keeps_the_one_it_was_trained_with(t
     y = 500 - 40 * stops + 0.1 * X["km"] + rng.normal(0, 5, 300)
     tenth = 0.1 * float(np.std(stops))  # the default for counts before: under one stop
     given = dc.rules.Additive(tenth)
-    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("stops", "decreasing", perturbation=given)], **FAST)
+    est = dc.DeepCTRLRegressor(
+        rules=[dc.Monotonic("stops", "decreasing", perturbation=given)], **FAST
+    )
     est.fit(X, y)
 
     def unset(rule: dict[str, Any]) -> None:
