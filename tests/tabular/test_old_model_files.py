@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from torch import nn
 
 import deepctrl as dc
@@ -76,15 +77,19 @@ def test_whole_number_classes_named_by_position_load(tmp_path):
     assert dc.DeepCTRLClassifier.load(est.save(tmp_path / "new.deepctrl")).rules[0].output == 1
 
 
-def test_a_count_rule_without_a_perturbation_keeps_the_one_it_was_trained_with(tmp_path):
+@pytest.mark.parametrize("by", ["name", "position"])
+def test_a_count_rule_without_a_perturbation_keeps_the_one_it_was_trained_with(tmp_path, by):
     rng = np.random.default_rng(2)
     stops = rng.integers(0, 6, 300)
     X = pd.DataFrame({"stops": stops, "km": rng.uniform(100, 900, 300)})
     y = 500 - 40 * stops + 0.1 * X["km"] + rng.normal(0, 5, 300)
     tenth = 0.1 * float(np.std(stops))  # the default for counts before: under one stop
     given = dc.rules.Additive(tenth)
+    if by == "position":  # a rule on an array names its column by position
+        X = X.to_numpy()
+    feature = "stops" if by == "name" else 0
     est = dc.DeepCTRLRegressor(
-        rules=[dc.Monotonic("stops", "decreasing", perturbation=given)], **FAST
+        rules=[dc.Monotonic(feature, "decreasing", perturbation=given)], **FAST
     )
     est.fit(X, y)
 

@@ -53,3 +53,56 @@ def test_warnings_of_fit_and_of_missing_values_name_the_callers_line():
     first = said["validation_fraction=0.6"].lineno
     lines = sorted({w.lineno for w in seen})
     assert lines == [first, first + 1, first + 2, first + 3]
+
+
+def test_warnings_name_the_callers_line_through_a_linked_folder(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import deepctrl
+
+    linked = tmp_path / "linked"
+    linked.symlink_to(Path(deepctrl.__file__).parent.parent)
+    script = tmp_path / "user.py"
+    script.write_text(
+        "import warnings, numpy as np, pandas as pd, deepctrl as dc\n"
+        "warnings.simplefilter('always')\n"
+        "X = pd.DataFrame({'a': np.arange(60.0)})\n"
+        "dc.DeepCTRLRegressor(validation_fraction=0.6, max_epochs=1, n_seeds=1).fit(X, X['a'])\n"
+    )
+    env = {"PYTHONPATH": str(linked), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"{script}:4: UserWarning: validation_fraction=0.6" in done.stderr, done.stderr
+
+
+def test_a_training_warning_of_the_estimator_names_the_callers_line():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": rng.normal(size=80)})
+    y = (X["a"] * 2).rename("y")
+    from deepctrl.tabular.table_rules import Expression
+
+    holds = Expression("y <= 1000000")  # on every row: rho falls back to 1
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        dc.DeepCTRLRegressor(rules=[holds], max_epochs=1, n_seeds=1, random_state=0).fit(X, y)
+    rho = [w for w in seen if str(w.message).startswith("rho:")]
+    assert rho and {w.filename for w in rho} == {__file__}
+
+
+def test_a_rule_that_cannot_be_copied_still_fits():
+    import threading
+
+    class Cached:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()  # cannot be copied
+
+        def excess(self, columns, outputs):  # named columns and outputs, in their units
+            return outputs["y"] - 1e6
+
+    X = pd.DataFrame({"a": np.arange(40.0)})
+    rule = dc.rules.Penalty(Cached().excess)
+    est = dc.DeepCTRLRegressor(rules=[rule], max_epochs=1, n_seeds=1, random_state=0)
+    est.fit(X, X["a"].rename("y"))
+    assert est.fitted_params_["rules"][0] is rule

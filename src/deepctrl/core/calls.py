@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from deepctrl.core.inputs import Inputs
 from deepctrl.core.model import Alpha, DeepCTRL
+from deepctrl.core.warn_site import outside_stacklevel
 
 _PARALLEL = (nn.parallel.DistributedDataParallel, nn.parallel.DataParallel)
 
@@ -79,7 +80,7 @@ def accepts_alpha(model: nn.Module) -> bool:
     )
 
 
-def warn_if_alpha_unused(model: nn.Module, method: Any, stacklevel: int) -> None:
+def warn_if_alpha_unused(model: nn.Module, method: Any) -> None:
     """Warn when `method` trains at alphas it draws but `model` takes no `alpha`: the draws
     only reweigh the losses at random, and no rule strength can be chosen later."""
     if getattr(method, "draws_alpha", False) and not accepts_alpha(model):
@@ -88,7 +89,7 @@ def warn_if_alpha_unused(model: nn.Module, method: Any, stacklevel: int) -> None
             f"{getattr(method, 'name', 'the method')} draws do not reach the model; build it "
             "with dc.DeepCTRL, or give its forward an alpha parameter",
             UserWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=outside_stacklevel(),
         )
 
 

@@ -24,6 +24,7 @@ from deepctrl.core.checks import finite_real
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.priors import Beta, Prior
 from deepctrl.core.seeding import derive_seed
+from deepctrl.core.warn_site import outside_stacklevel
 
 
 class Terms(NamedTuple):
@@ -531,7 +532,7 @@ def _safe_ratio(
             "units is, give rho yourself (deepctrl fit --rho): about the rule loss over the "
             "task loss once the rule is broken",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=outside_stacklevel(),
         )
     return torch.where(bad, torch.ones_like(ratio), ratio)
 

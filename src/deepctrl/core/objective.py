@@ -62,6 +62,7 @@ from deepctrl.core.rules.base import Rule, checked_rule, forward_all, judgement,
 from deepctrl.core.scale import at_least_float32, scales_of
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.core.world import World
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
@@ -161,7 +162,7 @@ class Objective:
         self.seed = nonneg_int(seed, "seed")
         self._use_rule = rule is not None and self.method.uses_rule
         self._takes_alpha = accepts_alpha(model)
-        warn_if_alpha_unused(model, self.method, stacklevel=2)
+        warn_if_alpha_unused(model, self.method)
         self._alpha_as_tensor = isinstance(unwrap(model), DeepCTRL)
         self.state: SeedState | None = None
         """The method's state (rho, the alpha prior, multipliers) once rho is measured, else
@@ -279,7 +280,7 @@ class Objective:
                     f"weights ({float(self.state['rho'][0]):.4g} -> {float(fresh['rho'][0]):.4g}); "
                     "to resume a run exactly, do not calibrate a loaded objective",
                     RuntimeWarning,
-                    stacklevel=2,
+                    stacklevel=outside_stacklevel(),
                 )
             self.state["rho"] = fresh["rho"]
         return self

@@ -30,6 +30,7 @@ from deepctrl.core.methods import Method, check_method
 from deepctrl.core.rules.base import Rule, checked_rule
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import is_loader
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine.callbacks import as_callbacks
 from deepctrl.engine.folds import SeedFolds
 from deepctrl.engine.options import LR_SCHEDULES, Options
@@ -60,7 +61,7 @@ def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> 
                 "every seed starts from the model's values of them; give those modules a "
                 "reset_parameters, or pass reinit=False",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=outside_stacklevel(),
             )
     out = []
     for seed in seeds:
@@ -144,7 +145,7 @@ def check_fit(
     if rule is not None:
         checked_rule(rule)
     for method in methods:
-        warn_if_alpha_unused(model, method, stacklevel=5)
+        warn_if_alpha_unused(model, method)
     for name, low in (("batch_size", 1), ("patience", 1), ("val_every", 1), ("max_epochs", 0)):
         value = getattr(o, name)
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:

@@ -43,6 +43,7 @@ from deepctrl.core.methods import Method, Terms, method_alphas, method_loss
 from deepctrl.core.metrics import per_sample
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine.callbacks import Callback, EpochEnd, per_copy_values
 from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.data_losses import DataLosses
@@ -561,14 +562,16 @@ class Trainer:
         best_state, best_epochs = stopping.best_state, stopping.best_epochs
         never = [g for g in range(S) if self.validates and best_epochs[g] == 0]
         if never and o.max_epochs > 0:
-            warnings.warn(self._never_finite(never, diverged), RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                self._never_finite(never, diverged), RuntimeWarning, stacklevel=outside_stacklevel()
+            )
         if diverged and not self.validates:
             warnings.warn(
                 f"the training loss went NaN or infinite ({_at_epochs(diverged, self.seeds)}) "
                 "and those models keep the weights of the last epoch (NaN after a NaN "
                 f"gradient): {NAN_CAUSES}",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=outside_stacklevel(),
             )
         if not self.validates:
             best_state = [self.stack.state_of(j) for j in range(S)]

@@ -20,6 +20,7 @@ from deepctrl.core.data import block_rows
 from deepctrl.core.evaluation import Alphas, JoinedRows, alpha_items
 from deepctrl.core.inputs import Inputs, batch_len
 from deepctrl.core.model import DeepCTRL
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine.workers import free_threads, threads
 from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
@@ -34,7 +35,6 @@ from deepctrl.tabular.alpha_choice import (
     row_of,
 )
 from deepctrl.tabular.frames import row_weights
-from deepctrl.tabular.warn_site import outside_stacklevel
 
 if TYPE_CHECKING:
     from deepctrl.core.rules.base import Rule

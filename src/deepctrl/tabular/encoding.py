@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.number_text import number_hint
-from deepctrl.tabular.warn_site import outside_stacklevel
 
 NUMERIC, CATEGORICAL, DATE = "numeric", "categorical", "date"
 Category = str | int | float | bool | None

@@ -23,6 +23,7 @@ from deepctrl.core.data import resolve_device
 from deepctrl.core.methods import RHO_MODES
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.model import DeepCTRL
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine import training
 from deepctrl.engine.options import LR_SCHEDULES
 from deepctrl.engine.result import FitResult
@@ -58,11 +59,20 @@ from deepctrl.tabular.table_rules import (
     resolve,
     ruled_columns,
 )
-from deepctrl.tabular.warn_site import outside_stacklevel
 
 FEW_VALIDATION_ROWS = 30
 """Below this many held-out rows the estimators warn that the default alpha, chosen on
 them, says little about new rows."""
+
+
+def _kept(rules: Any) -> Any:
+    """A copy of the rules a fit used, which later changes to the user's rule objects do
+    not reach; the rules themselves when they cannot be copied (a penalty on a method of an
+    object holding a lock or a connection)."""
+    try:
+        return copy.deepcopy(rules)
+    except Exception:  # noqa: BLE001 - any object may refuse to be copied
+        return rules
 
 
 def _is_fitted(name: str) -> bool:
@@ -341,7 +351,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             delattr(self, key)
         try:
             params = self.get_params(deep=False)
-            self.fitted_params_ = {**params, "rules": copy.deepcopy(params["rules"])}
+            self.fitted_params_ = {**params, "rules": _kept(params["rules"])}
             return self._fit(X, y, sample_weight)
         except BaseException:
             for key in [k for k in vars(self) if _is_fitted(k)]:

@@ -46,6 +46,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, colum
 from torch import Tensor
 
 from deepctrl.core.metrics import score
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.class_predictions import warn_unpredicted_classes
 from deepctrl.tabular.encoding import category_key, is_missing_text, listed, shown
@@ -54,7 +55,6 @@ from deepctrl.tabular.frames import target_names
 from deepctrl.tabular.model_file import load_estimator, register
 from deepctrl.tabular.params import Allowed, fitted_param, one_of
 from deepctrl.tabular.table_rules import Outputs
-from deepctrl.tabular.warn_site import outside_stacklevel
 
 _EPS = 1e-7
 

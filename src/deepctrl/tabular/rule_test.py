@@ -32,13 +32,13 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 from tqdm.auto import tqdm
 
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.class_predictions import WEIGHTS_HINT
 from deepctrl.tabular.encoding import category_key
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
 from deepctrl.tabular.table_rules import describe, leaves_and_weights
-from deepctrl.tabular.warn_site import outside_stacklevel
 
 MIN_ROWS = 50
 """Default: segments with fewer rows are reported as inconclusive without training."""

@@ -46,9 +46,10 @@ def _left_out_note(result: RuleTestResult) -> list[str]:
     left_out = drawn_panels(result)[1]
     if not left_out:
         return []
+    others = "the other judged group" if left_out == 1 else f"the {left_out} other judged groups"
     return [
         f"The figure draws all rows and the {MAX_PANELS - 1} largest groups; the table above "
-        f"holds the {left_out} other judged groups.",
+        f"holds {others}.",
         "",
     ]
 
@@ -190,7 +191,8 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
         ax.set_title(
             f"{name} ({seg.rows} rows): {seg.verdict}", color=COLOURS[seg.verdict], fontsize=10
         )
-    more = f"\n({left_out} smaller groups not drawn; report.md lists them)" if left_out else ""
+    groups = "group" if left_out == 1 else "groups"
+    more = f"\n({left_out} more {groups} not drawn; report.md lists them)" if left_out else ""
     fig.suptitle(f"{result.rule}: held-out error (band: range over folds) and verification{more}")
     return save_figure(fig, path)
 

@@ -47,6 +47,7 @@ from deepctrl.core.rules import (
     rule_from_config,
 )
 from deepctrl.core.rules.expression import parse
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.encoding import (
     DATE,
     NUMERIC,
@@ -55,7 +56,6 @@ from deepctrl.tabular.encoding import (
     listed,
     numeric_values,
 )
-from deepctrl.tabular.warn_site import outside_stacklevel
 
 
 class Expression(Penalty):

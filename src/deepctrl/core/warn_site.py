@@ -1,12 +1,17 @@
-"""Where a warning about the user's data points: at the user's own line, however deep in
-deepctrl it was raised (`predict` reaches the encoder through more calls than `sweep`)."""
+"""Where a warning points: at the user's own line, however deep in deepctrl it was raised
+(`predict` reaches the encoder through more calls than `sweep`, and `fit` reaches the
+trainer through more than `deepctrl.fit`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-_PACKAGE = str(Path(__file__).resolve().parent.parent)
+_HERE = Path(__file__).parent.parent
+_PACKAGE = tuple({str(_HERE) + os.sep, str(_HERE.resolve()) + os.sep})
+"""The package's folder as imported (frames name their files so, also through a symbolic
+link) and as resolved."""
 
 
 def outside_stacklevel() -> int:
