@@ -71,7 +71,7 @@ def _kept(rules: Any) -> Any:
     object holding a lock or a connection)."""
     try:
         return copy.deepcopy(rules)
-    except Exception:  # noqa: BLE001 - any object may refuse to be copied
+    except Exception:  # any object may refuse to be copied
         return rules
 
 
