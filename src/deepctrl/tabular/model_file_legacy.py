@@ -46,9 +46,12 @@ def _class_named(output: Any, classes: list[Any], fitted: dict[str, Any]) -> Any
 def _old_default(rule: dict[str, Any], encoder: TableEncoder) -> dict[str, Any] | None:
     """The perturbation a rule without one had on a whole-number column, where today's
     default differs; None elsewhere."""
+    ref = rule.get("feature")
+    if not isinstance(ref, str | int):
+        return None
     try:  # a column by name, or by position for rules on arrays
-        col = encoder.column(rule.get("feature"))
-    except (ValueError, TypeError, IndexError, KeyError):
+        col = encoder.column(ref)
+    except (ValueError, IndexError, KeyError):
         return None
     if col.kind != NUMERIC or not col.integer or 0.1 * col.std >= 1.0:
         return None
