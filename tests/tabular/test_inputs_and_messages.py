@@ -175,6 +175,9 @@ def test_a_bad_date_and_an_unseen_class_are_named():
     regressor = dc.DeepCTRLRegressor(**FAST).fit(X[["x"]], X["x"])
     with pytest.raises(ValueError, match=r"^y \(column 'status'\) holds text \('late'\), but a"):
         regressor.sweep(X[["x"]], y.sort_values(ascending=True))
+    for labels in (["late"] * len(X), np.array(["late"] * len(X))):  # unnamed: a list, an array
+        with pytest.raises(ValueError, match=r"^y holds text \('late'\), but a regressor"):
+            dc.DeepCTRLRegressor(**FAST).fit(X[["x"]], labels)
 
 
 def test_set_params_alpha_on_a_fitted_estimator_is_the_alpha_predict_uses():

@@ -365,3 +365,13 @@ def test_numbers_far_from_zero_enter_as_float64(tmp_path):
     np.testing.assert_allclose(
         out["prediction"].ravel(), est.predict(X, alpha=0.5), rtol=0, atol=2e-5
     )
+
+
+def test_a_series_of_alphas_is_matched_to_the_rows_by_index_as_in_predict(fitted):
+    est = fitted[0]["regressor"]
+    X = new_rows().iloc[[7, 3, 9, 5]]  # labels 7, 3, 9, 5
+    by_label = pd.Series([0.1, 0.3, 0.5, 0.7], index=[3, 5, 7, 9])
+    feed = est.onnx_inputs(X, alpha=by_label)
+    np.testing.assert_allclose(feed["alpha"], [0.5, 0.1, 0.7, 0.3], rtol=1e-7)
+    with pytest.raises(ValueError, match="index"):
+        est.onnx_inputs(X, alpha=pd.Series([0.1, 0.3, 0.5, 0.7], index=list("abcd")))

@@ -106,6 +106,18 @@ def test_the_figure_draws_the_largest_groups_and_says_how_many_it_leaves_out(res
     assert "| g00 | 100 |" in report
 
 
+def test_an_unnamed_target_is_called_y_as_in_the_estimators():
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    result = dc.rule_test(
+        _estimator(max_epochs=1),
+        table[FEATURES],
+        table["sales"].to_numpy(),
+        folds=2,
+        progress=False,
+    )
+    assert result.target == "y"
+
+
 def test_the_same_seed_gives_the_same_curves():
     table = known_truth_table({"a": "follows"}, rows=60, seed=0)
     runs = [

@@ -204,12 +204,14 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         max_epochs: The most epochs; `"auto"` is 500 below 10,000 training rows, else a
             budget of about 2,000 optimizer steps.
         patience: Validations without improvement before a network stops; `"auto"` is 20
-            below 10,000 training rows, else a third of `max_epochs`.
+            below 10,000 training rows, else a third of the recipe's own epoch budget, at
+            least 10 (a `max_epochs` you give does not change it).
         lr_schedule: `"constant"` or `"cosine"` (see [fit][deepctrl.engine.training.fit]);
             `"auto"` is constant below 10,000 training rows, else cosine.
         validation_fraction: The share of the rows held out for early stopping and the
-            choice of alpha, in [0, 1); with fewer than two rows on either side, nothing is
-            held out and alpha is chosen on the training rows.
+            choice of alpha, in [0, 1); when it would hold out fewer than two rows, nothing
+            is held out and alpha is chosen on the training rows, and when it would leave
+            fewer than two to train on, `fit` raises a ValueError.
         validation: `"holdout"`: every network trains on the same rows and the
             `validation_fraction` held out (at random) stops them and chooses alpha.
             `"last"`: the same with the last `validation_fraction` of the rows held out, as
@@ -326,12 +328,15 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         try:
             arr = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
         except ValueError as exc:
-            if "convert" not in str(exc):
+            if "convert" not in str(exc).lower():
                 raise
             names = target_names(y) or ["y"]
+            flat = np.asarray(y, dtype=object).ravel()
+            text = next((v for v in flat if isinstance(v, str | bytes)), None)
+            example = shown(text) if text is not None else str(exc).rpartition(": ")[2]
             raise ValueError(
                 f"{_target_named(names[0]) if len(names) == 1 else 'y'} holds text "
-                f"({str(exc).rpartition(': ')[2]}), but a regressor needs numbers: for "
+                f"({example}), but a regressor needs numbers: for "
                 "classes, use DeepCTRLClassifier (on the command line, --task classification)"
             ) from None
         if arr.ndim > 2 or arr.shape[0] != n:
@@ -437,12 +442,14 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         max_epochs: The most epochs; `"auto"` is 500 below 10,000 training rows, else a
             budget of about 2,000 optimizer steps.
         patience: Validations without improvement before a network stops; `"auto"` is 20
-            below 10,000 training rows, else a third of `max_epochs`.
+            below 10,000 training rows, else a third of the recipe's own epoch budget, at
+            least 10 (a `max_epochs` you give does not change it).
         lr_schedule: `"constant"` or `"cosine"` (see [fit][deepctrl.engine.training.fit]);
             `"auto"` is constant below 10,000 training rows, else cosine.
         validation_fraction: The share of the rows held out for early stopping and the
-            choice of alpha, in [0, 1); with fewer than two rows on either side, nothing is
-            held out and alpha is chosen on the training rows.
+            choice of alpha, in [0, 1); when it would hold out fewer than two rows, nothing
+            is held out and alpha is chosen on the training rows, and when it would leave
+            fewer than two to train on, `fit` raises a ValueError.
         validation: `"holdout"`: every network trains on the same rows and the
             `validation_fraction` held out (at random) stops them and chooses alpha.
             `"last"`: the same with the last `validation_fraction` of the rows held out, as

@@ -43,6 +43,7 @@ from deepctrl._version import __version__
 from deepctrl.io.file_format import write_atomic
 from deepctrl.io.onnx_export import check_outputs, export_program, rename_value, require
 from deepctrl.tabular.alpha_choice import per_row_alphas
+from deepctrl.tabular.alpha_evaluation import aligned_alpha
 from deepctrl.tabular.encoding import (
     CATEGORICAL,
     DATE,
@@ -491,5 +492,5 @@ class OnnxExport:
         if alpha is None or isinstance(alpha, str) or np.ndim(alpha) == 0:
             alpha = est.resolve_alpha(alpha)
         else:
-            alpha = per_row_alphas(alpha, len(frame))
+            alpha = per_row_alphas(aligned_alpha(alpha, X), len(frame))
         return onnx_feed(est.encoder_, frame, alpha)

@@ -372,7 +372,10 @@ def rule_test(
             estimator, X, y, folds, random_state, grid, min_rows, bar, "all rows", whole=True
         )
     leaves, _ = leaves_and_weights(estimator.rules)
-    target = ", ".join(map(str, y.columns)) if isinstance(y, pd.DataFrame) else str(y.name)
+    if isinstance(y, pd.DataFrame):
+        target = ", ".join(map(str, y.columns))
+    else:  # an unnamed target is "y", as the estimators call it
+        target = "y" if y.name is None else str(y.name)
     return RuleTestResult(
         " and ".join(describe(r) for r in leaves), target, metric or m, grid, results, every
     )

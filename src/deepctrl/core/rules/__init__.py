@@ -24,16 +24,20 @@ def rule_from_config(cfg: dict[str, Any]) -> Rule:
         The rule.
 
     Raises:
-        ValueError: When the description's kind is unknown.
+        ValueError: When the description's kind is unknown or it lacks a value its kind
+            needs.
         TypeError: When `cfg` is not a dict.
     """
     if not isinstance(cfg, dict):
         raise TypeError(f"cfg must be a rule's config() dict, got {cfg!r}")
     kind = cfg.get("kind")
-    if kind in ("monotonic", "threshold"):
-        return feature_rule_from_config(cfg)
-    if kind == "allof":
-        return AllOf.as_stored([rule_from_config(c) for c in cfg["rules"]], cfg["weights"])
+    try:
+        if kind in ("monotonic", "threshold"):
+            return feature_rule_from_config(cfg)
+        if kind == "allof":
+            return AllOf.as_stored([rule_from_config(c) for c in cfg["rules"]], cfg["weights"])
+    except KeyError as missing:
+        raise ValueError(f"a {kind} rule's config needs {missing}, got {cfg!r}") from None
     raise ValueError(f"unknown rule kind {kind!r} in model file")
 
 

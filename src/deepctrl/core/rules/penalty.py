@@ -20,7 +20,9 @@ class Penalty(SignedRule):
 
     Args:
         fn: `fn(x, y_hat)`, one value r per sample; `x` is what the model takes (one
-            tensor, or the dict of its named inputs).
+            tensor, or the dict of its named inputs). In a table estimator's `rules`, `fn`
+            gets two dicts instead, the table's number columns and the model's outputs by
+            name, in the table's units (`lambda cols, out: out["y"] - cols["cap"]`).
         tau: The bound r must not exceed.
         strict: Count r = tau as a violation.
 

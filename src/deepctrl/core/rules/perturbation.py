@@ -180,16 +180,20 @@ def perturbation_from_config(cfg: dict[str, Any]) -> Perturbation:
         The perturbation.
 
     Raises:
-        ValueError: When the description's kind is unknown.
+        ValueError: When the description's kind is unknown or it lacks a value its kind
+            needs.
         TypeError: When `cfg` is not a dict.
     """
     if not isinstance(cfg, dict):
         raise TypeError(f"cfg must be a perturbation's config() dict, got {cfg!r}")
     kind = cfg.get("kind")
-    if kind == "relative":
-        return Relative(cfg["u"])
-    if kind == "additive":
-        return Additive(cfg["scale"])
-    if kind == "standardized":
-        return Standardized(perturbation_from_config(cfg["inner"]), cfg["mean"], cfg["std"])
+    try:
+        if kind == "relative":
+            return Relative(cfg["u"])
+        if kind == "additive":
+            return Additive(cfg["scale"])
+        if kind == "standardized":
+            return Standardized(perturbation_from_config(cfg["inner"]), cfg["mean"], cfg["std"])
+    except KeyError as missing:
+        raise ValueError(f"a {kind} perturbation's config needs {missing}, got {cfg!r}") from None
     raise ValueError(f"unknown perturbation kind {kind!r}")
