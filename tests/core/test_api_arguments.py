@@ -80,11 +80,11 @@ def test_wrong_types_are_named():
         dc.select_alpha([0.0, 1.0])
     with pytest.raises(TypeError, match="cfg must be a rule's config"):
         dc.rules.rule_from_config("monotonic")
-    with pytest.raises(ValueError, match="a monotonic rule's config needs 'perturbation'"):
+    with pytest.raises(ValueError, match="the monotonic rule's config needs 'perturbation'"):
         dc.rules.rule_from_config({"kind": "monotonic", "feature": 0})
-    with pytest.raises(ValueError, match="a allof rule's config needs 'rules'"):
+    with pytest.raises(ValueError, match="the allof rule's config needs 'rules'"):
         dc.rules.rule_from_config({"kind": "allof"})
-    with pytest.raises(ValueError, match="a relative perturbation's config needs 'u'"):
+    with pytest.raises(ValueError, match="the relative perturbation's config needs 'u'"):
         perturbation_from_config({"kind": "relative"})
     with pytest.raises(TypeError, match="perturbation must be a Perturbation.*got 0.1"):
         dc.rules.Monotonic(0, "increasing", perturbation=0.1)

@@ -37,7 +37,7 @@ def rule_from_config(cfg: dict[str, Any]) -> Rule:
         if kind == "allof":
             return AllOf.as_stored([rule_from_config(c) for c in cfg["rules"]], cfg["weights"])
     except KeyError as missing:
-        raise ValueError(f"a {kind} rule's config needs {missing}, got {cfg!r}") from None
+        raise ValueError(f"the {kind} rule's config needs {missing}, got {cfg!r}") from None
     raise ValueError(f"unknown rule kind {kind!r} in model file")
 
 

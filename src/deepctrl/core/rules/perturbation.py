@@ -195,5 +195,5 @@ def perturbation_from_config(cfg: dict[str, Any]) -> Perturbation:
         if kind == "standardized":
             return Standardized(perturbation_from_config(cfg["inner"]), cfg["mean"], cfg["std"])
     except KeyError as missing:
-        raise ValueError(f"a {kind} perturbation's config needs {missing}, got {cfg!r}") from None
+        raise ValueError(f"the {kind} perturbation's config needs {missing}, got {cfg!r}") from None
     raise ValueError(f"unknown perturbation kind {kind!r}")
