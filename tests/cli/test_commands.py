@@ -398,11 +398,17 @@ def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
     code, out, err = run(["sweep", str(model), str(parquet), "--alphas", "0,1", "--json"], capsys)
     rows = json.loads(out)
     assert code == 0 and "only verification ratios are shown" in err
+    assert "(no target column 'sales', or an empty one)" in err
     assert [sorted(r) for r in rows] == [["alpha", "verification_ratio"]] * 2
+    from deepctrl.cli.tables import missing_spellings, read_table
+
+    typed = tmp_path / "typed.parquet"  # booleans and numbers: nothing spelled as missing
+    pd.DataFrame({"flag": [True, None, False], "code": [1, 2, None]}).to_parquet(typed)
+    assert missing_spellings(typed, read_table(str(typed)), ["flag", "code"]) == {}
     scored = tmp_path / "scored.csv"  # a file to score: its target column left empty
     pd.read_csv(data).assign(sales=None).to_csv(scored, index=False)
     code, out, err = run(["sweep", str(model), str(scored), "--alphas", "0,1", "--json"], capsys)
-    assert code == 0 and "no target values (no target column, or an empty one)" in err, err
+    assert code == 0 and "no target values (no target column 'sales', or an empty one)" in err, err
     assert [sorted(r) for r in json.loads(out)] == [["alpha", "verification_ratio"]] * 2
 
 

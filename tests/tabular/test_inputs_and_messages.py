@@ -364,3 +364,13 @@ def test_a_model_file_with_rules_refused_since_it_was_written_still_loads():
     inner = dc.rules.AllOf(unmoved, [1.0, 2000.0])
     with pytest.raises(ValueError, match="AllOf weight 2e.06 \\(of a rule, nested weights"):
         dc.rules.AllOf([inner, twice[0]], [1000.0, 1.0])
+
+
+def test_a_nullable_target_given_as_its_array_keeps_its_labels():
+    X = pd.DataFrame({"a": np.arange(40.0)})
+    flags = pd.array([i % 2 == 0 for i in range(40)], dtype="boolean")
+    est = dc.DeepCTRLClassifier(**FAST).fit(X, flags)
+    assert est.classes_.dtype == bool and est.classes_.tolist() == [False, True]
+    counts = pd.array([i % 2 for i in range(40)], dtype="Int64")
+    classes = dc.DeepCTRLClassifier(**FAST).fit(X, counts).classes_
+    assert classes.dtype.kind == "i" and classes.tolist() == [0, 1]  # not 0.0 and 1.0

@@ -537,3 +537,34 @@ def test_timestamps_naming_one_instant_in_two_zones_keep_their_wall_clocks():
         "2023-12-31T23:00:00.000000000",
     ]
     assert len(set(date_values(column).tolist())) == 1  # one instant in UTC
+
+
+def test_pyarrow_zoned_times_are_read_at_their_wall_clock_time_as_pandas_ones():
+    kolkata = pd.date_range("2024-01-01", periods=120, freq="5h", tz="Asia/Kolkata")
+    arrow = pd.Series(kolkata).astype(pd.ArrowDtype(pa.timestamp("us", tz="Asia/Kolkata")))
+    from deepctrl.tabular.encoding import date_values, has_zone
+
+    assert has_zone(arrow)
+    assert str(date_values(arrow, local=True)[0]) == "2024-01-01T00:00:00.000000000"
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"t": kolkata, "x": rng.normal(size=120)})
+    y = kolkata.hour.to_numpy() / 4 + X["x"]
+    est = dc.DeepCTRLRegressor(**FAST).fit(X, y)
+    same = est.predict(X.assign(t=arrow.to_numpy()))
+    np.testing.assert_array_equal(est.predict(X.assign(t=arrow)), est.predict(X))
+    assert same.shape == (120,)
+    fitted_on_arrow = dc.DeepCTRLRegressor(**FAST).fit(X.assign(t=arrow), y)
+    assert fitted_on_arrow.encoder_.column("t").origin == "2024-01-01T00:00:00.000000000"
+
+
+def test_a_pyarrow_dictionary_column_is_categories_at_fit_as_at_predict():
+    rng = np.random.default_rng(1)
+    size = pd.Series(rng.choice(["S", "M", "L"], 80))
+    arrow = pd.Series(
+        pa.array(size).dictionary_encode(),
+        dtype=pd.ArrowDtype(pa.dictionary(pa.int32(), pa.string())),
+    )
+    X = pd.DataFrame({"size": arrow, "x": rng.normal(size=80)})
+    est = dc.DeepCTRLRegressor(**FAST).fit(X, X["x"] + (size == "L"))
+    assert est.encoder_.column("size").categories == ["L", "M", "S"]
+    np.testing.assert_array_equal(est.predict(X), est.predict(X.assign(size=size)))

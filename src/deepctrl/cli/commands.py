@@ -229,10 +229,17 @@ def spaced(names: Sequence[str], columns: Sequence[str]) -> str:
 
     >>> spaced(["sales"], ["price ", "sales "]), spaced(["x"], ["price "])
     ("; column 'sales ' has spaces around its name", '')
+    >>> spaced([" sales "], ["sales"])
+    "; the name ' sales ' has spaces around it, where the file writes 'sales'"
     """
     for name in names:
         for column in columns:
             if column != name and column.strip() == name.strip():
+                if column == column.strip():  # the spaces are in the name looked for
+                    return (
+                        f"; the name {name!r} has spaces around it, where the file writes "
+                        f"{column!r}"
+                    )
                 return f"; column {column!r} has spaces around its name"
     return ""
 
@@ -720,9 +727,11 @@ def sweep_command(
     if clash:
         raise ValueError(f"id column {clash[0]!r} is one of the model's input columns")
     if not targets:
+        names = [est.target_name_] if hasattr(est, "classes_") else list(est.output_names_)
         print(
-            f"note: {data} has no target values (no target column, or an empty one), so "
-            "only verification ratios are shown",
+            f"note: {data} has no target values (no target column "
+            f"{', '.join(map(repr, names))}, or an empty one), so only verification ratios "
+            "are shown",
             file=sys.stderr,
         )
     y = (frame[targets[0]] if len(targets) == 1 else frame[targets]) if targets else None

@@ -318,6 +318,8 @@ def missing_spellings(
     Returns:
         Column name -> (spelling, rows), for the columns that have such text.
     """
+    if Path(path).suffix.lower() in PARQUET_SUFFIXES:  # typed columns: nothing spelled
+        return {}
     text = text_columns(path, frame, columns)
     found = {}
     for name in columns:

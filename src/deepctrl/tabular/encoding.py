@@ -245,6 +245,8 @@ def column_kind(series: pd.Series) -> str:
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
         return CATEGORICAL
+    if hasattr(getattr(dtype, "pyarrow_dtype", None), "index_type"):  # pyarrow's categories
+        return CATEGORICAL
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return DATE
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
@@ -362,8 +364,12 @@ def _why_unknown(name: str, names: Sequence[str]) -> str:
     '; the table came without column names (an arra'
     >>> _why_unknown("quality", ["price", "quality "])
     "; column 'quality ' has spaces around its name"
+    >>> _why_unknown(" quality", ["price", "quality"])
+    "; the name ' quality' has spaces around it, where the table writes 'quality'"
     """
     for other in names:
+        if other != name and other.strip() == name.strip() and other == other.strip():
+            return f"; the name {name!r} has spaces around it, where the table writes {other!r}"
         if other != name and other.strip() == name.strip():
             return f"; column {other!r} has spaces around its name"
         if other != name and unicodedata.normalize("NFC", other) == unicodedata.normalize(
@@ -481,6 +487,7 @@ def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
     ['2024-03-25T00:00:00.000000000', '2024-04-01T00:00:00.000000000']
     """
     codes = None
+    series = _pandas_zoned(series)
     try:
         if pd.api.types.is_datetime64_any_dtype(series.dtype):
             zoned = isinstance(series.dtype, pd.DatetimeTZDtype)
@@ -512,6 +519,22 @@ def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
     return native.astype("datetime64[ns]")
 
 
+def _pandas_zoned(series: pd.Series) -> pd.Series:
+    """A column of pyarrow times with a zone (``timestamp[us, tz=...][pyarrow]``, as
+    ``dtype_backend="pyarrow"`` reads them) as pandas' zoned times, which keep the zone;
+    any other column as it is.
+
+    >>> import pyarrow as pa
+    >>> arrow = pd.Series([0], dtype=pd.ArrowDtype(pa.timestamp("s", tz="Asia/Kolkata")))
+    >>> str(_pandas_zoned(arrow).dtype)
+    'datetime64[s, Asia/Kolkata]'
+    """
+    arrow = getattr(series.dtype, "pyarrow_dtype", None)
+    if isinstance(series.dtype, pd.ArrowDtype) and getattr(arrow, "tz", None):
+        return series.astype(pd.DatetimeTZDtype(arrow.unit, arrow.tz))
+    return series
+
+
 _ZONE = re.compile(r"(?:Z|[+-]\d{2}:?\d{2})$")
 _ARROW_TEXT = "string[pyarrow]" if importlib.util.find_spec("pyarrow") else "string"
 """The text type zones are cut from: pyarrow's where it is installed."""
@@ -524,7 +547,7 @@ def has_zone(series: pd.Series) -> bool:
     >>> has_zone(pd.Series(["2024-05-31T14:00+02:00", None])), has_zone(pd.Series(["2024-05-31"]))
     (True, False)
     """
-    if isinstance(series.dtype, pd.DatetimeTZDtype):
+    if isinstance(_pandas_zoned(series).dtype, pd.DatetimeTZDtype):
         return True
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return False

@@ -112,6 +112,8 @@ def _labels(y: Any, warn: bool = False) -> np.ndarray:
     >>> _labels(pd.Series([True, False], dtype="boolean")).tolist()
     [True, False]
     """
+    if isinstance(y, pd.api.extensions.ExtensionArray):  # a nullable column's .values
+        y = pd.Series(y)
     numpy_dtype = getattr(getattr(y, "dtype", None), "numpy_dtype", None)
     if isinstance(y, pd.Series) and numpy_dtype is not None and not y.isna().any():
         y = y.to_numpy(dtype=numpy_dtype)
