@@ -529,7 +529,7 @@ def _pandas_zoned(series: pd.Series) -> pd.Series:
     >>> str(_pandas_zoned(arrow).dtype)
     'datetime64[s, Asia/Kolkata]'
     """
-    arrow = getattr(series.dtype, "pyarrow_dtype", None)
+    arrow: Any = getattr(series.dtype, "pyarrow_dtype", None)
     if isinstance(series.dtype, pd.ArrowDtype) and getattr(arrow, "tz", None):
         return series.astype(pd.DatetimeTZDtype(arrow.unit, arrow.tz))
     return series
