@@ -80,3 +80,13 @@ def test_parameters_set_after_a_fit_wait_for_the_next_one(tmp_path):
     assert loaded.alpha_ == 0.6 and loaded.validation_sweep_ == sweep
     np.testing.assert_allclose(loaded.predict(X.head(5)), model.predict(X.head(5)), rtol=1e-6)
     assert loaded.verification_ratio(X, 0.0) == model.verification_ratio(X, 0.0)
+
+
+def test_a_class_weight_changed_in_place_after_the_fit_is_not_saved(tmp_path):
+    X, y = _table()
+    labels = (y > y.median()).map({True: "high", False: "low"})
+    weights = {"high": 1.0, "low": 2.0}
+    model = dc.DeepCTRLClassifier(class_weight=weights, **FAST).fit(X, labels)
+    weights["low"] = 50.0  # in place, after the fit
+    loaded = dc.DeepCTRLClassifier.load(model.save(tmp_path / "m.deepctrl"))
+    assert loaded.get_params()["class_weight"] == {"high": 1.0, "low": 2.0}

@@ -65,14 +65,14 @@ FEW_VALIDATION_ROWS = 30
 them, says little about new rows."""
 
 
-def _kept(rules: Any) -> Any:
-    """A copy of the rules a fit used, which later changes to the user's rule objects do
-    not reach; the rules themselves when they cannot be copied (a penalty on a method of an
-    object holding a lock or a connection)."""
+def _kept(params: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the parameters a fit used, which later changes to the user's objects (a
+    rule, a class_weight dict) do not reach; the objects themselves when they cannot be
+    copied (a penalty on a method of an object holding a lock or a connection)."""
     try:
-        return copy.deepcopy(rules)
+        return copy.deepcopy(params)
     except Exception:  # any object may refuse to be copied
-        return rules
+        return dict(params)
 
 
 def _is_fitted(name: str) -> bool:
@@ -350,8 +350,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         for key in before:
             delattr(self, key)
         try:
-            params = self.get_params(deep=False)
-            self.fitted_params_ = {**params, "rules": _kept(params["rules"])}
+            self.fitted_params_ = _kept(self.get_params(deep=False))
             return self._fit(X, y, sample_weight)
         except BaseException:
             for key in [k for k in vars(self) if _is_fitted(k)]:
