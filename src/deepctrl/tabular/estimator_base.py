@@ -4,7 +4,6 @@ the data and training with `deepctrl.fit`; evaluation over the rule strength com
 
 from __future__ import annotations
 
-import copy
 import os
 import warnings
 from pathlib import Path
@@ -47,6 +46,7 @@ from deepctrl.tabular.params import (
     POSITIVE_OR_AUTO,
     Allowed,
     check,
+    fit_snapshot,
     number_or,
     one_of,
 )
@@ -63,16 +63,6 @@ from deepctrl.tabular.table_rules import (
 FEW_VALIDATION_ROWS = 30
 """Below this many held-out rows the estimators warn that the default alpha, chosen on
 them, says little about new rows."""
-
-
-def _kept(params: dict[str, Any]) -> dict[str, Any]:
-    """A copy of the parameters a fit used, which later changes to the user's objects (a
-    rule, a class_weight dict) do not reach; the objects themselves when they cannot be
-    copied (a penalty on a method of an object holding a lock or a connection)."""
-    try:
-        return copy.deepcopy(params)
-    except Exception:  # any object may refuse to be copied
-        return dict(params)
 
 
 def _is_fitted(name: str) -> bool:
@@ -350,7 +340,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         for key in before:
             delattr(self, key)
         try:
-            self.fitted_params_ = _kept(self.get_params(deep=False))
+            self.fitted_params_ = fit_snapshot(self.get_params(deep=False))
             return self._fit(X, y, sample_weight)
         except BaseException:
             for key in [k for k in vars(self) if _is_fitted(k)]:

@@ -12,7 +12,6 @@ True
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import os
@@ -30,6 +29,7 @@ from deepctrl.io.file_format import TABLE_MODEL_FORMAT, check_table_model, damag
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.model_file_legacy import as_trained
 from deepctrl.tabular.network import build_network
+from deepctrl.tabular.params import fit_snapshot
 from deepctrl.tabular.recipe import Recipe
 from deepctrl.tabular.table_rules import resolve, rules_config, rules_from_config
 
@@ -145,7 +145,7 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     encoder = TableEncoder.from_config(cfg["preprocessing"])
     rules = rules_from_config(as_trained(cfg["rules"], cfg["fitted"], encoder))
     est.set_params(rules=rules)
-    est.fitted_params_ = {**est.get_params(deep=False), "rules": copy.deepcopy(rules)}
+    est.fitted_params_ = fit_snapshot(est.get_params(deep=False))
     fitted: dict[str, Any] = dict(cfg["fitted"])
     if "classes_" in fitted:
         dtype = fitted.pop("classes_dtype")

@@ -23,15 +23,12 @@ from __future__ import annotations
 from typing import Any
 
 from deepctrl.tabular.encoding import NUMERIC, TableEncoder
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+from deepctrl.tabular.table_rules import is_int
 
 
 def _class_named(output: Any, classes: list[Any], fitted: dict[str, Any]) -> Any:
     """The class label an old file's integer ``output`` meant, or ``output`` itself."""
-    if not _is_int(output) or not classes:
+    if not is_int(output) or not classes:
         return output
     if "min_error_alpha_" not in fitted:  # positions among the model's outputs
         if len(classes) == 2:

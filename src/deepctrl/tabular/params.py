@@ -11,6 +11,7 @@ Examples:
 
 from __future__ import annotations
 
+import copy
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -94,3 +95,20 @@ def fitted_param(estimator: Any, name: str) -> Any:
     """
     params = getattr(estimator, "fitted_params_", None)
     return params[name] if params is not None else getattr(estimator, name)
+
+
+def fit_snapshot(params: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the parameters a fit used (its `fitted_params_`), which later changes to
+    the user's objects (a rule, a class_weight dict) do not reach; the objects themselves
+    when they cannot be copied (a penalty on a method of an object holding a lock).
+
+    >>> weights = {"a": 1.0}
+    >>> kept = fit_snapshot({"class_weight": weights})
+    >>> weights["a"] = 2.0
+    >>> kept
+    {'class_weight': {'a': 1.0}}
+    """
+    try:
+        return copy.deepcopy(params)
+    except Exception:  # any object may refuse to be copied
+        return dict(params)

@@ -88,13 +88,14 @@ class Expression(Penalty):
         return (Expression, (self.expression, self.tau))
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is an integer (Python's or numpy's), not a boolean."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _whole(label: Any) -> bool:
     """A whole-number class label: 2, or its text '2' (the estimators keep labels as text)."""
-    return _is_int(label) or (isinstance(label, str) and label.lstrip("-").isdigit())
+    return is_int(label) or (isinstance(label, str) and label.lstrip("-").isdigit())
 
 
 class Outputs:
@@ -160,11 +161,11 @@ class Outputs:
             if key == output or str(key) == str(output):
                 return i
         whole = any(_whole(k) for k in self.labels)
-        if _is_int(output) and not whole and 0 <= output < len(keys):
+        if is_int(output) and not whole and 0 <= output < len(keys):
             return int(output)
         what, plural = ("class", "classes") if self.labels else ("target", "targets")
         hint = ""
-        if _is_int(output) and whole:
+        if is_int(output) and whole:
             hint = "; with whole-number classes an output names a class, not a position"
         elif (
             self.recoded_hint
