@@ -9,6 +9,7 @@ import pytest
 
 import deepctrl as dc
 from deepctrl.tabular.known_truth import RULE, known_truth_table
+from deepctrl.tabular.rule_test_report import report_markdown
 
 FEATURES = ["price", "quality", "season"]
 
@@ -220,3 +221,29 @@ def test_warnings_of_a_fold_name_the_group_and_the_folds():
     assert any(
         s.startswith("group 'b', fold ") and s.split(": ", 1)[0].endswith(" of 2") for s in said
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "labels", "metric"),
+    [
+        ("regressor", None, "mae"),
+        ("classifier", [0, 1], "bce"),
+        ("classifier", [0, 1, 2], "cross_entropy"),
+    ],
+)
+def test_a_test_that_trains_nothing_still_names_its_metric_and_folds(kind, labels, metric):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"price": rng.normal(size=30), "quality": rng.normal(size=30)})
+    if labels is None:
+        y = pd.Series(rng.normal(size=30), name="sales")
+        est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("price", "decreasing")], loss="mae")
+    else:
+        y = pd.Series(np.resize(labels, 30), name="sales")
+        est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("price", "decreasing", output=1)])
+    result = dc.rule_test(est, X, y, folds=4, min_rows=100, progress=False)
+    assert result.all.reason == "30 rows: too few to judge (100 needed)"
+    data = result.to_dict()
+    assert data["all"]["metric"] == metric and data["groups"] == {}
+    report = report_markdown(result)
+    assert f"error metric {metric} on held-out rows (4 folds per group" in report
+    assert f"| {metric} at alpha 0 |" in report

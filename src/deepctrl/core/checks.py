@@ -123,3 +123,29 @@ def saved_state(state: object, keys: tuple[str, ...], source: str) -> dict[str, 
             f"state is not what {source} returns: it has no {', '.join(map(repr, missing))}"
         )
     return state
+
+
+def first_sentence(exc: BaseException) -> str:
+    """The first sentence of an exception's message, for one-line errors that quote it.
+
+    >>> first_sentence(RuntimeError("Cannot do it. Try again.\\nDetails"))
+    'Cannot do it'
+    """
+    return str(exc).splitlines()[0].split(". ")[0] if str(exc) else type(exc).__name__
+
+
+def restore_generator(generator: torch.Generator, value: object, where: str) -> None:
+    """Set `generator` to a state saved with ``get_state``; anything else is a ValueError
+    naming `where` it came from.
+
+    Examples:
+        >>> restore_generator(torch.Generator(), "x", "state['generator']")
+        Traceback (most recent call last):
+        ...
+        ValueError: state['generator'] is not a saved generator state: expected a \
+torch.ByteTensor, but got str
+    """
+    try:
+        generator.set_state(value)  # type: ignore[arg-type]
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"{where} is not a saved generator state: {first_sentence(exc)}") from exc

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from deepctrl.core.method_state import SeedState
+from deepctrl.core.method_state import SeedState, saved_seed_state
 from deepctrl.core.methods import (
     Coefficients,
     LossEstimate,
@@ -91,6 +91,7 @@ class MethodStack(Method):
     def check_saved(self, state: dict[str, Any]) -> None:
         """Raise ValueError unless a saved state holds one part per member (each part is
         checked by its member when it loads)."""
+        state = saved_seed_state(state)
         if state["tensors"] or state["priors"] or len(state["parts"]) != len(self.methods):
             raise ValueError(
                 f"this state was saved by another method: it holds {holdings(state)}, while "

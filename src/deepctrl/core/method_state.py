@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from deepctrl.core.checks import nonneg_int
+from deepctrl.core.checks import nonneg_int, saved_state
 from deepctrl.core.priors import Prior
 
 
@@ -193,8 +193,10 @@ class SeedState:
             The rebuilt state.
 
         Raises:
-            ValueError: When the state has priors and `prior` is None.
+            ValueError: When the state has priors and `prior` is None, or is not what
+                `state_dict` returns.
         """
+        state = saved_seed_state(state)
         saved = state["priors"]
         if saved and prior is None:
             raise ValueError("this state has alpha priors: pass the method's prior")
@@ -214,3 +216,32 @@ class SeedState:
             f"SeedState(seeds={self.n_seeds}, tensors={shapes}, priors={len(self.priors)}, "
             f"parts={[len(p) for p in self.parts]})"
         )
+
+
+SAVED_KEYS = ("n_seeds", "n_rules", "tensors", "priors", "parts")
+"""What [SeedState.state_dict][deepctrl.methods.SeedState.state_dict] holds."""
+
+
+def saved_seed_state(state: object) -> dict[str, Any]:
+    """`state` when it is what [SeedState.state_dict][deepctrl.methods.SeedState.state_dict]
+    returns (a method's state: the ``"method"`` entry of an objective's state); otherwise an
+    error that says what was given.
+
+    Examples:
+        >>> saved_seed_state({"n_seeds": 1})
+        Traceback (most recent call last):
+        ...
+        ValueError: state is not what SeedState.state_dict() returns: it has no 'n_rules', \
+'tensors', 'priors', 'parts'
+    """
+    if state is None:
+        raise ValueError(
+            "the method state is None: an objective saved before its first batch has none "
+            "(load its state with Objective.load_state_dict)"
+        )
+    if isinstance(state, dict) and "method" in state and "n_seeds" not in state:
+        raise ValueError(
+            "this is an objective's state, not a method's: load it with "
+            "Objective.load_state_dict, or give its 'method' entry"
+        )
+    return saved_state(state, SAVED_KEYS, "SeedState.state_dict()")

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.checks import finite_real
-from deepctrl.core.method_state import SeedState
+from deepctrl.core.method_state import SeedState, saved_seed_state
 from deepctrl.core.priors import Beta, Prior
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.warn_site import outside_stacklevel
@@ -225,6 +225,7 @@ class Method(abc.ABC):
             state: A state saved with
                 [SeedState.state_dict][deepctrl.methods.SeedState.state_dict].
         """
+        state = saved_seed_state(state)
         ones = torch.ones(state["n_seeds"])
         fresh = self.init_state(
             list(range(state["n_seeds"])), state["n_rules"], lambda _: (ones, ones)
@@ -624,8 +625,25 @@ class DeepCTRLMethod(LinearMethod):
         return state
 
     def load_state(self, state: dict[str, Any]) -> SeedState:
+        """A saved state rebuilt for this method. A fixed rho is a setting, like the other
+        methods' settings: this method's value replaces the saved one. With `"auto"`,
+        `"paper"` or `"epoch"` the saved rho, measured, is kept.
+
+        Args:
+            state: A state saved with
+                [SeedState.state_dict][deepctrl.methods.SeedState.state_dict].
+
+        Returns:
+            The rebuilt state.
+
+        Raises:
+            ValueError: When the state was saved by another method.
+        """
         self.check_saved(state)
-        return SeedState.from_state_dict(state, self.prior)
+        out = SeedState.from_state_dict(state, self.prior)
+        if isinstance(self.rho_mode, float):
+            out["rho"] = torch.full_like(out["rho"], self.rho_mode)
+        return out
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
         return _checked_draws(state.priors, n) if state.priors else torch.zeros(0, n)

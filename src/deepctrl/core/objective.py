@@ -35,7 +35,14 @@ from deepctrl.core.calls import (
     unwrap,
     warn_if_alpha_unused,
 )
-from deepctrl.core.checks import finite_real, module, nonneg_int, saved_state
+from deepctrl.core.checks import (
+    finite_real,
+    first_sentence,
+    module,
+    nonneg_int,
+    restore_generator,
+    saved_state,
+)
 from deepctrl.core.data import as_pair, as_weights, check_materialized
 from deepctrl.core.inputs import (
     Inputs,
@@ -47,7 +54,7 @@ from deepctrl.core.inputs import (
 )
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
-from deepctrl.core.method_state import SeedState
+from deepctrl.core.method_state import SeedState, saved_seed_state
 from deepctrl.core.methods import (
     DeepCTRLMethod,
     Method,
@@ -497,7 +504,13 @@ class Objective:
             raise ValueError(
                 f"this state is of a {saved_kind} method; this objective trains {kind}"
             )
-        saved = state["method"]
+        saved = None if state["method"] is None else saved_seed_state(state["method"])
+        streams = state["generators"]
+        if not isinstance(streams, dict):
+            raise ValueError(
+                "state['generators'] is not what Objective.state_dict() saves: a dict of "
+                f"generator states by device, got {type(streams).__name__}"
+            )
         if saved is not None and (saved["n_seeds"], saved["n_rules"]) != (1, self._n_rules()):
             raise ValueError(
                 f"this state is of {saved['n_seeds']} seed(s) and {saved['n_rules']} rule "
@@ -506,5 +519,26 @@ class Objective:
         self.state = None if saved is None else self.method.load_state(saved)
         self._generators = {}  # streams the state does not hold start afresh
         self._resumed = True
-        for key, value in state["generators"].items():
-            self._generator(torch.device(key)).set_state(value)
+        for key, value in streams.items():
+            self._restore_stream(str(key), value)
+
+    def _restore_stream(self, key: str, value: Any) -> None:
+        """The perturbation stream of device `key` set to a saved state; a device this
+        machine lacks (a GPU run resumed on a CPU) is left out with a warning."""
+        try:
+            device = torch.device(key)
+        except RuntimeError as exc:
+            raise ValueError(
+                f"state['generators'] has {key!r}, which is not a device name: it is not "
+                "what Objective.state_dict() saves"
+            ) from exc
+        try:
+            generator = self._generator(device)
+        except RuntimeError as exc:
+            warnings.warn(
+                f"the state's perturbation stream for device {key!r} is not restored "
+                f"({first_sentence(exc)}); rows on other devices draw a fresh stream",
+                stacklevel=outside_stacklevel(),
+            )
+            return
+        restore_generator(generator, value, f"state['generators'][{key!r}]")

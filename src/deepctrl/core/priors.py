@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from deepctrl.core.checks import finite_real, nonneg_int, saved_state
+from deepctrl.core.checks import finite_real, nonneg_int, restore_generator, saved_state
 
 
 def _log_gamma_sample(shape: float, n: int, generator: torch.Generator) -> Tensor:
@@ -160,7 +160,7 @@ class Prior(abc.ABC):
         state = saved_state(state, ("params", "generator"), f"{type(self).__name__}.state_dict()")
         if state["params"] != self.params():
             raise ValueError(f"prior state is for {state['params']}, this prior is {self.params()}")
-        self.generator.set_state(state["generator"])
+        restore_generator(self.generator, state["generator"], "state['generator']")
         if "extra_state" in state:
             self.set_extra_state(state["extra_state"])
 

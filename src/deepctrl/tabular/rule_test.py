@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold
 from tqdm.auto import tqdm
 
@@ -103,6 +103,7 @@ class RuleTestResult:
         alphas: The alphas of the curves.
         groups: Each segment by group value (as text).
         all: All rows together.
+        folds: The folds each segment is split into.
     """
 
     rule: str
@@ -111,6 +112,7 @@ class RuleTestResult:
     alphas: list[float]
     groups: dict[str, Segment]
     all: Segment
+    folds: int
 
     def to_dict(self) -> dict[str, Any]:
         """The contents of rule_test.json.
@@ -377,5 +379,20 @@ def rule_test(
     else:  # an unnamed target is "y", as the estimators call it
         target = "y" if y.name is None else str(y.name)
     return RuleTestResult(
-        " and ".join(describe(r) for r in leaves), target, metric or m, grid, results, every
+        " and ".join(describe(r) for r in leaves),
+        target,
+        metric or m or _metric_before_training(estimator, y),
+        grid,
+        results,
+        every,
+        folds,
     )
+
+
+def _metric_before_training(estimator: Any, y: Any) -> str:
+    """The error metric a fit of `estimator` on target `y` would judge alphas by, for a
+    test that trained no segment: the regressor's loss, or the classifier's log loss by
+    its number of classes."""
+    if not is_classifier(estimator):
+        return str(estimator.loss)
+    return "cross_entropy" if pd.Series(np.ravel(y)).nunique() > 2 else "bce"

@@ -94,7 +94,6 @@ CLASSES_CAUTION = [
 def report_markdown(result: RuleTestResult) -> str:
     """report.md: one row per segment with its verdict and reason, and how to read them."""
     segments = [*result.groups.items(), (ALL, result.all)]
-    folds = next((seg.statistics["folds"] for _, seg in segments if seg.statistics), 0)
     header = [
         "group",
         "rows",
@@ -111,7 +110,7 @@ def report_markdown(result: RuleTestResult) -> str:
         f"# Rule test: {result.rule}",
         "",
         f"Target `{result.target}`; error metric {result.metric} on held-out rows "
-        f"({folds} folds per group, each trained with its own seed; intervals at "
+        f"({result.folds} folds per group, each trained with its own seed; intervals at "
         f"{CONFIDENCE:.0%} over folds). The group column is an input of no model, "
         "`all` included: the `all` row pools the groups' rows without telling them apart, so "
         "its error can exceed that of a model fitted with the group column as an input.",
