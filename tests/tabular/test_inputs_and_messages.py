@@ -360,7 +360,7 @@ def test_a_model_file_with_rules_refused_since_it_was_written_still_loads():
         item["weight"] = weight
     (loaded,) = rules_from_config(stored)
     assert loaded.weights == [2e6, 0.0]
-    assert resolve([loaded], enc, outputs, strict=False).weights == [2e6, 0.0]
+    assert resolve([loaded], enc, outputs, strict=False).weights == [1.0, 0.0]  # their ratio
     inner = dc.rules.AllOf(unmoved, [1.0, 2000.0])
     with pytest.raises(ValueError, match="AllOf weight 2e.06 \\(of a rule, nested weights"):
         dc.rules.AllOf([inner, twice[0]], [1000.0, 1.0])

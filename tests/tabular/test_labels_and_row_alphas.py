@@ -28,8 +28,15 @@ def test_a_per_row_alpha_series_is_matched_to_the_rows_by_index():
     by_index = model.predict_proba(shuffled, alpha=strength)
     by_position = model.predict_proba(shuffled, alpha=strength.loc[shuffled.index].to_numpy())
     np.testing.assert_array_equal(by_index, by_position)
-    with pytest.raises(ValueError, match="a per-row alpha given as a Series must have X's index"):
+    high = X[X.x2 > 0]  # a filtered copy: the whole table's Series still fits it
+    np.testing.assert_array_equal(
+        model.predict_proba(high, alpha=strength),
+        model.predict_proba(high, alpha=strength.loc[high.index].to_numpy()),
+    )
+    with pytest.raises(ValueError, match="a per-row alpha given as a Series must hold X's index"):
         model.predict_proba(shuffled, alpha=strength.set_axis(strength.index + 1000))
+    with pytest.raises(ValueError, match="one value per row"):
+        model.predict_proba(X, alpha=strength.loc[high.index])
 
 
 @pytest.mark.parametrize("as_series", [False, True])

@@ -71,6 +71,25 @@ def test_equal_weights_train_as_no_weights():
     np.testing.assert_array_equal(plain.predict(X), equal.predict(X))
 
 
+def test_only_the_ratios_of_rule_weights_count():
+    X, y = table()
+    rules = [dc.Monotonic("price", "decreasing"), dc.Monotonic("quality", "increasing")]
+
+    def predictions(rules):
+        est = dc.DeepCTRLRegressor(rules=rules, **FAST).fit(X, y)
+        return np.stack([est.predict(X, alpha=a) for a in (0.0, 0.5, 1.0)])
+
+    np.testing.assert_array_equal(
+        predictions(dc.rules.AllOf(rules, [1.0, 2.0])),
+        predictions(dc.rules.AllOf(rules, [2.0, 4.0])),
+    )
+    np.testing.assert_array_equal(
+        predictions(rules[:1]), predictions(dc.rules.AllOf(rules[:1], [0.5]))
+    )
+    unequal = predictions(dc.rules.AllOf(rules, [1.0, 2.0]))
+    assert np.abs(unequal - predictions(rules)).max() > 1e-3  # the ratio itself does count
+
+
 @pytest.mark.parametrize(
     ("weights", "message"),
     [

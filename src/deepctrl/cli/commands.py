@@ -31,6 +31,7 @@ from deepctrl.cli.tables import (
     as_categories,
     clean_columns,
     left_out_columns,
+    missing_spellings,
     nfc,
     read_table,
     read_table_dots,
@@ -504,6 +505,7 @@ def fit_command(
             f"{path} has no feature columns besides the target {target!r}"
             + (" and the id columns" if len(ids) else "")
         )
+    _note_missing_spellings(frame, features, path)
     frame = clean_columns(
         frame,
         [*features, target, *weights],
@@ -869,6 +871,23 @@ def id_frame(frame: pd.DataFrame, id_columns: Sequence[str], path: str) -> pd.Da
     if absent:
         raise ValueError(no_column(path, "id", absent[0], list(frame.columns)))
     return frame[list(dict.fromkeys(id_columns))]
+
+
+def _note_missing_spellings(frame: pd.DataFrame, features: list[str], path: Path) -> None:
+    """A note for each text feature with cells such as "NA" or "None", which the table
+    reads as missing, like empty ones: a value of that name (a region "NA") is lost."""
+    text = [
+        c
+        for c in features
+        if not pd.api.types.is_numeric_dtype(frame[c].dtype) and bool(frame[c].isna().any())
+    ]
+    for name, (spelling, rows) in missing_spellings(path, frame, text).items():
+        print(
+            f"note: {path}: column {name!r} has {rows} row(s) written {spelling!r}, read as "
+            "missing like empty cells (as are NA, N/A, null, None and NaN); if it is a "
+            "value of its own, spell it otherwise in the file",
+            file=sys.stderr,
+        )
 
 
 def _note_empty_rows(frame: pd.DataFrame, path: Path) -> None:

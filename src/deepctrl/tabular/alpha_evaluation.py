@@ -451,22 +451,22 @@ def value_order(X: Tensor) -> Tensor:
 
 def aligned_alpha(alpha: Any, X: Any) -> Any:
     """A per-row ``alpha`` in the order of ``X``'s rows: a Series beside a DataFrame by
-    their index (an error when the indexes do not hold the same labels), else as given.
+    their index (it may hold more rows, as for a filtered copy of a table; an error when it
+    lacks some of X's labels), else as given.
 
     >>> X = pd.DataFrame({"x": [1, 2]}, index=["b", "a"])
-    >>> aligned_alpha(pd.Series([0.0, 1.0], index=["a", "b"]), X).tolist()
+    >>> aligned_alpha(pd.Series([0.0, 1.0, 0.5], index=["a", "b", "c"]), X).tolist()
     [1.0, 0.0]
     """
     if not (isinstance(alpha, pd.Series) and isinstance(X, pd.DataFrame)):
         return alpha
-    if alpha.index.equals(X.index) or len(alpha) != len(X):
+    if alpha.index.equals(X.index):
+        return alpha
+    if alpha.index.is_unique and X.index.is_unique and bool(X.index.isin(alpha.index).all()):
+        return alpha.loc[X.index]
+    if len(alpha) != len(X):
         return alpha  # a wrong length is per_row_alphas' error
-    same_rows = (
-        alpha.index.is_unique and X.index.is_unique and bool(X.index.isin(alpha.index).all())
+    raise ValueError(
+        "a per-row alpha given as a Series must hold X's index labels (its rows are matched "
+        "by index); pass alpha.to_numpy() to take its values in order"
     )
-    if not same_rows:
-        raise ValueError(
-            "a per-row alpha given as a Series must have X's index (its rows are matched by "
-            "index); pass alpha.to_numpy() to take its values in order"
-        )
-    return alpha.loc[X.index]

@@ -285,6 +285,19 @@ def leaves_and_weights(rules: Any) -> tuple[list[Rule], list[float]]:
     return leaves, weights
 
 
+def relative_weights(weights: list[float]) -> list[float]:
+    """Rule weights divided by the largest: only their ratios count, so one factor on
+    every weight, or a single rule's weight, trains the same model to the last bit (rho
+    would absorb the factor, but not the optimizer's rounding). All zeros stay as given,
+    for `AllOf` to refuse.
+
+    >>> relative_weights([2.0, 4.0]), relative_weights([0.5])
+    ([0.5, 1.0], [1.0])
+    """
+    top = max(weights, default=0.0)
+    return [w / top for w in weights] if top > 0 else weights
+
+
 def default_perturbation(col: Column) -> Perturbation:
     """The perturbation of a rule that gives none, in the column's units: relative (up to
     10 %, the paper's) for a column whose values are all positive and not whole numbers;
@@ -525,6 +538,7 @@ def resolve(
     _check_pairs(keys, outputs)
     if not resolved:
         return None
+    weights = relative_weights(weights)
     if len(resolved) == 1 and weights == [1.0]:
         return resolved[0]
     return AllOf(resolved, weights) if strict else AllOf.as_stored(resolved, weights)
