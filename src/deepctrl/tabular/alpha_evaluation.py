@@ -34,7 +34,7 @@ from deepctrl.tabular.alpha_choice import (
     per_row_alphas,
     row_of,
 )
-from deepctrl.tabular.frames import row_weights
+from deepctrl.tabular.frames import refuse_lazy, row_weights
 
 if TYPE_CHECKING:
     from deepctrl.core.rules.base import Rule
@@ -265,6 +265,7 @@ class AlphaEvaluation:
         if named:
             raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
         numbers = [float(a) for a in checked]
+        refuse_lazy(y, "y")
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
         weight = self._metric_weights(sample_weight, y_true, X_enc.shape[0])
         if self.rule_ is not None and by_value:  # the draws follow the rows' values

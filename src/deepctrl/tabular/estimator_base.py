@@ -35,7 +35,7 @@ from deepctrl.tabular.alpha_choice import (
 from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
 from deepctrl.tabular.encoding import CATEGORICAL, DATE, TableEncoder, date_values
 from deepctrl.tabular.fit_summary import summary_lines
-from deepctrl.tabular.frames import checked_frame, row_weights
+from deepctrl.tabular.frames import checked_frame, refuse_lazy, row_weights
 from deepctrl.tabular.network import LOOKUP_WIDTH, build_network, network_spec
 from deepctrl.tabular.onnx_graph import OnnxExport
 from deepctrl.tabular.params import (
@@ -355,6 +355,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
+        refuse_lazy(y, "y")
         y_train, y_metric = self._set_targets(y, len(frame))
         weight = row_weights(sample_weight, self._class_weights(y_metric), frame)
         if weight is not None:

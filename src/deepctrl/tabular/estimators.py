@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 from scipy.special import expit
 from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.metrics import r2_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
@@ -51,7 +52,7 @@ from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.class_predictions import warn_unpredicted_classes
 from deepctrl.tabular.encoding import category_key, is_missing_text, listed, shown
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
-from deepctrl.tabular.frames import target_names
+from deepctrl.tabular.frames import refuse_lazy, target_names
 from deepctrl.tabular.model_file import load_estimator, register
 from deepctrl.tabular.params import Allowed, fitted_param, one_of
 from deepctrl.tabular.table_rules import Outputs
@@ -371,12 +372,19 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
         values, _ = self._values(y, n)
-        if values.shape[1] != len(self.output_names_):
+        names = self.output_names_
+        if values.shape[1] != len(names):
             raise ValueError(
-                f"y has {values.shape[1]} target column(s), the model predicts "
-                f"{len(self.output_names_)}"
+                f"y has {values.shape[1]} target column(s), the model predicts {len(names)}"
             )
-        return values
+        given = target_names(y)
+        if len(names) < 2 or given is None or given == names:
+            return values
+        if sorted(given) == sorted(names):  # the same targets in another order
+            return values[:, [given.index(name) for name in names]]
+        if names == [f"y{j}" for j in range(len(names))]:  # fitted on unnamed targets
+            return values
+        raise ValueError(f"y has the target columns {given}; the model predicts {names}")
 
     def rule_outputs(self) -> Outputs:
         return Outputs.regression(self.output_names_, self.target_mean_, self.target_scale_)
@@ -407,6 +415,24 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         """
         raw = self._raw(self._model_outputs(X, alpha))
         return raw[:, 0] if self.target_1d_ else raw
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """The coefficient of determination R^2 at `alpha_`, as scikit-learn's regressors
+        score (averaged over targets); target columns are matched to the model's by name.
+
+        Args:
+            X: The rows.
+            y: Their targets.
+            sample_weight: Row weights.
+
+        Returns:
+            R^2 (1 for perfect predictions).
+        """
+        refuse_lazy(y, "y")
+        pred = self.predict(X).reshape(-1, len(self.output_names_))
+        return float(
+            r2_score(self._metric_targets(y, len(pred)), pred, sample_weight=sample_weight)
+        )
 
 
 @register

@@ -12,6 +12,7 @@ then name columns by position).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import narwhals as nw
@@ -28,10 +29,39 @@ def has_names(X: Any) -> bool:
     return isinstance(X, pd.DataFrame) or _narwhals_frame(X) is not None
 
 
+def named_table(X: Any) -> Any:
+    """``X`` with the column names it carries kept: a pyarrow RecordBatch as a Table, a
+    numpy record array or a list of dicts as a pandas DataFrame (which narwhals and
+    scikit-learn would read as unnamed columns, or as one); anything else as given.
+
+    >>> named_table([{"price": 1.0, "qty": 2}]).columns.tolist()
+    ['price', 'qty']
+    """
+    kind = type(X)
+    if kind.__name__ == "RecordBatch" and kind.__module__.split(".")[0] == "pyarrow":
+        import pyarrow as pa
+
+        return pa.Table.from_batches([X])
+    if isinstance(X, np.ndarray) and X.dtype.names is not None:
+        return pd.DataFrame(X)
+    if isinstance(X, list) and X and all(isinstance(row, dict) for row in X):
+        return pd.DataFrame(X)
+    return X
+
+
+def refuse_lazy(X: Any, name: str) -> None:
+    """A `ValueError` for a lazy frame (a query, not rows) given as ``name``."""
+    if isinstance(nw.from_native(X, pass_through=True, allow_series=True), nw.LazyFrame):
+        raise ValueError(
+            f"{name} is a lazy frame ({type(X).__module__.split('.')[0]} {type(X).__name__}), "
+            f"which holds a query, not rows: collect it first ({name}.collect())"
+        )
+
+
 def _narwhals_frame(X: Any) -> nw.DataFrame[Any] | None:
     if isinstance(X, pd.DataFrame | np.ndarray | list | tuple) or sp.issparse(X):
         return None
-    frame = nw.from_native(X, eager_only=True, pass_through=True)
+    frame = nw.from_native(named_table(X), eager_only=True, pass_through=True)
     return frame if isinstance(frame, nw.DataFrame) else None
 
 
@@ -43,12 +73,15 @@ def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
     >>> as_frame(pd.DataFrame({"price": [1.5, 2.0]}, dtype=object)).dtypes["price"]
     dtype('float64')
     """
+    X = named_table(X)
     if isinstance(X, pd.DataFrame):
         frame = X.set_axis([str(c) for c in X.columns], axis=1)
-        return frame.infer_objects() if any(d == np.dtype(object) for d in frame.dtypes) else frame
+        if any(d == np.dtype(object) for d in frame.dtypes):
+            frame = _decimals_as_floats(frame.infer_objects())
+        return frame
     frame = _narwhals_frame(X)
     if frame is not None:
-        return pd.DataFrame({str(c): _values(frame[c]) for c in frame.columns})
+        return pd.DataFrame({str(c): _values(frame[c], str(c)) for c in frame.columns})
     if sp.issparse(X):
         X = _dense(X)
     arr = np.asarray(X)
@@ -60,20 +93,48 @@ def as_frame(X: Any, names: list[str] | None = None) -> pd.DataFrame:
     return frame.infer_objects() if arr.dtype == object else frame
 
 
-def _values(column: nw.Series[Any]) -> Any:
-    """A data frame's column for pandas: its values (dates with their time zone), or pandas
-    categories for a pyarrow column of dictionary-encoded values (a pandas category or a
-    Parquet file's text), whose missing values narwhals reads as other categories
-    (pyarrow's ``to_numpy`` of such a column cut in chunks fills them so), as a pandas
-    frame holds them."""
+def _decimals_as_floats(frame: pd.DataFrame) -> pd.DataFrame:
+    """Object columns of `decimal.Decimal` values (what SQL NUMERIC columns read as) as
+    float64: numbers, not categories.
+
+    >>> from decimal import Decimal
+    >>> _decimals_as_floats(pd.DataFrame({"p": [Decimal("5.82"), None]}))["p"].tolist()
+    [5.82, nan]
+    """
+    for name in frame.columns[frame.dtypes == np.dtype(object)]:
+        present = frame[name].dropna()
+        if len(present) and all(isinstance(v, Decimal) for v in present):
+            frame = frame.assign(**{name: frame[name].astype(np.float64)})
+    return frame
+
+
+NESTED_DTYPES = (nw.List, nw.Array, nw.Struct)
+WIDE_INTEGERS = (nw.Int128, nw.UInt128)
+
+
+def _values(column: nw.Series[Any], name: str) -> Any:
+    """A data frame's column for pandas: its values (dates with their time zone, decimals
+    and 128-bit integers as float64), or pandas categories for a pyarrow column of
+    dictionary-encoded values (a pandas category or a Parquet file's text), whose missing
+    values narwhals reads as other categories (pyarrow's ``to_numpy`` of such a column cut
+    in chunks fills them so), as a pandas frame holds them."""
     native = column.to_native()
     if type(native).__module__.split(".")[0] == "pyarrow":
         import pyarrow as pa
 
         if pa.types.is_dictionary(native.type):
             return native.to_pandas()
-    zone = getattr(column.dtype, "time_zone", None)
-    if isinstance(column.dtype, nw.Datetime) and zone is not None:
+    dtype = column.dtype
+    if isinstance(dtype, NESTED_DTYPES):
+        kind = "records" if isinstance(dtype, nw.Struct) else "lists"
+        raise ValueError(
+            f"X: column {name!r} holds {kind}, not single values; spread them over columns "
+            "of their own or leave the column out"
+        )
+    if isinstance(dtype, (nw.Decimal, *WIDE_INTEGERS)):
+        return column.cast(nw.Float64).to_numpy()
+    zone = getattr(dtype, "time_zone", None)
+    if isinstance(dtype, nw.Datetime) and zone is not None:
         # to_numpy gives UTC without the zone: a pandas column keeps it (dates are read at
         # the wall-clock time they show)
         return pd.DatetimeIndex(column.to_numpy()).tz_localize("UTC").tz_convert(zone)
@@ -109,11 +170,8 @@ def checked_frame(est: Any, X: Any, reset: bool, names: list[str] | None) -> pd.
     columns, and their names for data frames, set at fit and compared later); arrays and
     sparse matrices take ``names`` (at fit: x0, x1, ...). A data frame given to a model
     fitted on an array is read by position, as scikit-learn does (with its warning)."""
-    if isinstance(nw.from_native(X, pass_through=True), nw.LazyFrame):
-        raise ValueError(
-            f"X is a lazy frame ({type(X).__module__.split('.')[0]} {type(X).__name__}), "
-            "which holds a query, not rows: collect it first (X.collect())"
-        )
+    refuse_lazy(X, "X")
+    X = named_table(X)
     if has_names(X):
         frame = as_frame(X)
         validate_data(est, frame, reset=reset, skip_check_array=True)
@@ -137,6 +195,7 @@ def target_names(y: Any) -> list[str] | None:
     >>> target_names(pd.Series([1.0], name="sales")), target_names(np.zeros(3))
     (['sales'], None)
     """
+    y = named_table(y)
     if isinstance(y, pd.DataFrame):
         return [str(c) for c in y.columns]
     if isinstance(y, pd.Series):

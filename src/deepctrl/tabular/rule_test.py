@@ -32,11 +32,13 @@ from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold
 from tqdm.auto import tqdm
 
+from deepctrl.core.evaluation import Alphas
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.class_predictions import WEIGHTS_HINT
 from deepctrl.tabular.encoding import category_key
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
+from deepctrl.tabular.frames import as_frame, refuse_lazy
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
 from deepctrl.tabular.table_rules import describe, leaves_and_weights
 
@@ -263,13 +265,13 @@ def _judge_segment(
 
 def rule_test(
     estimator: DeepCTRLEstimator,
-    X: pd.DataFrame,
+    X: Any,
     y: Any,
     groups: Any = None,
     *,
     folds: int = 5,
     min_rows: int = MIN_ROWS,
-    alphas: Sequence[float] | None = None,
+    alphas: Alphas | None = None,
     random_state: int = 0,
     progress: bool = True,
 ) -> RuleTestResult:
@@ -286,7 +288,8 @@ def rule_test(
         estimator: An unfitted [DeepCTRLRegressor][deepctrl.tabular.estimators.DeepCTRLRegressor]
             or [DeepCTRLClassifier][deepctrl.tabular.estimators.DeepCTRLClassifier] with
             the rules to test.
-        X: The table.
+        X: The table: any table the estimators take (pandas, polars, pyarrow, numpy,
+            sparse).
         y: The targets, one row per row of X.
         groups: One label per row (e.g. a column of the table); None tests all rows only.
         folds: The number of folds, at least 2.
@@ -306,7 +309,8 @@ def rule_test(
             [MAX_GROUPS][deepctrl.tabular.rule_test.MAX_GROUPS] segments have them.
     """
     _check(estimator, folds, min_rows)
-    X = X.reset_index(drop=True) if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
+    refuse_lazy(X, "X")
+    X = as_frame(X).reset_index(drop=True)
     y = (
         pd.Series(y).reset_index(drop=True)
         if not isinstance(y, pd.DataFrame)
