@@ -67,29 +67,30 @@ if TYPE_CHECKING:
     from deepctrl.tabular.rule_test_report import write_rule_test
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module the first time the name is used."""
-    if name in _SUBMODULES:
-        return importlib.import_module(f"deepctrl.{name}")
-    if name in _WHERE:
-        try:
-            module = importlib.import_module(_WHERE[name])
-        except ModuleNotFoundError as exc:
-            if exc.name not in _TABULAR_EXTRA:
-                raise
-            raise ModuleNotFoundError(
-                f"deepctrl.{name} needs {exc.name}, which the tabular extra installs: "
-                "pip install 'deepctrl[tabular]'",
-                name=exc.name,
-            ) from exc
-        value = getattr(module, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'deepctrl' has no attribute {name!r}")
+if not TYPE_CHECKING:  # hidden from type checkers, which then flag misspelt names
 
+    def __getattr__(name: str) -> Any:
+        """Import a public name's module the first time the name is used."""
+        if name in _SUBMODULES:
+            return importlib.import_module(f"deepctrl.{name}")
+        if name in _WHERE:
+            try:
+                module = importlib.import_module(_WHERE[name])
+            except ModuleNotFoundError as exc:
+                if exc.name not in _TABULAR_EXTRA:
+                    raise
+                raise ModuleNotFoundError(
+                    f"deepctrl.{name} needs {exc.name}, which the tabular extra installs: "
+                    "pip install 'deepctrl[tabular]'",
+                    name=exc.name,
+                ) from exc
+            value = getattr(module, name)
+            globals()[name] = value
+            return value
+        raise AttributeError(f"module 'deepctrl' has no attribute {name!r}")
 
-def __dir__() -> list[str]:
-    return sorted(__all__)
+    def __dir__() -> list[str]:
+        return sorted(__all__)
 
 
 __all__ = [

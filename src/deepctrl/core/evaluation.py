@@ -17,17 +17,16 @@ import contextlib
 import math
 import numbers
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, SupportsFloat
+from typing import Any, overload
 
 import numpy as np
-import numpy.typing as npt
 import torch
 from torch import Tensor, nn
 
 from deepctrl.core.calls import eval_mode, predict_alphas
 from deepctrl.core.checks import finite_real, module, nonneg_int
 from deepctrl.core.data import as_inputs, as_target, check_materialized
-from deepctrl.core.inputs import Inputs, apply, batch_len, cat, refused_rows, rows
+from deepctrl.core.inputs import Alphas, Inputs, apply, batch_len, cat, refused_rows, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
 from deepctrl.core.rules.base import (
     Rule,
@@ -41,9 +40,6 @@ from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
 
 Table = dict[str, list[float]]
-
-Alphas = Sequence[SupportsFloat] | npt.NDArray[Any] | Tensor
-"""Rule strengths: a sequence of numbers, a 1-D NumPy array or a 1-D tensor."""
 
 AlphaValue = float | np.floating[Any] | Tensor
 """One rule strength: a Python or NumPy number, or a one-element tensor."""
@@ -250,6 +246,30 @@ def _blocks(
         return
     for start in range(0, batch_len(data), block):
         yield (*run(rows(data, slice(start, start + block))), None)
+
+
+@overload
+def predict_sweep(
+    model: nn.Module,
+    rule: Rule,
+    X: Any,
+    alphas: Alphas,
+    seed: int = 0,
+    block_rows: int | None = None,
+    forward: AlphaForward | None = None,
+) -> tuple[Tensor, Tensor]: ...
+
+
+@overload
+def predict_sweep(
+    model: nn.Module,
+    rule: None,
+    X: Any,
+    alphas: Alphas,
+    seed: int = 0,
+    block_rows: int | None = None,
+    forward: AlphaForward | None = None,
+) -> tuple[Tensor, None]: ...
 
 
 @torch.no_grad()

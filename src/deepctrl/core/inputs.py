@@ -12,12 +12,16 @@ one it holds. Rows are the first axis of every tensor.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import overload
+from typing import Any, SupportsFloat, overload
 
+import numpy.typing as npt
 import torch
 from torch import Tensor
 
 Inputs = Tensor | dict[str, Tensor]
+
+Alphas = Sequence[SupportsFloat] | npt.NDArray[Any] | Tensor
+"""Rule strengths: a sequence of numbers, a 1-D NumPy array or a 1-D tensor."""
 
 
 def apply(fn: Callable[[Tensor], Tensor], x: Inputs) -> Inputs:

@@ -32,7 +32,7 @@ Examples:
 from __future__ import annotations
 
 import abc
-from typing import final
+from typing import Any, ClassVar, final
 
 import torch
 from torch import Tensor, nn
@@ -42,11 +42,14 @@ class Merge(abc.ABC):
     """How the decision block's input is made from the rule latent `z_r`, the data latent
     `z_d` and the rule strength `a`."""
 
-    @property
-    def name(self) -> str:
-        """The merge's name, written into a model's `DeepCTRL.spec` (a subclass sets its own;
-        the class name by default)."""
-        return type(self).__name__
+    name: ClassVar[str] = "Merge"
+    """The merge's name, written into a model's `DeepCTRL.spec` (a subclass sets its own;
+    the class name by default)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            cls.name = cls.__name__
 
     uses_rule_encoder: bool = True
     """False for a merge with one encoder, which reads `encoder_input` (`"input"`)."""

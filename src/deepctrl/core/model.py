@@ -10,15 +10,14 @@ Examples:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from numbers import Real
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import torch
 from torch import Tensor, nn
 
 from deepctrl.core.checks import module
-from deepctrl.core.inputs import Inputs, batch_len, expand_seeds
+from deepctrl.core.inputs import Alphas, Inputs, batch_len, expand_seeds
 from deepctrl.core.layers import MLP, add_input, runs_as
 from deepctrl.core.merges import BUILT_INS, Merge, as_merge
 
@@ -204,6 +203,10 @@ class DeepCTRL(nn.Module):
         z_r, z_d = self.encode(x)
         return self.decide(x, self.mix(z_r, z_d, alpha))
 
+    if TYPE_CHECKING:  # `model(x, alpha)` is typed as `forward` (nn.Module's call is Any)
+
+        def __call__(self, x: Inputs, alpha: Alpha = 0.0) -> Tensor: ...
+
     def sweeps_its_forward(self) -> bool:
         """Whether [forward_alphas][deepctrl.core.model.DeepCTRL.forward_alphas] computes
         what `forward` does at each alpha: True unless a subclass changed `forward` and not
@@ -213,7 +216,7 @@ class DeepCTRL(nn.Module):
             kind.forward is DeepCTRL.forward or kind.forward_alphas is not DeepCTRL.forward_alphas
         )
 
-    def forward_alphas(self, x: Inputs, alphas: Sequence[float] | Tensor) -> Tensor:
+    def forward_alphas(self, x: Inputs, alphas: Alphas) -> Tensor:
         """Outputs for every alpha at once.
 
         The encoders run once; the decision block runs once on all alphas stacked.

@@ -6,19 +6,25 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Generic
 
 from torch import nn
+from typing_extensions import TypeVar
 
 from deepctrl.core.method_state import SeedState
 from deepctrl.core.methods import Method
 
+ModelT_co = TypeVar("ModelT_co", bound=nn.Module, covariant=True, default=nn.Module)
+"""The type of the model given to `fit`: a bare `FitResult` holds `nn.Module`s."""
+
 
 @dataclass
-class FitResult:
+class FitResult(Generic[ModelT_co]):
     """What [fit][deepctrl.engine.training.fit] returns: one trained model per seed (best
     weights restored, eval mode), and how training went.
 
-    Every list has one entry per seed, in the order of `seeds`.
+    Every list has one entry per seed, in the order of `seeds`. The models are copies of
+    the model given to `fit`, of its type (`FitResult[DeepCTRL]` to type checkers).
 
     Attributes:
         models: The trained models.
@@ -35,7 +41,7 @@ class FitResult:
             `"loop"`.
     """
 
-    models: list[nn.Module]
+    models: list[ModelT_co]
     seeds: list[int]
     method: Method
     state: SeedState
@@ -63,12 +69,12 @@ class FitResult:
         )
 
     @property
-    def model(self) -> nn.Module:
+    def model(self) -> ModelT_co:
         """The model of the first seed, `models[0]`."""
         return self.models[0]
 
     @classmethod
-    def join(cls, parts: Sequence[FitResult]) -> FitResult:
+    def join(cls, parts: Sequence[FitResult[ModelT_co]]) -> FitResult[ModelT_co]:
         """Fits of one method on disjoint seed sets (side by side) as one result: the
         per-seed lists and method states joined in order, the time of the slowest part.
 

@@ -13,7 +13,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import torch
 from torch import nn
@@ -26,9 +26,12 @@ from deepctrl.engine.fit_run import fit_in_workers
 from deepctrl.engine.options import Options
 from deepctrl.engine.result import FitResult
 
+ModelT = TypeVar("ModelT", bound=nn.Module)
+"""The type of the model given to `fit`, which its result's models have."""
+
 
 def fit(
-    model: nn.Module,
+    model: ModelT,
     rule: Rule | None = None,
     method: Method | None = None,
     train: Any = None,
@@ -53,7 +56,7 @@ def fit(
     callbacks: Sequence[Callback | Callable[[EpochEnd], Any]] = (),
     workers: int = 1,
     folds: Sequence[Any] | None = None,
-) -> FitResult:
+) -> FitResult[ModelT]:
     """Train `model` with `method` (default DeepCTRL) under `rule`, one copy per seed.
 
     All seeds train at once as one stacked model (see `deepctrl.engine.ensemble` for the
@@ -202,11 +205,12 @@ def fit(
         callbacks=tuple(callbacks),
         folds=None if folds is None else tuple(folds),
     )
-    return fit_in_workers(model, rule, [method], train, val, seeds, options, desc, workers)[0]
+    result = fit_in_workers(model, rule, [method], train, val, seeds, options, desc, workers)[0]
+    return cast("FitResult[ModelT]", result)  # its models are copies of `model`
 
 
 def fit_methods(
-    model: nn.Module,
+    model: ModelT,
     rule: Rule | None,
     methods: Sequence[Method],
     train: Any = None,
@@ -215,7 +219,7 @@ def fit_methods(
     desc: str | None = None,
     workers: int = 1,
     **options: Any,
-) -> list[FitResult]:
+) -> list[FitResult[ModelT]]:
     """[fit][deepctrl.engine.training.fit] for several methods of the same network, trained
     as ONE stacked job.
 
@@ -262,7 +266,7 @@ def fit_methods(
     unknown = set(options) - set(Options.__dataclass_fields__)
     if unknown:
         raise ValueError(f"fit_methods got unknown options {sorted(unknown)}")
-    return fit_in_workers(
+    results = fit_in_workers(
         model,
         rule,
         members,
@@ -273,3 +277,4 @@ def fit_methods(
         desc,
         workers,
     )
+    return cast("list[FitResult[ModelT]]", results)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar, overload
 
 import numpy as np
 import torch
@@ -96,7 +97,7 @@ def _plain_number(value: Any) -> Any:
 
 
 def save(
-    model: nn.Module, path: str | os.PathLike[str], config: dict[str, Any] | None = None
+    model: nn.Module, path: str | os.PathLike[str], config: Mapping[str, Any] | None = None
 ) -> Path:
     """Write the weights of `model` and `config` to `path`, atomically.
 
@@ -122,15 +123,15 @@ def save(
         TypeError: When `model` is not a `torch.nn.Module`.
     """
     model = unwrap(module(model, "model"))  # a torch.compile or DDP wrapper saves what it wraps
-    config = dict(config or {})
-    _check_reserved(config)
+    stored = dict(config or {})
+    _check_reserved(stored)
     if isinstance(model, DeepCTRL):
         spec = model.spec()
-        config["architecture"] = (
+        stored["architecture"] = (
             spec if spec is not None else {"merge": model.merge.name, "residual": model.residual}
         )
     try:
-        config_json = json.dumps(config, default=_plain_number)
+        config_json = json.dumps(stored, default=_plain_number)
     except TypeError as exc:
         raise ValueError(f"checkpoint config is not JSON-serialisable: {exc}") from None
     state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
@@ -162,6 +163,17 @@ def read_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     return Checkpoint(state, config, meta.get("deepctrl_version", "?"))
 
 
+ModelT = TypeVar("ModelT", bound=nn.Module)
+
+
+@overload
+def load(path: str | os.PathLike[str], model: None = None) -> DeepCTRL: ...
+
+
+@overload
+def load(path: str | os.PathLike[str], model: ModelT) -> ModelT: ...
+
+
 def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Module:
     """Load weights into `model` (same architecture), or rebuild a stored MLP DeepCTRL.
 
@@ -171,7 +183,8 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
             architecture stored in the file.
 
     Returns:
-        The model with the file's weights, in eval mode.
+        The model with the file's weights, in eval mode: `model` itself, or the rebuilt
+            [DeepCTRL][deepctrl.core.model.DeepCTRL].
 
     Raises:
         ValueError: When the file cannot be read (see

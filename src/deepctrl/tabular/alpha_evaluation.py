@@ -17,8 +17,8 @@ from torch import Tensor, nn
 
 from deepctrl.core import evaluation
 from deepctrl.core.data import block_rows
-from deepctrl.core.evaluation import Alphas, JoinedRows, alpha_items
-from deepctrl.core.inputs import Inputs, batch_len
+from deepctrl.core.evaluation import JoinedRows, alpha_items
+from deepctrl.core.inputs import Alphas, Inputs, batch_len
 from deepctrl.core.model import DeepCTRL
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine.workers import free_threads, threads

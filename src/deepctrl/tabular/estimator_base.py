@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
+from typing_extensions import Self
 
 from deepctrl.core import methods, priors
 from deepctrl.core.data import resolve_device
@@ -213,7 +214,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         """X as a DataFrame with its column names (`frames.checked_frame`)."""
         return checked_frame(self, X, reset, None if reset else self.encoder_.names)
 
-    def set_params(self, **params: Any) -> DeepCTRLEstimator:
+    def set_params(self, **params: Any) -> Self:
         """Set parameters, as in scikit-learn. On a fitted estimator a new `alpha` also
         becomes the alpha `predict` uses (`alpha_`), with no refit: `alpha` is read at
         prediction, while the other parameters take effect at the next `fit`.
@@ -314,7 +315,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         size = min(len(f) for f in folds)
         return [f if len(f) == size else np.sort(rng.choice(f, size, replace=False)) for f in folds]
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DeepCTRLEstimator:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Self:
         """Train on a table and choose alpha on its validation rows. A fit that raises or is
         interrupted (KeyboardInterrupt) leaves the estimator as it was before it.
 
@@ -348,7 +349,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             self.__dict__.update(before)
             raise
 
-    def _fit(self, X: Any, y: Any, sample_weight: Any) -> DeepCTRLEstimator:
+    def _fit(self, X: Any, y: Any, sample_weight: Any) -> Self:
         self._check_params()
         frame = self._frame(X, reset=True)
         if y is None:
@@ -606,7 +607,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         return model_file.save_estimator(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Any:
+    def load(cls, path: str | os.PathLike[str]) -> Self:
         """Read a model written by `save`; never unpickles.
 
         Args:
@@ -618,7 +619,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         Raises:
             ValueError: When the file cannot be read or holds another kind of model.
         """
-        return model_file.load_estimator(path, cls)
+        return cast(Self, model_file.load_estimator(path, cls))
 
 
 def _warn_unsorted_dates(frame: pd.DataFrame, encoder: TableEncoder, n_val: int) -> None:

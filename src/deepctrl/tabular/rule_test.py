@@ -32,7 +32,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.model_selection import KFold
 from tqdm.auto import tqdm
 
-from deepctrl.core.evaluation import Alphas
+from deepctrl.core.inputs import Alphas
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.class_predictions import WEIGHTS_HINT
