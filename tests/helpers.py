@@ -1,11 +1,13 @@
 """What many tests build: small DeepCTRL networks on 3 inputs, fixed initial-loss
-estimates for methods and a table whose category "10" looks like a number (imported as
-``from helpers import ...``; conftest.py puts this folder on the path)."""
+estimates for methods, a table whose category "10" looks like a number, and the check of a
+reproduction's results.json layout (imported as ``from helpers import ...``; conftest.py
+puts this folder on the path)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,3 +39,26 @@ def stores_csv(path: Path, n: int = 300) -> Path:
     y = 2 * x + 3 * (store == "10") - 3 * (store == "south") + rng.normal(0, 0.1, n)
     pd.DataFrame({"store": store, "x": x, "y": y}).to_csv(path, index=False)
     return path
+
+
+RESULTS_KEYS = ("experiment", "preset", "seeds", "alphas", "methods", "selection")
+
+
+def check_results_layout(results: dict[str, Any], metrics: tuple[str, ...]) -> None:
+    """Assert the top-level results.json layout of docs/paper/index.md: the shared keys,
+    every method's ``test`` and ``val`` curves of ``metrics`` and the verification ratio
+    with one mean and std per alpha, and those of a method with an ``eval_alpha``
+    constant (its value at that alpha)."""
+    assert set(RESULTS_KEYS) <= set(results), sorted(set(RESULTS_KEYS) - set(results))
+    alphas = results["alphas"]
+    assert results["methods"] and results["selection"]
+    for name, entry in results["methods"].items():
+        assert {"eval_alpha", "test", "val", "epochs", "train_seconds"} <= set(entry), name
+        for split in ("test", "val"):
+            assert set(entry[split]) == {*metrics, "verification_ratio"}, (name, split)
+            for metric, stats in entry[split].items():
+                assert len(stats["mean"]) == len(stats["std"]) == len(alphas), (name, metric)
+                if entry["eval_alpha"] is not None:
+                    i = alphas.index(entry["eval_alpha"])
+                    for key in ("mean", "std"):
+                        assert stats[key] == [stats[key][i]] * len(alphas), (name, metric, key)

@@ -11,6 +11,7 @@ import torch
 import deepctrl as dc
 from deepctrl.paper.experiments import cardio
 from deepctrl.paper.experiments.cardio_report import interpret, perturbation_observations
+from helpers import check_results_layout
 
 ALPHAS = cardio.ALPHAS
 N = len(ALPHAS)
@@ -167,6 +168,26 @@ def test_small_run_writes_the_schema(small_run):
     assert f"splits at **{saved['dataset']['threshold']:g} mmHg**" in report
 
 
+def test_small_run_writes_the_documented_layout(small_run):
+    _, out = small_run
+    saved = json.loads((out / "results.json").read_text())
+    check_results_layout(saved, cardio.METRICS)
+    source = saved["domains"]["Source"]
+    assert saved["methods"] == source["methods"] and saved["preset"] == "paper"
+    assert saved["selection"] == {
+        "setting": "Source",
+        "best_alpha": source["best_alpha"],
+        "best_alpha_by_method": source["best_alpha_by_method"],
+    }
+    # a Target entry has the Source entry's keys but `val` (a Target has no validation split)
+    for name in ("Target 1", "Target 2", "Target 3"):
+        for method, entry in saved["domains"][name]["methods"].items():
+            assert set(entry) == set(source["methods"][method]) - {"val"}
+            assert entry["eval_alpha"] == source["methods"][method]["eval_alpha"]
+    assert source["methods"]["TaskOnly"]["eval_alpha"] == 0.0
+    assert source["methods"]["DeepCTRL"]["eval_alpha"] is None
+
+
 def test_small_run_matches_a_direct_evaluation(small_run):
     """The Target 2 numbers equal a sweep of a model trained the same way by hand."""
     res, _ = small_run
@@ -193,6 +214,8 @@ def test_small_perturbation_run(tmp_path):
     )
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["experiment"] == "cardio-perturbation" and saved["perturbations"] == [0.05, 0.5]
+    assert saved["selection"] == {"setting": "Source", "best_alpha_by_method": res["best_alpha"]}
+    assert saved["preset"] == "paper" and saved["methods"]["TaskOnly"]["eval_alpha"] == 0.0
     assert set(saved["methods"]) == {"DeepCTRL(u=0.05)", "DeepCTRL(u=0.5)", "TaskOnly"}
     assert saved["rho"]["DeepCTRL(u=0.5)"] == [1.0]
     assert res["best_alpha"]["DeepCTRL(u=0.05)"] in ALPHAS

@@ -6,9 +6,11 @@ from pathlib import Path
 import pytest
 import torch
 
+import deepctrl as dc
 from deepctrl.core.rules import Context
 from deepctrl.paper.experiments import pendulum as exp
 from deepctrl.paper.experiments.pendulum_report import report_markdown
+from helpers import check_results_layout
 
 
 def n_params(module: torch.nn.Module) -> int:
@@ -188,3 +190,46 @@ def test_a_stacked_jobs_row_counts_the_epochs_of_its_longest_model():
         line for line in report_markdown(results).splitlines() if line.startswith("| TaskOnly's:")
     )
     assert row.split("|")[2:6] == [" 7 ", " 219.9 ", " 0.8146 ", " 270 "]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """``reproduce`` on 20 s of the pendulum (120/20/60 pairs), one seed, 2 epochs."""
+    import dataclasses
+
+    from deepctrl.paper.datasets import pendulum
+
+    folder = tmp_path_factory.mktemp("pendulum")
+    load, make = pendulum.load, exp.Settings.make
+    short = pendulum.PendulumConfig(duration=20.0)
+
+    def tiny(seeds, quick):
+        return dataclasses.replace(make(seeds, quick), max_epochs=2, patience=1, val_every=1)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pendulum, "load", lambda preset: load(preset, folder / "cache", short))
+        mp.setattr(exp.Settings, "make", staticmethod(tiny))
+        results = exp.reproduce(
+            seeds=1,
+            quick=True,
+            out=str(folder / "out"),
+            progress=False,
+            workers=1,
+            save_models=True,
+        )
+    return results, folder / "out", pendulum.load("paper", folder / "cache", short)
+
+
+def test_a_run_writes_the_documented_layout(tiny_run):
+    results, out, data = tiny_run
+    saved = json.loads((out / "results.json").read_text())
+    check_results_layout(saved, ("mae",))
+    assert list(saved["methods"]) == list(exp.METHOD_KEYS) and saved["preset"] == "paper"
+    # RuleOnly trains at alpha 1: its curves repeat what its network gives there
+    rule_only = saved["methods"]["RuleOnly"]
+    assert rule_only["eval_alpha"] == 1.0
+    model = dc.load(out / "models" / "RuleOnly" / "seed10.safetensors")
+    table = dc.sweep(model, exp.energy_rule(), *data.test, alphas=[0.0, 1.0], metrics=("mae",))
+    assert table["mae"][0] != pytest.approx(table["mae"][1])
+    assert rule_only["test"]["mae"]["mean"] == pytest.approx([table["mae"][1]] * 11, rel=1e-6)
+    assert results["methods"]["RuleOnly"] == rule_only

@@ -8,6 +8,7 @@ import torch
 
 from deepctrl.paper.experiments import retail
 from deepctrl.paper.experiments.retail import ALPHAS, checks, deepctrl_net, reproduce, task_net
+from helpers import check_results_layout
 
 
 def test_networks_are_the_papers():
@@ -104,6 +105,18 @@ def test_quick_reproduce_writes_results_report_and_figures(tmp_path, tiny_settin
         assert len(set(task)) == 1  # no alpha: the value repeats
         assert block["methods"]["LDF-MAE"]["setting"] == "dual_lr=1.0"
     assert saved["groups"]["NEG0.2"]["methods"]["DeepCTRL"]["rho"] == [1.0]
+    check_results_layout(saved, ("mae",))
+    main = saved["groups"]["NEG0.2"]
+    assert saved["methods"] == main["methods"] and saved["preset"] == "paper"
+    assert saved["selection"] == {
+        "setting": "NEG0.2",
+        "best_alpha": main["best_alpha"],
+        "best_alpha_val": main["best_alpha_val"],
+    }
+    for block in saved["transfer"].values():  # the NEG0.2 models: same alpha per method
+        assert {m: e["eval_alpha"] for m, e in block["methods"].items()} == {
+            m: e["eval_alpha"] for m, e in main["methods"].items()
+        }
     assert saved["settings"]["recompute_price_features"] is False
     assert len(saved["checks"]) == 10 and res["checks"] == saved["checks"]
     report = (out / "report.md").read_text()

@@ -23,6 +23,8 @@ grows with u, and would partly undo the effect under study.
 ``best_alpha`` of a domain is the alpha of the lowest mean BCE of DeepCTRL (rho auto) on
 it; ``adaptation`` chooses alpha per seed on a small labelled sample of a Target (200
 patients) and scores it on the rest of that Target, as a user without the full labels would.
+The top-level ``methods`` and ``selection`` of results.json are those of the main setting,
+the Source domain (the methods are trained and validated there; the Targets only test them).
 
 >>> sum(p.numel() for p in deepctrl_net().parameters())
 7265
@@ -157,15 +159,19 @@ def train(
 
 
 def domain_entry(run: MethodRun, domain: Domain, rule: dc.rules.Monotonic) -> dict[str, Any]:
-    """results.json entry of a trained method evaluated on a whole Target."""
+    """results.json entry of a trained method evaluated on a whole Target: its Source entry
+    with ``test`` swept on the Target and no ``val`` (a Target has no validation split;
+    every method was validated on Source)."""
     tables = [dc.sweep(m, rule, domain.X, domain.y, ALPHAS, METRICS) for m in run.fit.models]
     entry = run.entry()
-    return {
+    target = {
+        "eval_alpha": entry["eval_alpha"],
         "test": common.summarize(tables),
         "epochs": entry["epochs"],
         "best_epochs": entry["best_epochs"],
         "train_seconds": entry["train_seconds"],
     }
+    return common.at_eval_alpha(target, ALPHAS)
 
 
 def best_alpha(entry: dict[str, Any], metric: str = "bce", split: str = "test") -> float:
@@ -290,11 +296,14 @@ def reproduce(
             domains[name]["adaptation"] = adaptation(runs[MAIN], domain)
     results: dict[str, Any] = {
         "experiment": "cardio",
+        "preset": "paper",
         "data": data,
         "quick": s.quick,
         "seeds": list(s.seeds),
         "alphas": ALPHAS,
         "main_method": MAIN,
+        "methods": domains["Source"]["methods"],
+        "selection": main_selection(domains),
         "settings": s.describe(),
         "rule": {
             "feature": "ap_hi",
@@ -315,6 +324,18 @@ def reproduce(
         print(f"cardio: wrote the networks to {common.save_models(runs, Path(out), 'cardio')}")
     common.announce_written(f"cardio{' (quick)' if quick else ''}", out, results)
     return results
+
+
+def main_selection(domains: dict[str, Any]) -> dict[str, Any]:
+    """The top-level ``selection`` of results.json: the alphas chosen in the main setting,
+    the Source domain the methods were trained and validated on (its ``best_alpha`` and
+    ``best_alpha_by_method``, lowest mean test BCE)."""
+    source = domains["Source"]
+    return {
+        "setting": "Source",
+        "best_alpha": source["best_alpha"],
+        "best_alpha_by_method": source["best_alpha_by_method"],
+    }
 
 
 def _curve(results: dict[str, Any], domain: str, method: str = MAIN) -> list[float]:
@@ -401,8 +422,10 @@ def reproduce_perturbation(
     methods["TaskOnly"] = train(
         task, "TaskOnly", task_net(), dc.methods.TaskOnly(), task.rule(RULE_U), s, device, progress
     ).entry()
+    best = {m: best_alpha(e) for m, e in methods.items() if m != "TaskOnly"}
     results = {
         "experiment": "cardio-perturbation",
+        "preset": "paper",
         "data": data,
         "quick": s.quick,
         "seeds": list(s.seeds),
@@ -414,7 +437,8 @@ def reproduce_perturbation(
         "dataset": task.summary(),
         "domain": "Source",
         "methods": methods,
-        "best_alpha": {m: best_alpha(e) for m, e in methods.items() if m != "TaskOnly"},
+        "selection": {"setting": "Source", "best_alpha_by_method": best},
+        "best_alpha": best,
         "wall_seconds": round(time.perf_counter() - start, 1),
     }
     folder = Path(out)

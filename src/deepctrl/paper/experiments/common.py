@@ -2,7 +2,8 @@
 validation and test sets, summarise over seeds, write results.json atomically.
 
 results.json has this layout: ``methods[name]["test"][metric] = {"mean": [...], "std": [...]}``
-over the experiment's alpha grid (a method without alpha repeats its value).
+over the experiment's alpha grid; a method that does not draw alphas repeats its value at
+its ``eval_alpha`` (:func:`at_eval_alpha`). docs/paper/index.md describes the whole file.
 """
 
 from __future__ import annotations
@@ -81,6 +82,36 @@ def seed_range(seeds: int, quick: bool, start: int = 0) -> tuple[int, ...]:
     return tuple(range(start, start + (min(seeds, 2) if quick else seeds)))
 
 
+def at_eval_alpha(entry: dict[str, Any], alphas: Sequence[float]) -> dict[str, Any]:
+    """A results.json method ``entry`` as it is written: when its ``eval_alpha`` is not
+    None (a method that does not draw alphas), every ``test`` and ``val`` curve over
+    ``alphas`` becomes its value (mean and std) at ``eval_alpha``, repeated; other entries
+    come back unchanged.
+
+    >>> e = {"eval_alpha": 1.0, "test": {"mae": {"mean": [3.0, 2.0], "std": [0.3, 0.2]}}}
+    >>> at_eval_alpha(e, [0.0, 1.0])["test"]
+    {'mae': {'mean': [2.0, 2.0], 'std': [0.2, 0.2]}}
+
+    Raises:
+        ValueError: When ``eval_alpha`` is not one of ``alphas``.
+    """
+    own = entry.get("eval_alpha")
+    if own is None:
+        return entry
+    if own not in alphas:
+        raise ValueError(f"eval_alpha {own:g} is not on the alpha grid {list(alphas)}")
+    i = list(alphas).index(own)
+    held: dict[str, Any] = {
+        split: {
+            metric: {k: [values[i]] * len(values) for k, values in stats.items()}
+            for metric, stats in entry[split].items()
+        }
+        for split in ("test", "val")
+        if split in entry
+    }
+    return {**entry, **held}
+
+
 def summarize(tables: Sequence[Table]) -> dict[str, dict[str, list[float]]]:
     """Mean and standard deviation over seeds of every metric column (``alpha`` excluded)."""
     out: dict[str, dict[str, list[float]]] = {}
@@ -104,20 +135,27 @@ class MethodRun:
     val: list[Table]
     test: list[Table]
 
+    @property
+    def eval_alpha(self) -> float | None:
+        """The alpha the method trains and is validated at; None when it draws alphas."""
+        method = self.fit.method
+        return None if method.draws_alpha else float(method.val_alpha)
+
     def entry(self) -> dict[str, Any]:
         """The results.json entry of this method. ``eval_alpha`` is the alpha at which a
         method that does not draw alphas is validated and reported (RuleOnly trains at
-        alpha 1, the other baselines at 0); None for a method that draws them (its curve
-        over alpha is the result)."""
-        method = self.fit.method
-        return {
-            "eval_alpha": None if method.draws_alpha else float(method.val_alpha),
+        alpha 1, the other baselines at 0), and its ``test`` and ``val`` curves repeat
+        their value there (:func:`at_eval_alpha`); None for a method that draws them (its
+        curve over alpha is the result)."""
+        entry = {
+            "eval_alpha": self.eval_alpha,
             "test": summarize(self.test),
             "val": summarize(self.val),
             "epochs": list(self.fit.epochs),
             "best_epochs": list(self.fit.best_epochs),
             "train_seconds": round(self.fit.seconds, 3),
         }
+        return at_eval_alpha(entry, self.test[0]["alpha"])
 
 
 def merge_runs(parts: Sequence[MethodRun]) -> MethodRun:

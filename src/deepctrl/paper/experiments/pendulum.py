@@ -300,9 +300,10 @@ def ground_truth(pend: pendulum.PendulumData) -> dict[str, float]:
 
 def rewrite_report(out: str = "results/pendulum") -> Path:
     """Write report.md and the alpha figures of the pendulum run in ``out`` again from its
-    results.json, without training (the energy figure needs the models and stays). Fills
-    in what runs of earlier versions did not record: each baseline's own alpha and the
-    true next states' verification ratio (from the run's data).
+    results.json, without training (the energy figure needs the models and stays). Brings
+    a run of an earlier version to the current layout: each baseline's own alpha, its
+    curves held at that alpha (:func:`~deepctrl.paper.experiments.common.at_eval_alpha`)
+    and the true next states' verification ratio (from the run's data).
 
     Raises:
         ValueError: When ``out`` holds no results.json of a pendulum run.
@@ -328,6 +329,10 @@ def rewrite_report(out: str = "results/pendulum") -> Path:
     for name, entry in results["methods"].items():
         if "eval_alpha" not in entry:
             entry["eval_alpha"] = None if name == "DeepCTRL" else own.get(name, 0.0)
+    results["methods"] = {
+        name: common.at_eval_alpha(entry, results["alphas"])
+        for name, entry in results["methods"].items()
+    }
     if "ground_truth" not in results:
         results["ground_truth"] = ground_truth(pendulum.load(results["preset"]))
     results["figures"] = [
