@@ -914,3 +914,15 @@ def test_a_row_without_a_weight_is_named_by_the_line_an_editor_shows(tmp_path, c
     fit = ["fit", tmp_path / "w.csv", "--target", "y", "--weight-column", "w"]
     code, _, err = run([*fit, "--out", tmp_path / "m.deepctrl", *FAST], capsys)
     assert code == 2 and "has no weight in 1 of 30 rows (line 8); every row" in err, err
+
+
+def test_decimal_parquet_columns_are_numbers(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from decimal import Decimal
+
+    prices = [Decimal("5.82"), Decimal("2.10"), None, Decimal("7.25")]
+    pq.write_table(pa.table({"price": pa.array(prices, pa.decimal128(10, 2))}), tmp_path / "d.pq")
+    frame = read_table(tmp_path / "d.pq")
+    assert frame["price"].dtype == np.float64
+    assert frame["price"].tolist()[:2] == [5.82, 2.1] and np.isnan(frame["price"][2])

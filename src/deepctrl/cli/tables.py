@@ -343,17 +343,19 @@ def _check_format(path: Path) -> None:
 
 
 def _parquet(path: Path) -> pd.DataFrame:
-    """A Parquet file as a DataFrame, its column names in composed form (see :func:`nfc`); a
-    column named twice, or a file pyarrow cannot read, is an error."""
+    """A Parquet file as a DataFrame, its column names in composed form (see :func:`nfc`) and
+    its decimal columns as float64; a column named twice, or a file pyarrow cannot read, is
+    an error."""
     try:
         import pyarrow.parquet
     except ImportError:
         raise ValueError(f"reading {path} needs pyarrow: pip install 'deepctrl[parquet]'") from None
     try:
-        names = pyarrow.parquet.read_schema(path).names
+        schema = pyarrow.parquet.read_schema(path)
     except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ValueError(_not_parquet(path, exc)) from None
-    names = [nfc(name) for name in names]
+    decimals = [f.name for f in schema if pyarrow.types.is_decimal(f.type)]
+    names = [nfc(name) for name in schema.names]
     twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
     if twice is not None:
         raise ValueError(f"data file {path}: the file names column {twice!r} twice")
@@ -361,6 +363,8 @@ def _parquet(path: Path) -> pd.DataFrame:
         frame = pd.read_parquet(path)
     except (ValueError, OSError) as exc:
         raise ValueError(_not_parquet(path, exc)) from None
+    for name in decimals:  # money as databases write it: numbers, not Decimal objects
+        frame[name] = frame[name].astype(np.float64)
     frame.columns = [nfc(str(c)) for c in frame.columns]
     return frame
 
