@@ -26,7 +26,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
-from deepctrl.cli.table_output import STDOUT, check_model_name, check_table_name, write_table
+from deepctrl.cli.table_output import (
+    STDOUT,
+    check_model_name,
+    check_table_name,
+    open_stdout,
+    write_table,
+)
 from deepctrl.cli.tables import (
     as_categories,
     clean_columns,
@@ -59,6 +65,8 @@ def one_line_errors(command: F) -> F:
         with one_line_warnings():
             try:
                 return command(*args, **kwargs)
+            except BrokenPipeError:  # the reader stopped: no error (the caller exits quietly)
+                raise
             except (ValueError, OSError) as exc:
                 raise ValueError(_one_line(exc)) from None
             except (MemoryError, RuntimeError) as exc:
@@ -740,11 +748,15 @@ def sweep_command(
     weights = _sweep_weights(frame, weight_column, columns, data, y is not None)
     table = est.sweep(frame[columns], y, alpha_list, sample_weight=weights)
     if as_json:
+        open_stdout()
         rows = [
-            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+            {
+                k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in row.items()
+            }
             for row in table.to_dict(orient="records")
         ]
-        print(json.dumps(rows, indent=1))
+        print(json.dumps(rows, indent=1, allow_nan=False))
     else:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if est.rule_ is not None:

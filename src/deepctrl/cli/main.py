@@ -8,8 +8,10 @@ import importlib
 import importlib.util
 import os
 import re
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -184,6 +186,8 @@ def _add_reproduce(subparsers: Any) -> None:
 def _output_folder(out: str) -> None:
     """``--out`` of a reproduction, checked before any training (and not made yet, so a
     run that fails leaves nothing): not a file, and under a folder that can be written."""
+    if out == "-":
+        raise ValueError("--out - (standard output) is for deepctrl predict; give a folder")
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out {out} is a file; give a folder")
@@ -697,6 +701,28 @@ def _composed_names(args: argparse.Namespace) -> None:
             setattr(args, option, [nfc(v) for v in value])
 
 
+PATH_OPTIONS = ("data", "model", "out", "rules", "check", "csv", "m5_dir")
+"""The arguments that name files or folders: ``~`` in them is the home folder, also when
+the shell left it (quoted, or after ``--out=``)."""
+
+
+def _home_paths(args: argparse.Namespace) -> None:
+    """``~`` expanded in the path arguments of ``args``."""
+    for option in PATH_OPTIONS:
+        value = getattr(args, option, None)
+        if isinstance(value, str) and value.startswith("~"):
+            setattr(args, option, os.path.expanduser(value))
+
+
+class Terminated(BaseException):
+    """SIGTERM (``kill``, ``timeout``) as an exception, so that worker processes are stopped
+    and nothing is left half done, as after Ctrl-C."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; bad input gives one line on stderr and exit code 2.
 
@@ -714,6 +740,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     _composed_names(args)
+    _home_paths(args)
+    if getattr(args, "progress", False) and not (sys.stderr and sys.stderr.isatty()):
+        args.progress = False  # a log file or a pipe gets no bars (no carriage returns)
+    main_thread = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
+    try:
+        return _run(args, handler)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _run(args: argparse.Namespace, handler: Any) -> int:
+    """The command of ``args``, its errors and interruptions as one line and an exit code."""
     err = sys.stderr
     quiet = is_worker()
     with (
@@ -738,9 +778,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (ValueError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
             print(f"deepctrl: error: {exc}", file=err)
             return 2
+        except BrokenPipeError:  # a reader that stopped early (| head): quiet, as other tools
+            if sys.__stdout__ is not None:  # no second error when Python flushes at exit
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+            return 141
         except KeyboardInterrupt:
             print("deepctrl: interrupted", file=err)
             return 130
+        except Terminated:
+            print("deepctrl: terminated", file=err)
+            return 143
 
 
 if __name__ == "__main__":

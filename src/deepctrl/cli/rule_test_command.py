@@ -39,6 +39,8 @@ def _out_folder(out: str) -> Path:
     """``--out`` as a folder that exists and is writable, or can be made."""
     if not out:
         raise ValueError("--out is empty; give a folder")
+    if out == "-":
+        raise ValueError("--out - (standard output) is for deepctrl predict; give a folder")
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out {folder} is a file; give a folder")

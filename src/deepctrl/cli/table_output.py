@@ -89,9 +89,17 @@ def check_model_name(name: str | Path) -> None:
         )
 
 
+def open_stdout() -> None:
+    """A `ValueError` when standard output is closed (a daemon's, or ``>&-``), which Python
+    shows as ``sys.stdout = None``: data written there would be lost without a word."""
+    if sys.stdout is None:
+        raise ValueError("standard output is closed: give --out a file name to write to")
+
+
 def write_table(frame: pd.DataFrame, out: str | Path) -> None:
     """Write ``frame`` to ``out`` (see the module), or as CSV to standard output for ``-``."""
     if str(out) == STDOUT:
+        open_stdout()
         data = table_bytes(frame, "stdout.csv")
         binary = getattr(sys.stdout, "buffer", None)  # absent when stdout is a text buffer
         if binary is None:

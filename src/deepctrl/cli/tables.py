@@ -421,6 +421,11 @@ def _read(
     """The table and its dots, for :func:`read_table` and :func:`read_table_dots`."""
     if not str(path):
         raise ValueError("the data file's name is empty; give the table's file")
+    if str(path) == "-":
+        raise ValueError(
+            "data file -: tables are not read from standard input (they are read more than "
+            "once); save the table to a file and give its name"
+        )
     path = Path(path)
     if not path.exists():
         raise ValueError(f"data file {path} does not exist")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -128,6 +129,15 @@ def _join_pool(counter: Any) -> None:
         counter.value += 1
     set_bar_position(position)
     warnings.formatwarning = _one_line_warning
+    threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _end_with_parent(parent: int) -> None:
+    """End this worker when the process that started it is gone (killed, or ended by a
+    signal it could not handle): an orphan would go on training jobs nobody reads."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> str:
@@ -154,8 +164,24 @@ def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list
         return [job(*a) for a in args]
     ctx = torch.multiprocessing.get_context("spawn")
     counter = ctx.Value("i", 0)
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         min(workers, len(args)), mp_context=ctx, initializer=_join_pool, initargs=(counter,)
-    ) as pool:
+    )
+    try:
         futures = [pool.submit(job, *a) for a in args]
         return [f.result() for f in futures]
+    except BaseException:  # Ctrl-C, SIGTERM or a job's error: no job starts after it
+        _stop(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel the jobs not started and end the workers running the others."""
+    # the executor keeps its processes in a private attribute (Python 3.14 adds
+    # terminate_workers), which shutdown clears; without it the queued jobs still run
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
