@@ -50,7 +50,7 @@ def test_what_each_kind_of_parameter_admits(value, allowed, ok):
         ("latent_size", 2.0, "latent_size must be a positive integer, got 2.0"),
         ("lr_schedule", "step", "lr_schedule must be 'auto' or one of ('constant', 'cosine')"),
         ("validation_fraction", 1, "validation_fraction must be in [0, 1), got 1"),
-        ("loss", "huber", "loss must be one of ('mse', 'mae'), got 'huber'"),
+        ("loss", "huber", "loss must be one of ('mse', 'mae', 'poisson'), got 'huber'"),
     ],
 )
 def test_fit_names_the_parameter_out_of_bounds(param, value, message):

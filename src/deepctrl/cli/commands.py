@@ -147,9 +147,13 @@ def check_rule_class(task: str, rule_class: str | None, inferred: bool) -> None:
     raise ValueError("--rule-class is for classification; the task is regression")
 
 
-def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
+def infer_task(
+    series: pd.Series, task: str | None, loss: str | None = None
+) -> tuple[str, str | None]:
     """The task, given or inferred from the target (with a note saying so): classification
-    for text or at most 10 distinct integer values, else regression."""
+    for text or at most 10 distinct integer values, else regression; numbers of few values
+    are a regression too when a regression ``loss`` is given (counts, for the Poisson
+    loss)."""
     numeric = pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
         series.dtype
     )
@@ -166,6 +170,10 @@ def infer_task(series: pd.Series, task: str | None) -> tuple[str, str | None]:
         values = series.to_numpy(dtype=np.float64)
         integral = bool(np.all(values == np.round(values)))
         chosen = "classification" if integral and len(np.unique(values)) <= 10 else "regression"
+        if chosen == "classification" and loss is not None:
+            return "regression", (
+                f"task: regression (--loss {loss} is a regression loss; set --task to choose)"
+            )
     return chosen, f"task: {chosen} (from target column {series.name!r}; set --task to choose)"
 
 
@@ -271,6 +279,22 @@ def check_loss_options(task: str, class_weight: str | None, loss: str | None) ->
         raise ValueError("--class-weight is for classification; the task is regression")
     if task == "classification" and loss is not None:
         raise ValueError("--loss is for regression; a classifier trains on the log loss")
+
+
+def check_count_target(series: pd.Series, path: Path, loss: str | None) -> None:
+    """``--loss poisson`` needs a target >= 0: an error naming the first line (CSV) or row
+    (Parquet) with a negative value."""
+    if loss != "poisson":
+        return
+    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+    negative = np.flatnonzero(values < 0)
+    if len(negative):
+        where = row_lines(np.array([series.index[negative[0]]]), path)
+        raise ValueError(
+            f"{path}: target column {series.name!r} has a negative value in {len(negative)} of "
+            f"{len(values)} rows ({where}: {values[negative[0]]:g}); --loss poisson needs "
+            "counts or other values >= 0"
+        )
 
 
 def set_loss_options(est: Any, class_weight: str | None, loss: str | None) -> None:
@@ -466,8 +490,8 @@ def fit_command(
     rho: str = "auto",
 ) -> int:
     """``deepctrl fit``: train a table model and write it to ``out``; the ``categorical``
-    columns are read as categories whatever their values look like; ``loss`` ("mse" or
-    "mae") trains a regressor, ``weight_column`` holds each row's sample weight (not a
+    columns are read as categories whatever their values look like; ``loss`` ("mse", "mae"
+    or "poisson") trains a regressor, ``weight_column`` holds each row's sample weight (not a
     feature); ``validate_last`` holds out the file's last rows instead of random ones;
     ``rho`` is the method's balance of the losses ("auto", "paper", "epoch" or a number)."""
     out_path = check_output_path(out, data, *([] if rules is None else [rules]))
@@ -531,9 +555,10 @@ def fit_command(
             f"target column {target!r} is constant ({shown(frame[target].iloc[0])}): there is "
             "nothing to learn"
         )
-    task, note = infer_task(frame[target], task)
+    task, note = infer_task(frame[target], task, loss)
     check_rule_class(task, rule_class, inferred=note is not None)
     check_loss_options(task, class_weight, loss)
+    check_count_target(frame[target], path, loss)
     check_whole_classes(frame[target], task)
     for spec in monotonic:
         if spec.rpartition("=")[0].strip() == target:

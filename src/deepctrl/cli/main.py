@@ -300,10 +300,11 @@ def _add_loss_options(p: argparse.ArgumentParser, chooses: str) -> None:
     )
     p.add_argument(
         "--loss",
-        choices=["mse", "mae"],
+        choices=["mse", "mae", "poisson"],
         default=None,
         help=f"regression: the training loss, which also {chooses} (default mse; mae "
-        "for targets with outliers)",
+        "for targets with outliers; poisson for counts and other targets >= 0 whose spread "
+        "grows with their level); a loss makes an unset --task regression",
     )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from deepctrl.cli.commands import (
+    check_count_target,
     check_device,
     check_loss_options,
     check_rule_class,
@@ -91,8 +92,8 @@ def rule_test_command(
 ) -> int:
     """Test the rules on every value of ``group`` (and all rows); write the files to ``out``;
     the ``categorical`` columns are read as categories whatever their values look like;
-    ``class_weight`` ("balanced") and ``loss`` ("mse" or "mae") train each fold's model as
-    in ``deepctrl fit`` (the loss is also the error the verdicts compare)."""
+    ``class_weight`` ("balanced") and ``loss`` ("mse", "mae" or "poisson") train each fold's
+    model as in ``deepctrl fit`` (the loss is also the error the verdicts compare)."""
     folder = _out_folder(out)
     check_device(device)
     folds = number(seeds, "--seeds", int, 2, 101)
@@ -139,10 +140,11 @@ def rule_test_command(
             "give them a group of their own (such as 'unknown') or drop those rows "
             "(--drop-missing)"
         )
-    task, note = infer_task(frame[target], task)
+    task, note = infer_task(frame[target], task, loss)
     check_whole_classes(frame[target], task)
     check_rule_class(task, rule_class, inferred=note is not None)
     check_loss_options(task, class_weight, loss)
+    check_count_target(frame[target], path, loss)
     if task == "classification" and monotonic and rule_class is None:
         from deepctrl.tabular.table_rules import Outputs
 

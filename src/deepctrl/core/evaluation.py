@@ -49,7 +49,7 @@ AlphaForward = Callable[[Inputs, Sequence[float]], Tensor]
 model. The default is [predict_alphas][deepctrl.core.calls.predict_alphas] of the model; an
 ensemble passes the average of its members'."""
 
-ERROR_METRICS = ("mae", "mse", "rmse", "bce", "cross_entropy")
+ERROR_METRICS = ("mae", "mse", "rmse", "poisson", "bce", "cross_entropy")
 
 SWEEP_ALPHAS = tuple(float(a) for a in np.round(np.linspace(0, 1, 11), 10))
 """0, 0.1, ..., 1: the alphas `sweep` evaluates unless given others."""
@@ -408,9 +408,10 @@ def sweep(
             DataLoader of (x, y) pairs.
         y: The targets of tensor `X`; None when `X` is a Dataset or DataLoader.
         alphas: The rule strengths; the default is 0, 0.1, ..., 1.
-        metrics: Any of `"mae"`, `"mse"`, `"rmse"`, `"bce"`, `"cross_entropy"`,
-            `"accuracy"` and `"auc"` (one name alone is one metric); `"l1"`, as training
-            also names the mae, gives the `mae` column.
+        metrics: Any of `"mae"`, `"mse"`, `"rmse"`, `"poisson"` (the mean Poisson deviance
+            of log-rate outputs), `"bce"`, `"cross_entropy"`, `"accuracy"` and `"auc"` (one
+            name alone is one metric); `"l1"`, as training also names the mae, gives the
+            `mae` column.
         seed: Seeds the perturbations of the rule check, an integer >= 0.
         forward: The outputs at every alpha instead of the model's, as in
             [predict_sweep][deepctrl.core.evaluation.predict_sweep].
@@ -584,7 +585,7 @@ def select_alpha(
         min_verification: The verification ratio to reach; None picks by `metric`.
         objective: How to pick without `min_verification`; `"min_error"` is the only one.
         metric: The column to optimise; None is the first error metric in the table
-            (mae, mse, rmse, bce, cross_entropy), else accuracy or auc, and with
+            (mae, mse, rmse, poisson, bce, cross_entropy), else accuracy or auc, and with
             `min_verification` the smallest alpha reaching it.
 
     Returns:

@@ -32,6 +32,13 @@ def _difference(y_hat: Tensor, y: Tensor) -> Tensor:
     ...
     ValueError: the targets have 1 value(s) per sample but the outputs 3
     """
+    out, target = _paired(y_hat, y)
+    return out - target
+
+
+def _paired(y_hat: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """Outputs and targets one row per sample, the targets in the outputs' dtype; an error
+    when their widths differ."""
     out, target = _flat(y_hat), _flat(y)
     if out.shape[1] != target.shape[1]:
         labels = (
@@ -44,7 +51,7 @@ def _difference(y_hat: Tensor, y: Tensor) -> Tensor:
             f"the targets have {target.shape[1]} value(s) per sample but the outputs "
             f"{out.shape[1]}{labels}"
         )
-    return out - target.to(y_hat)
+    return out, target.to(y_hat)
 
 
 def mae_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
@@ -77,17 +84,48 @@ def cross_entropy_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
     return F.cross_entropy(y_hat, y.reshape(-1).long(), reduction="none")
 
 
+def _half_deviance(y_hat: Tensor, y: Tensor, what: str) -> Tensor:
+    """Half the Poisson deviance of log-rates ``y_hat`` against targets >= 0 (an error
+    naming ``what`` otherwise), the mean over a sample's outputs."""
+    f, counts = _paired(y_hat, y)
+    # a few microseconds a batch; a compiled training step skips it
+    if not torch.compiler.is_compiling() and counts.numel() and float(counts.min()) < 0:
+        raise ValueError(f"{what} needs targets >= 0 (counts, rates), got {float(counts.min()):g}")
+    return (f.exp() - counts * f + torch.xlogy(counts, counts) - counts).mean(dim=1)
+
+
+def poisson_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
+    """The Poisson loss of log-rates ``y_hat`` against counts ``y`` >= 0: the negative
+    log-likelihood exp(f) - y f up to a term without f, here y log y - y, so that it is
+    half the Poisson deviance, 0 where exp(f) = y and never negative (y log y = 0 at y = 0).
+
+    >>> f = torch.tensor([[0.0], [2.0]])
+    >>> [round(v, 4) for v in poisson_per_sample(f, torch.tensor([[1.0], [0.0]])).tolist()]
+    [0.0, 7.3891]
+    """
+    return _half_deviance(y_hat, y, "task loss 'poisson'")
+
+
+def poisson_deviance(y_hat: Tensor, y: Tensor) -> Tensor:
+    """The Poisson deviance of each sample, 2 (y log(y / mu) - (y - mu)) at the predicted
+    rate mu = exp(``y_hat``) (a log-rate, as task loss "poisson" trains it), y log y = 0 at
+    y = 0: twice the loss."""
+    return 2 * _half_deviance(y_hat, y, "metric 'poisson'")
+
+
 PER_SAMPLE: dict[str, PerSample] = {
     "mae": mae_per_sample,
     "l1": mae_per_sample,
     "mse": mse_per_sample,
     "bce": bce_per_sample,
     "cross_entropy": cross_entropy_per_sample,
+    "poisson": poisson_per_sample,
 }
 
 
 def per_sample(loss: str | PerSample) -> PerSample:
-    """The per-sample loss for a name ("mae", "mse", "bce", "cross_entropy") or a callable."""
+    """The per-sample loss for a name ("mae", "mse", "bce", "cross_entropy", "poisson") or a
+    callable."""
     if callable(loss):
         return loss
     if loss not in PER_SAMPLE:
@@ -230,6 +268,7 @@ SCORES: dict[str, Score] = {
     "mae": lambda p, y, w: weighted_mean(mae_per_sample(p, y), w),
     "mse": lambda p, y, w: weighted_mean(mse_per_sample(p, y), w),
     "rmse": lambda p, y, w: weighted_mean(mse_per_sample(p, y), w).sqrt(),
+    "poisson": lambda p, y, w: weighted_mean(poisson_deviance(p, y), w),
     "bce": lambda p, y, w: weighted_mean(bce_per_sample(p, y), w),
     "cross_entropy": lambda p, y, w: weighted_mean(_checked_cross_entropy(p, y), w),
     "accuracy": accuracy,
@@ -242,6 +281,7 @@ MEANS: dict[str, PerSample] = {
     "mae": mae_per_sample,
     "mse": mse_per_sample,
     "rmse": mse_per_sample,
+    "poisson": poisson_deviance,
     "bce": bce_per_sample,
     "cross_entropy": _checked_cross_entropy,
     "accuracy": correct_per_sample,
@@ -251,9 +291,10 @@ can be accumulated block by block; auc needs every score at once."""
 
 
 def score(name: str, y_hat: Tensor, y: Tensor, weight: Tensor | None = None) -> Tensor:
-    """Metric ``name`` (mae, mse, rmse, bce, cross_entropy, accuracy, auc) as a 0-d tensor in
-    the dtype of ``y_hat``; with ``weight`` (one per sample, >= 0) each sample counts in
-    proportion to its weight, and the result is float64."""
+    """Metric ``name`` (mae, mse, rmse, poisson, bce, cross_entropy, accuracy, auc) as a 0-d
+    tensor in the dtype of ``y_hat`` (poisson: the mean deviance of log-rates ``y_hat``);
+    with ``weight`` (one per sample, >= 0) each sample counts in proportion to its weight,
+    and the result is float64."""
     if name not in SCORES:
         raise ValueError(f"unknown metric {name!r}; use one of {sorted(SCORES)}")
     return SCORES[name](y_hat, y, weight)

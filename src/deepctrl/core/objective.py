@@ -141,8 +141,9 @@ class Objective:
         rule: What the model should respect; None only for methods without a rule.
         method: The training objective; None is
             [DeepCTRLMethod][deepctrl.methods.DeepCTRLMethod] with its defaults.
-        task_loss: `"mae"`, `"mse"`, `"bce"`, `"cross_entropy"`, or a function of
-            `(y_hat, y)` returning one loss per sample.
+        task_loss: `"mae"`, `"mse"`, `"bce"`, `"cross_entropy"`, `"poisson"` (outputs
+            are log-rates of counts >= 0), or a function of `(y_hat, y)` returning one
+            loss per sample.
         seed: Fixes the alpha draws and perturbations; under DDP give every rank the same
             seed, so that all ranks draw the same alpha for a step.
 

@@ -139,8 +139,10 @@ def fit(
             above). Required.
         val: Validation data in the same forms, for early stopping; None trains every seed
             for `max_epochs` epochs and keeps its last weights.
-        task_loss: `"mae"`, `"mse"`, `"bce"`, `"cross_entropy"`, or a function of
-            `(y_hat, y)` returning one loss per sample, shape (batch,).
+        task_loss: `"mae"`, `"mse"`, `"bce"`, `"cross_entropy"`, `"poisson"` (outputs
+            are log-rates of counts >= 0: the loss is half the Poisson deviance of
+            exp(output)), or a function of `(y_hat, y)` returning one loss per sample,
+            shape (batch,).
         batch_size: Rows per batch of tensors or a Dataset (a DataLoader keeps its own).
         lr: Adam's learning rate (the first epoch's under `lr_schedule="cosine"`).
         max_epochs: The most epochs a seed trains.

@@ -34,6 +34,11 @@ FORMAT = "deepctrl"
 FORMAT_VERSION = 1
 TABLE_MODELS = ("DeepCTRLRegressor", "DeepCTRLClassifier")
 TABLE_MODEL_FORMAT = 1
+LOG_LINK_FORMAT = 2
+"""The format of a table model whose predictions are exp of the networks' output (a
+regressor of the Poisson loss): laid out as format 1, numbered apart so that a deepctrl
+without the log link refuses the file instead of predicting log-rates as if they were
+targets."""
 _MAX_HEADER = 100 * 1024 * 1024
 
 
@@ -200,11 +205,11 @@ def check_table_model(
         )
     if kind is not None and name != kind:
         raise ValueError(f"{path} holds a {name}, not a {kind}")
-    if config.get("estimator_format") != TABLE_MODEL_FORMAT:
+    if config.get("estimator_format") not in (TABLE_MODEL_FORMAT, LOG_LINK_FORMAT):
         raise ValueError(
             f"{path} holds a table model in format {config.get('estimator_format')}"
             f" (written by deepctrl {version}); this deepctrl reads format "
-            f"{TABLE_MODEL_FORMAT}"
+            f"{TABLE_MODEL_FORMAT} (and {LOG_LINK_FORMAT}, for models of the Poisson loss)"
         )
     return name
 

@@ -549,7 +549,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         """Expression rules must have a value on every training row (see
         :func:`deepctrl.tabular.table_rules.check_expressions`)."""
         outputs = self.rule_outputs()
-        at = torch.from_numpy(y_train) if outputs.kind == "regression" else None
+        regression = outputs.kind == "regression"
+        at = outputs.at_targets(torch.from_numpy(y_train)) if regression else None
         check_expressions(self.rules, self.encoder_, outputs, X, at, rows)
 
     def _network_spec(self, n_inputs: int, recipe: Recipe) -> dict[str, Any]:

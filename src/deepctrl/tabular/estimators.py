@@ -1,9 +1,10 @@
 """scikit-learn estimators: DeepCTRL on tables, with rules that name columns.
 
 Numeric columns are standardized and categorical ones (text, category, bool) one-hot
-encoded inside the model; regression targets are standardized too. rho="auto" is the
-library's (`deepctrl.core.scale`): a perturbation rule is measured on the data's typical
-slope instead of the fresh network, which gives rho near 0.1 on standardized targets. It
+encoded inside the model; regression targets are standardized too (for `loss="poisson"`
+divided by their mean). rho="auto" is the library's (`deepctrl.core.scale`): a
+perturbation rule is measured on the data's typical slope instead of the fresh network,
+which gives rho near 0.1 on standardized targets. It
 keeps alpha = 0 a plain network trained on the data and makes alpha = 1 follow the rule
 even where the training labels contradict it (rho = 1 left alpha = 1 at 78 % verification
 on such a table; see docs/results/tabular.md).
@@ -156,6 +157,23 @@ def _target_named(name: str) -> str:
     return "y" if name == "y" else f"y (column {name!r})"
 
 
+def _check_counts(values: np.ndarray, names: list[str]) -> None:
+    """Targets for the Poisson loss are >= 0: an error naming the first negative one.
+
+    >>> _check_counts(np.array([[3.0], [-2.0]]), ["sales"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y (column 'sales') has a negative value, -2 at row 1: loss='poisson' needs ...
+    """
+    negative = np.argwhere(values < 0)
+    if len(negative):
+        row, col = negative[0]
+        raise ValueError(
+            f"{_target_named(names[col])} has a negative value, {values[row, col]:g} at row "
+            f"{row}: loss='poisson' needs counts or other values >= 0"
+        )
+
+
 def _logit_bce(logit: Tensor, y: Tensor) -> Tensor:
     """Per-sample binary cross entropy of a logit output."""
     return F.binary_cross_entropy_with_logits(logit, y.to(logit), reduction="none").mean(dim=1)
@@ -192,7 +210,11 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         alpha: The rule strength `predict` uses: `"auto"` the lowest-error alpha whose
             verification ratio on the validation rows reaches 0.99, `"min_error"` the
             lowest validation error, or a number.
-        loss: The training loss, `"mse"` or `"mae"`; it also chooses alpha.
+        loss: The training loss, `"mse"`, `"mae"` or `"poisson"`; it also chooses alpha.
+            `"poisson"` is for counts and other targets >= 0 whose spread grows with
+            their level: the networks output log-rates, predictions are never negative,
+            and the error is the mean Poisson deviance (docs: "Counts: the Poisson loss"
+            in tables-cli.md).
         hidden_size: The width of the hidden layers; None is 4 per encoded input, rounded
             up to a power of two from 32 to 128 (32 from 10,000 training rows on).
         latent_size: The width of each encoder's latent; None is a quarter of
@@ -247,8 +269,12 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         n_features_in_: The number of columns of X.
         feature_names_in_: The column names (for data frames).
         output_names_: The targets' names.
-        target_mean_: The targets' means, by which they are standardized.
-        target_scale_: The targets' standard deviations (1 for a constant target).
+        target_mean_: The targets' means, by which they are standardized; 0 for
+            `loss="poisson"`, whose targets are divided by their mean only.
+        target_scale_: The targets' standard deviations (1 for a constant target); for
+            `loss="poisson"` their means (1 for a target that is all 0): the networks
+            train on y / target_scale_ and output its log-rate f, and predictions are
+            target_scale_ * exp(f), so a fresh network predicts the mean.
         n_epochs_: The most epochs a network trained.
         rho_: Each network's rho.
         validation_sweep_: The metrics and verification ratio at every alpha on the
@@ -264,7 +290,10 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             alpha go by (parameters set since then, but `alpha`, wait for the next fit).
     """
 
-    _parameters: ClassVar[dict[str, Allowed]] = {**PARAMETERS, "loss": one_of("mse", "mae")}
+    _parameters: ClassVar[dict[str, Allowed]] = {
+        **PARAMETERS,
+        "loss": one_of("mse", "mae", "poisson"),
+    }
 
     def __init__(
         self,
@@ -322,9 +351,14 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
 
     @property
     def primary_metric(self) -> str:  # type: ignore[override]
-        """The error metric that chooses alpha: the training loss, `"mse"` or `"mae"` (of
-        the fit)."""
+        """The error metric that chooses alpha: the training loss, `"mse"`, `"mae"` or
+        `"poisson"` (the mean Poisson deviance), of the fit."""
         return str(fitted_param(self, "loss"))
+
+    @property
+    def _log_link(self) -> bool:
+        """Whether the networks output log-rates (`loss="poisson"`, of the fit)."""
+        return bool(fitted_param(self, "loss") == "poisson")
 
     def _values(self, y: Any, n: int) -> tuple[np.ndarray, bool]:
         """y as (n, n_targets) floats, and whether it was 1-D."""
@@ -352,23 +386,36 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         if names is None or len(names) != values.shape[1]:
             names = ["y"] if values.shape[1] == 1 else [f"y{j}" for j in range(values.shape[1])]
         self.output_names_ = names
-        self.target_mean_, std, unit = _spread(values)
-        for name, value, spread, size in zip(names, self.target_mean_, std, unit, strict=True):
+        if self._log_link:
+            _check_counts(values, names)
+        mean, std, unit = _spread(values)
+        for name, value, spread, size in zip(names, mean, std, unit, strict=True):
             if spread <= 1e-12 * size and n > 1:
                 warnings.warn(
                     f"target {name!r} is constant ({value:g}): the model can only predict it",
                     UserWarning,
                     stacklevel=outside_stacklevel(),
                 )
-        self.target_scale_ = np.where(std > 1e-12 * unit, std, 1.0)
-        return ((values - self.target_mean_) / self.target_scale_).astype(np.float32), values
+        return self._scaled(values, mean, std, unit), values
 
     def _weigh_targets(
         self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
     ) -> np.ndarray:
-        self.target_mean_, std, unit = _spread(y_metric, weight)
-        self.target_scale_ = np.where(std > 1e-12 * unit, std, 1.0)
-        return ((y_metric - self.target_mean_) / self.target_scale_).astype(np.float32)
+        return self._scaled(y_metric, *_spread(y_metric, weight))
+
+    def _scaled(
+        self, values: np.ndarray, mean: np.ndarray, std: np.ndarray, unit: np.ndarray
+    ) -> np.ndarray:
+        """The targets as the networks train on them, from their (weighted) mean, standard
+        deviation and largest magnitude, which set `target_mean_` and `target_scale_`:
+        standardized, or for the Poisson loss divided by their mean."""
+        if self._log_link:
+            self.target_mean_ = np.zeros_like(mean)
+            self.target_scale_ = np.where(mean > 0, mean, 1.0)
+        else:
+            self.target_mean_ = mean
+            self.target_scale_ = np.where(std > 1e-12 * unit, std, 1.0)
+        return ((values - self.target_mean_) / self.target_scale_).astype(np.float32)
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
         values, _ = self._values(y, n)
@@ -378,6 +425,14 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
                 f"y has {values.shape[1]} target column(s), the model predicts {len(names)}"
             )
         given = target_names(y)
+        matched = self._matched(values, names, given)
+        if self._log_link:
+            _check_counts(matched, names)
+        return matched
+
+    @staticmethod
+    def _matched(values: np.ndarray, names: list[str], given: list[str] | None) -> np.ndarray:
+        """Target columns `values`, named `given`, in the order of the model's `names`."""
         if len(names) < 2 or given is None or given == names:
             return values
         if sorted(given) == sorted(names):  # the same targets in another order
@@ -387,16 +442,34 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         raise ValueError(f"y has the target columns {given}; the model predicts {names}")
 
     def rule_outputs(self) -> Outputs:
-        return Outputs.regression(self.output_names_, self.target_mean_, self.target_scale_)
+        return Outputs.regression(
+            self.output_names_,
+            self.target_mean_,
+            self.target_scale_,
+            link="log" if self._log_link else "identity",
+        )
+
+    def _combine(self, outputs: Tensor) -> Tensor:
+        """The networks' mean output; of log-rates, the log of their mean rate."""
+        if not self._log_link:
+            return outputs.mean(dim=0)
+        return torch.logsumexp(outputs, dim=0) - np.log(outputs.shape[0])
 
     def _raw(self, y_model: np.ndarray) -> np.ndarray:
-        return y_model * self.target_scale_ + self.target_mean_
+        """Combined outputs in the target's units."""
+        out = np.exp(y_model) if self._log_link else y_model
+        return out * self.target_scale_ + self.target_mean_
 
     def _metrics(
         self, y_model: Tensor, y_true: Tensor, weight: Tensor | None = None
     ) -> dict[str, float]:
+        """mae and mse of the predictions, and for the Poisson loss their mean deviance."""
         raw = torch.from_numpy(self._raw(y_model.numpy()))
-        return {name: float(score(name, raw, y_true, weight)) for name in ("mae", "mse")}
+        out = {name: float(score(name, raw, y_true, weight)) for name in ("mae", "mse")}
+        if self._log_link:
+            log_rate = y_model + torch.from_numpy(np.log(self.target_scale_))
+            out["poisson"] = float(score("poisson", log_rate, y_true, weight))
+        return out
 
     def predict(self, X: Any, alpha: Any = None) -> np.ndarray:
         """Predictions in the target's units.

@@ -34,6 +34,21 @@ def _imputed(est: Any) -> str | None:
     return f"missing values in the {given} rows given: " + "; ".join(parts)
 
 
+def _loss(est: Any) -> str | None:
+    """The Poisson loss, and the training means its log-rates are relative to (the
+    squared and absolute errors are said by the metrics' names)."""
+    if getattr(est, "classes_", None) is not None or fitted_param(est, "loss") != "poisson":
+        return None
+    means = ", ".join(
+        f"{name} {mean:.4g}"
+        for name, mean in zip(est.output_names_, est.target_scale_.tolist(), strict=True)
+    )
+    return (
+        f"loss: poisson (predictions are exp of the networks' log-rate times the training "
+        f"mean: {means})"
+    )
+
+
 def _dates(est: Any) -> str | None:
     parts = [
         f"{c.name} from {c.origin[:19]} ({c.width} input{'s' if c.width != 1 else ''}: days"
@@ -69,7 +84,7 @@ def summary_lines(est: Any) -> list[str]:
         f"trained {type(est).__name__} on {est.n_train_} rows ({split}), "
         f"{est.encoder_.n_encoded} inputs after encoding"
     ]
-    lines += [line for line in (_imputed(est), _dates(est)) if line]
+    lines += [line for line in (_loss(est), _imputed(est), _dates(est)) if line]
     leaves, _ = leaves_and_weights(rules)
     if not leaves:
         lines.append("rules: none")

@@ -25,7 +25,12 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from deepctrl.io.checkpoint import read_checkpoint, save
-from deepctrl.io.file_format import TABLE_MODEL_FORMAT, check_table_model, damaged_table_model
+from deepctrl.io.file_format import (
+    LOG_LINK_FORMAT,
+    TABLE_MODEL_FORMAT,
+    check_table_model,
+    damaged_table_model,
+)
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.model_file_legacy import as_trained
 from deepctrl.tabular.network import build_network
@@ -121,9 +126,10 @@ def estimator_config(est: Any) -> dict[str, Any]:
         fitted.update({k: _plain(getattr(est, k)) for k in _REGRESSION})
         fitted["target_mean_"] = _plain(est.target_mean_)
         fitted["target_scale_"] = _plain(est.target_scale_)
+    log_link = not hasattr(est, "classes_") and est.rule_outputs().link == "log"
     return {
         "estimator": type(est).__name__,
-        "estimator_format": TABLE_MODEL_FORMAT,
+        "estimator_format": LOG_LINK_FORMAT if log_link else TABLE_MODEL_FORMAT,
         "params": params,
         "rules": rules_config(rules),
         "preprocessing": est.encoder_.config(),

@@ -1,6 +1,7 @@
 """A fitted table estimator as one ONNX graph: the table's columns and `alpha` in, the
 predictions out, with the preprocessing, the networks' average and the target scaling
-inside, so a server needs onnxruntime and nothing of deepctrl.
+(for a Poisson model the exp of its log-rate too) inside, so a server needs onnxruntime
+and nothing of deepctrl.
 
 Inputs, one per column by name, each of shape `(rows,)`:
 
@@ -268,6 +269,7 @@ class _Served(nn.Module):
         self.networks = nn.ModuleList(est.models_)
         self.ignores_alpha = est.rule_ is None
         self.classifier = hasattr(est, "classes_")
+        self.log_link = not self.classifier and est.rule_outputs().link == "log"
         if not self.classifier:
             self.register_buffer("scale", torch.as_tensor(est.target_scale_, dtype=torch.float32))
             self.register_buffer("shift", torch.as_tensor(est.target_mean_, dtype=torch.float32))
@@ -281,7 +283,8 @@ class _Served(nn.Module):
                 p = torch.sigmoid(out)
                 return torch.cat([1 - p, p], dim=1)
             return torch.softmax(out, dim=1)
-        raw = out * self.get_buffer("scale") + self.get_buffer("shift")
+        linked = out.exp() if self.log_link else out  # a Poisson model's log-rate
+        raw = linked * self.get_buffer("scale") + self.get_buffer("shift")
         return raw[:, 0] if self.est.target_1d_ else raw
 
 

@@ -28,6 +28,15 @@ ABSOLUTE_CAUTION = [
     "",
 ]
 
+DEVIANCE_CAUTION = [
+    "The errors here are mean Poisson deviances (the loss the models were trained with). "
+    "The verdicts' thresholds were measured with squared errors; near a good fit a row's "
+    "deviance is its squared error divided by its predicted count, so a cost's share of "
+    "the error reads much as it would in squared errors, but the thresholds were not "
+    "measured on deviances.",
+    "",
+]
+
 
 def drawn_panels(result: RuleTestResult) -> tuple[list[tuple[str, Segment]], int]:
     """The segments rule_test.png draws, in the report's order (all rows, and the
@@ -153,6 +162,7 @@ def report_markdown(result: RuleTestResult) -> str:
         "",
         *(CLASSES_CAUTION if result.metric in CLASS_METRICS else []),
         *(ABSOLUTE_CAUTION if result.metric == "mae" else []),
+        *(DEVIANCE_CAUTION if result.metric == "poisson" else []),
         *_left_out_note(result),
         "![error and verification over alpha](rule_test.png)",
         "",

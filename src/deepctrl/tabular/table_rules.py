@@ -109,8 +109,13 @@ class Outputs:
         std: Iterable[float] = (),
         labels: Sequence[Any] = (),
         recoded_hint: bool = True,
+        link: str = "identity",
     ) -> None:
         self.kind, self.names = kind, names
+        self.link = link
+        """How regression outputs f become the target's units: ``"identity"``,
+        f * std + mean, or ``"log"``, exp(f) * std + mean (a Poisson model's log-rate), so
+        that rules see the values ``predict`` returns."""
         self.labels = list(labels)
         """The class labels of a classifier (empty for regression)."""
         self.recoded_hint = recoded_hint
@@ -126,13 +131,22 @@ class Outputs:
         names: list[str],
         mean: Iterable[float] | None = None,
         std: Iterable[float] | None = None,
+        link: str = "identity",
     ) -> Outputs:
+        """Regression outputs `names`, in the target's units f * std + mean, or under the
+        ``"log"`` link exp(f) * std + mean.
+
+        >>> out = Outputs.regression(["sales"], [0.0], [20.0], link="log")
+        >>> out.raw(torch.tensor([[0.0], [math.log(2.0)]]))["sales"].tolist()
+        [20.0, 40.0]
+        """
         k = len(names)
         return cls(
             "regression",
             names,
             mean if mean is not None else [0.0] * k,
             std if std is not None else [1.0] * k,
+            link=link,
         )
 
     @classmethod
@@ -189,15 +203,28 @@ class Outputs:
         """``P('late')`` for a class, the target name for regression."""
         return f"P({self.labels[index]!r})" if self.labels else self.names[index]
 
+    def at_targets(self, scaled: Tensor) -> Tensor:
+        """The model outputs that predict regression targets given as the networks train
+        on them: the targets themselves, or under the log link their log, a target of 0
+        taken as a millionth (exp(f) is never 0, so a zero count is only approached).
+
+        >>> Outputs.regression(["n"], link="log").at_targets(torch.tensor([[1.0], [0.0]]))
+        tensor([[  0.0000],
+                [-13.8155]])
+        """
+        return scaled.clamp_min(1e-6).log() if self.link == "log" else scaled
+
     @property
     def n_model_outputs(self) -> int:
         return 1 if self.kind == "binary" else len(self.names)
 
     def raw(self, y_hat: Tensor) -> dict[str, Tensor]:
         """Model outputs (batch, n_model_outputs) by name in the table's units: regression
-        outputs unscaled, class probabilities from the logit (binary) or log-probabilities."""
+        outputs unscaled (exp first under the log link), class probabilities from the logit
+        (binary) or log-probabilities."""
         if self.kind == "regression":
-            values = y_hat * self.std.to(y_hat) + self.mean.to(y_hat)
+            linked = y_hat.exp() if self.link == "log" else y_hat
+            values = linked * self.std.to(y_hat) + self.mean.to(y_hat)
         elif self.kind == "binary":
             p = torch.sigmoid(y_hat[:, :1])
             values = torch.cat([1 - p, p], dim=1)
