@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deepctrl.cli.table_layout import nfc
+from deepctrl.io.file_format import not_a_file
 
 if TYPE_CHECKING:  # rules load PyTorch: imported where built, after the checks
     from deepctrl.core.rules import Perturbation, Rule
@@ -112,6 +113,8 @@ def parse_rules_text(text: str, source: str = "rules file") -> list[RuleSpec]:
         where = f"{source} line {found.group(1)}" if found else source
         problem = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)) or "invalid TOML"
         raise ValueError(f"{where}: not valid TOML: {problem}") from None
+    except RecursionError:
+        raise ValueError(f"{source}: not valid TOML: nested too deeply") from None
     headers, key_lines, top = _line_map(text, source)
     for key in data:
         if key != "rule":
@@ -141,7 +144,7 @@ def read_rules_file(path: str | Path) -> list[RuleSpec]:
     if path.is_dir():
         raise ValueError(f"rules file {path} is a folder; give the rules file in it")
     if not path.is_file():
-        raise ValueError(f"rules file {path} does not exist")
+        raise ValueError(not_a_file(path, "rules file"))
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is fine
     except UnicodeDecodeError:

@@ -217,13 +217,16 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
                 f"dc.load({str(path)!r}, model=YourModel(...))"
             )
         try:
-            with torch.random.fork_rng(devices=[]):  # the weights come from the file
-                model = DeepCTRL.from_spec(arch)
-        except (KeyError, TypeError, ValueError, AttributeError):
+            with torch.device("meta"):  # shapes only: claimed huge layers allocate nothing
+                expected = DeepCTRL.from_spec(arch).state_dict()
+        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError):
             raise ValueError(
                 f"{path}: its config's 'architecture' is not one deepctrl wrote; build the "
                 f"model in code and pass it, dc.load({str(path)!r}, model=YourModel(...))"
             ) from None
+        _check_shapes(path, expected, ckpt.state_dict)
+        with torch.random.fork_rng(devices=[]):  # the weights come from the file
+            model = DeepCTRL.from_spec(arch)
         floats = [t.dtype for t in ckpt.state_dict.values() if t.is_floating_point()]
         model = model.to(floats[0]) if floats else model  # the stored precision
     try:
@@ -234,6 +237,18 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
             f"{path} does not fit this model: {first[1] if len(first) > 1 else exc}"
         ) from None
     return model.eval()
+
+
+def _check_shapes(path: Any, expected: dict[str, Tensor], stored: dict[str, Tensor]) -> None:
+    """Refuse a file whose stored architecture and weights differ in a layer's shape."""
+    for key in sorted(expected.keys() | stored.keys()):
+        want = tuple(expected[key].shape) if key in expected else None
+        have = tuple(stored[key].shape) if key in stored else None
+        if want != have:
+            raise ValueError(
+                f"{path} does not hold together: its architecture gives {key} the shape "
+                f"{want}, and its weights {have}"
+            )
 
 
 def _check_same_mix(path: Any, arch: Any, model: nn.Module) -> None:

@@ -140,6 +140,19 @@ def _describe_foreign(head: bytes) -> str:
     return "it is not a safetensors file"
 
 
+def not_a_file(path: Path, what: str) -> str:
+    """Why ``path``, which is not a regular file, cannot be read as ``what``.
+
+    >>> not_a_file(Path("/dev/null"), "model file")
+    'model file /dev/null is not a regular file (a pipe, a device or a socket)'
+    """
+    if path.is_symlink() and not path.exists():
+        return f"{what} {path} is a symbolic link to nothing (or a loop of links)"
+    if path.exists():
+        return f"{what} {path} is not a regular file (a pipe, a device or a socket)"
+    return f"{what} {path} does not exist"
+
+
 def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]]:
     """The bytes and the safetensors metadata of a deepctrl model file of this format
     version; a ``ValueError`` naming the problem for anything else."""
@@ -147,7 +160,7 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
     if path.is_dir():
         raise ValueError(f"model file {path} is a folder; give the model file in it")
     if not path.is_file():
-        raise ValueError(f"model file {path} does not exist")
+        raise ValueError(not_a_file(path, "model file"))
     data = path.read_bytes()
     if len(data) < 8:
         raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
@@ -161,7 +174,7 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
         raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
     try:
         header = json.loads(data[8 : 8 + n])
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise ValueError(f"{path} is not a deepctrl model file: its header is corrupt") from None
     meta = header.get("__metadata__") if isinstance(header, dict) else None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -190,6 +203,8 @@ def model_config(meta: dict[str, Any], path: str | os.PathLike[str]) -> dict[str
         return json.loads(meta.get("config", "{}"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is corrupt: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path} is corrupt: its config is nested too deeply") from None
 
 
 def check_table_model(
@@ -216,9 +231,10 @@ def check_table_model(
 
 def damaged_table_model(path: str | os.PathLike[str], problem: Exception | str) -> ValueError:
     """The error for a table model whose config or weights do not hold together."""
-    text = str(problem).strip()
-    detail = text.splitlines()[0] if text else type(problem).__name__
-    return ValueError(f"{path} is a damaged table model: {detail}")
+    lines = [line.strip() for line in str(problem).strip().splitlines() if line.strip()]
+    # PyTorch's load_state_dict says what differs on its second line
+    detail = lines[1] if len(lines) > 1 and lines[0].endswith(":") else lines[0] if lines else ""
+    return ValueError(f"{path} is a damaged table model: {detail or type(problem).__name__}")
 
 
 class TableModelColumns(NamedTuple):

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
-from torch import nn
+from torch import Tensor, nn
 
 from deepctrl.io.checkpoint import read_checkpoint, save
 from deepctrl.io.file_format import (
@@ -143,6 +144,21 @@ def save_estimator(est: Any, path: str | os.PathLike[str]) -> Path:
     return save(nn.ModuleList(est.models_), path, estimator_config(est))
 
 
+def _classes(values: list[Any], dtype: str) -> np.ndarray:
+    """The class labels in the NumPy type they were saved from, which must be one `save`
+    writes and no wider than the labels need (a crafted type would allocate gigabytes).
+
+    >>> _classes(["no", "yes"], "<U3").dtype, _classes([0, 1], "<i8").dtype
+    (dtype('<U3'), dtype('int64'))
+    """
+    if dtype == "object":
+        return np.asarray(values, dtype=object)
+    natural, wanted = np.asarray(values), np.dtype(dtype)
+    if wanted.kind not in "biufU" or wanted.itemsize > max(natural.dtype.itemsize, 16):
+        raise ValueError(f"its class labels are stored as {dtype!r}, which they do not need")
+    return natural.astype(wanted)
+
+
 def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     params = dict(cfg["params"])
     if "class_weight" in params:
@@ -154,10 +170,7 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     est.fitted_params_ = fit_snapshot(est.get_params(deep=False))
     fitted: dict[str, Any] = dict(cfg["fitted"])
     if "classes_" in fitted:
-        dtype = fitted.pop("classes_dtype")
-        fitted["classes_"] = np.asarray(
-            fitted["classes_"], dtype=object if dtype == "object" else dtype
-        )
+        fitted["classes_"] = _classes(fitted["classes_"], fitted.pop("classes_dtype"))
     else:
         fitted["target_mean_"] = np.asarray(fitted["target_mean_"], dtype=np.float64)
         fitted["target_scale_"] = np.asarray(fitted["target_scale_"], dtype=np.float64)
@@ -175,6 +188,8 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
         fitted.get("alpha_", fitted["selected_alpha_"] if alpha == "auto" else alpha)
     )
     for key, value in fitted.items():
+        if key.startswith("_") or hasattr(type(est), key):  # a method, such as predict
+            raise ValueError(f"its fitted values name {key!r}, which is no fitted attribute")
         setattr(est, key, value)
     est.encoder_ = encoder
     if est.encoder_.n_encoded != est.network_["inputs"]:
@@ -183,6 +198,25 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
         warnings.simplefilter("ignore")
         est.rule_ = resolve(rules, est.encoder_, est.rule_outputs(), strict=False)
     return est
+
+
+def _check_sizes(spec: dict[str, Any], n_models: int, weights: dict[str, Tensor]) -> int:
+    """``n_models``, after checking that the file's config and its weights describe the
+    same networks, before any is built: a config claiming other sizes would otherwise have
+    gigabytes allocated before the weights are found not to fit."""
+    stored = {key.split(".", 1)[0] for key in weights}
+    if n_models != len(stored):
+        raise ValueError(f"it names {n_models} networks and stores the weights of {len(stored)}")
+    with torch.device("meta"):  # shapes only: nothing is allocated
+        expected = {k: tuple(v.shape) for k, v in build_network(spec).state_dict().items()}
+    given = {k.split(".", 1)[1]: tuple(v.shape) for k, v in weights.items() if k[:2] == "0."}
+    for key in sorted(expected.keys() | given.keys()):
+        if expected.get(key) != given.get(key):
+            raise ValueError(
+                f"its network settings give {key} the shape {expected.get(key)}, and its "
+                f"weights {given.get(key)}"
+            )
+    return n_models
 
 
 def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | None = None) -> Any:
@@ -195,7 +229,8 @@ def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | Non
         if name not in ESTIMATORS:
             raise ValueError(f"no estimator class {name!r} is registered")
         est = _rebuild(cfg, ESTIMATORS[name])
-        models = nn.ModuleList(build_network(est.network_) for _ in range(int(cfg["n_models"])))
+        n_models = _check_sizes(est.network_, int(cfg["n_models"]), ckpt.state_dict)
+        models = nn.ModuleList(build_network(est.network_) for _ in range(n_models))
         models.load_state_dict(ckpt.state_dict)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
         raise damaged_table_model(path, exc) from None

@@ -175,9 +175,10 @@ def test_a_baseline_is_drawn_at_its_own_alpha_and_a_report_needs_a_run(tmp_path)
     assert "proxy = 0.5" in lines
     with pytest.raises(ValueError, match="results.json does not exist: --report-only"):
         exp.rewrite_report(str(tmp_path))
-    (tmp_path / "results.json").write_text('{"experiment": "retail"}')
-    with pytest.raises(ValueError, match="is not the results.json of a pendulum run"):
-        exp.rewrite_report(str(tmp_path))
+    for text in ('{"experiment": "retail"}', "[]", '{"experiment": "pendulum"}'):
+        (tmp_path / "results.json").write_text(text)
+        with pytest.raises(ValueError, match="is not the results.json of a pendulum run"):
+            exp.rewrite_report(str(tmp_path))
 
 
 def test_a_stacked_jobs_row_counts_the_epochs_of_its_longest_model():

@@ -68,7 +68,15 @@ class Comparison:
 
 
 def _fail(text: str, problem: str) -> ValueError:
-    return ValueError(f"penalty expression {text!r}: {problem}")
+    """An error quoting the expression, a long one by its start.
+
+    >>> str(_fail("y <= " + "x + " * 40 + "1", "too long"))[:62]
+    "penalty expression 'y <= x + x + x + x + x + x + x + x + x + x"
+    >>> len(str(_fail("y <= " + "x + " * 10**4 + "1", "too long"))) < 200
+    True
+    """
+    shown = text if len(text) <= 120 else f"{text[:100]}... ({len(text)} characters)"
+    return ValueError(f"penalty expression {shown!r}: {problem}")
 
 
 def _compile(
@@ -118,6 +126,8 @@ def _compile(
 MAX_PARTS = 500
 """The most numbers, names and operations an expression may hold: it is evaluated by
 nested calls, one per part (about 250 terms of a sum)."""
+MAX_CHARACTERS = 20_000
+"""The longest expression text parsed: 500 parts with long names fit in it."""
 
 
 def parse(text: str) -> Comparison:
@@ -130,6 +140,8 @@ def parse(text: str) -> Comparison:
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"a penalty expression must be non-empty text, got {text!r}")
+    if len(text) > MAX_CHARACTERS:  # before parsing: a parse tree takes ~240 bytes a character
+        raise _fail(text, f"too long: at most {MAX_CHARACTERS} characters")
     names: dict[str, str] = {}
 
     def quote(match: re.Match[str]) -> str:

@@ -316,9 +316,12 @@ def rewrite_report(out: str = "results/pendulum") -> Path:
         raise ValueError(f"{path} does not exist: --report-only re-renders a finished run's --out")
     try:
         results = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         raise ValueError(f"{path} is not the results.json of a pendulum run") from None
-    if results.get("experiment") != "pendulum":
+    needed = ("experiment", "methods", "alphas", "preset")
+    if not (isinstance(results, dict) and all(k in results for k in needed)):
+        raise ValueError(f"{path} is not the results.json of a pendulum run")
+    if results["experiment"] != "pendulum" or not isinstance(results["methods"], dict):
         raise ValueError(f"{path} is not the results.json of a pendulum run")
     own = {
         name: m.val_alpha
