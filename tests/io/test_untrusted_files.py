@@ -64,8 +64,14 @@ def small_memory():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda c: c["fitted"]["network_"].update(hidden=6000), "network settings give .* the shape"),
-        (lambda c: c["fitted"]["network_"].update(latent=10**6), "network settings give .* the shape"),
+        (
+            lambda c: c["fitted"]["network_"].update(hidden=6000),
+            "network settings give .* the shape",
+        ),
+        (
+            lambda c: c["fitted"]["network_"].update(latent=10**6),
+            "network settings give .* the shape",
+        ),
         (
             lambda c: c.update(n_models=10**9),
             "names 1000000000 networks and stores the weights of 2",
