@@ -62,3 +62,13 @@ def check_results_layout(results: dict[str, Any], metrics: tuple[str, ...]) -> N
                     i = alphas.index(entry["eval_alpha"])
                     for key in ("mean", "std"):
                         assert stats[key] == [stats[key][i]] * len(alphas), (name, metric, key)
+
+
+def write_sales(folder: Path, n: int = 60) -> Path:
+    """sales.csv in ``folder``: price, size and sales falling with price (noise 0.2)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"price": rng.uniform(1, 10, n).round(3), "size": rng.uniform(0, 1, n)})
+    frame["sales"] = 10 - frame["price"] + 2 * frame["size"] + rng.normal(0, 0.2, n)
+    path = folder / "sales.csv"
+    frame.to_csv(path, index=False)
+    return path

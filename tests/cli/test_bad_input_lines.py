@@ -6,21 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
 from deepctrl.cli.rules_file import parse_rules_text
-
-
-def write_sales(folder: Path, n: int = 60) -> Path:
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"price": rng.uniform(1, 10, n).round(3), "size": rng.uniform(0, 1, n)})
-    frame["sales"] = 10 - frame["price"] + 2 * frame["size"] + rng.normal(0, 0.2, n)
-    path = folder / "sales.csv"
-    frame.to_csv(path, index=False)
-    return path
+from helpers import write_sales
 
 
 @pytest.fixture(scope="module")

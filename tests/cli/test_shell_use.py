@@ -13,28 +13,19 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
+from helpers import write_sales
 
 FIT = ["--target", "sales", "--monotonic", "price=decreasing", "--max-epochs", "3"]
 SOURCE = Path(__file__).resolve().parents[2] / "src"
 
 
-def write_table(folder: Path, n: int = 200) -> Path:
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"price": rng.uniform(1, 10, n).round(3), "size": rng.uniform(0, 1, n)})
-    frame["sales"] = 10 - frame["price"] + 2 * frame["size"] + rng.normal(0, 0.2, n)
-    path = folder / "data.csv"
-    frame.to_csv(path, index=False)
-    return path
-
-
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("shell")
-    data = write_table(folder)
+    data = write_sales(folder, 200)
     model = folder / "m.deepctrl"
     assert main(["fit", str(data), *FIT, "--no-progress", "--out", str(model)]) == 0
     return data, model
@@ -54,7 +45,7 @@ def test_a_home_path_the_shell_left_is_the_home_folder(fitted, tmp_path, monkeyp
 
 
 def test_a_log_file_gets_no_progress_bars(tmp_path, capsys):
-    data = write_table(tmp_path)
+    data = write_sales(tmp_path, 200)
     assert main(["fit", str(data), *FIT, "--out", str(tmp_path / "m.deepctrl")]) == 0
     err = capsys.readouterr().err
     assert "\r" not in err and "task: regression" in err

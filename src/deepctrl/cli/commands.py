@@ -37,8 +37,8 @@ from deepctrl.cli.tables import (
     as_categories,
     clean_columns,
     left_out_columns,
-    missing_spellings,
     nfc,
+    note_missing_spellings,
     read_table,
     read_table_dots,
     read_targets,
@@ -918,13 +918,13 @@ def _note_missing_spellings(frame: pd.DataFrame, features: list[str], path: Path
         for c in features
         if not pd.api.types.is_numeric_dtype(frame[c].dtype) and bool(frame[c].isna().any())
     ]
-    for name, (spelling, rows) in missing_spellings(path, frame, text).items():
-        print(
-            f"note: {path}: column {name!r} has {rows} row(s) written {spelling!r}, read as "
-            "missing like empty cells (as are NA, N/A, null, None and NaN); if it is a "
-            "value of its own, spell it otherwise in the file",
-            file=sys.stderr,
-        )
+    note_missing_spellings(
+        path,
+        frame,
+        text,
+        " like empty cells (as are NA, N/A, null, None and NaN); if it is a value of its "
+        "own, spell it otherwise in the file",
+    )
 
 
 def _note_empty_rows(frame: pd.DataFrame, path: Path) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import pandas as pd
 
 from deepctrl.cli.commands import check_output_path, model_and_frame, one_line_errors
-from deepctrl.cli.tables import missing_spellings
+from deepctrl.cli.tables import note_missing_spellings
 
 
 def _note_missing_spellings(est: Any, check: str, X: pd.DataFrame) -> None:
@@ -17,13 +16,12 @@ def _note_missing_spellings(est: Any, check: str, X: pd.DataFrame) -> None:
     from deepctrl.tabular.encoding import CATEGORICAL
 
     text = [c.name for c in est.encoder_.columns if c.kind == CATEGORICAL]
-    for name, (spelling, rows) in missing_spellings(check, X, text).items():
-        print(
-            f"note: {check}: column {name!r} has {rows} row(s) written {spelling!r}, read as "
-            "missing; sent as written, the ONNX file takes them for an unseen category: "
-            'send "" for them',
-            file=sys.stderr,
-        )
+    note_missing_spellings(
+        check,
+        X,
+        text,
+        '; sent as written, the ONNX file takes them for an unseen category: send "" for them',
+    )
 
 
 @one_line_errors

@@ -330,6 +330,19 @@ def missing_spellings(
     return found
 
 
+def note_missing_spellings(
+    path: str | Path, frame: pd.DataFrame, columns: Sequence[str], advice: str
+) -> None:
+    """A note on standard error for each column of :func:`missing_spellings`: its spelling
+    and rows, read as missing, then ``advice``."""
+    for name, (spelling, rows) in missing_spellings(path, frame, columns).items():
+        print(
+            f"note: {path}: column {name!r} has {rows} row(s) written {spelling!r}, read as "
+            f"missing{advice}",
+            file=sys.stderr,
+        )
+
+
 def _check_format(path: Path) -> None:
     """A file whose suffix names a table format that is not read (a spreadsheet, JSON) is
     an error saying to save it as CSV or Parquet."""
