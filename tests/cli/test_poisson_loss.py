@@ -84,3 +84,17 @@ def test_test_rule_compares_deviances(tmp_path, capsys):
     result = json.loads((tmp_path / "r" / "rule_test.json").read_text())
     assert result["all"]["metric"] == "poisson"
     assert "mean Poisson deviances" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_sweep_names_a_negative_count_by_its_line(tmp_path, capsys):
+    data, model = defects_csv(tmp_path), tmp_path / "defects.deepctrl"
+    args = ["fit", data, "--target", "defects", *FAST, "--loss", "poisson", "--out", model]
+    assert run(args, capsys)[0] == 0
+    frame = pd.read_csv(data)
+    frame.loc[2, "speed"] = np.nan  # dropped with --drop-missing: lines and rows part
+    frame.loc[40, "defects"] = -3
+    bad = tmp_path / "bad.csv"
+    frame.to_csv(bad, index=False)
+    code, _, err = run(["sweep", model, bad, "--drop-missing"], capsys)
+    assert code == 2
+    assert "target column 'defects' has a negative value in 1 of 299 rows (line 42: -3)" in err

@@ -127,3 +127,9 @@ def test_objective_takes_the_poisson_loss():
     out = dc.Objective(model, None, dc.methods.TaskOnly(), task_loss="poisson")(X, y)
     want = per_sample("poisson")(model(X), y).mean()
     assert float(out.loss) == pytest.approx(float(want), rel=1e-6)
+
+
+def test_select_alpha_picks_by_the_deviance_beside_errors_of_log_rates():
+    table = {"alpha": [0.0, 0.5, 1.0], "poisson": [1.0, 2.0, 3.0], "mae": [3.0, 2.0, 1.0]}
+    assert dc.select_alpha(table) == 0.0
+    assert dc.select_alpha(table, metric="mae") == 1.0

@@ -49,7 +49,10 @@ AlphaForward = Callable[[Inputs, Sequence[float]], Tensor]
 model. The default is [predict_alphas][deepctrl.core.calls.predict_alphas] of the model; an
 ensemble passes the average of its members'."""
 
-ERROR_METRICS = ("mae", "mse", "rmse", "poisson", "bce", "cross_entropy")
+ERROR_METRICS = ("poisson", "mae", "mse", "rmse", "bce", "cross_entropy")
+"""The error columns `select_alpha` picks by, the first present: the deviance first, since
+a table holds it only for log-rate outputs, beside which the others compare log-rates
+with counts."""
 
 SWEEP_ALPHAS = tuple(float(a) for a in np.round(np.linspace(0, 1, 11), 10))
 """0, 0.1, ..., 1: the alphas `sweep` evaluates unless given others."""
@@ -585,7 +588,7 @@ def select_alpha(
         min_verification: The verification ratio to reach; None picks by `metric`.
         objective: How to pick without `min_verification`; `"min_error"` is the only one.
         metric: The column to optimise; None is the first error metric in the table
-            (mae, mse, rmse, poisson, bce, cross_entropy), else accuracy or auc, and with
+            (poisson, mae, mse, rmse, bce, cross_entropy), else accuracy or auc, and with
             `min_verification` the smallest alpha reaching it.
 
     Returns:

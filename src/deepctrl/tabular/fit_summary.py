@@ -44,8 +44,8 @@ def _loss(est: Any) -> str | None:
         for name, mean in zip(est.output_names_, est.target_scale_.tolist(), strict=True)
     )
     return (
-        f"loss: poisson (predictions are exp of the networks' log-rate times the training "
-        f"mean: {means})"
+        "loss: poisson (predictions are exp of the networks' log-rate times the scale, the "
+        f"training mean or 1 for a target that is all 0: {means})"
     )
 
 
