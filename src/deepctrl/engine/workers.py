@@ -123,13 +123,14 @@ def free_threads(cores: int | None = None, busy: int | None = None, most: int | 
     return max(1, min(most, cores - busy))
 
 
-def _join_pool(counter: Any) -> None:
+def _join_pool(counter: Any, parent: int) -> None:
     with counter.get_lock():
         position = counter.value
         counter.value += 1
     set_bar_position(position)
     warnings.formatwarning = _one_line_warning
-    threading.Thread(target=_end_with_parent, args=(os.getppid(),), daemon=True).start()
+    # the parent's pid as it gave it: one that died while this worker started is gone already
+    threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
 
 
 def _end_with_parent(parent: int) -> None:
@@ -165,7 +166,10 @@ def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list
     ctx = torch.multiprocessing.get_context("spawn")
     counter = ctx.Value("i", 0)
     pool = ProcessPoolExecutor(
-        min(workers, len(args)), mp_context=ctx, initializer=_join_pool, initargs=(counter,)
+        min(workers, len(args)),
+        mp_context=ctx,
+        initializer=_join_pool,
+        initargs=(counter, os.getpid()),
     )
     try:
         futures = [pool.submit(job, *a) for a in args]
