@@ -770,7 +770,9 @@ def sweep_command(
             file=sys.stderr,
         )
     y = (frame[targets[0]] if len(targets) == 1 else frame[targets]) if targets else None
-    loss = None if hasattr(est, "classes_") else getattr(est, "fitted_params_", {}).get("loss")
+    from deepctrl.tabular.params import fitted_param
+
+    loss = None if hasattr(est, "classes_") else fitted_param(est, "loss")
     for name in targets:  # a negative count named by its line, as fit names it
         check_count_target(frame[name], Path(data), loss)
     weights = _sweep_weights(frame, weight_column, columns, data, y is not None)

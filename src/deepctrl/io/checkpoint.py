@@ -239,16 +239,32 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
     return model.eval()
 
 
-def _check_shapes(path: Any, expected: dict[str, Tensor], stored: dict[str, Tensor]) -> None:
-    """Refuse a file whose stored architecture and weights differ in a layer's shape."""
+def shape_mismatch(
+    expected: dict[str, Tensor], stored: dict[str, Tensor]
+) -> tuple[str, tuple[int, ...] | None, tuple[int, ...] | None] | None:
+    """The first weight (by name) whose shape differs between two state dicts, with both
+    shapes (None where one lacks it); None when they agree.
+
+    >>> shape_mismatch({"w": torch.zeros(2, 3)}, {"w": torch.zeros(2, 4)})
+    ('w', (2, 3), (2, 4))
+    """
     for key in sorted(expected.keys() | stored.keys()):
         want = tuple(expected[key].shape) if key in expected else None
         have = tuple(stored[key].shape) if key in stored else None
         if want != have:
-            raise ValueError(
-                f"{path} does not hold together: its architecture gives {key} the shape "
-                f"{want}, and its weights {have}"
-            )
+            return key, want, have
+    return None
+
+
+def _check_shapes(path: Any, expected: dict[str, Tensor], stored: dict[str, Tensor]) -> None:
+    """Refuse a file whose stored architecture and weights differ in a layer's shape."""
+    differ = shape_mismatch(expected, stored)
+    if differ is not None:
+        key, want, have = differ
+        raise ValueError(
+            f"{path} does not hold together: its architecture gives {key} the shape "
+            f"{want}, and its weights {have}"
+        )
 
 
 def _check_same_mix(path: Any, arch: Any, model: nn.Module) -> None:

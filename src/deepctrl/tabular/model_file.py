@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor, nn
 
-from deepctrl.io.checkpoint import read_checkpoint, save
+from deepctrl.io.checkpoint import read_checkpoint, save, shape_mismatch
 from deepctrl.io.file_format import (
     LOG_LINK_FORMAT,
     TABLE_MODEL_FORMAT,
@@ -200,23 +200,22 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     return est
 
 
-def _check_sizes(spec: dict[str, Any], n_models: int, weights: dict[str, Tensor]) -> int:
-    """``n_models``, after checking that the file's config and its weights describe the
-    same networks, before any is built: a config claiming other sizes would otherwise have
-    gigabytes allocated before the weights are found not to fit."""
+def _check_sizes(spec: dict[str, Any], n_models: int, weights: dict[str, Tensor]) -> None:
+    """Check that the file's config and its weights describe the same networks, before any
+    is built: a config claiming other sizes would otherwise have gigabytes allocated before
+    the weights are found not to fit."""
     stored = {key.split(".", 1)[0] for key in weights}
     if n_models != len(stored):
         raise ValueError(f"it names {n_models} networks and stores the weights of {len(stored)}")
     with torch.device("meta"):  # shapes only: nothing is allocated
-        expected = {k: tuple(v.shape) for k, v in build_network(spec).state_dict().items()}
-    given = {k.split(".", 1)[1]: tuple(v.shape) for k, v in weights.items() if k[:2] == "0."}
-    for key in sorted(expected.keys() | given.keys()):
-        if expected.get(key) != given.get(key):
-            raise ValueError(
-                f"its network settings give {key} the shape {expected.get(key)}, and its "
-                f"weights {given.get(key)}"
-            )
-    return n_models
+        expected = build_network(spec).state_dict()
+    first = {k.split(".", 1)[1]: v for k, v in weights.items() if k[:2] == "0."}
+    differ = shape_mismatch(expected, first)
+    if differ is not None:
+        key, want, have = differ
+        raise ValueError(
+            f"its network settings give {key} the shape {want}, and its weights {have}"
+        )
 
 
 def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | None = None) -> Any:
@@ -229,7 +228,8 @@ def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | Non
         if name not in ESTIMATORS:
             raise ValueError(f"no estimator class {name!r} is registered")
         est = _rebuild(cfg, ESTIMATORS[name])
-        n_models = _check_sizes(est.network_, int(cfg["n_models"]), ckpt.state_dict)
+        n_models = int(cfg["n_models"])
+        _check_sizes(est.network_, n_models, ckpt.state_dict)
         models = nn.ModuleList(build_network(est.network_) for _ in range(n_models))
         models.load_state_dict(ckpt.state_dict)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
