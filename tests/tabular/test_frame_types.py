@@ -122,3 +122,36 @@ def test_a_rule_test_takes_the_tables_the_estimators_take():
     by_pandas = dc.rule_test(est, X, y, **kwargs).to_dict()
     for other in (pl.from_pandas(X), pa.Table.from_pandas(X, preserve_index=False)):
         assert dc.rule_test(est, other, y, **kwargs).to_dict() == by_pandas
+
+
+def test_masked_entries_are_missing_values():
+    X, y = table()
+    values = X.to_numpy()
+    hidden = values.copy()
+    hidden[:5, 1] = 1e6  # what lies beneath the mask must not reach the model
+    mask = np.zeros_like(values, dtype=bool)
+    mask[:5, 1] = True
+    with_nan = values.copy()
+    with_nan[:5, 1] = np.nan
+    rule = [dc.Monotonic(0, "decreasing")]
+    masked = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(np.ma.masked_array(hidden, mask), y)
+    by_nan = dc.DeepCTRLRegressor(rules=rule, **FAST).fit(with_nan, y)
+    np.testing.assert_array_equal(masked.predict(with_nan), by_nan.predict(with_nan))
+    np.testing.assert_array_equal(
+        masked.predict(np.ma.masked_array(hidden, mask)), by_nan.predict(with_nan)
+    )
+
+
+def test_a_masked_target_or_weight_is_missing():
+    X, y = table()
+    mask = np.zeros(len(y), dtype=bool)
+    mask[3] = True
+    labels = np.ma.masked_array((y > y.median()).astype(int).to_numpy(), mask)
+    with pytest.raises(ValueError, match="y contains NaN"):
+        dc.DeepCTRLRegressor(**FAST).fit(X, np.ma.masked_array(y.to_numpy(), mask))
+    with pytest.raises(ValueError, match="1 missing class label.*row 3"):
+        dc.DeepCTRLClassifier(**FAST).fit(X, labels)
+    with pytest.raises(ValueError, match="sample_weight contains NaN"):
+        dc.DeepCTRLRegressor(**FAST).fit(
+            X, y, sample_weight=np.ma.masked_array(np.ones(len(y)), mask)
+        )

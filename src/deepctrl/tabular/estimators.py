@@ -53,7 +53,7 @@ from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.class_predictions import warn_unpredicted_classes
 from deepctrl.tabular.encoding import category_key, is_missing_text, listed, shown
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
-from deepctrl.tabular.frames import refuse_lazy, target_names
+from deepctrl.tabular.frames import named_table, refuse_lazy, target_names
 from deepctrl.tabular.model_file import load_estimator, register
 from deepctrl.tabular.params import Allowed, fitted_param, one_of
 from deepctrl.tabular.table_rules import Outputs
@@ -114,6 +114,7 @@ def _labels(y: Any, warn: bool = False) -> np.ndarray:
     >>> _labels(pd.Series([True, False], dtype="boolean")).tolist()
     [True, False]
     """
+    y = named_table(y)
     if isinstance(y, pd.api.extensions.ExtensionArray):  # a nullable column's .values
         y = pd.Series(y)
     numpy_dtype = getattr(getattr(y, "dtype", None), "numpy_dtype", None)
@@ -363,7 +364,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
     def _values(self, y: Any, n: int) -> tuple[np.ndarray, bool]:
         """y as (n, n_targets) floats, and whether it was 1-D."""
         try:
-            arr = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
+            arr = check_array(named_table(y), ensure_2d=False, dtype="numeric", input_name="y")
         except ValueError as exc:
             if "convert" not in str(exc).lower():
                 raise

@@ -32,11 +32,14 @@ def has_names(X: Any) -> bool:
 def named_table(X: Any) -> Any:
     """``X`` with the column names it carries kept: a pyarrow RecordBatch as a Table, a
     numpy record array or a list of dicts as a pandas DataFrame (which narwhals and
-    scikit-learn would read as unnamed columns, or as one); anything else as given.
+    scikit-learn would read as unnamed columns, or as one); a numpy masked array with its
+    masked entries missing; anything else as given.
 
     >>> named_table([{"price": 1.0, "qty": 2}]).columns.tolist()
     ['price', 'qty']
     """
+    if isinstance(X, np.ma.MaskedArray):
+        X = _unmasked(X)
     kind = type(X)
     if kind.__name__ == "RecordBatch" and kind.__module__.split(".")[0] == "pyarrow":
         import pyarrow as pa
@@ -47,6 +50,20 @@ def named_table(X: Any) -> Any:
     if isinstance(X, list) and X and all(isinstance(row, dict) for row in X):
         return pd.DataFrame(X)
     return X
+
+
+def _unmasked(X: np.ma.MaskedArray) -> np.ndarray:
+    """A masked array's values with its masked entries missing (NaN, or None for text),
+    where numpy would read the hidden values beneath them.
+
+    >>> _unmasked(np.ma.masked_array([1, 2, 3], mask=[False, True, False])).tolist()
+    [1.0, nan, 3.0]
+    """
+    if not np.ma.getmask(X).any() or X.dtype.names is not None:
+        return np.ma.getdata(X)
+    if X.dtype.kind in "biuf":
+        return X.astype(np.float64).filled(np.nan)
+    return X.astype(object).filled(None)
 
 
 def refuse_lazy(X: Any, name: str) -> None:
@@ -220,7 +237,9 @@ def row_weights(
     parts = [] if by_class is None else [by_class]
     if sample_weight is not None:
         parts.append(
-            _check_sample_weight(sample_weight, frame, dtype=np.float64, ensure_non_negative=True)
+            _check_sample_weight(
+                named_table(sample_weight), frame, dtype=np.float64, ensure_non_negative=True
+            )
         )
     if not parts:
         return None
