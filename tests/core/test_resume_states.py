@@ -75,3 +75,31 @@ def test_a_gpu_runs_stream_is_left_out_on_a_machine_without_one():
     with pytest.warns(UserWarning, match="stream for device 'cuda:0' is not restored"):
         resumed.load_state_dict(moved)
     assert torch.equal(resumed.state["rho"], objective.state["rho"])
+
+
+class UniformAlphas(dc.methods.LinearMethod):
+    """A method of one's own that keeps an alpha prior per seed, as DeepCTRL does."""
+
+    draws_alpha = True
+
+    def init_state(self, seeds, n_rules, estimate):
+        return dc.methods.SeedState(
+            len(seeds), n_rules, [dc.priors.Uniform().spawn(s) for s in seeds]
+        )
+
+    def draw_alphas(self, n, state):
+        return torch.stack([p.sample(n) for p in state.priors])
+
+    def coefficients(self, alpha, state):
+        return dc.methods.Coefficients(task=1 - alpha, rule=alpha, violations=0.0)
+
+
+def test_a_method_of_ones_own_with_priors_resumes_its_alpha_draws():
+    objective = trained_objective(UniformAlphas())
+    saved = objective.state_dict()
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    going_on = [float(objective(x, y).alpha) for _ in range(3)]
+    resumed = dc.Objective(small_net(3), RULE, UniformAlphas(), seed=0)
+    resumed.load_state_dict(saved)
+    assert [float(resumed(x, y).alpha) for _ in range(3)] == going_on
+    assert len(UniformAlphas().load_state(saved["method"]).priors) == 1

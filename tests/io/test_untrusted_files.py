@@ -141,3 +141,26 @@ def test_weights_of_one_network_too_few_are_named(table_model):
     dropped = rewrite(table_model, lambda c: c.update(n_models=3))
     with pytest.raises(ValueError, match="it names 3 networks and stores the weights of 2"):
         dc.DeepCTRLClassifier.load(dropped)
+
+
+class SquaredMonotonic(dc.Monotonic):
+    """A rule class of one's own: the squared violation of a monotone rule."""
+
+    def loss(self, ctx):
+        return super().loss(ctx) ** 2
+
+
+def test_a_rule_class_of_ones_own_is_refused_at_save_and_named_at_load(tmp_path, table_model):
+    X = pd.DataFrame({"price": np.linspace(1, 9, 60), "size": np.zeros(60)})
+    est = dc.DeepCTRLRegressor(rules=[SquaredMonotonic("price", "increasing")], max_epochs=2)
+    est.fit(X, X.price)
+    with pytest.raises(ValueError, match="SquaredMonotonic is a subclass of Monotonic"):
+        est.save(tmp_path / "own.deepctrl")
+    assert not (tmp_path / "own.deepctrl").exists()
+
+    def own_kind(config: dict[str, Any]) -> None:
+        config["rules"][0]["rule"]["kind"] = "squaredmonotonic"
+
+    with pytest.raises(ValueError, match="cannot be loaded: .* kind 'squaredmonotonic'") as err:
+        dc.DeepCTRLClassifier.load(rewrite(table_model, own_kind))
+    assert "damaged" not in str(err.value)

@@ -176,6 +176,36 @@ def test_named_penalty_sees_raw_units():
     np.testing.assert_allclose(code.fn(x, y_hat).numpy(), [8, 8, 2, 2.5], atol=1e-5)
 
 
+class SquaredPenalty(dc.rules.Penalty):
+    """A penalty class of one's own: its loss squares the violation."""
+
+    def loss(self, ctx):
+        return torch.relu(self.violation(ctx)) ** 2
+
+
+def test_a_penalty_class_of_ones_own_keeps_its_loss_in_the_estimators():
+    enc = TableEncoder.fit(frame())
+    outputs = Outputs.regression(["y"], mean=[10.0], std=[2.0])
+    own = SquaredPenalty(lambda cols, out: out["y"] - cols["price"], tau=0.5)
+    rule = resolve([own], enc, outputs)
+    assert type(rule) is SquaredPenalty and rule.tau == 0.5
+    x = torch.from_numpy(enc.transform(frame()))
+    y_hat = torch.tensor([[0.0], [1.0], [-1.0], [0.5]])  # residuals 8, 8, 2, 2.5 (tau 0.5)
+    np.testing.assert_allclose(rule.fn(x, y_hat).numpy(), [8, 8, 2, 2.5], atol=1e-5)
+    assert own.fn is not rule.fn  # the user's rule is untouched
+    calls = []
+
+    class Counting(SquaredPenalty):
+        def loss(self, ctx):
+            calls.append(1)
+            return super().loss(ctx)
+
+    X = pd.DataFrame({"price": np.linspace(1, 9, 40)})
+    rule = Counting(lambda c, o: o["y"] - c["price"])
+    dc.DeepCTRLRegressor(rules=rule, max_epochs=1).fit(X, X.price.to_numpy())
+    assert calls
+
+
 def test_classifier_outputs_by_name():
     out = Outputs.classification(["no", "yes"])
     assert out.n_model_outputs == 1

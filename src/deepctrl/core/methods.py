@@ -214,7 +214,8 @@ class Method(abc.ABC):
                 priors or parts than this method's).
         """
         self.check_saved(state)
-        return SeedState.from_state_dict(state)
+        fresh = self._fresh_state(saved_seed_state(state))
+        return SeedState.from_state_dict(state, fresh.priors[0] if fresh.priors else None)
 
     def check_saved(self, state: dict[str, Any]) -> None:
         """Raise ValueError unless a saved state holds what this method's
@@ -226,15 +227,20 @@ class Method(abc.ABC):
                 [SeedState.state_dict][deepctrl.methods.SeedState.state_dict].
         """
         state = saved_seed_state(state)
-        ones = torch.ones(state["n_seeds"])
-        fresh = self.init_state(
-            list(range(state["n_seeds"])), state["n_rules"], lambda _: (ones, ones)
-        ).state_dict()
+        fresh = self._fresh_state(state).state_dict()
         if holdings(state) != holdings(fresh):
             raise ValueError(
                 f"this state was saved by another method: it holds {holdings(state)}, "
                 f"while {self.name} keeps {holdings(fresh)}"
             )
+
+    def _fresh_state(self, state: dict[str, Any]) -> SeedState:
+        """What `init_state` makes for the seeds and rules of a saved `state` (its priors
+        rebuild the saved ones)."""
+        ones = torch.ones(state["n_seeds"])
+        return self.init_state(
+            list(range(state["n_seeds"])), state["n_rules"], lambda _: (ones, ones)
+        )
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
         """Alphas for the next `n` batches of every seed of `state`.

@@ -37,7 +37,12 @@ from deepctrl.tabular.model_file_legacy import as_trained
 from deepctrl.tabular.network import build_network
 from deepctrl.tabular.params import fit_snapshot
 from deepctrl.tabular.recipe import Recipe
-from deepctrl.tabular.table_rules import resolve, rules_config, rules_from_config
+from deepctrl.tabular.table_rules import (
+    UnknownRuleKindError,
+    resolve,
+    rules_config,
+    rules_from_config,
+)
 
 _COMMON = (
     "n_features_in_",
@@ -232,6 +237,8 @@ def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | Non
         _check_sizes(est.network_, n_models, ckpt.state_dict)
         models = nn.ModuleList(build_network(est.network_) for _ in range(n_models))
         models.load_state_dict(ckpt.state_dict)
+    except UnknownRuleKindError as exc:
+        raise ValueError(f"{path} cannot be loaded: {exc}") from None
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
         raise damaged_table_model(path, exc) from None
     if not (math.isfinite(est.selected_alpha_) and math.isfinite(est.alpha_)):

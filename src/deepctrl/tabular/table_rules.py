@@ -24,6 +24,7 @@ rules on the encoded model input.
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from collections.abc import Iterable, Sequence
@@ -55,6 +56,7 @@ from deepctrl.tabular.encoding import (
     TableEncoder,
     listed,
     numeric_values,
+    shown,
 )
 
 
@@ -517,7 +519,12 @@ def _resolve_penalty(
                 "and an output"
             )
         fn = _ExpressionFn(rule)
-    return Penalty(NamedPenalty(fn, encoder, outputs), tau=rule.tau, strict=rule.strict)
+    named = NamedPenalty(fn, encoder, outputs)
+    if type(rule) in (Penalty, Expression):
+        return Penalty(named, tau=rule.tau, strict=rule.strict)
+    own = copy.copy(rule)  # a subclass keeps its own loss, satisfied and violation
+    own.fn = named
+    return own
 
 
 def _check_repeats(leaves: list[Rule]) -> None:
@@ -804,11 +811,35 @@ def rules_config(rules: Any) -> list[dict[str, Any]]:
                 " write it as an Expression('...') (deepctrl.tabular.table_rules)"
                 " to save it"
             )
+        if type(leaf) not in STORED_RULES:
+            raise ValueError(
+                f"rule {type(leaf).__name__} is a subclass of {_built_in(leaf)} with code of "
+                "its own, which a model file cannot store (it holds Monotonic, Threshold and "
+                "Expression rules): keep the fitted estimator with joblib, or fit it with "
+                f"{_built_in(leaf)} to save it"
+            )
         cfg = leaf.config()
         if isinstance(cfg.get("feature"), np.integer):
             cfg["feature"] = int(cfg["feature"])
         out.append({"rule": cfg, "weight": weight})
     return out
+
+
+class UnknownRuleKindError(ValueError):
+    """A model file's rule of a kind deepctrl does not rebuild."""
+
+
+STORED_RULES = (Monotonic, Threshold, Expression)
+"""The rule classes a model file stores (their `config()` rebuilds them)."""
+
+
+def _built_in(rule: Rule) -> str:
+    """The name of the deepctrl rule class ``rule`` derives from."""
+    return next(
+        kind.__name__
+        for kind in type(rule).__mro__
+        if kind.__module__.startswith("deepctrl.") and issubclass(kind, Rule)
+    )
 
 
 def rules_from_config(items: list[dict[str, Any]]) -> list[Rule] | None:
@@ -817,10 +848,16 @@ def rules_from_config(items: list[dict[str, Any]]) -> list[Rule] | None:
     weights: list[float] = []
     for item in items:
         cfg = item["rule"]
-        if cfg.get("kind") == "expression":
+        kind = cfg.get("kind")
+        if kind == "expression":
             rules.append(Expression(cfg["expression"], cfg["tau"]))
-        else:
+        elif kind in ("monotonic", "threshold", "allof"):
             rules.append(rule_from_config(cfg))
+        else:
+            raise UnknownRuleKindError(
+                f"it holds a rule of kind {shown(kind)}, which deepctrl does not store "
+                "(a rule class of one's own, or a file from a newer deepctrl)"
+            )
         weights.append(float(item["weight"]))
     if not rules:
         return None

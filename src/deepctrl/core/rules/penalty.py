@@ -56,7 +56,7 @@ class Penalty(SignedRule):
             shown.append(f"tau={self.tau!r}")
         if self.strict:
             shown.append(f"strict={self.strict!r}")
-        return f"Penalty({', '.join(shown)})"
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def violation(self, ctx: Context) -> Tensor:
         r = self.fn(ctx.x, ctx.y_hat)
