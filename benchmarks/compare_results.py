@@ -91,9 +91,9 @@ def main() -> None:
         )
         return
     diffs, in_std = mae_differences(first, second)
-    claims = {  # an ablation study's results check no claim
+    checks = {  # an ablation study's results check no claim
         str(p): [
-            {k: c[k] for k in ("claim", "value", "bound", "holds")} for c in run.get("claims", [])
+            {k: c[k] for k in ("claim", "value", "bound", "holds")} for c in run.get("checks", [])
         ]
         for p, run in ((args.first, first), (args.second, second))
     }
@@ -107,7 +107,7 @@ def main() -> None:
                     "max_in_seed_std_of_first": round(float(in_std.max()), 3),
                 },
                 "wall_seconds": [first.get("wall_seconds"), second.get("wall_seconds")],
-                "claims": claims,
+                "checks": checks,
             },
             indent=1,
         )

@@ -83,9 +83,16 @@ def test_quick_pendulum_writes_results_report_and_figures(cli, tmp_path):
     curve = results["methods"]["DeepCTRL"]["test"]["mae"]["mean"]
     assert table["mae"] == pytest.approx([curve[0], curve[-1]], rel=1e-5)
     (out / "report.md").unlink()
+    earlier = dict(results)  # an earlier version's layout: "claims" without names or details
+    earlier["claims"] = [
+        {k: c[k] for k in ("claim", "value", "bound", "holds")} for c in earlier.pop("checks")
+    ]
+    (out / "results.json").write_text(json.dumps(earlier))
     again = run_cli(cli, tmp_path, "reproduce", "pendulum", "--report-only", "--out", str(out))
     assert again.returncode == 0, again.stderr
     assert (out / "report.md").read_text() == report
+    rewritten = json.loads((out / "results.json").read_text())
+    assert "claims" not in rewritten and rewritten["checks"] == results["checks"]
 
 
 @pytest.mark.slow

@@ -68,7 +68,7 @@ def test_checks_pass_when_the_claims_hold():
         {"Source": _bowl(0.0), "Target 1": _bowl(1.3), "Target 3": _bowl(0.5)}, task_only=0.55
     )
     checks = {c["name"]: c for c in cardio.checks(res)}
-    assert all(c["passed"] for c in checks.values())
+    assert all(c["holds"] for c in checks.values())
     assert "alpha 1 0.6900" in checks["target1_falls_beyond_1"]["detail"]
     assert "(at alpha 1.3)" in checks["target1_falls_beyond_1"]["detail"]
 
@@ -77,7 +77,7 @@ def test_checks_fail_when_the_claims_do_not_hold():
     res = _results(
         {"Source": _bowl(1.0, 0.5), "Target 1": _bowl(0.0), "Target 3": _bowl(0.5)}, task_only=0.9
     )
-    checks = {c["name"]: c["passed"] for c in cardio.checks(res)}
+    checks = {c["name"]: c["holds"] for c in cardio.checks(res)}
     assert checks == {
         "source_task_only_no_worse": False,
         "target1_falls_to_alpha_1": False,

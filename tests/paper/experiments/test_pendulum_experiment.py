@@ -138,7 +138,7 @@ def test_alpha_selection_when_no_alpha_reaches_the_target(entries):
     assert not sel["task_and_rule_by_ratio"]["reached"]
 
 
-def test_claims_compare_against_the_issue_thresholds(entries):
+def test_checks_compare_against_the_papers_thresholds(entries):
     deep = entries["DeepCTRL"]
     deep["test"]["mae"]["mean"] = [0.005, 0.0028, 0.002, 0.0031, 0.006]
     deep["val"]["mae"]["mean"] = [0.5, 0.45, 0.42, 0.4, 0.6]
@@ -146,10 +146,12 @@ def test_claims_compare_against_the_issue_thresholds(entries):
     sel = exp.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
     # lowest val MAE: alpha 0.75 (test 0.0031); its val ratio 0.95 is closest to the test
     # ratio 0.99 of alpha 1 (test 0.006); the best test alpha is 0.5 (0.002)
-    authors = exp.claims("authors", entries, sel)
+    authors = exp.checks("authors", entries, sel)
     assert [c["value"] for c in authors] == [0.99, 0.0031, 0.006, 0.002, 0.1]
     assert [c["holds"] for c in authors] == [True, False, False, True, True]
-    paper = exp.claims("paper", entries, sel)
+    assert authors[1]["name"] == "deepctrl_mae_by_val_mae"
+    assert authors[1]["detail"] == "0.0031 (required < TaskOnly 0.00450 and <= 0.0030)"
+    paper = exp.checks("paper", entries, sel)
     assert [c["holds"] for c in paper] == [True, True, False, True]
 
 

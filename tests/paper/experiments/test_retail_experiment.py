@@ -56,7 +56,7 @@ def test_checks_follow_the_issue():
             "NEG0.2->POS0.3": {"best_alpha": 0.2, "best_alpha_val": 0.1},
         },
     }
-    got = {c["check"]: (c["values"], c["holds"]) for c in checks(results)}
+    got = {c["claim"]: (c["values"], c["holds"]) for c in checks(results)}
     assert got["best_alpha: NEG0.1 <= NEG0.2 <= NEG0.3"] == ([0.2, 0.5, 0.9], True)
     assert got["best_alpha_val: NEG0.1 <= NEG0.2 <= NEG0.3"] == ([0.1, 0.5, 0.0], False)
     assert got["NEG0.2: DeepCTRL MAE at best_alpha < TaskOnly MAE"] == ([0.04, 0.045], True)

@@ -352,31 +352,31 @@ def checks(results: dict[str, Any], method: str = MAIN) -> list[dict[str, Any]]:
     best1 = results["domains"]["Target 1"]["best_alpha_by_method"][method]
     best3 = results["domains"]["Target 3"]["best_alpha_by_method"][method]
     return [
-        {
-            "name": "source_task_only_no_worse",
-            "passed": task_only <= source[one],
-            "claim": f"On Source, TaskOnly's BCE is no worse than {method}'s at alpha = 1",
-            "detail": f"TaskOnly {task_only:.4f} vs {method} at alpha 1 {source[one]:.4f}",
-        },
-        {
-            "name": "target1_falls_to_alpha_1",
-            "passed": t1[one] < t1[0],
-            "claim": f"On Target 1, {method}'s BCE falls from alpha 0 to alpha 1",
-            "detail": f"alpha 0 {t1[0]:.4f} -> alpha 1 {t1[one]:.4f}",
-        },
-        {
-            "name": "target1_falls_beyond_1",
-            "passed": beyond < t1[one],
-            "claim": "On Target 1 the BCE keeps falling somewhat beyond alpha = 1",
-            "detail": f"alpha 1 {t1[one]:.4f}, lowest beyond 1 {beyond:.4f} "
+        common.check(
+            "source_task_only_no_worse",
+            f"On Source, TaskOnly's BCE is no worse than {method}'s at alpha = 1",
+            task_only <= source[one],
+            f"TaskOnly {task_only:.4f} vs {method} at alpha 1 {source[one]:.4f}",
+        ),
+        common.check(
+            "target1_falls_to_alpha_1",
+            f"On Target 1, {method}'s BCE falls from alpha 0 to alpha 1",
+            t1[one] < t1[0],
+            f"alpha 0 {t1[0]:.4f} -> alpha 1 {t1[one]:.4f}",
+        ),
+        common.check(
+            "target1_falls_beyond_1",
+            "On Target 1 the BCE keeps falling somewhat beyond alpha = 1",
+            beyond < t1[one],
+            f"alpha 1 {t1[one]:.4f}, lowest beyond 1 {beyond:.4f} "
             f"(at alpha {ALPHAS[one + 1 + int(np.argmin(t1[one + 1 :]))]:g})",
-        },
-        {
-            "name": "best_alpha_target1_ge_target3",
-            "passed": best1 >= best3,
-            "claim": "The best alpha of Target 1 is at least that of Target 3",
-            "detail": f"Target 1 {best1:g}, Target 3 {best3:g}",
-        },
+        ),
+        common.check(
+            "best_alpha_target1_ge_target3",
+            "The best alpha of Target 1 is at least that of Target 3",
+            best1 >= best3,
+            f"Target 1 {best1:g}, Target 3 {best3:g}",
+        ),
     ]
 
 

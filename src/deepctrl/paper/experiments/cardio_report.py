@@ -136,7 +136,7 @@ def _data_section(results: dict[str, Any]) -> list[str]:
 
 
 def _checks_section(results: dict[str, Any]) -> list[str]:
-    rows = [[c["claim"], "PASS" if c["passed"] else "FAIL", c["detail"]] for c in results["checks"]]
+    rows = [[c["claim"], "PASS" if c["holds"] else "FAIL", c["detail"]] for c in results["checks"]]
     lines = [
         "## Checks (mean test BCE over seeds)",
         "",
@@ -151,7 +151,7 @@ def _checks_section(results: dict[str, Any]) -> list[str]:
             "",
             markdown_table(
                 ["method", *names],
-                [[m, *("PASS" if c["passed"] else "FAIL" for c in cs)] for m, cs in others.items()],
+                [[m, *("PASS" if c["holds"] else "FAIL" for c in cs)] for m, cs in others.items()],
             ),
             "",
         ]

@@ -71,6 +71,18 @@ def save_models(runs: Mapping[str, MethodRun], folder: Path, experiment: str) ->
     return root
 
 
+def check(name: str, claim: str, holds: bool, detail: str, **numbers: Any) -> dict[str, Any]:
+    """One claim of the paper checked on a run, in the layout every experiment's
+    results.json shares in its ``checks`` list: a short ``name``, the ``claim`` in words,
+    whether it ``holds``, a ``detail`` with the numbers in words, and the numbers.
+
+    >>> check("ratio_at_1", "ratio at alpha 1", True, "0.99 (required >= 0.95)", value=0.99)
+    {'name': 'ratio_at_1', 'claim': 'ratio at alpha 1', 'holds': True, \
+'detail': '0.99 (required >= 0.95)', 'value': 0.99}
+    """
+    return {"name": name, "claim": claim, "holds": bool(holds), "detail": detail, **numbers}
+
+
 def seed_range(seeds: int, quick: bool, start: int = 0) -> tuple[int, ...]:
     """The seeds of a run: ``seeds`` consecutive ones from ``start``, at most 2 when ``quick``.
 

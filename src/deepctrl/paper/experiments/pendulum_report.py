@@ -173,7 +173,7 @@ def report_markdown(results: dict[str, Any]) -> str:
     ]
     checks = [
         [c["claim"], c["value"], c["bound"], "yes" if c["holds"] else "**NO**"]
-        for c in results["claims"]
+        for c in results["checks"]
     ]
     lines += [markdown_table(["claim", "value", "required", "holds"], checks), ""]
     if results["quick"]:

@@ -277,33 +277,34 @@ def checks(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Three checks of the paper's conclusions, on our numbers."""
     g, t = results["groups"], results["transfer"]
     out = []
+
+    def compared(name: str, claim: str, values: list[float], holds: bool) -> dict[str, Any]:
+        detail = ", ".join(f"{v:.4g}" for v in values)
+        return common.check(name, claim, holds, detail, values=values)
+
     for key in ("best_alpha", "best_alpha_val"):
         a = [g[n][key] for n in RULE_GROUPS]
         out.append(
-            {
-                "check": f"{key}: NEG0.1 <= NEG0.2 <= NEG0.3",
-                "values": a,
-                "holds": a[0] <= a[1] <= a[2],
-            }
+            compared(
+                f"{key}_rises_with_rule_share",
+                f"{key}: NEG0.1 <= NEG0.2 <= NEG0.3",
+                a,
+                a[0] <= a[1] <= a[2],
+            )
         )
     for name in ("NEG0.2", "NEG0.3"):
         m = g[name]["methods"]
         task = m["TaskOnly"]["test"]["mae"]["mean"][0]
         for key in ("best_alpha", "best_alpha_val"):
             d = m["DeepCTRL"]["test"]["mae"]["mean"][ALPHAS.index(g[name][key])]
-            out.append(
-                {
-                    "check": f"{name}: DeepCTRL MAE at {key} < TaskOnly MAE",
-                    "values": [d, task],
-                    "holds": d < task,
-                }
-            )
+            claim = f"{name}: DeepCTRL MAE at {key} < TaskOnly MAE"
+            slug = f"{name.lower().replace('.', '')}_deepctrl_at_{key}_beats_task_only"
+            out.append(compared(slug, claim, [d, task], d < task))
     for target in ("POS0.2", "POS0.3"):
         for key in ("best_alpha", "best_alpha_val"):
             a = t[f"{SOURCE}->{target}"][key]
-            out.append(
-                {"check": f"{SOURCE}->{target}: {key} <= 0.2", "values": [a], "holds": a <= 0.2}
-            )
+            slug = f"to_{target.lower().replace('.', '')}_{key}_at_most_0.2"
+            out.append(compared(slug, f"{SOURCE}->{target}: {key} <= 0.2", [a], a <= 0.2))
     return out
 
 

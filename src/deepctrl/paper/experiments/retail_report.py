@@ -103,10 +103,7 @@ def _data_section(results: dict[str, Any]) -> list[str]:
 
 
 def _checks_section(results: dict[str, Any]) -> list[str]:
-    rows = [
-        [c["check"], ", ".join(f"{v:.4g}" for v in c["values"]), "yes" if c["holds"] else "NO"]
-        for c in results["checks"]
-    ]
+    rows = [[c["claim"], c["detail"], "yes" if c["holds"] else "NO"] for c in results["checks"]]
     return [
         "## Do our numbers support the paper?",
         "",
