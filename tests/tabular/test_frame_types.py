@@ -155,3 +155,18 @@ def test_a_masked_target_or_weight_is_missing():
         dc.DeepCTRLRegressor(**FAST).fit(
             X, y, sample_weight=np.ma.masked_array(np.ones(len(y)), mask)
         )
+
+
+def test_masked_text_entries_are_missing_categories():
+    X, y = table()
+    shop = np.where(np.arange(len(X)) % 3 == 0, "north", "south").astype(object)
+    mask = np.zeros(len(X), dtype=bool)
+    mask[:6] = True
+    masked = np.ma.masked_array(
+        np.column_stack([X.price.to_numpy(), shop]),
+        mask=np.column_stack([np.zeros_like(mask), mask]),
+    )
+    missing = np.column_stack([X.price.to_numpy(), np.where(mask, None, shop)])
+    a = dc.DeepCTRLRegressor(**FAST).fit(masked, y)
+    b = dc.DeepCTRLRegressor(**FAST).fit(missing, y)
+    np.testing.assert_array_equal(a.predict(missing), b.predict(missing))
