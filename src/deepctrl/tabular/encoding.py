@@ -229,14 +229,38 @@ def _looks_like_dates(series: pd.Series) -> bool:
     True
     """
     coded = text_codes(series)
+    values = series.tolist() if coded is None else coded[1]
+    text = stripped_text(values)
+    if text is not None:  # text only: judged at once, after a look at its first value
+        present = text.dropna()
+        if present.empty or not _ISO_DATE.match(present.iloc[0]):
+            return False
+        return bool(present.str.match(_ISO_DATE.pattern).all())
     seen = False
-    for v in series.tolist() if coded is None else coded[1]:
+    for v in values:
         if is_missing_text(v):
             continue
         if not _is_date(v):
             return False
         seen = True
     return seen
+
+
+def stripped_text(values: Any) -> pd.Series | None:
+    """Values that are all text (or missing) with the spaces around them stripped and
+    empty text missing, in pyarrow's strings when pyarrow is installed (whose string
+    functions run at once rather than value by value); None when some value is not text.
+
+    >>> stripped_text([" 2024-05-31", "  ", None, "b "]).astype(object).fillna("-").tolist()
+    ['2024-05-31', '-', '-', 'b']
+    >>> stripped_text(["a", 1]) is None
+    True
+    """
+    series = pd.Series(values, dtype=object)
+    if pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
+        return None
+    text = series.astype(_ARROW_TEXT).str.strip()
+    return text.mask(text == "")
 
 
 def column_kind(series: pd.Series) -> str:
