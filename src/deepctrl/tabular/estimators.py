@@ -210,7 +210,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             None trains a plain network, which every alpha leaves as it is.
         alpha: The rule strength `predict` uses: `"auto"` the lowest-error alpha whose
             verification ratio on the validation rows reaches 0.99, `"min_error"` the
-            lowest validation error, or a number.
+            lowest validation error, or a number. Set on a fitted estimator (`est.alpha =
+            1.0` or `set_params`), it becomes `alpha_` at once, with no refit.
         loss: The training loss, `"mse"`, `"mae"` or `"poisson"`; it also chooses alpha.
             `"poisson"` is for counts and other targets >= 0 whose spread grows with
             their level: the networks output log-rates, predictions are never negative,
@@ -527,7 +528,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             None trains a plain network, which every alpha leaves as it is.
         alpha: The rule strength `predict` uses: `"auto"` the lowest-error alpha whose
             verification ratio on the validation rows reaches 0.99, `"min_error"` the
-            lowest validation error, or a number.
+            lowest validation error, or a number. Set on a fitted estimator (`est.alpha =
+            1.0` or `set_params`), it becomes `alpha_` at once, with no refit.
         class_weight: None, `"balanced"` or a dict label -> weight, as in scikit-learn: it
             multiplies the rows' weights.
         hidden_size: The width of the hidden layers; None is 4 per encoded input, rounded
