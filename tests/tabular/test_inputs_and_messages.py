@@ -127,6 +127,11 @@ def test_one_number_for_alphas_asks_for_a_list_and_arrays_are_alphas():
     for call in calls:
         with pytest.raises(ValueError, match=r"alphas must be a sequence .*give \[0.5\]"):
             call(0.5)
+        # a grid takes numbers only: its message offers no 'auto' or 'min_error'
+        for bad in (float("nan"), float("inf"), "auto"):
+            with pytest.raises(ValueError) as caught:
+                call([0.0, bad])
+            assert str(caught.value) == f"every alpha must be a finite number, got {bad!r}"
     listed = est.sweep(X, y, alphas=[0.0, 0.5])
     pd.testing.assert_frame_equal(est.sweep(X, y, alphas=np.array([0.0, 0.5])), listed)
     pd.testing.assert_frame_equal(est.sweep(X, y, alphas=torch.tensor([0.0, 0.5])), listed)
