@@ -58,12 +58,15 @@ def _unmasked(X: np.ma.MaskedArray) -> np.ndarray:
 
     >>> _unmasked(np.ma.masked_array([1, 2, 3], mask=[False, True, False])).tolist()
     [1.0, nan, 3.0]
+    >>> _unmasked(np.ma.masked_array(["a", "b"], mask=[True, False])).tolist()
+    [None, 'b']
     """
     if not np.ma.getmask(X).any() or X.dtype.names is not None:
         return np.ma.getdata(X)
-    if X.dtype.kind in "biuf":
-        return X.astype(np.float64).filled(np.nan)
-    return X.astype(object).filled(None)
+    number = X.dtype.kind in "biuf"
+    values = np.ma.getdata(X).astype(np.float64 if number else object)
+    values[np.ma.getmaskarray(X)] = np.nan if number else None
+    return values
 
 
 def refuse_lazy(X: Any, name: str) -> None:
