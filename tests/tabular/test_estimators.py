@@ -3,6 +3,9 @@ sweeps, multi-class and multi-output, save and load."""
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -232,6 +235,23 @@ def test_without_rules_alpha_has_no_effect():
     assert np.isnan(est.sweep(X.to_numpy()[:, :2], y)["verification_ratio"]).all()
     with pytest.raises(ValueError, match="has no rules"):
         est.verification_ratio(X.to_numpy()[:, :2])
+
+
+def _documented_attributes(kind: type) -> set[str]:
+    """The names the class docstring's Attributes section lists."""
+    section = inspect.getdoc(kind).split("Attributes:\n", 1)[1]
+    return set(re.findall(r"^    (\w+):", section, re.M))
+
+
+def test_every_fitted_attribute_is_documented(regressor):
+    est, X, y = regressor
+    classifier = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("price", "decreasing")], **{**FAST, "max_epochs": 2}
+    ).fit(X, y > y.median())
+    for fitted in (est, classifier):
+        public = {k for k in vars(fitted) if k.endswith("_") and not k.startswith("_")}
+        assert public - _documented_attributes(type(fitted)) == set()
+    assert {"n_train_", "recipe_", "network_"} <= public  # a few of those found missing
 
 
 def test_multiclass_rule_on_one_class_probability(tmp_path):

@@ -151,6 +151,10 @@ def test_a_masked_target_or_weight_is_missing():
         dc.DeepCTRLRegressor(**FAST).fit(X, np.ma.masked_array(y.to_numpy(), mask))
     with pytest.raises(ValueError, match="1 missing class label.*row 3"):
         dc.DeepCTRLClassifier(**FAST).fit(X, labels)
+    words = np.ma.masked_array(np.where(y > y.median(), "high", "low"), mask)
+    for text in (words, words.astype(object)):  # not the fill value '?' taken for a class
+        with pytest.raises(ValueError, match="1 missing class label.*row 3"):
+            dc.DeepCTRLClassifier(**FAST).fit(X, text)
     with pytest.raises(ValueError, match="sample_weight contains NaN"):
         dc.DeepCTRLRegressor(**FAST).fit(
             X, y, sample_weight=np.ma.masked_array(np.ones(len(y)), mask)

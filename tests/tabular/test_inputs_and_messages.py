@@ -4,12 +4,14 @@ and a summary that names what the model uses."""
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 import deepctrl as dc
@@ -125,6 +127,11 @@ def test_one_number_for_alphas_asks_for_a_list_and_arrays_are_alphas():
     for call in calls:
         with pytest.raises(ValueError, match=r"alphas must be a sequence .*give \[0.5\]"):
             call(0.5)
+        # a grid takes numbers only: its message offers no 'auto' or 'min_error'
+        for bad in (float("nan"), float("inf"), "auto"):
+            with pytest.raises(ValueError) as caught:
+                call([0.0, bad])
+            assert str(caught.value) == f"every alpha must be a finite number, got {bad!r}"
     listed = est.sweep(X, y, alphas=[0.0, 0.5])
     pd.testing.assert_frame_equal(est.sweep(X, y, alphas=np.array([0.0, 0.5])), listed)
     pd.testing.assert_frame_equal(est.sweep(X, y, alphas=torch.tensor([0.0, 0.5])), listed)
@@ -193,6 +200,37 @@ def test_set_params_alpha_on_a_fitted_estimator_is_the_alpha_predict_uses():
     assert est.alpha == "min_error" and est.get_params()["alpha"] == "min_error"  # unchanged
     unfitted = dc.DeepCTRLRegressor().set_params(alpha=0.5)
     assert unfitted.alpha == 0.5 and not hasattr(unfitted, "alpha_")
+
+
+def test_assigning_alpha_on_a_fitted_estimator_is_set_params(tmp_path):
+    X, y = _sales()
+    rule = [dc.Monotonic("price", "decreasing")]
+    est = dc.DeepCTRLRegressor(rules=rule, alpha=0.3, **FAST).fit(X, y)
+    at_new = est.predict(X, alpha=0.37)
+    est.alpha = 0.37
+    assert est.alpha_ == 0.37 and est.get_params()["alpha"] == 0.37
+    np.testing.assert_array_equal(est.predict(X), at_new)
+    assert est.summary().splitlines()[-1] == "predict uses alpha 0.37 (alpha=0.37)"
+    back = dc.DeepCTRLRegressor.load(est.save(tmp_path / "m.deepctrl"))
+    assert (back.alpha, back.alpha_) == (0.37, 0.37)
+    np.testing.assert_array_equal(back.predict(X), at_new)
+    est.alpha = "min_error"
+    assert est.alpha_ == est.min_error_alpha_
+    with pytest.raises(ValueError, match="alpha must be >= 0"):
+        est.alpha = -1.0
+    assert (est.alpha, est.alpha_) == ("min_error", est.min_error_alpha_)  # both unchanged
+    with pytest.raises(ValueError, match="alpha must be >= 0"):
+        est.set_params(alpha=-1.0, beta=0.5)
+    assert est.beta == 0.1  # a bad alpha sets no parameter
+    chosen = est.select_alpha(X, y, alphas=[0.25])  # sets alpha_ and leaves alpha
+    assert (est.alpha, est.alpha_, chosen) == ("min_error", 0.25, 0.25)
+    again = pickle.loads(pickle.dumps(est))
+    assert (again.alpha, again.alpha_) == ("min_error", 0.25)
+    twin = clone(est)
+    assert twin.alpha == "min_error" and not hasattr(twin, "alpha_")
+    twin.alpha = -1.0  # unfitted: checked by fit, as scikit-learn does
+    with pytest.raises(ValueError, match="alpha must be >= 0"):
+        twin.fit(X, y)
 
 
 def test_labels_recoded_by_a_meta_estimator_get_a_hint():

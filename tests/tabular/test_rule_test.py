@@ -143,6 +143,13 @@ def test_bad_input_is_one_clear_error():
         dc.rule_test(_estimator(), X, y, groups=["a", "b", "c"])
     with pytest.raises(ValueError, match="alphas must rise from 0 to 1"):
         dc.rule_test(_estimator(), X, y, alphas=[0.0, 0.5])
+    # a column's name, as the command line's --group takes, is not read as one label
+    with pytest.raises(ValueError) as caught:
+        dc.rule_test(_estimator(), table, y, groups="segment")
+    assert str(caught.value) == (
+        "groups must be one label per row, not a column name: pass the column itself "
+        "(X['segment']), left out of X to test as deepctrl test-rule --group does"
+    )
     halves = np.where(np.arange(60) < 30, "all", "coast")
     with pytest.raises(ValueError, match="groups has the value 'all', which names all rows"):
         dc.rule_test(_estimator(), X, y, groups=halves)

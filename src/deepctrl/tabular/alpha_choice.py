@@ -56,6 +56,18 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
     """
     if isinstance(alpha, str) and alpha in CHOICES:
         return alpha
+    return alpha_number(alpha, name, "a finite number, 'auto' or 'min_error'")
+
+
+def alpha_number(alpha: Any, name: str, allowed: str = "a finite number") -> float:
+    """``alpha`` as a finite float >= 0, as every alpha of a grid must be (a grid takes no
+    names); ``allowed`` is what the error says ``name`` may be.
+
+    >>> alpha_number(float("nan"), "every alpha")
+    Traceback (most recent call last):
+    ...
+    ValueError: every alpha must be a finite number, got nan
+    """
     if (isinstance(alpha, np.ndarray) and alpha.ndim == 0) or _one_number_tensor(alpha):
         alpha = alpha.item()
     if (
@@ -63,7 +75,7 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float | str:
         or not isinstance(alpha, numbers.Real)
         or not math.isfinite(float(alpha))
     ):
-        raise ValueError(f"{name} must be a finite number, 'auto' or 'min_error', got {alpha!r}")
+        raise ValueError(f"{name} must be {allowed}, got {alpha!r}")
     if alpha < 0:
         raise ValueError(f"{name} must be >= 0 (0 follows the data, 1 the rule), got {alpha:g}")
     return float(alpha)

@@ -26,7 +26,7 @@ from deepctrl.tabular.alpha_choice import (
     ALPHA_GRID,
     KEEP_RULE,
     LABEL_FREE_GRID,
-    check_alpha,
+    alpha_number,
     check_goal,
     first_reaching,
     keep_rule_alpha,
@@ -260,11 +260,7 @@ class AlphaEvaluation:
         X_enc = self._encode(X)
         if not grid:
             raise ValueError("sweep needs at least one alpha")
-        checked = [check_alpha(a, "every alpha") for a in grid]
-        named = [a for a in checked if isinstance(a, str)]
-        if named:
-            raise ValueError(f"sweep needs numeric alphas, got {named[0]!r}")
-        numbers = [float(a) for a in checked]
+        numbers = [alpha_number(a, "every alpha") for a in grid]
         refuse_lazy(y, "y")
         y_true = None if y is None else self._metric_targets(y, X_enc.shape[0])
         weight = self._metric_weights(sample_weight, y_true, X_enc.shape[0])

@@ -214,10 +214,23 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         """X as a DataFrame with its column names (`frames.checked_frame`)."""
         return checked_frame(self, X, reset, None if reset else self.encoder_.names)
 
+    @property
+    def alpha(self) -> Any:
+        """The rule strength `predict` uses by default (see the class's `alpha`). Set on a
+        fitted estimator, by assignment or `set_params`, it is checked and becomes `alpha_`
+        at once, with no refit."""
+        return self._alpha
+
+    @alpha.setter
+    def alpha(self, value: Any) -> None:
+        if hasattr(self, "models_"):  # fitted: predict follows now (checked before it is kept)
+            self.alpha_ = self.resolve_alpha(value)
+        self._alpha = value
+
     def set_params(self, **params: Any) -> Self:
         """Set parameters, as in scikit-learn. On a fitted estimator a new `alpha` also
-        becomes the alpha `predict` uses (`alpha_`), with no refit: `alpha` is read at
-        prediction, while the other parameters take effect at the next `fit`.
+        becomes the alpha `predict` uses (`alpha_`), with no refit, as assigning
+        `est.alpha` does; the other parameters take effect at the next `fit`.
 
         Args:
             **params: Parameter values by name.
@@ -226,14 +239,12 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             The estimator.
 
         Raises:
-            ValueError: When `alpha` is not a valid alpha (on a fitted estimator).
+            ValueError: When `alpha` is not a valid alpha (on a fitted estimator); no
+                parameter is set then.
         """
-        fitted = "alpha" in params and hasattr(self, "models_")
-        chosen = self.resolve_alpha(params["alpha"]) if fitted else None  # checked first
-        super().set_params(**params)
-        if chosen is not None:
-            self.alpha_ = chosen
-        return self
+        if "alpha" in params and hasattr(self, "models_"):
+            self.resolve_alpha(params["alpha"])  # checked before any parameter is set
+        return super().set_params(**params)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

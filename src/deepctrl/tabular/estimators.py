@@ -210,7 +210,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             None trains a plain network, which every alpha leaves as it is.
         alpha: The rule strength `predict` uses: `"auto"` the lowest-error alpha whose
             verification ratio on the validation rows reaches 0.99, `"min_error"` the
-            lowest validation error, or a number.
+            lowest validation error, or a number. Set on a fitted estimator (`est.alpha =
+            1.0` or `set_params`), it becomes `alpha_` at once, with no refit.
         loss: The training loss, `"mse"`, `"mae"` or `"poisson"`; it also chooses alpha.
             `"poisson"` is for counts and other targets >= 0 whose spread grows with
             their level: the networks output log-rates, predictions are never negative,
@@ -276,7 +277,21 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             `loss="poisson"` their means (1 for a target that is all 0): the networks
             train on y / target_scale_ and output its log-rate f, and predictions are
             target_scale_ * exp(f), so a fresh network predicts the mean.
+        target_1d_: Whether y was one-dimensional, so that `predict` returns shape (n,).
         n_epochs_: The most epochs a network trained.
+        best_epochs_: The epoch whose weights each network kept: its lowest validation
+            loss (its last epoch when no rows were held out).
+        n_train_: The rows trained on; with `validation="cross_fit"`, every row (each
+            network trains on all folds but one).
+        n_validation_: The held-out rows that stopped the networks and chose alpha (0
+            when none were held out); with `"cross_fit"`, the rows of the folds.
+        batch_size_: The rows per batch of the fit (`batch_size`, or what `"auto"` chose).
+        recipe_: Every training parameter of the fit, `"auto"` ones resolved (a
+            [Recipe][deepctrl.tabular.recipe.Recipe]; absent on a model read from a file
+            written before fits recorded it).
+        network_: The networks' sizes, from which `models_` are built: a dict of
+            `inputs`, `hidden`, `latent`, `outputs`, `head` (the output layer) and, with
+            wide categorical columns, `one_hot` (their input ranges).
         rho_: Each network's rho.
         validation_sweep_: The metrics and verification ratio at every alpha on the
             validation rows, 0 to 1 by 0.05.
@@ -527,7 +542,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             None trains a plain network, which every alpha leaves as it is.
         alpha: The rule strength `predict` uses: `"auto"` the lowest-error alpha whose
             verification ratio on the validation rows reaches 0.99, `"min_error"` the
-            lowest validation error, or a number.
+            lowest validation error, or a number. Set on a fitted estimator (`est.alpha =
+            1.0` or `set_params`), it becomes `alpha_` at once, with no refit.
         class_weight: None, `"balanced"` or a dict label -> weight, as in scikit-learn: it
             multiplies the rows' weights.
         hidden_size: The width of the hidden layers; None is 4 per encoded input, rounded
@@ -586,6 +602,19 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         n_features_in_: The number of columns of X.
         feature_names_in_: The column names (for data frames).
         n_epochs_: The most epochs a network trained.
+        best_epochs_: The epoch whose weights each network kept: its lowest validation
+            loss (its last epoch when no rows were held out).
+        n_train_: The rows trained on; with `validation="cross_fit"`, every row (each
+            network trains on all folds but one).
+        n_validation_: The held-out rows that stopped the networks and chose alpha (0
+            when none were held out); with `"cross_fit"`, the rows of the folds.
+        batch_size_: The rows per batch of the fit (`batch_size`, or what `"auto"` chose).
+        recipe_: Every training parameter of the fit, `"auto"` ones resolved (a
+            [Recipe][deepctrl.tabular.recipe.Recipe]; absent on a model read from a file
+            written before fits recorded it).
+        network_: The networks' sizes, from which `models_` are built: a dict of
+            `inputs`, `hidden`, `latent`, `outputs`, `head` (the output layer) and, with
+            wide categorical columns, `one_hot` (their input ranges).
         rho_: Each network's rho.
         validation_sweep_: The metrics and verification ratio at every alpha on the
             validation rows, 0 to 1 by 0.05.

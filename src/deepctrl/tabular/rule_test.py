@@ -142,6 +142,12 @@ class RuleTestResult:
 
 
 def _group_labels(groups: Any, n: int) -> pd.Series:
+    """The group of each of the `n` rows, as text keys; a column's name is refused."""
+    if isinstance(groups, str | bytes):
+        raise ValueError(
+            f"groups must be one label per row, not a column name: pass the column itself "
+            f"(X[{groups!r}]), left out of X to test as deepctrl test-rule --group does"
+        )
     labels = pd.Series(np.asarray(groups, dtype=object)).reset_index(drop=True)
     if len(labels) != n:
         raise ValueError(f"groups has {len(labels)} values for {n} rows")
@@ -291,7 +297,10 @@ def rule_test(
         X: The table: any table the estimators take (pandas, polars, pyarrow, numpy,
             sparse).
         y: The targets, one row per row of X.
-        groups: One label per row (e.g. a column of the table); None tests all rows only.
+        groups: One label per row, such as a column of the table: the column itself, not
+            its name (`deepctrl test-rule --group` takes a name and leaves that column out
+            of the models' inputs; leave it out of X for the same test). None tests all
+            rows only.
         folds: The number of folds, at least 2.
         min_rows: The fewest rows a segment needs to be trained, at least `2 * folds`.
         alphas: The alphas of the curves, rising from 0 to 1; None is 0 to 1 by 0.05.
@@ -304,8 +313,8 @@ def rule_test(
     Raises:
         ValueError: When the estimator is not a table estimator or has no rules, `folds` or
             `min_rows` is too small, `y` or `groups` does not have one value per row,
-            `groups` has missing values, `alphas` does not rise from 0 to 1, no segment
-            has `min_rows` rows, or more than
+            `groups` is a string (a column's name) or has missing values, `alphas` does
+            not rise from 0 to 1, no segment has `min_rows` rows, or more than
             [MAX_GROUPS][deepctrl.tabular.rule_test.MAX_GROUPS] segments have them.
     """
     _check(estimator, folds, min_rows)
