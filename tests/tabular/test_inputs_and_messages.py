@@ -226,6 +226,11 @@ def test_assigning_alpha_on_a_fitted_estimator_is_set_params(tmp_path):
     assert (est.alpha, est.alpha_, chosen) == ("min_error", 0.25, 0.25)
     again = pickle.loads(pickle.dumps(est))
     assert (again.alpha, again.alpha_) == ("min_error", 0.25)
+    earlier = dict(est.__getstate__())  # as pickled before alpha was a property
+    earlier["alpha"] = earlier.pop("_alpha")
+    old = dc.DeepCTRLRegressor.__new__(dc.DeepCTRLRegressor)
+    old.__setstate__(earlier)
+    assert (old.alpha, old.alpha_, "alpha" in vars(old)) == ("min_error", 0.25, False)
     twin = clone(est)
     assert twin.alpha == "min_error" and not hasattr(twin, "alpha_")
     twin.alpha = -1.0  # unfitted: checked by fit, as scikit-learn does

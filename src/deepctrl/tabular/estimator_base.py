@@ -227,6 +227,14 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             self.alpha_ = self.resolve_alpha(value)
         self._alpha = value
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle, also an estimator pickled before `alpha` became a property (its
+        `alpha` then stood in the instance's attributes)."""
+        if "alpha" in state:
+            state = {**state, "_alpha": state["alpha"]}
+            del state["alpha"]
+        super().__setstate__(state)
+
     def set_params(self, **params: Any) -> Self:
         """Set parameters, as in scikit-learn. On a fitted estimator a new `alpha` also
         becomes the alpha `predict` uses (`alpha_`), with no refit, as assigning
