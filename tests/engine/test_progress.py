@@ -71,3 +71,32 @@ def test_a_compiled_run_says_so_and_restarts_the_clock_after_the_first_epoch(bar
     kinds = [c[0] for c in bar.last.calls]
     assert bar.last.calls[0] == ("postfix_str", "compiling the training step")
     assert kinds[1:4] == ["reset", "update", "postfix"] and kinds.count("reset") == 1
+
+
+def _lines(text: str) -> list[str]:
+    """What a terminal keeps of ``text``: each line as its last carriage return leaves it."""
+    return [line.split("\r")[-1].rstrip() for line in text.split("\n")]
+
+
+def test_a_stage_shows_its_line_and_lets_notes_pass_above_it(monkeypatch):
+    import io
+    import sys
+
+    from deepctrl.engine.progress import stage
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    with stage("reading sales.csv", enabled=True):
+        print("note: 3 rows have no price", file=sys.stderr)
+        sys.stderr.write("warning: a wide")
+        sys.stderr.write(" column\nand a line left open")
+    assert sys.stderr is err  # given back
+    written = err.getvalue()
+    assert "reading sales.csv..." in written
+    kept = _lines(written)
+    assert "note: 3 rows have no price" in kept  # a line of its own, not after the stage's
+    assert "warning: a wide column" in kept and kept[-2:] == ["and a line left open", ""]
+    assert not any("reading" in line and "note" in line for line in kept)
+    with stage("reading sales.csv", enabled=False):
+        print("plain", file=sys.stderr)
+    assert err.getvalue() == written + "plain\n"

@@ -46,6 +46,7 @@ from deepctrl.cli.tables import (
     text_columns,
     zero_padded_columns,
 )
+from deepctrl.engine.progress import stage
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 from deepctrl.tabular.encoding import NUMERIC, is_missing_text, listed, rows_have, shown
@@ -518,7 +519,8 @@ def fit_command(
     file_specs = read_rules_file(rules) if rules is not None else []
     table_rules(monotonic, rule_class, file_specs)  # the rules' own mistakes, before the table
     path = Path(data)
-    frame, dots = read_table_dots(data)
+    with stage(f"reading {path.name}", progress):
+        frame, dots = read_table_dots(data)
     rule_list = table_rules(monotonic, rule_class, file_specs, list(frame.columns))
     if target not in frame.columns:
         raise ValueError(no_column(path, "target", target, list(frame.columns)))
@@ -531,21 +533,23 @@ def fit_command(
     if weight_column in (target, *ids):
         raise ValueError(f"--weight-column {weight_column!r} is the target or an id column")
     all_features = [c for c in frame.columns if c not in (target, *weights) and c not in ids]
-    features, left_out = feature_columns(frame, all_features, categorical, path)
+    with stage(f"checking {len(frame):,} rows", progress):
+        features, left_out = feature_columns(frame, all_features, categorical, path)
     if not features:
         raise ValueError(
             f"{path} has no feature columns besides the target {target!r}"
             + (" and the id columns" if len(ids) else "")
         )
-    _note_missing_spellings(frame, features, path)
-    frame = clean_columns(
-        frame,
-        [*features, target, *weights],
-        path,
-        drop_missing,
-        targets=[target],
-        categorical=categorical,
-    )
+    with stage(f"checking {len(frame):,} rows", progress):
+        _note_missing_spellings(frame, features, path)
+        frame = clean_columns(
+            frame,
+            [*features, target, *weights],
+            path,
+            drop_missing,
+            targets=[target],
+            categorical=categorical,
+        )
     if weight_column is not None:
         check_weight_column(frame[weight_column], path)
     if len(frame) == 1:
@@ -581,7 +585,8 @@ def fit_command(
     not_features = {**dict.fromkeys(ids, "an --id-column"), **left_out}
     if weight_column is not None:
         not_features[weight_column] = "the --weight-column"
-    check_table_rules(rule_list, frame[features], frame[target], task, not_features)
+    with stage("checking the rules", progress):
+        check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:
         print(note, file=sys.stderr)
     if not cross_fit:

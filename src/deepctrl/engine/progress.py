@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 _position = 0
 
@@ -37,3 +40,59 @@ def progress_bar(total: int, desc: str, enabled: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True, position=_position)
+
+
+class _AboveTheLine:
+    """Standard error while a stage shows: each whole line written goes above the stage's
+    line (a line is held until its end is written, or until the stage ends)."""
+
+    def __init__(self, target: TextIO) -> None:
+        self.target = target
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        from tqdm.auto import tqdm
+
+        whole, _, self.pending = (self.pending + text).rpartition("\n")
+        if whole:
+            tqdm.write(whole, file=self.target)
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+    def close_line(self) -> None:
+        """Write a line left without its end."""
+        if self.pending:
+            self.target.write(self.pending + "\n")
+            self.pending = ""
+
+    def isatty(self) -> bool:
+        return self.target.isatty()
+
+
+@contextlib.contextmanager
+def stage(desc: str, enabled: bool) -> Iterator[None]:
+    """While the block runs, ``desc...`` on the progress bars' line of standard error, then
+    cleared; what the block writes to standard error (notes, warnings) goes above it.
+    Nothing when not ``enabled``.
+
+    >>> with stage("reading sales.csv", enabled=False):
+    ...     pass
+    """
+    if not enabled:
+        yield
+        return
+    from tqdm.auto import tqdm
+
+    target = sys.stderr
+    line = tqdm(
+        total=0, desc=desc, bar_format="{desc}...", leave=False, position=_position, file=target
+    )
+    above = _AboveTheLine(target)
+    try:
+        with contextlib.redirect_stderr(above):
+            yield
+    finally:
+        line.close()
+        above.close_line()

@@ -26,6 +26,7 @@ from deepctrl.core.model import DeepCTRL
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine import training
 from deepctrl.engine.options import LR_SCHEDULES
+from deepctrl.engine.progress import stage
 from deepctrl.engine.result import FitResult
 from deepctrl.engine.workers import free_threads, single_thread, threads
 from deepctrl.tabular import model_file
@@ -370,6 +371,26 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
 
     def _fit(self, X: Any, y: Any, sample_weight: Any) -> Self:
         self._check_params()
+        with stage("reading the table", bool(self.verbose)):
+            frame, labels = self._prepared(X, y, sample_weight)
+        self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
+        check_rule_columns(self.rules, self.encoder_, frame)
+        check_rule_classes(self.rules, self.rule_outputs())
+        rng = check_random_state(self.random_state)
+        outputs: list[tuple[Tensor, np.ndarray]] = []
+        if self.validation == "cross_fit":
+            self._fit_cross(frame, labels, rng, outputs)
+        else:
+            self._fit_holdout(frame, labels, rng, outputs)
+        self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
+        self.selected_alpha_ = self._select(self.validation_sweep_)
+        self.alpha_ = self.resolve_alpha(self.alpha)
+        self._check_validation_outputs(*outputs[0])
+        return self
+
+    def _prepared(self, X: Any, y: Any, sample_weight: Any) -> tuple[pd.DataFrame, Labels]:
+        """The table and its targets and weights as training takes them (rows of weight 0
+        left out), with the table's encoder fitted (`encoder_`)."""
         frame = self._frame(X, reset=True)
         if y is None:
             raise ValueError(
@@ -389,21 +410,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             if np.all(weight == weight[0]):
                 weight = None  # the rows left weigh alike: trained as without weights
         self.encoder_ = TableEncoder.fit(frame, ruled_columns(self.rules, frame.columns))
-        self.rule_ = resolve(self.rules, self.encoder_, self.rule_outputs())
-        check_rule_columns(self.rules, self.encoder_, frame)
-        check_rule_classes(self.rules, self.rule_outputs())
-        rng = check_random_state(self.random_state)
-        labels = Labels(y_train, y_metric, weight)
-        outputs: list[tuple[Tensor, np.ndarray]] = []
-        if self.validation == "cross_fit":
-            self._fit_cross(frame, labels, rng, outputs)
-        else:
-            self._fit_holdout(frame, labels, rng, outputs)
-        self.min_error_alpha_ = self._select(self.validation_sweep_, min_error=True)
-        self.selected_alpha_ = self._select(self.validation_sweep_)
-        self.alpha_ = self.resolve_alpha(self.alpha)
-        self._check_validation_outputs(*outputs[0])
-        return self
+        return frame, Labels(y_train, y_metric, weight)
 
     def _warn_untrained(self, y_metric: np.ndarray, n_val: int) -> None:
         """With `validation="last"`: a warning for a class whose rows all lie in the last
@@ -505,9 +512,10 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         recipe = self._recipe(len(train_idx), self.n_seeds)
         seed = int(rng.randint(0, 2**31 - 1 - recipe.n_seeds))
         # one encoded table, training rows first: the two parts are views of it
-        X_all = torch.from_numpy(
-            self.encoder_.transform(frame, np.concatenate([train_idx, val_idx]))
-        )
+        with stage("encoding the table", bool(self.verbose)):
+            X_all = torch.from_numpy(
+                self.encoder_.transform(frame, np.concatenate([train_idx, val_idx]))
+            )
         self.network_ = self._network_spec(X_all.shape[1], recipe)
         order = np.concatenate([train_idx, val_idx])
         self._check_expressions(X_all, y_train[order], order)
@@ -518,14 +526,15 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         self._keep(result, recipe, len(train_idx), len(val_idx))
         rows = val_idx if len(val_idx) else train_idx
         judged: list[int] = []
-        self.validation_sweep_ = self._sweep_encoded(
-            (val or train)[0],
-            y_metric[rows],
-            ALPHA_GRID,
-            None if weight is None else weight[rows],
-            judged=judged,
-            outputs=outputs,
-        )
+        with stage("choosing alpha on the validation rows", bool(self.verbose)):
+            self.validation_sweep_ = self._sweep_encoded(
+                (val or train)[0],
+                y_metric[rows],
+                ALPHA_GRID,
+                None if weight is None else weight[rows],
+                judged=judged,
+                outputs=outputs,
+            )
         self.judged_rows_ = (judged[0], len(rows))
 
     def _fit_cross(
@@ -551,7 +560,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         folds = self._equal_folds(n, y_train, k, rng)
         recipe = self._recipe(n - len(folds[0]), k)
         seed = int(rng.randint(0, 2**31 - 1 - k))
-        X_all = torch.from_numpy(self.encoder_.transform(frame))
+        with stage("encoding the table", bool(self.verbose)):
+            X_all = torch.from_numpy(self.encoder_.transform(frame))
         self.network_ = self._network_spec(X_all.shape[1], recipe)
         self._check_expressions(X_all, y_train, np.arange(n))
         train = _labelled(X_all, y_train, weight, np.arange(n))
@@ -559,9 +569,10 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         result = self._train(train, None, recipe, seeds, f" ({k} folds)", folds)
         self._keep(result, recipe, n, k * len(folds[0]))
         judged: list[int] = []
-        self.validation_sweep_ = self._sweep_encoded(
-            X_all, y_metric, ALPHA_GRID, weight, folds=folds, judged=judged, outputs=outputs
-        )
+        with stage("choosing alpha on the folds' rows", bool(self.verbose)):
+            self.validation_sweep_ = self._sweep_encoded(
+                X_all, y_metric, ALPHA_GRID, weight, folds=folds, judged=judged, outputs=outputs
+            )
         self.judged_rows_ = (judged[0], sum(len(f) for f in folds))
 
     def _check_expressions(self, X: Tensor, y_train: np.ndarray, rows: np.ndarray) -> None:
