@@ -587,8 +587,11 @@ def select_alpha(
     that, or, when `metric` is given too, the alpha with the best `metric` among them (as
     the table estimators' `select_alpha(X, y, min_verification=...)` does when given
     labels). Otherwise `objective="min_error"`: the alpha with the best `metric` (accuracy
-    and auc are maximised, the others minimised; NaN counts as the worst; on ties the
-    smallest alpha, as the table estimators take).
+    and auc are maximised, the others minimised; NaN counts as the worst).
+
+    When several alphas tie on `metric`, the smallest is taken, as the table estimators'
+    `"min_error"` choice takes it; their rule-keeping choice (`alpha="auto"`, and
+    `select_alpha(X, y, min_verification=...)`) takes the largest, the stronger rule.
 
     Args:
         table: A table of [sweep][deepctrl.core.evaluation.sweep], or any mapping of
