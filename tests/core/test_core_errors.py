@@ -124,6 +124,20 @@ def test_alphas_that_are_not_numbers_or_do_not_fit_the_batch():
         dc.verification_ratio(model, rule, x, alpha=float("inf"))
 
 
+def test_sweep_alphas_that_are_text_none_or_booleans_are_refused_naming_alphas():
+    model = net()
+    X, y = data(8)
+    for bad, shown in ((["a"], "'a'"), ([None], "None"), ([True, False], "True")):
+        with pytest.raises(ValueError, match=f"^alphas must be finite numbers, got {shown}$"):
+            dc.sweep(model, RULE, X, y, alphas=bad)
+    with pytest.raises(ValueError, match=r"^alphas must be finite numbers, got '0\.5x'$"):
+        dc.predict_sweep(model, RULE, X, ["0.5x"])
+    with pytest.raises(ValueError, match="^alphas must be finite numbers, got True$"):
+        dc.sweep(model, RULE, X, y, alphas=torch.tensor([True]))
+    table = dc.sweep(model, RULE, X, y, alphas=[torch.tensor(0.5), 1])
+    assert table["alpha"] == [0.5, 1.0]
+
+
 def test_a_perturbation_of_the_wrong_shape_is_refused_by_the_sweep_too():
     class Widening(dc.rules.Monotonic):
         def perturb(self, x, generator=None):

@@ -2,6 +2,7 @@ import copy
 import math
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -167,6 +168,22 @@ def test_fit_checks_its_inputs():
         dc.fit(net(), RULE, train=(X, y), seeds=[1, 1])
     with pytest.raises(ValueError, match="needs train"):
         dc.fit(net(), RULE)
+
+
+@pytest.mark.parametrize("name", ["progress", "shuffle", "reinit", "compile", "exact_sums"])
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_an_on_off_option_that_is_not_a_bool_is_refused_naming_it(name, value):
+    with pytest.raises(ValueError, match=f"^{name} must be True or False, got {value!r}$"):
+        dc.fit(net(), RULE, train=make_data(16), max_epochs=1, **{name: value})
+    with pytest.raises(ValueError, match=f"^{name} must be True or False"):
+        dc.fit_methods(net(), RULE, [dc.methods.TaskOnly()], train=make_data(16), **{name: value})
+
+
+def test_numpy_bools_are_on_off_options_too():
+    kw = dict(train=make_data(16), max_epochs=1, seeds=[0, 1], workers=1)
+    plain = dc.fit(net(), RULE, shuffle=False, reinit=True, **kw)
+    numpy = dc.fit(net(), RULE, shuffle=np.False_, reinit=np.True_, **kw)
+    assert torch.equal(weights(plain.models[1]), weights(numpy.models[1]))
 
 
 def test_energy_penalty_trains_and_reports_history():

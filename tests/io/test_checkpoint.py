@@ -28,6 +28,21 @@ def test_round_trip_gives_identical_outputs(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["m.safetensors"]  # no temp files left
 
 
+def test_a_checkpoints_repr_counts_the_weights_and_shows_a_short_config(tmp_path):
+    m = model()
+    values = sum(p.numel() for p in m.state_dict().values())
+    plain = read_checkpoint(dc.save(torch.nn.Linear(3, 2), tmp_path / "p.safetensors", {"a": 1}))
+    assert repr(plain) == (
+        f"Checkpoint(state_dict=<2 tensors, 8 values>, config={{'a': 1}}, "
+        f"version={dc.__version__!r})"
+    )
+    shown = repr(read_checkpoint(dc.save(m, tmp_path / "m.safetensors", {"rule": "demo"})))
+    assert shown == (
+        f"Checkpoint(state_dict=<{len(m.state_dict())} tensors, {values:,} values>, "
+        f"config=<keys 'rule', 'architecture'>, version={dc.__version__!r})"
+    )
+
+
 def test_a_pickle_is_refused_and_never_executed(tmp_path):
     marker = tmp_path / "executed"
 

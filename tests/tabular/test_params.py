@@ -7,9 +7,9 @@ import pytest
 
 import deepctrl as dc
 from deepctrl.tabular.estimator_base import PARAMETERS
-from deepctrl.tabular.params import COUNT_OR_AUTO, FRACTION, POSITIVE, check
+from deepctrl.tabular.params import COUNT_OR_AUTO, FRACTION, POSITIVE, SWITCHES, check
 
-CHECKED_ELSEWHERE = {"rules", "alpha", "device", "random_state", "verbose", "class_weight"}
+CHECKED_ELSEWHERE = {"rules", "alpha", "device", "random_state", "class_weight"}
 """Checked where they are used: rules by the resolver, alpha by check_alpha, the device by
 resolve_device, random_state by scikit-learn, class_weight when the weights are built."""
 
@@ -17,7 +17,7 @@ resolve_device, random_state by scikit-learn, class_weight when the weights are 
 @pytest.mark.parametrize("kind", [dc.DeepCTRLRegressor, dc.DeepCTRLClassifier])
 def test_every_parameter_is_declared_or_checked_where_it_is_used(kind):
     names = set(inspect.signature(kind.__init__).parameters) - {"self"}
-    assert names - CHECKED_ELSEWHERE == set(kind._parameters)
+    assert names - CHECKED_ELSEWHERE == set(kind._parameters) | set(SWITCHES)
 
 
 @pytest.mark.parametrize(
@@ -35,6 +35,9 @@ def test_every_parameter_is_declared_or_checked_where_it_is_used(kind):
         (0.99, FRACTION, True),
         (1.0, FRACTION, False),
         (None, POSITIVE, False),
+        (np.True_, SWITCHES["verbose"], True),
+        (False, SWITCHES["verbose"], True),
+        (1, SWITCHES["verbose"], False),
     ],
 )
 def test_what_each_kind_of_parameter_admits(value, allowed, ok):
@@ -51,6 +54,8 @@ def test_what_each_kind_of_parameter_admits(value, allowed, ok):
         ("lr_schedule", "step", "lr_schedule must be 'auto' or one of ('constant', 'cosine')"),
         ("validation_fraction", 1, "validation_fraction must be in [0, 1), got 1"),
         ("loss", "huber", "loss must be one of ('mse', 'mae', 'poisson'), got 'huber'"),
+        ("verbose", "no", "verbose must be True or False, got 'no'"),
+        ("verbose", 1, "verbose must be True or False, got 1"),
     ],
 )
 def test_fit_names_the_parameter_out_of_bounds(param, value, message):

@@ -182,7 +182,8 @@ def check_whole_classes(series: pd.Series, task: str) -> None:
     """A classification target of numbers holds whole numbers; else an error counting the
     others.
 
-    >>> check_whole_classes(pd.Series([0.5, 1.0, 2.25], name="sales"), "classification")
+    >>> check_whole_classes(pd.Series([0.5, 1.0, 2.25], name="sales"),
+    ...                     "classification")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: target column 'sales' holds 2 non-integer numbers; classes must be labels ...
@@ -203,7 +204,8 @@ def _check_class_count(series: pd.Series) -> None:
     more than half of its rows) is an error, saying whether they look like numbers in a form
     the table is not read in (spaces between thousands, a decimal comma in a comma file).
 
-    >>> _check_class_count(pd.Series([f"{i} 000 €" for i in range(100)], name="price"))
+    >>> _check_class_count(pd.Series([f"{i} 000 €" for i in range(100)],
+    ...                              name="price"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: target column 'price' has 100 distinct values in 100 rows, too many to be ...

@@ -55,7 +55,7 @@ def check_table_name(name: str | Path) -> None:
     spreadsheet, JSON, tab-separated), which would get CSV text under that name; any other
     name is CSV (or Parquet, or compressed CSV, by its suffix).
 
-    >>> check_table_name("p.xlsx")
+    >>> check_table_name("p.xlsx")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: --out p.xlsx: deepctrl writes CSV (.csv, or compressed: .csv.gz, ...
@@ -74,7 +74,7 @@ def check_model_name(name: str | Path) -> None:
     """Refuse a model file name whose suffix names a table or a rules file (``.csv``,
     ``.parquet``, ``.toml``, ...), which the model would replace without a word.
 
-    >>> check_model_name("sales.csv.gz")
+    >>> check_model_name("sales.csv.gz")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: --out sales.csv.gz names a table or rules file (.csv); fit writes a model ...

@@ -159,15 +159,22 @@ def alpha_items(alphas: Any) -> list[Any]:
 
 
 def _alpha_list(alphas: Any) -> list[float]:
-    """``alphas`` as finite floats (see `alpha_items`).
+    """``alphas`` as finite floats (see `alpha_items`); a boolean, a text or None among
+    them is an error naming `alphas`.
 
     >>> _alpha_list(torch.tensor([0.0, 0.5]))
     [0.0, 0.5]
+    >>> _alpha_list([0.0, True])
+    Traceback (most recent call last):
+    ...
+    ValueError: alphas must be finite numbers, got True
     """
-    out = [float(a) for a in alpha_items(alphas)]
-    bad = [a for a in out if not math.isfinite(a)]
-    if bad:
-        raise ValueError(f"alphas must be finite numbers, got {bad[0]!r}")
+    out = []
+    for a in alpha_items(alphas):
+        try:
+            out.append(finite_real(a, "alpha"))
+        except ValueError:
+            raise ValueError(f"alphas must be finite numbers, got {a!r}") from None
     return out
 
 
@@ -312,8 +319,9 @@ def predict_sweep(
             the rule cannot judge) or None without a rule.
 
     Raises:
-        ValueError: When `alphas` is empty or not numbers, `seed` is not an integer >= 0,
-            `block_rows` is not an integer >= 1, or the model cannot take the rows of `X`.
+        ValueError: When `alphas` is empty or not finite numbers (booleans included),
+            `seed` is not an integer >= 0, `block_rows` is not an integer >= 1, or the
+            model cannot take the rows of `X`.
         TypeError: When `model` is not a `torch.nn.Module`.
 
     Examples:
@@ -425,9 +433,9 @@ def sweep(
             can judge that satisfy it.
 
     Raises:
-        ValueError: When `alphas` is empty, a metric is unknown, `y` is given with a
-            Dataset or DataLoader or missing with tensors, `X` and `y` differ in rows, or
-            the model cannot take the rows of `X`.
+        ValueError: When `alphas` is empty or not finite numbers (booleans included), a
+            metric is unknown, `y` is given with a Dataset or DataLoader or missing with
+            tensors, `X` and `y` differ in rows, or the model cannot take the rows of `X`.
         TypeError: When `model` is not a `torch.nn.Module`.
     """
     alphas = _alpha_list(alphas)
@@ -579,8 +587,11 @@ def select_alpha(
     that, or, when `metric` is given too, the alpha with the best `metric` among them (as
     the table estimators' `select_alpha(X, y, min_verification=...)` does when given
     labels). Otherwise `objective="min_error"`: the alpha with the best `metric` (accuracy
-    and auc are maximised, the others minimised; NaN counts as the worst; on ties the
-    smallest alpha, as the table estimators take).
+    and auc are maximised, the others minimised; NaN counts as the worst).
+
+    When several alphas tie on `metric`, the smallest is taken, as the table estimators'
+    `"min_error"` choice takes it; their rule-keeping choice (`alpha="auto"`, and
+    `select_alpha(X, y, min_verification=...)`) takes the largest, the stronger rule.
 
     Args:
         table: A table of [sweep][deepctrl.core.evaluation.sweep], or any mapping of

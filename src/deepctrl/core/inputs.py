@@ -129,7 +129,8 @@ def refused_rows(x: Inputs, exc: Exception, which: str) -> ValueError:
     """One line for a model that cannot take the rows ``x`` (``which`` rows: "training",
     "given"): the shape and dtype of one row and the first line of the model's error.
 
-    >>> print(refused_rows(torch.zeros(2, 4), RuntimeError("mat1 and mat2"), "given"))
+    >>> print(refused_rows(torch.zeros(2, 4), RuntimeError("mat1 and mat2"),
+    ...                    "given"))  # doctest: +ELLIPSIS
     the model cannot take the given rows (shape ... ((4,), 'torch.float32')): mat1 and mat2
     """
     row = (

@@ -133,6 +133,8 @@ class OneHotLinear(nn.Linear):
         out_features: The output width.
         blocks: The one-hot blocks as (start, stop) column ranges, in order, apart.
         bias: Whether the layer has a bias.
+        device: Where the parameters are made, as for `nn.Linear`; None is PyTorch's
+            default device.
 
     Raises:
         ValueError: When a block is empty, out of range or overlaps another.

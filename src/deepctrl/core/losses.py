@@ -100,7 +100,8 @@ def check_gradient(rule: Rule, per_sample: Tensor, y_hat: Tensor) -> None:
     tensor, or cut from the graph while the outputs are in it (`.detach()`, a comparison).
 
     >>> from deepctrl.core.rules import Penalty
-    >>> check_gradient(Penalty(lambda x, y: y[:, 0]), torch.zeros(2) > 0, torch.zeros(2, 1))
+    >>> check_gradient(Penalty(lambda x, y: y[:, 0]), torch.zeros(2) > 0,
+    ...                torch.zeros(2, 1))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: Penalty.loss returned a bool tensor without a gradient: ...

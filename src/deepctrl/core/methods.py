@@ -117,7 +117,7 @@ class Coefficients(NamedTuple):
             ValueError: When a weight does not broadcast to (n,), (n,) or (n, n_rules).
 
         Examples:
-            >>> Coefficients(torch.ones(5), 1.0, 0.0).checked(2, 1, "Mine")
+            >>> Coefficients(torch.ones(5), 1.0, 0.0).checked(2, 1, "Mine")  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             ...
             ValueError: Mine.coefficients gave task of shape (5,) for 2 seed(s): ...

@@ -110,6 +110,29 @@ class ObjectiveOutput:
             return math.nan
         return float(self.satisfied[self.judged].float().mean())
 
+    def __repr__(self) -> str:
+        """The losses and alpha as numbers, the tensors of rows as their dtype and shape."""
+        terms = ", ".join(f"{k}={_shown(v)}" for k, v in self.terms._asdict().items())
+        return (
+            f"ObjectiveOutput(loss={_shown(self.loss)}, task={_shown(self.task)}, "
+            f"rule={_shown(self.rule)}, alpha={self.alpha:.6g}, y_hat={_shown(self.y_hat)}, "
+            f"satisfied={_shown(self.satisfied)}, judged={_shown(self.judged)}, "
+            f"terms=Terms({terms}))"
+        )
+
+
+def _shown(value: Tensor | None) -> str:
+    """A scalar tensor as its number, any other as its dtype and shape.
+
+    >>> _shown(torch.tensor(0.25)), _shown(torch.zeros(64, 1)), _shown(None)
+    ('0.25', '<float32 (64, 1)>', 'None')
+    """
+    if value is None:
+        return "None"
+    if value.dim() == 0:
+        return f"{value.item():.6g}"
+    return f"<{str(value.dtype).removeprefix('torch.')} {tuple(value.shape)}>"
+
 
 def _upcast(t: Tensor) -> Tensor:
     """Outputs of a low-precision (autocast) forward, in float32 for the losses."""
@@ -179,6 +202,18 @@ class Objective:
         self._provisional: SeedState | None = None  # evaluations' state before training
         self._generators: dict[str, torch.Generator] = {}
         self._resumed = False  # a state was loaded and no batch has run since
+
+    def __repr__(self) -> str:
+        """The method, rule, task loss and seed (and rho once measured); the model by its
+        class: ``Objective(model=DeepCTRL, rule=..., method=..., task_loss='mae', seed=0)``."""
+        loss = self.task_loss
+        shown = f"{loss!r}" if isinstance(loss, str) else getattr(loss, "__name__", repr(loss))
+        rho = self.rho
+        return (
+            f"Objective(model={type(unwrap(self.model)).__name__}, rule={self.rule!r}, "
+            f"method={self.method!r}, task_loss={shown}, seed={self.seed}"
+            + (f", rho={rho:.6g})" if rho is not None else ")")
+        )
 
     @property
     def rho(self) -> float | None:

@@ -64,8 +64,11 @@ class Prior(abc.ABC):
 
     def __init__(self, seed: int | None = None) -> None:
         self.generator = torch.Generator()
-        if seed is not None:
-            self.generator.manual_seed(nonneg_int(seed, "seed"))
+        self.seed = None if seed is None else nonneg_int(seed, "seed")
+        """The seed the generator was seeded with, None for PyTorch's default; the repr
+        shows it."""
+        if self.seed is not None:
+            self.generator.manual_seed(self.seed)
 
     @abc.abstractmethod
     def sample(self, n: int, dtype: torch.dtype = torch.float32) -> Tensor:
@@ -97,7 +100,8 @@ class Prior(abc.ABC):
             The copy; the prior itself is left as it is.
         """
         out = copy.deepcopy(self)  # each seed's copy holds lists or tensors of its own
-        out.generator = torch.Generator().manual_seed(int(seed))
+        out.seed = int(seed)
+        out.generator = torch.Generator().manual_seed(out.seed)
         return out
 
     def __getstate__(self) -> dict[str, Any]:
@@ -165,7 +169,12 @@ class Prior(abc.ABC):
             self.set_extra_state(state["extra_state"])
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v}" for k, v in self.params().items())
+        """As built: ``Beta(a=0.5, b=0.5, seed=3)`` (`seed` when one was given)."""
+        shown = dict(self.params())
+        seed = getattr(self, "seed", None)  # a prior pickled before priors kept their seed
+        if seed is not None:
+            shown["seed"] = seed
+        args = ", ".join(f"{k}={v}" for k, v in shown.items())
         return f"{type(self).__name__}({args})"
 
 

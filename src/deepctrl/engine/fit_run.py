@@ -33,7 +33,7 @@ from deepctrl.core.sources import is_loader
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine.callbacks import as_callbacks
 from deepctrl.engine.folds import SeedFolds
-from deepctrl.engine.options import LR_SCHEDULES, Options
+from deepctrl.engine.options import LR_SCHEDULES, SWITCHES, Options
 from deepctrl.engine.result import FitResult
 from deepctrl.engine.trainer import Trainer
 from deepctrl.engine.workers import run_jobs, seed_parts, single_thread
@@ -150,6 +150,10 @@ def check_fit(
         value = getattr(o, name)
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    for name in SWITCHES:
+        value = getattr(o, name)
+        if not isinstance(value, bool | np.bool_):  # "no" or 0 read from a config, say
+            raise ValueError(f"{name} must be True or False, got {value!r}")
     if o.chunk_batches < 1:
         raise ValueError(f"chunk_batches must be >= 1, got {o.chunk_batches!r}")
     if not math.isfinite(o.lr) or o.lr <= 0:

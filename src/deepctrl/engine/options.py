@@ -3,12 +3,14 @@ learning-rate schedules.
 
 >>> Options(batch_size=32).batch_size, Options().lr_schedule
 (32, 'constant')
+>>> SWITCHES
+('progress', 'shuffle', 'reinit', 'compile', 'exact_sums')
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
@@ -38,6 +40,9 @@ class Options:
     callbacks: tuple[Any, ...] = ()
     folds: tuple[Any, ...] | None = None
 
+
+SWITCHES = tuple(f.name for f in fields(Options) if f.type == "bool")
+"""The options that are True or False (`fit` refuses any other value for them)."""
 
 LR_SCHEDULES = ("constant", "cosine")
 LR_FLOOR = 1 / 50

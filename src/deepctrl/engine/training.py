@@ -179,12 +179,14 @@ def fit(
     Raises:
         ValueError: When `train` is missing, `method` needs a rule and `rule` is None, an
             option is out of range (`batch_size`, `patience`, `val_every` or `workers`
-            below 1, `max_epochs` or `input_noise` below 0, an unknown `lr_schedule`), the
-            seeds are empty or repeated, the model has no parameters, or `folds` are not
-            one array of distinct row indices per seed, all of one size; with `workers > 1`,
-            also when callbacks are given, under `torchrun`, or when the model, rule, method
-            or data cannot be pickled. Also when the model cannot take the rows of `train`
-            or `val` (one line naming them and the model's error).
+            below 1, `max_epochs` or `input_noise` below 0, an unknown `lr_schedule`), one
+            of `progress`, `shuffle`, `reinit`, `compile` and `exact_sums` is not True or
+            False (a NumPy bool counts), the seeds are empty or repeated, the model has no
+            parameters, or `folds` are not one array of distinct row indices per seed, all
+            of one size; with `workers > 1`, also when callbacks are given, under
+            `torchrun`, or when the model, rule, method or data cannot be pickled. Also when
+            the model cannot take the rows of `train` or `val` (one line naming them and the
+            model's error).
         TypeError: When `model` is not a `torch.nn.Module`.
     """
     method = method if method is not None else DeepCTRLMethod()

@@ -57,6 +57,19 @@ class Checkpoint(NamedTuple):
     config: dict[str, Any]
     version: str
 
+    def __repr__(self) -> str:
+        """A summary: the number of tensors and of their values, the config (its keys when
+        it is longer than a line) and the version, e.g. ``Checkpoint(state_dict=<6 tensors,
+        57 values>, config={'note': 'demo'}, version='0.2.0')``."""
+        values = sum(t.numel() for t in self.state_dict.values())
+        config = repr(self.config)
+        if len(config) > 60:
+            config = f"<keys {', '.join(repr(k) for k in self.config)}>"
+        return (
+            f"Checkpoint(state_dict=<{len(self.state_dict)} tensors, {values:,} values>, "
+            f"config={config}, version={self.version!r})"
+        )
+
 
 def _check_reserved(config: dict[str, Any]) -> None:
     """Refuse the config keys deepctrl's own files use: `architecture` (how `load` rebuilds a

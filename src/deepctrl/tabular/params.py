@@ -17,12 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Allowed:
     """What a parameter may be: a number of a kind (`integer`) above `low` (and, with
     `high`, below it; `low_closed` admits `low` itself), or one of `choices`, or None when
-    `none`. `says` is how the error names the allowed values."""
+    `none`; or, as a `switch`, True or False. `says` is how the error names the allowed
+    values."""
 
     says: str
     number: bool = True
@@ -32,9 +35,12 @@ class Allowed:
     high: float | None = None
     choices: tuple[Any, ...] = ()
     none: bool = False
+    switch: bool = False
 
     def admits(self, value: Any) -> bool:
-        """Whether `value` is allowed."""
+        """Whether `value` is allowed (a switch admits Python and NumPy booleans only)."""
+        if self.switch:
+            return isinstance(value, bool | np.bool_)
         if value is None:
             return self.none
         if isinstance(value, str):
@@ -54,6 +60,8 @@ COUNT = Allowed("a positive integer", integer=True, none=True)
 COUNT_OR_AUTO = Allowed("a positive integer or 'auto'", integer=True, choices=("auto",))
 POSITIVE_OR_AUTO = Allowed("positive or 'auto'", choices=("auto",))
 FRACTION = Allowed("in [0, 1)", low_closed=True, high=1.0)
+SWITCHES = {"verbose": Allowed("True or False", switch=True)}
+"""The on/off parameters every estimator has, which `check` checks whatever its table."""
 
 
 def one_of(*choices: str) -> Allowed:
@@ -74,9 +82,16 @@ def number_or(choices: tuple[str, ...]) -> Allowed:
 
 
 def check(params: Mapping[str, Any], table: Mapping[str, Allowed]) -> None:
-    """Raise ValueError for the first parameter of `table` whose value in `params` is not
-    allowed: "NAME must be ALLOWED, got VALUE"."""
-    for name, allowed in table.items():
+    """Raise ValueError for the first parameter of `table`, then of `SWITCHES` (those
+    `params` has), whose value in `params` is not allowed: "NAME must be ALLOWED, got VALUE".
+
+    >>> check({"verbose": "no"}, {})
+    Traceback (most recent call last):
+    ...
+    ValueError: verbose must be True or False, got 'no'
+    """
+    switches = {name: allowed for name, allowed in SWITCHES.items() if name in params}
+    for name, allowed in {**table, **switches}.items():
         value = params[name]
         if not allowed.admits(value):
             raise ValueError(f"{name} must be {allowed.says}, got {value!r}")
