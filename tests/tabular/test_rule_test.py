@@ -65,6 +65,21 @@ def test_statistics_are_consistent_with_the_stored_curves(result):
     assert set(data["groups"]["tiny"]) == {"rows", "verdict", "reason", "metric"}
 
 
+def test_the_verification_interval_counts_the_judged_rows(result):
+    from deepctrl.tabular.rule_verdict import binomial_interval
+
+    for name in ("up", "down"):
+        seg = result.groups[name]
+        s = seg.statistics
+        # a monotonic rule judges every held-out row: folds of 134, 133 and 133 rows
+        assert s["judged_rows"] == 400
+        followed = round(float(seg.verification[:, 0] @ np.array([134, 133, 133])))
+        assert s["followed_rows_alpha0"] == followed
+        lo, hi = s["verification_alpha0_interval"]
+        exact = binomial_interval(followed, 400)
+        assert lo <= exact[0] < exact[1] <= hi
+
+
 def test_files(result, tmp_path):
     paths = dc.write_rule_test(result, tmp_path / "out")
     assert [p.name for p in paths] == ["rule_test.json", "report.md", "rule_test.png"]

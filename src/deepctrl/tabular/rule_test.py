@@ -200,11 +200,12 @@ def _fold_curves(
     alphas: list[float],
     bar: Any,
     segment: str,
-) -> tuple[np.ndarray, np.ndarray, str]:
-    """Held-out error and verification curves (folds x alphas), and the error's name; the
+) -> tuple[np.ndarray, np.ndarray, list[int], str]:
+    """Held-out error and verification curves (folds x alphas), the held-out rows the rule
+    judged in each fold, and the error's name; the
     warnings of the fits and sweeps are raised again once each, naming ``segment`` and the
     folds that gave them (a "training range" there is a fold's, not the table's)."""
-    errors, ratios, metric = [], [], ""
+    errors, ratios, judged, metric = [], [], [], ""
     said: dict[tuple[str, type[Warning]], list[int]] = {}
     splits = KFold(folds, shuffle=True, random_state=seed).split(X)
     for fold, (train, held) in enumerate(splits):
@@ -223,6 +224,7 @@ def _fold_curves(
         metric = est.primary_metric
         errors.append(table[metric].to_numpy(float))
         ratios.append(table["verification_ratio"].to_numpy(float))
+        judged.append(int(table.attrs["judged_rows"][0]))
         bar.update(1)
     for (message, category), where in said.items():
         which = sorted(set(where))
@@ -232,7 +234,7 @@ def _fold_curves(
             category,
             stacklevel=outside_stacklevel(),
         )
-    return np.array(errors), np.array(ratios), metric
+    return np.array(errors), np.array(ratios), judged, metric
 
 
 RULE_TEST_NOTE = (
@@ -259,12 +261,14 @@ def _judge_segment(
         verdict, reason = too_few_rows(len(X), min_rows)
         return Segment(len(X), verdict, reason), ""
     try:
-        errors, ratios, metric = _fold_curves(estimator, X, y, folds, seed, alphas, bar, segment)
+        errors, ratios, judged, metric = _fold_curves(
+            estimator, X, y, folds, seed, alphas, bar, segment
+        )
     except ValueError as exc:  # e.g. a classifier's fold with one class
         if whole:
             raise ValueError(f"could not train on the whole table: {exc}") from None
         return Segment(len(X), "inconclusive", f"could not train on this segment: {exc}"), ""
-    stats = segment_statistics(errors, ratios, alphas)
+    stats = segment_statistics(errors, ratios, alphas, judged)
     verdict, reason = judge(stats)
     return Segment(len(X), verdict, reason, stats, errors, ratios), metric
 

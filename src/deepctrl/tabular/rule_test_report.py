@@ -120,7 +120,8 @@ def report_markdown(result: RuleTestResult) -> str:
         "",
         f"Target `{result.target}`; error metric {result.metric} on held-out rows "
         f"({result.folds} folds per group, each trained with its own seed; intervals at "
-        f"{CONFIDENCE:.0%} over folds). The group column is an input of no model, "
+        f"{CONFIDENCE:.0%} over folds, the verification's never narrower than its judged "
+        "rows allow). The group column is an input of no model, "
         "`all` included: the `all` row pools the groups' rows without telling them apart, so "
         "its error can exceed that of a model fitted with the group column as an input.",
         "",

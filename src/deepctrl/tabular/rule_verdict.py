@@ -8,6 +8,10 @@ within a fold (paired), so the differences between folds in difficulty cancel:
   difference to the best is not above zero at 90 % confidence (t over the folds);
 - the enforcement cost is the error at alpha 1 minus the best error, with its t interval;
 - `verification_alpha0` is how often the data-only path (alpha 0) already obeys the rule;
+  its t interval takes the folds' standard deviation as at least the binomial one of their
+  judged rows, and is widened to the exact (Clopper-Pearson) binomial interval of those
+  rows pooled over the folds: a few folds of a few rows each can give equal ratios, whose
+  plain t interval has no width;
 - the cost of following the rule is measured at the smallest alpha whose mean verification
   ratio reaches [HOLDS][deepctrl.tabular.rule_verdict.HOLDS] (alpha 1 if none does).
 
@@ -20,9 +24,11 @@ Examples:
     >>> import numpy as np
     >>> E = np.array([[1.0, 0.9, 1.2], [1.1, 1.0, 1.3], [0.9, 0.8, 1.1]])
     >>> V = np.array([[0.1, 0.6, 1.0], [0.2, 0.7, 1.0], [0.1, 0.5, 1.0]])
-    >>> s = segment_statistics(E, V, [0.0, 0.5, 1.0])
+    >>> s = segment_statistics(E, V, [0.0, 0.5, 1.0], judged=[10, 10, 10])
     >>> s["best_alpha"], round(s["enforcement_cost"], 6), round(s["verification_alpha0"], 4)
     (0.5, 0.3, 0.1333)
+    >>> s["followed_rows_alpha0"], s["judged_rows"]
+    (4, 30)
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ import numpy as np
 from scipy import stats
 
 CONFIDENCE = 0.90
-"""Two-sided confidence of every interval (t over folds)."""
+"""Two-sided confidence of every interval (t over folds; the data-only verification's at
+least binomial over its judged rows)."""
 HOLDS = 0.95
 """The verification ratio at which a model counts as following the rule."""
 
@@ -57,17 +64,54 @@ class Thresholds:
     tolerance: float = 0.01
 
 
-def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean and CONFIDENCE interval of the mean of `values` (one per fold)."""
+def _t_interval(values: np.ndarray, sd_floor: float = 0.0) -> tuple[float, float, float]:
+    """Mean and CONFIDENCE interval of the mean of `values` (one per fold), their standard
+    deviation taken as at least `sd_floor`."""
     mean = float(values.mean())
     if len(values) < 2:
         return mean, -math.inf, math.inf
     half = float(
         stats.t.ppf(0.5 + CONFIDENCE / 2, len(values) - 1)
-        * values.std(ddof=1)
+        * max(float(values.std(ddof=1)), sd_floor)
         / math.sqrt(len(values))
     )
     return mean, mean - half, mean + half
+
+
+def binomial_interval(followed: int, judged: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) CONFIDENCE interval of a share of `followed` in `judged`
+    rows.
+
+    >>> [round(v, 3) for v in binomial_interval(6, 8)]
+    [0.4, 0.954]
+    """
+    tail = (1 - CONFIDENCE) / 2
+    low = float(stats.beta.ppf(tail, followed, judged - followed + 1)) if followed else 0.0
+    high = (
+        float(stats.beta.ppf(1 - tail, followed + 1, judged - followed))
+        if followed < judged
+        else 1.0
+    )
+    return low, high
+
+
+def _verification_alpha0(
+    ratios: np.ndarray, counts: np.ndarray
+) -> tuple[float, float, float, int, int]:
+    """Mean of the folds' data-only verification ratios, its interval, and the rows judged
+    and followed, pooled over the folds. The interval is the wider of the t interval over
+    the folds, their standard deviation taken as at least the one their rows alone give
+    (binomial, at the share (followed + 2) / (rows + 4), which none or all of the rows
+    following do not make 0), and the exact binomial interval of the pooled rows."""
+    judged = ~np.isnan(ratios)
+    values, n = ratios[judged], counts[judged]
+    if not len(values):
+        return math.nan, math.nan, math.nan, 0, 0
+    rows, followed = int(n.sum()), round(float((values * n).sum()))
+    share = (followed + 2) / (rows + 4)
+    mean, low, high = _t_interval(values, math.sqrt(share * (1 - share) * np.mean(1 / n)))
+    exact = binomial_interval(followed, rows)
+    return mean, min(low, exact[0]), max(high, exact[1]), rows, followed
 
 
 def judged_folds(verification: np.ndarray) -> np.ndarray:
@@ -81,7 +125,7 @@ def judged_folds(verification: np.ndarray) -> np.ndarray:
 
 
 def segment_statistics(
-    errors: np.ndarray, verification: np.ndarray, alphas: Sequence[float]
+    errors: np.ndarray, verification: np.ndarray, alphas: Sequence[float], judged: Sequence[int]
 ) -> dict[str, Any]:
     """Best alpha, costs and data-only verification, with intervals, from per-fold curves.
 
@@ -89,12 +133,24 @@ def segment_statistics(
         errors: The held-out error of every fold at every alpha, (folds, len(alphas)).
         verification: The held-out verification ratio likewise.
         alphas: The alphas, from 0 and ending at 1.
+        judged: The held-out rows the rule judged in every fold (the sweep's
+            `attrs["judged_rows"][0]`).
 
     Returns:
         The statistics by name: `best_alpha`, `verification_alpha0`, `enforcement_cost`,
             `cost_rule_holds` and others, with `_interval` bounds.
+
+    Raises:
+        ValueError: When `judged` does not hold one count per fold, at least 1 where the
+            fold has a verification ratio at alpha 0.
     """
     E, V, grid = np.asarray(errors, float), np.asarray(verification, float), list(alphas)
+    counts = np.asarray(judged, dtype=float)
+    if counts.shape != (E.shape[0],) or not (counts[~np.isnan(V[:, 0])] >= 1).all():
+        raise ValueError(
+            f"judged must hold one row count per fold ({E.shape[0]}), at least 1 where a fold "
+            "has a verification ratio"
+        )
     mean_error = E.mean(axis=0)
     best = int(np.argmin(mean_error))
     diff = E - E[:, [best]]
@@ -107,11 +163,12 @@ def segment_statistics(
     reach = np.flatnonzero(mean_v >= HOLDS)
     holds = int(reach[0]) if len(reach) else last
     hold_cost, hold_lo, hold_hi = _t_interval(diff[:, holds])
-    at_zero = Vj[:, 0][~np.isnan(Vj[:, 0])]
-    v0, v0_lo, v0_hi = _t_interval(at_zero) if len(at_zero) else (math.nan, math.nan, math.nan)
+    v0, v0_lo, v0_hi, rows, followed = _verification_alpha0(V[:, 0], counts)
     return {
         "folds": int(E.shape[0]),
-        "folds_judged": len(at_zero),
+        "folds_judged": int((~np.isnan(V[:, 0])).sum()),
+        "judged_rows": rows,
+        "followed_rows_alpha0": followed,
         "best_alpha": grid[best],
         "best_alpha_interval": [min(plausible), max(plausible)],
         "verification_alpha0": v0,
@@ -125,6 +182,16 @@ def segment_statistics(
         "cost_rule_holds": hold_cost,
         "cost_rule_holds_interval": [hold_lo, hold_hi],
     }
+
+
+def _span(low: float, high: float) -> str:
+    """An interval in whole percents, rounded outwards: a lower end of 99.5 % is not 100 %.
+
+    >>> _span(0.995, 1.0), _span(0.0, 0.0296)
+    ('99% to 100%', '0% to 3%')
+    """
+    low, high = max(low, 0.0), min(high, 1.0)
+    return f"{math.floor(low * 100 + 1e-9):d}% to {math.ceil(high * 100 - 1e-9):d}%"
 
 
 def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str]:
@@ -162,23 +229,24 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
             "judges more)"
         )
     seen = f"the data-only model (alpha 0) follows the rule on {v0:.0%} of held-out rows"
+    span = _span(v0_lo, v0_hi)
     if v0_lo >= limits.agree:
-        return "consistent", f"{seen} ({v0_lo:.0%} to {v0_hi:.0%} over folds)"
+        return "consistent", f"{seen} ({span} at {CONFIDENCE:.0%} confidence)"
     if cost_hi <= allowed and v0_lo > 0.5:
         return "consistent", (
-            f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}), more than half, and following the rule "
+            f"{seen} ({span}), more than half, and following the rule "
             f"({where}) costs {share:+.1%} error, within {limits.tolerance:.0%} of the best "
             f"error at {CONFIDENCE:.0%} confidence"
         )
     if v0_hi <= limits.disagree and cost_lo > allowed:
         return "contradicted", (
-            f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}), and following it "
+            f"{seen} ({span}), and following it "
             f"({where}) costs {share:+.1%} error, beyond the noise"
         )
-    if not math.isfinite(v0_lo) or v0_hi - v0_lo > 2 * (limits.agree - 0.5):
+    if v0_hi - v0_lo > 2 * (limits.agree - 0.5):
         return "inconclusive", (
-            f"{seen}, but the folds disagree ({v0_lo:.0%} to {v0_hi:.0%}):"
-            " too few rows or too much noise"
+            f"{seen}, but its interval is too wide to tell ({span}): too few judged rows,"
+            " or folds that disagree"
         )
     if v0_hi <= limits.disagree:
         return "inconclusive", (
@@ -193,8 +261,7 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
         else "the data show no clear direction"
     )
     return "inconclusive", (
-        f"{seen} ({v0_lo:.0%} to {v0_hi:.0%}): {lean}, and following the rule ({where}) "
-        f"costs {share:+.1%}"
+        f"{seen} ({span}): {lean}, and following the rule ({where}) costs {share:+.1%}"
     )
 
 
