@@ -196,3 +196,23 @@ def test_text_in_a_model_number_column_is_named_whatever_else_is_missing(tmp_pat
     sweep = ["sweep", model, tmp_path / "new.csv", "--drop-missing", "--alphas", "0"]
     code, _, err = run(sweep, capsys)
     assert code == 0 and "dropped 2 of 5 rows" in err, err
+
+
+def test_a_model_fitted_on_an_array_scores_a_file_by_position_without_a_warning(tmp_path, capsys):
+    import deepctrl as dc
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 2))
+    y = 2 * X[:, 0] + rng.normal(size=150)
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic(0, "increasing")], max_epochs=3, random_state=0)
+    model = est.fit(X, y).save(tmp_path / "array.deepctrl")
+    rows = pd.DataFrame(X[:40].round(6), columns=["x0", "x1"])
+    scored, err = predictions(model, tmp_path / "rows.csv", rows.to_csv(index=False), capsys)
+    assert "warning" not in err
+    np.testing.assert_allclose(scored, est.predict(rows.to_numpy()), rtol=1e-6)
+    code, out, err = run(["sweep", model, tmp_path / "rows.csv", "--alphas", "0,1"], capsys)
+    assert code == 0 and "warning" not in err
+    code, out, err = run(
+        ["export", model, "--check", tmp_path / "rows.csv", "--out", tmp_path / "m.onnx"], capsys
+    )
+    assert code == 0 and "warning" not in err and "checked: on the 40 rows" in out

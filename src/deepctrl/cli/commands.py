@@ -713,6 +713,14 @@ def model_and_frame(
     return load_any(model), frame, needed, targets
 
 
+def model_rows(est: Any, frame: pd.DataFrame, columns: list[str]) -> Any:
+    """The model's input columns of ``frame``; for a model fitted on an array (its columns
+    named x0, x1, ...), their values, read by position as it was fitted (a frame would
+    draw scikit-learn's warning that the model was fitted without names)."""
+    rows = frame[columns]
+    return rows if hasattr(est, "feature_names_in_") else rows.to_numpy()
+
+
 MAX_ALPHA = 2.0
 """The largest alpha the commands take. Training draws alphas from 0 to 1; above 1 the rule's
 direction is extrapolated, and beyond 2 further than the whole range training saw, where
@@ -783,7 +791,7 @@ def sweep_command(
     for name in targets:  # a negative count named by its line, as fit names it
         check_count_target(frame[name], Path(data), loss)
     weights = _sweep_weights(frame, weight_column, columns, data, y is not None)
-    table = est.sweep(frame[columns], y, alpha_list, sample_weight=weights)
+    table = est.sweep(model_rows(est, frame, columns), y, alpha_list, sample_weight=weights)
     if as_json:
         open_stdout()
         rows = [
@@ -994,7 +1002,7 @@ def predict_command(
     ids = text_columns(data, ids, list(ids.columns))  # written back as read: 00123 stays
     if est.rule_ is None and (value != "auto" or alpha_column is not None):
         print("note: the model has no rules, so alpha has no effect", file=sys.stderr)
-    X = frame[columns]
+    X = model_rows(est, frame, columns)
     chosen: Any
     if alpha_column is not None:
         chosen = _alpha_column(frame, alpha_column, data)

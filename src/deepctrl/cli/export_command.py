@@ -6,7 +6,12 @@ from typing import Any
 
 import pandas as pd
 
-from deepctrl.cli.commands import check_output_path, model_and_frame, one_line_errors
+from deepctrl.cli.commands import (
+    check_output_path,
+    model_and_frame,
+    model_rows,
+    one_line_errors,
+)
 from deepctrl.cli.tables import note_missing_spellings
 
 
@@ -34,8 +39,8 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
         raise ValueError(f"--out {out}: export writes an ONNX file; give a name ending in .onnx")
     if check is not None:
         est, frame, columns, _ = model_and_frame(model, check, drop=False, with_target=False)
-        X = frame[columns]
-        _note_missing_spellings(est, check, X)
+        X = model_rows(est, frame, columns)
+        _note_missing_spellings(est, check, frame[columns])
     else:
         from deepctrl.tabular.estimators import load_any
 
