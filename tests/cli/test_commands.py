@@ -829,3 +829,43 @@ def test_every_command_help_ends_with_examples_that_parse(capsys):
         for line in lines:
             args = build_parser().parse_args(shlex.split(line)[1:])
             assert args.command == command
+
+
+def test_a_whole_number_class_named_on_the_command_line_is_the_targets_label(tmp_path, capsys):
+    import deepctrl as dc
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 240)
+    grade = np.where(x + rng.normal(0, 0.3, 240) > 0.8, 5, np.where(x > 0.3, 2, 1))
+    pd.DataFrame({"x": x.round(4), "grade": grade}).to_csv(tmp_path / "g.csv", index=False)
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nkind = "monotonic"\ncolumn = "x"\ndirection = "increasing"\n'
+        'output = "5"\nweight = 0.5\n[[rule]]\nkind = "monotonic"\ncolumn = "x"\n'
+        'direction = "decreasing"\noutput = "1"\n'
+    )
+    args = ["fit", str(tmp_path / "g.csv"), "--target", "grade", "--max-epochs", "2"]
+    code, _, err = run(
+        [
+            *args,
+            "--monotonic",
+            "x=increasing",
+            "--rule-class",
+            "5",
+            "--out",
+            str(tmp_path / "a.deepctrl"),
+            "--no-progress",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    by_option = load_any(tmp_path / "a.deepctrl")
+    assert by_option.rules == [dc.Monotonic("x", "increasing", output=5)]
+    assert "rules: monotonic(x, increasing, on 5): P('5')" in by_option.summary()
+    code, _, err = run(
+        [*args, "--rules", str(rules), "--out", str(tmp_path / "b.deepctrl"), "--no-progress"],
+        capsys,
+    )
+    assert code == 0, err
+    outputs = [leaf.output for leaf in load_any(tmp_path / "b.deepctrl").rules[0].leaves()]
+    assert outputs == [5, 1] and all(type(o) is int for o in outputs)

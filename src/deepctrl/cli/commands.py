@@ -9,6 +9,7 @@ scikit-learn are imported, so mistakes in the input are reported within about a 
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import json
 import math
@@ -274,6 +275,32 @@ def table_rules(
     which the table's ``columns`` are passed to) and of the rules file, built."""
     specs = [monotonic_spec(m, rule_class, columns) for m in monotonic]
     return build_rules([*specs, *file_specs])
+
+
+def outputs_as_labels(rules: list[Any], target: pd.Series) -> list[Any]:
+    """``rules`` with each class named as text (``--rule-class 5``, ``output = "5"``) named
+    as the target column holds it (5), as a rule written in Python for the same table names
+    it; other rules as given.
+
+    >>> from deepctrl.core.rules import Monotonic
+    >>> outputs_as_labels([Monotonic("x", "increasing", output="5")], pd.Series([1, 5]))
+    [Monotonic(feature='x', direction='increasing', output=5)]
+    """
+    from deepctrl.core.rules import AllOf
+
+    labels = {str(v): v for v in target.dropna().unique() if not isinstance(v, str)}
+
+    def relabelled(rule: Any) -> Any:
+        if isinstance(rule, AllOf):
+            return AllOf.as_stored([relabelled(r) for r in rule.leaves()], rule.weights)
+        output = getattr(rule, "output", None)
+        if not isinstance(output, str) or output not in labels:
+            return rule
+        out = copy.copy(rule)
+        out.output = labels[output].item() if hasattr(labels[output], "item") else labels[output]
+        return out
+
+    return [relabelled(rule) for rule in rules]
 
 
 def check_loss_options(task: str, class_weight: str | None, loss: str | None) -> None:
@@ -563,6 +590,8 @@ def fit_command(
         )
     task, note = infer_task(frame[target], task, loss)
     check_rule_class(task, rule_class, inferred=note is not None)
+    if task == "classification":
+        rule_list = outputs_as_labels(rule_list, frame[target])
     check_loss_options(task, class_weight, loss)
     check_count_target(frame[target], path, loss)
     check_whole_classes(frame[target], task)
