@@ -90,8 +90,10 @@ def energy_figure(trace: dict[str, Any], path: Path, quick: bool = False) -> str
     left.set(
         xlabel="time (s)",
         ylabel="energy",
-        title=f"Energy at t and predicted at t+1 (seed {trace['seed']}){quick_mark(quick)}",
+        title=f"Energy at t and predicted at t+1 (seed {trace['seed']})",
     )
+    if quick:
+        fig.suptitle(f"Pendulum energy{quick_mark(quick)}")
     right.set(
         xlabel="E(predicted t+1) - E(current t)\n(the edge bins also count the changes "
         "beyond the 0.5 % and 99.5 % quantiles)",
