@@ -269,3 +269,17 @@ def test_a_test_that_trains_nothing_still_names_its_metric_and_folds(kind, label
     report = report_markdown(result)
     assert f"error metric {metric} on held-out rows (4 folds per group" in report
     assert f"| {metric} at alpha 0 |" in report
+
+
+def test_a_group_name_with_a_bar_keeps_the_report_table_in_its_columns(result):
+    """Category paths such as food|snacks are common group values; GitHub markdown ends a
+    cell at every unescaped bar."""
+    import re
+
+    groups = {f"food|{name}": seg for name, seg in result.groups.items()}
+    report = report_markdown(dataclasses.replace(result, groups=groups))
+    rows = [line for line in report.splitlines() if line.startswith("| ")]
+    cells = [re.split(r"(?<!\\)\|", row.strip()[1:-1]) for row in rows]
+    assert len(rows) == 5  # header, up, down, tiny and all
+    assert [len(c) for c in cells] == [10] * 5
+    assert [c[0].strip() for c in cells[1:]] == [r"food\|down", r"food\|tiny", r"food\|up", "all"]

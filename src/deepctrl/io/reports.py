@@ -41,19 +41,21 @@ def write_text(path: str | os.PathLike[str], text: str) -> Path:
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub markdown table; floats get 4 significant digits.
+    """A GitHub markdown table; floats get 4 significant digits, and a ``|`` in a cell is
+    escaped so that it does not end the cell.
 
-    >>> print(markdown_table(["a", "b"], [[1, 0.123456]]))
+    >>> print(markdown_table(["a", "b"], [[1, 0.123456], ["x|y", 2]]))
     | a | b |
     |---|---|
     | 1 | 0.1235 |
+    | x\\|y | 2 |
     """
 
     def fmt(v: Any) -> str:
         if isinstance(v, float):
             return "n/a" if not math.isfinite(v) else f"{v:.4g}"
-        return str(v)
+        return str(v).replace("|", "\\|")
 
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["| " + " | ".join(fmt(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -236,3 +236,10 @@ def test_a_run_writes_the_documented_layout(tiny_run):
     assert table["mae"][0] != pytest.approx(table["mae"][1])
     assert rule_only["test"]["mae"]["mean"] == pytest.approx([table["mae"][1]] * 11, rel=1e-6)
     assert results["methods"]["RuleOnly"] == rule_only
+
+
+def test_a_run_of_one_seed_reads_as_one_seed(tiny_run):
+    _, out, _ = tiny_run
+    report = (out / "report.md").read_text()
+    assert "All 1 seeds" not in report
+    assert "The one seed, in jobs that train several methods as one stacked model:" in report

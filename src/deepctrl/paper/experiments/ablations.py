@@ -20,6 +20,7 @@ those of :mod:`deepctrl.paper.experiments.pendulum`.
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,6 +35,7 @@ from deepctrl.paper.experiments.pendulum import (
     TARGET_RATIO,
     Group,
     deepctrl_net,
+    group_job,
     prepare,
     train_stacked,
 )
@@ -52,6 +54,37 @@ PAPER_FINDINGS = {
     "at alpha = 1 reaches 0, the library's guard sets the re-estimated rho to 1.0 (with a "
     "warning), so the final rho of `rho=epoch` is often 1.",
 }
+
+
+RHO_FALLBACK = "rho: the re-measured"
+"""How the warning starts that a rho re-estimated after an epoch fell back to 1.0."""
+
+
+def ablation_job(*args: Any) -> list[MethodRun]:
+    """:func:`group_job` without the warning that a re-estimated rho fell back to 1.0: the
+    rho study's `rho=epoch` variant causes it on purpose, and its advice (a fit option)
+    does not apply to a reproduction; :func:`rho_fallback_note` says it instead."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=RHO_FALLBACK, category=RuntimeWarning)
+        return group_job(*args)
+
+
+def rho_fallback_note(rho: list[float]) -> str | None:
+    """The line printed when the final rho of `rho=epoch` (per seed) fell back to 1.0.
+
+    >>> rho_fallback_note([1.0, 0.34, 1.0]).split(" (")[0]
+    'pendulum-ablations: rho=epoch fell back to rho = 1.0 for 2 of 3 seeds'
+    >>> rho_fallback_note([0.34]) is None
+    True
+    """
+    fell = sum(r == 1.0 for r in rho)
+    if not fell:
+        return None
+    return (
+        f"pendulum-ablations: rho=epoch fell back to rho = 1.0 for {fell} of {len(rho)} seeds "
+        "(a re-estimate with a zero rule or task loss); rho/report.md lists the final rho "
+        "per seed"
+    )
 
 
 def _variants(study: str) -> list[tuple[str, str, dc.methods.DeepCTRL]]:
@@ -223,7 +256,7 @@ def write_tsne(
         },
     }
     results["figures"] = [
-        tsne_figure(map_enc, encoder, map_mixed, mixed_alpha, out_dir / "tsne.png")
+        tsne_figure(map_enc, encoder, map_mixed, mixed_alpha, out_dir / "tsne.png", base["quick"])
     ]
     agree = results["neighbour_agreement"]
     text = [f"# Pendulum ablation: t-SNE of the latents (preset `{base['preset']}`)", ""]
@@ -283,8 +316,11 @@ def reproduce(
         ([n for n, _ in members], deepctrl_net(key[0]), [m for _, m in members])
         for key, members in by_key.items()
     ]
-    trained = train_stacked(preset, s, device, progress, workers, groups)
+    trained = train_stacked(preset, s, device, progress, workers, groups, ablation_job)
     reference = trained["reference"]
+    note = rho_fallback_note(trained["rho=epoch"].fit.state["rho"].tolist())
+    if note:
+        print(note)
     done: dict[str, Any] = {}
     for study, study_variants in variants.items():
         runs = {REFERENCE_NAME[study]: reference}

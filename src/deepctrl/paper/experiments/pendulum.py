@@ -21,6 +21,7 @@ import dataclasses
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -446,11 +447,18 @@ def method_groups(s: Settings) -> list[Group]:
 
 
 def train_stacked(
-    preset: str, s: Settings, device: str, progress: bool, workers: int, groups: list[Group]
+    preset: str,
+    s: Settings,
+    device: str,
+    progress: bool,
+    workers: int,
+    groups: list[Group],
+    job: Callable[..., list[MethodRun]] = group_job,
 ) -> dict[str, MethodRun]:
     """Train every group as stacked jobs, one per group and per share of the seeds, so that
     each of the ``workers`` processes gets a share of every group (put the longest group
-    first); returns the runs by name, each over all seeds."""
+    first); returns the runs by name, each over all seeds. ``job`` trains one group (a
+    module-level function taking the arguments of :func:`group_job`)."""
     parts = seed_parts(s.seeds, workers)
     jobs = [
         (preset, dataclasses.replace(s, seeds=part), device, progress, *group)
@@ -458,7 +466,7 @@ def train_stacked(
         for part in parts
     ]
     by_name: dict[str, list[MethodRun]] = {}
-    for group_runs in run_jobs(group_job, jobs, workers):
+    for group_runs in run_jobs(job, jobs, workers):
         for run in group_runs:
             by_name.setdefault(run.name, []).append(run)
     return {name: common.merge_runs(part_runs) for name, part_runs in by_name.items()}

@@ -195,6 +195,7 @@ def report_markdown(results: dict[str, Any]) -> str:
     ]
     one, allseeds = results["timing"]["one_seed"], results["timing"]["all_seeds"]
     n_seeds = len(results["seeds"])
+    every = f"All {n_seeds} seeds" if n_seeds > 1 else "The one seed"
     jobs = _jobs(results)
     lines += [
         "One model per method, alone (the paper's unit):",
@@ -205,11 +206,11 @@ def report_markdown(results: dict[str, Any]) -> str:
         ),
         "",
         (
-            f"All {n_seeds} seeds, in jobs that train several methods as one stacked model:"
+            f"{every}, in jobs that train several methods as one stacked model:"
             " the times are of the whole job, not of one method, so they do not compare the"
             " methods."
             if any(len(members) > 1 for members in jobs.values())
-            else f"All {n_seeds} seeds of one method, trained as one stacked model:"
+            else f"{every} of one method, trained as one stacked model:"
         ),
         "",
         markdown_table(

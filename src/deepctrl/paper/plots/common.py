@@ -9,6 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+FRACTIONS = frozenset({"verification_ratio", "accuracy", "auc"})
+"""Metrics that are fractions: their bands of one standard deviation stop at 0 and 1."""
+
+
+def quick_mark(quick: bool) -> str:
+    """The title suffix of a figure drawn from a ``--quick`` run, empty otherwise."""
+    return " (QUICK smoke run)" if quick else ""
+
 
 def _varies(values: Sequence[float]) -> bool:
     return max(values) - min(values) > 1e-12 * max(1.0, abs(max(values)))
@@ -28,7 +36,8 @@ def metric_vs_alpha(
     """Draw ``metric`` of every method in ``methods`` (results.json entries) on ``ax``: a
     curve over alpha for a method that draws alphas, a horizontal line at its own alpha
     (``eval_alpha``) for one that does not (or for a curve that is flat); ``best_alpha``
-    as a vertical line named ``best_label``.
+    as a vertical line named ``best_label``. Bands of the metrics in `FRACTIONS` are
+    clipped to [0, 1].
 
     The i-th method gets colour ``C{i}``, so panels drawn from the same methods match.
     """
@@ -51,6 +60,8 @@ def metric_vs_alpha(
             ax.plot(alphas, mean, marker="o", ms=3, label=name, color=color)
             lo = [m - s for m, s in zip(mean, std, strict=True)]
             hi = [m + s for m, s in zip(mean, std, strict=True)]
+            if metric in FRACTIONS:
+                lo, hi = [max(v, 0.0) for v in lo], [min(v, 1.0) for v in hi]
             ax.fill_between(alphas, lo, hi, color=color, alpha=0.15)
         else:
             ax.axhline(mean[0], linestyle=next(styles, "--"), label=name, lw=1.2, color=color)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from deepctrl.io.figures import pyplot, save_figure
-from deepctrl.paper.plots.common import metric_vs_alpha
+from deepctrl.paper.plots.common import metric_vs_alpha, quick_mark
 
 ZOOM_POINTS = 60
 
@@ -30,7 +30,8 @@ def alpha_figures(
     title: str = "",
     best_label: str = "best alpha",
 ) -> list[str]:
-    """mae_vs_alpha.png and verification_vs_alpha.png: test curves of every method."""
+    """mae_vs_alpha.png and verification_vs_alpha.png: test curves of every method, titled
+    as a smoke run when ``results`` are of a ``--quick`` run."""
     plt = pyplot()
     alphas, methods = results["alphas"], results["methods"]
     names = []
@@ -47,7 +48,7 @@ def alpha_figures(
             "test",
             best_alpha,
             label,
-            f"{title}{label} vs rule strength",
+            f"{title}{label} vs rule strength{quick_mark(results['quick'])}",
             best_label,
         )
         if metric == "mae":
@@ -59,11 +60,13 @@ def alpha_figures(
     return names
 
 
-def energy_figure(trace: dict[str, Any], path: Path) -> str:
+def energy_figure(trace: dict[str, Any], path: Path, quick: bool = False) -> str:
     """Current energy E(x_t) and predicted E(y_hat_{t+1}) on the test period (Fig. 4c).
 
     Left: the first test steps over time; right: the distribution of E(y_hat) - E(x) over
-    the whole test period, where everything right of zero breaks the damping rule.
+    the whole test period, where everything right of zero breaks the damping rule; its edge
+    bins also count the changes beyond the 0.5 % and 99.5 % quantiles. ``quick`` marks the
+    figure of a ``--quick`` run.
     """
     plt = pyplot()
     t, current = trace["time"], trace["current"]
@@ -89,8 +92,11 @@ def energy_figure(trace: dict[str, Any], path: Path) -> str:
         ylabel="energy",
         title=f"Energy at t and predicted at t+1 (seed {trace['seed']})",
     )
+    if quick:
+        fig.suptitle(f"Pendulum energy{quick_mark(quick)}")
     right.set(
-        xlabel="E(predicted t+1) - E(current t)",
+        xlabel="E(predicted t+1) - E(current t)\n(the edge bins also count the changes "
+        "beyond the 0.5 % and 99.5 % quantiles)",
         ylabel="test samples",
         title=f"Predicted energy change, seed {trace['seed']} (right of 0 breaks the rule)",
     )
@@ -104,7 +110,7 @@ def energy_figure(trace: dict[str, Any], path: Path) -> str:
 def write_main_figures(results: dict[str, Any], trace: dict[str, Any], out_dir: Path) -> list[str]:
     """All figures of ``deepctrl reproduce pendulum``."""
     names = alpha_figures_of_run(results, out_dir)
-    names.append(energy_figure(trace, out_dir / "energy.png"))
+    names.append(energy_figure(trace, out_dir / "energy.png", results["quick"]))
     return names
 
 
@@ -116,15 +122,21 @@ def alpha_figures_of_run(results: dict[str, Any], out_dir: Path) -> list[str]:
 
 
 def tsne_figure(
-    latents: np.ndarray, encoder: np.ndarray, mixed: np.ndarray, mixed_alpha: np.ndarray, path: Path
+    latents: np.ndarray,
+    encoder: np.ndarray,
+    mixed: np.ndarray,
+    mixed_alpha: np.ndarray,
+    path: Path,
+    quick: bool = False,
 ) -> str:
-    """t-SNE maps (App. A.3, Fig. 9): z_r against z_d, and z over several alphas."""
+    """t-SNE maps (App. A.3, Fig. 9): z_r against z_d, and z over several alphas; ``quick``
+    marks the figure of a ``--quick`` run."""
     plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8))
     for label, color in (("z_r (rule encoder)", "tab:red"), ("z_d (data encoder)", "tab:blue")):
         mask = encoder == label[:3]
         left.scatter(latents[mask, 0], latents[mask, 1], s=3, c=color, label=label)
-    left.set_title("t-SNE of z_r and z_d")
+    left.set_title(f"t-SNE of z_r and z_d{quick_mark(quick)}")
     left.legend(markerscale=4, fontsize=8)
     points = right.scatter(mixed[:, 0], mixed[:, 1], s=3, c=mixed_alpha, cmap="viridis")
     fig.colorbar(points, ax=right, label="alpha")

@@ -45,7 +45,7 @@ def _panels(
     source = results["data"]["source"]
     seeds = len(results["seeds"])
     fig.suptitle(
-        f"{title} ({source} data, mean and std over {seeds} seeds"
+        f"{title} ({source} data, mean and std over {seeds} seed{'s' if seeds != 1 else ''}"
         f"{', QUICK smoke run' if results.get('quick') else ''})"
     )
     fig.tight_layout(rect=(0, 0, 1, 0.96))
