@@ -130,7 +130,7 @@ def test_whole_number_classes_stay_whole_when_some_are_missing(tmp_path, capsys)
     code, out, err = run([*args, "--rule-class", "2", "--out", model, *FAST], capsys)
     assert code == 0, err
     assert "dropped 12 of 240 rows with a missing target" in err
-    assert "rules: monotonic(x, increasing, on '2'): P('2')" in out
+    assert "rules: monotonic(x, increasing, on 2): P('2')" in out
     code, out, err = run([*args, "--out", model, *FAST], capsys)
     assert (
         "deepctrl: warning: rule monotonic(x, increasing) names no class, so it acts on "
