@@ -90,3 +90,22 @@ def test_a_class_weight_changed_in_place_after_the_fit_is_not_saved(tmp_path):
     weights["low"] = 50.0  # in place, after the fit
     loaded = dc.DeepCTRLClassifier.load(model.save(tmp_path / "m.deepctrl"))
     assert loaded.get_params()["class_weight"] == {"high": 1.0, "low": 2.0}
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        dc.Monotonic("price", "decreasing"),
+        [dc.Monotonic("price", "decreasing")],
+        dc.rules.AllOf([dc.Monotonic("price", "decreasing"), dc.Monotonic("q", "increasing")]),
+        dc.rules.AllOf(
+            [dc.Monotonic("price", "decreasing"), dc.Monotonic("q", "increasing")], [1.0, 2.0]
+        ),
+    ],
+    ids=["a rule", "a list", "AllOf", "weighted AllOf"],
+)
+def test_rules_load_as_they_were_given(rules, tmp_path):
+    X = pd.DataFrame({"price": np.linspace(1, 9, 60), "q": np.tile([0.0, 1.0], 30)})
+    est = dc.DeepCTRLRegressor(rules=rules, max_epochs=1, n_seeds=1).fit(X, 10 - X.price)
+    loaded = dc.DeepCTRLRegressor.load(est.save(tmp_path / "m.deepctrl"))
+    assert loaded.rules == rules and type(loaded.rules) is type(rules)

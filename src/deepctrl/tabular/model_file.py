@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor, nn
 
+from deepctrl.core.rules import AllOf, Rule
 from deepctrl.io.checkpoint import read_checkpoint, save, shape_mismatch
 from deepctrl.io.file_format import (
     LOG_LINK_FORMAT,
@@ -138,6 +139,7 @@ def estimator_config(est: Any) -> dict[str, Any]:
         "estimator_format": LOG_LINK_FORMAT if log_link else TABLE_MODEL_FORMAT,
         "params": params,
         "rules": rules_config(rules),
+        **({"rules_given": "one rule"} if isinstance(rules, Rule) else {}),
         "preprocessing": est.encoder_.config(),
         "n_models": len(est.models_),
         "fitted": fitted,
@@ -171,6 +173,8 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     est = kind(**params)
     encoder = TableEncoder.from_config(cfg["preprocessing"])
     rules = rules_from_config(as_trained(cfg["rules"], cfg["fitted"], encoder))
+    if rules and cfg.get("rules_given") == "one rule":  # given as a rule, not a list
+        rules = rules[0] if len(rules) == 1 else AllOf.as_stored(rules, [1.0] * len(rules))
     est.set_params(rules=rules)
     est.fitted_params_ = fit_snapshot(est.get_params(deep=False))
     fitted: dict[str, Any] = dict(cfg["fitted"])
