@@ -69,3 +69,19 @@ def test_export_check_notes_text_read_as_missing_that_a_server_would_send(tmp_pa
     assert main(["export", str(model), "--check", str(tmp_path / "t.csv"), "--out", str(onnx)]) == 0
     err = capsys.readouterr().err
     assert f"column 'plan' has {rows} row(s) written 'None', read as missing" in err
+
+
+def test_each_missing_spelling_of_a_feature_is_counted_on_its_own(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    region = np.array(["n/a"] * 20 + ["NA"] * 10 + ["NULL"] * 5 + ["EU"] * 85, dtype=object)
+    rng.shuffle(region)
+    x = rng.normal(size=120)
+    pd.DataFrame({"x": x, "region": region, "y": x + rng.normal(size=120)}).to_csv(
+        tmp_path / "t.csv", index=False
+    )
+    out = tmp_path / "t.deepctrl"
+    assert main(["fit", str(tmp_path / "t.csv"), "--target", "y", *FAST, "--out", str(out)]) == 0
+    assert (
+        "column 'region' has 35 row(s) written 'n/a' (20), 'NA' (10), 'NULL' (5), read as "
+        "missing like empty cells"
+    ) in capsys.readouterr().err

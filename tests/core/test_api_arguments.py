@@ -86,6 +86,12 @@ def test_wrong_types_are_named():
         dc.rules.rule_from_config({"kind": "allof"})
     with pytest.raises(ValueError, match="the relative perturbation's config needs 'u'"):
         perturbation_from_config({"kind": "relative"})
+    with pytest.raises(ValueError, match=r"a rule's config needs 'kind' \(monotonic, threshold"):
+        dc.rules.rule_from_config({"feature": 0})
+    with pytest.raises(ValueError, match=r"unknown rule kind 'monotone' \(monotonic, threshold"):
+        dc.rules.rule_from_config({"kind": "monotone"})
+    with pytest.raises(ValueError, match="a perturbation's config needs 'kind' \\(relative"):
+        perturbation_from_config({"u": 0.1})
     with pytest.raises(TypeError, match="perturbation must be a Perturbation.*got 0.1"):
         dc.rules.Monotonic(0, "increasing", perturbation=0.1)
     with pytest.raises(TypeError, match="perturbation must be a Perturbation"):

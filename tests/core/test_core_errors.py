@@ -1,5 +1,6 @@
 """Mistakes in the core API get one clear ValueError naming the problem."""
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -134,8 +135,12 @@ def test_sweep_alphas_that_are_text_none_or_booleans_are_refused_naming_alphas()
         dc.predict_sweep(model, RULE, X, ["0.5x"])
     with pytest.raises(ValueError, match="^alphas must be finite numbers, got True$"):
         dc.sweep(model, RULE, X, y, alphas=torch.tensor([True]))
-    table = dc.sweep(model, RULE, X, y, alphas=[torch.tensor(0.5), 1])
-    assert table["alpha"] == [0.5, 1.0]
+    table = dc.sweep(model, RULE, X, y, alphas=[torch.tensor(0.5), np.array(0.25), np.array([1])])
+    assert table["alpha"] == [0.5, 0.25, 1.0]
+    with pytest.raises(
+        ValueError, match=r"^alphas must be finite numbers, got array\(\[ True\]\)$"
+    ):
+        dc.sweep(model, RULE, X, y, alphas=[np.array([True])])
 
 
 def test_a_perturbation_of_the_wrong_shape_is_refused_by_the_sweep_too():

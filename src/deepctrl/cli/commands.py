@@ -971,8 +971,8 @@ def _note_missing_spellings(frame: pd.DataFrame, features: list[str], path: Path
         path,
         frame,
         text,
-        " like empty cells (as are NA, N/A, null, None and NaN); if it is a value of its "
-        "own, spell it otherwise in the file",
+        " like empty cells (as pandas reads NA, N/A, n/a, NULL, null, None, NaN, nan, <NA>, "
+        "#N/A and a few more); if it is a value of its own, spell it otherwise in the file",
     )
 
 

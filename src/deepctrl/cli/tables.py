@@ -305,10 +305,11 @@ def zero_padded_columns(
 
 def missing_spellings(
     path: str | Path, frame: pd.DataFrame, columns: Sequence[str]
-) -> dict[str, tuple[str, int]]:
+) -> dict[str, list[tuple[str, int]]]:
     """For each of ``columns`` of the CSV file at ``path`` (read as ``frame``) that reads
-    text such as "None" or "NA" as missing: its most frequent such spelling and how many
-    rows have one (the text a server would send as written). None for a Parquet file.
+    text such as "None" or "NA" as missing: each such spelling and how many rows have it,
+    the most frequent first (the text a server would send as written). None for a Parquet
+    file.
 
     Args:
         path: The table's file.
@@ -316,7 +317,7 @@ def missing_spellings(
         columns: The columns to look at.
 
     Returns:
-        Column name -> (spelling, rows), for the columns that have such text.
+        Column name -> [(spelling, rows), ...], for the columns that have such text.
     """
     if Path(path).suffix.lower() in PARQUET_SUFFIXES:  # typed columns: nothing spelled
         return {}
@@ -326,19 +327,26 @@ def missing_spellings(
         written = text[name].set_axis(frame.index).str.strip()
         spelled = written[frame[name].isna() & (written != "")]
         if len(spelled):
-            found[name] = (str(spelled.mode().iloc[0]), len(spelled))
+            counts = spelled.value_counts(sort=False)  # ties: the order the file has them
+            ranked = sorted(counts.items(), key=lambda item: -item[1])
+            found[name] = [(str(text), int(rows)) for text, rows in ranked]
     return found
 
 
 def note_missing_spellings(
     path: str | Path, frame: pd.DataFrame, columns: Sequence[str], advice: str
 ) -> None:
-    """A note on standard error for each column of :func:`missing_spellings`: its spelling
-    and rows, read as missing, then ``advice``."""
-    for name, (spelling, rows) in missing_spellings(path, frame, columns).items():
+    """A note on standard error for each column of :func:`missing_spellings`: its spellings
+    and their rows, read as missing, then ``advice``."""
+    for name, spellings in missing_spellings(path, frame, columns).items():
+        rows = sum(n for _, n in spellings)
+        shown = ", ".join(f"{text!r} ({n})" for text, n in spellings[:5])
+        more = f" and {len(spellings) - 5} other spellings" if len(spellings) > 5 else ""
+        written = (
+            f"written {spellings[0][0]!r}" if len(spellings) == 1 else f"written {shown}{more}"
+        )
         print(
-            f"note: {path}: column {name!r} has {rows} row(s) written {spelling!r}, read as "
-            f"missing{advice}",
+            f"note: {path}: column {name!r} has {rows} row(s) {written}, read as missing{advice}",
             file=sys.stderr,
         )
 

@@ -13,6 +13,7 @@ import numbers
 import reprlib
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -21,7 +22,7 @@ def finite_real(value: object, what: str, *, positive: bool = False, nonneg: boo
     """`value` as a finite float.
 
     Args:
-        value: A number: Python, numpy, or a one-element tensor.
+        value: A number: Python, numpy (a one-element array too), or a one-element tensor.
         what: How the message names it (`"rho"`, `"AllOf weight"`).
         positive: Require value > 0.
         nonneg: Require value >= 0.
@@ -36,8 +37,12 @@ def finite_real(value: object, what: str, *, positive: bool = False, nonneg: boo
         >>> import numpy as np
         >>> finite_real(np.float32(0.5), "rho", positive=True)
         0.5
+        >>> finite_real(np.array([0.25]), "alpha")
+        0.25
     """
     if isinstance(value, Tensor) and value.numel() == 1 and value.dtype != torch.bool:
+        value = value.item()
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{what} must be a number, got {value!r}")

@@ -172,8 +172,10 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
         params["class_weight"] = _class_weight_dict(params["class_weight"])
     est = kind(**params)
     encoder = TableEncoder.from_config(cfg["preprocessing"])
-    rules = rules_from_config(as_trained(cfg["rules"], cfg["fitted"], encoder))
-    if rules and cfg.get("rules_given") == "one rule":  # given as a rule, not a list
+    rules: list[Rule] | Rule | None = rules_from_config(
+        as_trained(cfg["rules"], cfg["fitted"], encoder)
+    )
+    if isinstance(rules, list) and rules and cfg.get("rules_given") == "one rule":
         rules = rules[0] if len(rules) == 1 else AllOf.as_stored(rules, [1.0] * len(rules))
     est.set_params(rules=rules)
     est.fitted_params_ = fit_snapshot(est.get_params(deep=False))

@@ -31,6 +31,10 @@ def rule_from_config(cfg: dict[str, Any]) -> Rule:
     if not isinstance(cfg, dict):
         raise TypeError(f"cfg must be a rule's config() dict, got {cfg!r}")
     kind = cfg.get("kind")
+    if kind is None:
+        raise ValueError(
+            f"a rule's config needs 'kind' (monotonic, threshold or allof), got {cfg!r}"
+        )
     try:
         if kind in ("monotonic", "threshold"):
             return feature_rule_from_config(cfg)
@@ -38,7 +42,7 @@ def rule_from_config(cfg: dict[str, Any]) -> Rule:
             return AllOf.as_stored([rule_from_config(c) for c in cfg["rules"]], cfg["weights"])
     except KeyError as missing:
         raise ValueError(f"the {kind} rule's config needs {missing}, got {cfg!r}") from None
-    raise ValueError(f"unknown rule kind {kind!r} in model file")
+    raise ValueError(f"unknown rule kind {kind!r} (monotonic, threshold or allof)")
 
 
 __all__ = [

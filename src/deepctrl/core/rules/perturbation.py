@@ -187,6 +187,11 @@ def perturbation_from_config(cfg: dict[str, Any]) -> Perturbation:
     if not isinstance(cfg, dict):
         raise TypeError(f"cfg must be a perturbation's config() dict, got {cfg!r}")
     kind = cfg.get("kind")
+    if kind is None:
+        raise ValueError(
+            "a perturbation's config needs 'kind' (relative, additive or standardized), "
+            f"got {cfg!r}"
+        )
     try:
         if kind == "relative":
             return Relative(cfg["u"])
@@ -196,4 +201,4 @@ def perturbation_from_config(cfg: dict[str, Any]) -> Perturbation:
             return Standardized(perturbation_from_config(cfg["inner"]), cfg["mean"], cfg["std"])
     except KeyError as missing:
         raise ValueError(f"the {kind} perturbation's config needs {missing}, got {cfg!r}") from None
-    raise ValueError(f"unknown perturbation kind {kind!r}")
+    raise ValueError(f"unknown perturbation kind {kind!r} (relative, additive or standardized)")
