@@ -34,6 +34,7 @@ from deepctrl.cli.table_output import (
     open_stdout,
     write_table,
 )
+from deepctrl.cli.table_numbers import numbers_or_nan
 from deepctrl.cli.tables import (
     as_categories,
     clean_columns,
@@ -45,6 +46,7 @@ from deepctrl.cli.tables import (
     read_targets,
     row_lines,
     text_columns,
+    weight_text,
     zero_padded_columns,
 )
 from deepctrl.engine.progress import stage
@@ -578,6 +580,7 @@ def fit_command(
             drop_missing,
             targets=[target],
             categorical=categorical,
+            weights=weights,
         )
     if weight_column is not None:
         check_weight_column(frame[weight_column], path)
@@ -670,10 +673,17 @@ def check_weight_column(weights: pd.Series, path: Path, drops: bool = True) -> N
     """A weight column holds a number >= 0 on every row; else an error naming the first
     line (CSV) or row (Parquet) that does not (and, where ``--drop-missing`` ``drops``
     rows without a weight, saying so)."""
-    name = weights.name
-    if not pd.api.types.is_numeric_dtype(weights) or pd.api.types.is_bool_dtype(weights):
+    name = str(weights.name)
+    numeric = pd.api.types.is_numeric_dtype(weights) or pd.api.types.is_string_dtype(weights)
+    if not numeric or pd.api.types.is_bool_dtype(weights):
         raise ValueError(f"--weight-column {name!r} must hold numbers")
-    values = weights.to_numpy(dtype=float, na_value=np.nan)
+    values = numbers_or_nan(weights).to_numpy()
+    text = np.isnan(values) & weights.notna().to_numpy()
+    if text.any():
+        rows = np.flatnonzero(text)
+        first = weights.iloc[rows[0]]
+        lines = weights.index.to_numpy()[rows]
+        raise ValueError(weight_text(path, name, lines, len(values), first, drops))
     for bad, what in (
         (np.isnan(values), "no weight"),
         (values < 0, "a negative weight"),
