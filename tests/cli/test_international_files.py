@@ -320,6 +320,21 @@ def test_rows_with_no_value_in_a_file_to_score_are_named(tmp_path, capsys):
     assert len(pd.read_csv(tmp_path / "p.csv")) == 6
 
 
+def test_a_quoted_empty_value_alone_on_a_line_is_a_row_for_the_lines_named(tmp_path, capsys):
+    price, sales = _prices(60)
+    train, new = tmp_path / "t.csv", tmp_path / "n.csv"
+    pd.DataFrame({"Preis": price, "y": sales}).to_csv(train, index=False)
+    model = tmp_path / "m.deepctrl"
+    assert run(["fit", train, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    new.write_text('Preis\n5.5\n""\n   \nabc\n3\n')  # the line of spaces holds no row
+    code, _, err = run(["predict", model, new, "--out", tmp_path / "p.csv"], capsys)
+    assert code == 2 and "column 'Preis' has text in 1 of 4 rows (line 5: 'abc')" in err, err
+    new.write_text('Preis\n5.5\n""\n4\n3\n')
+    code, _, err = run(["predict", model, new, "--out", tmp_path / "p.csv"], capsys)
+    assert code == 0 and "1 row has no value in any column (the first on line 3)" in err, err
+    assert len(pd.read_csv(tmp_path / "p.csv")) == 4
+
+
 def test_the_note_on_numbers_grouped_by_spaces_says_how_to_keep_codes(tmp_path, capsys):
     codes = tmp_path / "codes.csv"
     codes.write_text("siren,y\n" + "".join(f"{864 + i} 636 510,{i}\n" for i in range(5)))
