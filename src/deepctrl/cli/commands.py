@@ -475,6 +475,10 @@ def feature_columns(
     """The ``features`` a model gets, and those left out with why (empty and identifier
     columns, with a note each; an identifier named by ``--categorical`` is kept); the
     ``categorical`` columns ``frame`` then holds as categories."""
+    # codes 01, 1, 001 stay apart: numeric-looking ones read as written, in one pass, before
+    # the notes on the columns kept (three codes are not "one value in every row")
+    codes = [c for c in categorical if c in features and pd.api.types.is_numeric_dtype(frame[c])]
+    read_targets(frame, path, codes)
     left_out = left_out_columns(frame, features, path, categorical)
     kept = [c for c in features if c not in left_out]
     numbers = [c for c in kept if c not in categorical]
@@ -489,8 +493,6 @@ def feature_columns(
         if name not in kept:
             why = f" ({left_out[name]})" if name in left_out else ""
             raise ValueError(f"--categorical {name}: {path} has no feature column {name!r}{why}")
-    # codes 01, 1, 001 stay apart: numeric-looking ones read as written, in one pass
-    read_targets(frame, path, [c for c in categorical if pd.api.types.is_numeric_dtype(frame[c])])
     for name in categorical:
         frame[name] = as_categories(frame[name])
     return kept, left_out

@@ -744,12 +744,12 @@ def clean_columns(
     dates in date columns (an error naming the first such line, or with ``drop`` those rows
     are dropped); ``categorical`` columns hold categories, numbers and text alike, and are
     not checked; ``weights`` columns (``--weight-column``) hold numbers, whatever the
-    error for text in them says. The date columns are ``dates`` (a model's, whose other columns are then
-    numbers or categories), or when None the text columns whose values are mostly ISO 8601
-    dates (and a number column is one whose values are mostly numbers). Missing values
-    stay (the model imputes them), unless ``drop`` is set; rows whose ``targets`` are
-    missing are always dropped, saying how many, and a target of whole numbers stays whole
-    once they are."""
+    error for text in them says. The date columns are ``dates`` (a model's, whose other
+    columns are then numbers or categories), or when None the text columns whose values are
+    mostly ISO 8601 dates (and a number column is one whose values are mostly numbers).
+    Missing values stay (the model imputes them), unless ``drop`` is set; rows whose
+    ``targets`` are missing are always dropped, saying how many, and a target of whole
+    numbers stays whole once they are."""
     frame = frame.copy(deep=False)  # columns are replaced, never written into
     frame = read_targets(frame, path, targets)
     bad = np.zeros(len(frame), dtype=bool)
