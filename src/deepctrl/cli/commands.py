@@ -27,6 +27,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
+from deepctrl.cli.table_numbers import numbers_or_nan
 from deepctrl.cli.table_output import (
     STDOUT,
     check_model_name,
@@ -34,7 +35,6 @@ from deepctrl.cli.table_output import (
     open_stdout,
     write_table,
 )
-from deepctrl.cli.table_numbers import numbers_or_nan
 from deepctrl.cli.tables import (
     as_categories,
     clean_columns,

@@ -215,6 +215,6 @@ def _spelled(node: ast.expr, names: dict[str, str]) -> str:
     for part in ast.walk(node):
         if isinstance(part, ast.Name) and id(part) not in functions:
             part.id = f"`{names.get(part.id, part.id)}`"
-        elif isinstance(part, ast.Constant):
+        elif isinstance(part, ast.Constant) and isinstance(part.value, int | float):
             part.value = float(part.value)
     return ast.unparse(node)
