@@ -105,6 +105,28 @@ def test_a_weight_column_of_zeros_is_named(tmp_path, capsys):
     )
 
 
+@pytest.mark.parametrize("mostly_text", [False, True])
+def test_text_in_a_weight_column_names_its_line_at_fit_and_sweep(
+    fitted, tmp_path, capsys, mostly_text
+):
+    weights = [f"x{i}" if mostly_text else "1" for i in range(60)]
+    data = pd.read_csv(fitted[0]).assign(w=[*weights[:2], "abc", *weights[3:]])
+    path = tmp_path / "weights.csv"
+    data.to_csv(path, index=False)
+    count = "60 of 60 rows (line 2: 'x0')" if mostly_text else "1 of 60 rows (line 4: 'abc')"
+    said = f"weights.csv: weight column 'w' has text in {count}; every row needs a weight >= 0: "
+    refused(
+        fit_args(path, tmp_path / "m", "--weight-column", "w"),
+        re.escape(said + "correct those rows, or use --drop-missing to drop them") + "$",
+        capsys,
+    )
+    refused(
+        ["sweep", str(fitted[1]), str(path), "--weight-column", "w"],
+        re.escape(said + "correct or drop those rows") + "$",
+        capsys,
+    )
+
+
 def test_a_row_with_more_values_than_the_header_names_its_line(tmp_path, capsys):
     data = write_sales(tmp_path)
     lines = data.read_text().splitlines()

@@ -68,8 +68,9 @@ def test_categorical_codes_keep_their_zeros_apart(tmp_path, capsys):
     frame.to_csv(tmp_path / "codes.csv", index=False)
     model = tmp_path / "codes.deepctrl"
     args = ["fit", tmp_path / "codes.csv", "--target", "y", "--categorical", "code"]
-    code, _, err = run([*args, "--out", model, "--max-epochs", "30", "--no-progress"], capsys)
+    code, out, err = run([*args, "--out", model, "--max-epochs", "30", "--no-progress"], capsys)
     assert code == 0, err
+    assert "one value in every row" not in err and ", 4 inputs after encoding" in out
     pd.DataFrame({"code": ["01", "1", "001"], "x": [0.5] * 3}).to_csv(
         tmp_path / "new.csv", index=False
     )
@@ -77,3 +78,15 @@ def test_categorical_codes_keep_their_zeros_apart(tmp_path, capsys):
     assert code == 0, err
     predicted = [float(v) for v in out.split()[1:]]
     assert predicted[1] - predicted[0] > 3 and predicted[2] - predicted[1] > 3  # three codes
+
+
+def test_codes_that_are_one_value_as_written_still_get_the_note(tmp_path, capsys):
+    pd.DataFrame({"code": ["01"] * 60, "x": np.arange(60), "y": np.arange(60)}).to_csv(
+        tmp_path / "one.csv", index=False
+    )
+    args = ["fit", tmp_path / "one.csv", "--target", "y", "--categorical", "code"]
+    code, _, err = run(
+        [*args, "--out", tmp_path / "m", "--max-epochs", "2", "--no-progress"], capsys
+    )
+    assert code == 0, err
+    assert "column 'code' holds one value in every row ('01'), from which" in err

@@ -84,6 +84,38 @@ def test_a_model_reads_currency_codes_in_a_file_to_score_as_numbers(tmp_path, ca
     )
 
 
+@pytest.mark.parametrize("sign", ["R$ ", ""])
+def test_dots_between_thousands_on_the_larger_prices_alone_are_read(tmp_path, capsys, sign):
+    rng = np.random.default_rng(1)
+    price = np.concatenate([rng.uniform(100, 999, 72), rng.uniform(1000, 3000, 8)]).round(2)
+    written = [
+        sign + f"{v:,.2f}".replace(",", " ").replace(".", ",").replace(" ", ".") for v in price
+    ]
+    assert written[72].count(".") == 1 and "." not in written[0]
+    path = tmp_path / "p.csv"
+    pd.DataFrame({"preco": written, "y": price / 100}).to_csv(path, sep=";", index=False)
+    frame = read_table(path)
+    assert frame["preco"].dtype == np.float64
+    np.testing.assert_allclose(frame["preco"].to_numpy(), price)
+    err = capsys.readouterr().err
+    assert f"written with thousands separators ({written[72].removeprefix(sign)!r})" in err
+    model = tmp_path / "m.deepctrl"
+    code, out, err = run(
+        ["fit", path, "--target", "y", "--drop-missing", "--out", model, *FAST], capsys
+    )
+    assert code == 0, err
+    assert "dropped" not in err + out
+    new = tmp_path / "n.csv"
+    new.write_text("preco\n4,5\n1.234,5\n")
+    assert run(["predict", model, new, "--out", tmp_path / "o.csv"], capsys)[0] == 0
+    plain = tmp_path / "plain.csv"
+    plain.write_text("preco\n4.5\n1234.5\n")
+    assert run(["predict", model, plain, "--out", tmp_path / "o2.csv"], capsys)[0] == 0
+    np.testing.assert_array_equal(
+        pd.read_csv(tmp_path / "o.csv").to_numpy(), pd.read_csv(tmp_path / "o2.csv").to_numpy()
+    )
+
+
 @pytest.mark.parametrize(
     "write",
     [lambda v: f"({v:.2f})".replace(".", ","), lambda v: f"{v:.2f}-".replace(".", ",")],
@@ -286,6 +318,21 @@ def test_rows_with_no_value_in_a_file_to_score_are_named(tmp_path, capsys):
         "values are: delete those lines to leave them out"
     ) in err
     assert len(pd.read_csv(tmp_path / "p.csv")) == 6
+
+
+def test_a_quoted_empty_value_alone_on_a_line_is_a_row_for_the_lines_named(tmp_path, capsys):
+    price, sales = _prices(60)
+    train, new = tmp_path / "t.csv", tmp_path / "n.csv"
+    pd.DataFrame({"Preis": price, "y": sales}).to_csv(train, index=False)
+    model = tmp_path / "m.deepctrl"
+    assert run(["fit", train, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    new.write_text('Preis\n5.5\n""\n   \nabc\n3\n')  # the line of spaces holds no row
+    code, _, err = run(["predict", model, new, "--out", tmp_path / "p.csv"], capsys)
+    assert code == 2 and "column 'Preis' has text in 1 of 4 rows (line 5: 'abc')" in err, err
+    new.write_text('Preis\n5.5\n""\n4\n3\n')
+    code, _, err = run(["predict", model, new, "--out", tmp_path / "p.csv"], capsys)
+    assert code == 0 and "1 row has no value in any column (the first on line 3)" in err, err
+    assert len(pd.read_csv(tmp_path / "p.csv")) == 4
 
 
 def test_the_note_on_numbers_grouped_by_spaces_says_how_to_keep_codes(tmp_path, capsys):

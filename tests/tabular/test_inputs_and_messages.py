@@ -378,6 +378,48 @@ def test_rules_the_model_cannot_change_or_that_count_twice_are_refused():
         Expression("y <= 12 + class")
 
 
+@pytest.mark.parametrize(
+    "other", ["y <= 3*price+25", "3 * price + 25 >= y", "`y` <= 3.0*price + 25"]
+)
+def test_an_expression_given_twice_in_another_spelling_is_refused(other):
+    from deepctrl.tabular.table_rules import Expression
+
+    X, y = _sales()
+    rules = [Expression("y <= 3 * price + 25"), Expression(other)]
+    with pytest.raises(ValueError, match=r"\(y <= 3 \* price \+ 25\) and .* are the same rule"):
+        dc.DeepCTRLRegressor(rules=rules, **FAST).fit(X, y)
+
+
+def test_expressions_that_differ_in_tau_or_strictness_are_not_the_same_rule():
+    from deepctrl.tabular.table_rules import Expression
+
+    X, y = _sales()
+    rules = [Expression("y <= 3 * price"), Expression("y < 3*price"), Expression("y <= 3*price", 1)]
+    summary = dc.DeepCTRLRegressor(rules=rules, **FAST).fit(X, y).summary()
+    assert "penalty(y <= 3 * price), penalty(y < 3*price), penalty(y <= 3*price" in summary
+
+
+@pytest.mark.parametrize("word", ["lambda", "in", "is", "if", "else", "True", "None"])
+def test_a_column_named_as_a_python_word_gets_the_backtick_hint(word):
+    from deepctrl.tabular.table_rules import Expression
+
+    with pytest.raises(ValueError, match=f"a name such as '{word}' goes in backticks$"):
+        Expression(f"y <= {word} + 3")
+    X, y = _sales()
+    X[word] = X["ads"]
+    model = dc.DeepCTRLRegressor(rules=[Expression(f"y <= `{word}` + 30")], **FAST).fit(X, y)
+    assert f"penalty(y <= `{word}` + 30)" in model.summary()
+
+
+@pytest.mark.parametrize("text", ["y <= x and x > 0", "y <= not x"])
+def test_logic_words_get_no_backtick_hint(text):
+    from deepctrl.tabular.table_rules import Expression
+
+    with pytest.raises(ValueError) as caught:
+        Expression(text)
+    assert "backticks" not in str(caught.value)
+
+
 def test_a_model_file_with_rules_refused_since_it_was_written_still_loads():
     """Refusals added to fitting (a rule twice, an expression naming no output, weights
     beyond the limits) do not apply to a model file's rules."""

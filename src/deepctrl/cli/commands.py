@@ -27,6 +27,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, read_rules_file
+from deepctrl.cli.table_numbers import numbers_or_nan
 from deepctrl.cli.table_output import (
     STDOUT,
     check_model_name,
@@ -45,6 +46,7 @@ from deepctrl.cli.tables import (
     read_targets,
     row_lines,
     text_columns,
+    weight_text,
     zero_padded_columns,
 )
 from deepctrl.engine.progress import stage
@@ -473,6 +475,10 @@ def feature_columns(
     """The ``features`` a model gets, and those left out with why (empty and identifier
     columns, with a note each; an identifier named by ``--categorical`` is kept); the
     ``categorical`` columns ``frame`` then holds as categories."""
+    # codes 01, 1, 001 stay apart: numeric-looking ones read as written, in one pass, before
+    # the notes on the columns kept (three codes are not "one value in every row")
+    codes = [c for c in categorical if c in features and pd.api.types.is_numeric_dtype(frame[c])]
+    read_targets(frame, path, codes)
     left_out = left_out_columns(frame, features, path, categorical)
     kept = [c for c in features if c not in left_out]
     numbers = [c for c in kept if c not in categorical]
@@ -487,8 +493,6 @@ def feature_columns(
         if name not in kept:
             why = f" ({left_out[name]})" if name in left_out else ""
             raise ValueError(f"--categorical {name}: {path} has no feature column {name!r}{why}")
-    # codes 01, 1, 001 stay apart: numeric-looking ones read as written, in one pass
-    read_targets(frame, path, [c for c in categorical if pd.api.types.is_numeric_dtype(frame[c])])
     for name in categorical:
         frame[name] = as_categories(frame[name])
     return kept, left_out
@@ -578,6 +582,7 @@ def fit_command(
             drop_missing,
             targets=[target],
             categorical=categorical,
+            weights=weights,
         )
     if weight_column is not None:
         check_weight_column(frame[weight_column], path)
@@ -670,10 +675,17 @@ def check_weight_column(weights: pd.Series, path: Path, drops: bool = True) -> N
     """A weight column holds a number >= 0 on every row; else an error naming the first
     line (CSV) or row (Parquet) that does not (and, where ``--drop-missing`` ``drops``
     rows without a weight, saying so)."""
-    name = weights.name
-    if not pd.api.types.is_numeric_dtype(weights) or pd.api.types.is_bool_dtype(weights):
+    name = str(weights.name)
+    numeric = pd.api.types.is_numeric_dtype(weights) or pd.api.types.is_string_dtype(weights)
+    if not numeric or pd.api.types.is_bool_dtype(weights):
         raise ValueError(f"--weight-column {name!r} must hold numbers")
-    values = weights.to_numpy(dtype=float, na_value=np.nan)
+    values = numbers_or_nan(weights).to_numpy()
+    text = np.isnan(values) & weights.notna().to_numpy()
+    if text.any():
+        rows = np.flatnonzero(text)
+        first = weights.iloc[rows[0]]
+        lines = weights.index.to_numpy()[rows]
+        raise ValueError(weight_text(path, name, lines, len(values), first, drops))
     for bad, what in (
         (np.isnan(values), "no weight"),
         (values < 0, "a negative weight"),

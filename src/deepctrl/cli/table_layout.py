@@ -15,7 +15,7 @@ import lzma
 import re
 import unicodedata
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -141,16 +141,38 @@ def _separator(head: str, whole: bool, path: Path) -> str:
 def _records(head: str, whole: bool, sep: str) -> list[list[str]]:
     """The first lines of ``head`` split at ``sep`` as a CSV reader splits them (blank
     lines left out; the last, maybe cut short, too unless ``head`` is the ``whole`` file)."""
+    lines = _Lines(io.StringIO(head))
     try:
-        records = [r for r in csv.reader(io.StringIO(head), delimiter=sep) if not _blank(r)]
+        records = [r for r in csv.reader(lines, delimiter=sep) if not _blank(r, lines.last)]
     except csv.Error:
         return []
     return records[: _HEAD_RECORDS if whole else min(_HEAD_RECORDS, len(records) - 1)]
 
 
-def _blank(record: Sequence[str]) -> bool:
-    """Whether a CSV record is a blank line (which pandas skips)."""
-    return len(record) <= 1 and not "".join(record).strip()
+class _Lines:
+    """The lines of a text, as a CSV reader takes them one by one, the ``last`` one kept
+    (the last line of the record it made)."""
+
+    def __init__(self, text: Iterable[str]) -> None:
+        self.lines = iter(text)
+        self.last = ""
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        self.last = next(self.lines)
+        return self.last
+
+
+def _blank(record: Sequence[str], line: str) -> bool:
+    """Whether a CSV record, read from ``line``, is a blank line, which pandas skips: no
+    value, or spaces only, unquoted (pandas reads a quoted empty value, ``""``, as a row).
+
+    >>> _blank([""], "\\n"), _blank(["  "], "  \\n"), _blank([""], '""\\n')
+    (True, True, False)
+    """
+    return len(record) <= 1 and not "".join(record).strip() and '"' not in line
 
 
 def _splits_alike(records: Sequence[Sequence[str]]) -> bool:
@@ -176,13 +198,16 @@ def nfc(name: str) -> str:
 def line_of(path: Path, row: int) -> int:
     """The line of the CSV file at ``path`` on which its data row ``row`` (0 for the first)
     starts, as an editor numbers it: after the header and the lines before it, blank lines
-    (which hold no row) and values in quotes that span lines.
+    (which hold no row; a line of ``""`` holds one) and values in quotes that span lines.
 
     >>> import tempfile
     >>> file = Path(tempfile.mkdtemp()) / "t.csv"
     >>> _ = file.write_text('a;b\\n1;"x\\ny"\\n\\n2;z\\n')
     >>> line_of(file, 0), line_of(file, 1)
     (2, 5)
+    >>> _ = file.write_text('v\\n""\\n\\n4\\n')
+    >>> line_of(file, 1)
+    4
     """
     where = layout(path)
     with (
@@ -191,11 +216,12 @@ def line_of(path: Path, row: int) -> int:
     ):
         for _ in range(where.skip):
             text.readline()
-        reader = csv.reader(text, delimiter=where.sep)
+        lines = _Lines(text)
+        reader = csv.reader(lines, delimiter=where.sep)
         start, records = where.skip + 1, 0
         try:
             for record in reader:
-                if not _blank(record):
+                if not _blank(record, lines.last):
                     if records == row + 1:
                         return start
                     records += 1

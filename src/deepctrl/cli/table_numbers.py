@@ -277,6 +277,7 @@ def numbers_or_nan(series: pd.Series) -> pd.Series:
 
 
 _DECIMAL_COMMA = _Pattern(r"\s*[-+]?\d*,\d+\s*|\s*[-+]?\d+\s*")
+_DOT_GROUPED = _Pattern(r"\s*[-+]?[1-9]\d{0,2}(\.\d{3})+(,\d+)?\s*")
 _DIGIT_COMMA = _Pattern(r"\d,\d")
 
 
@@ -290,7 +291,9 @@ def decimal_commas(frame: pd.DataFrame, known: Collection[str] = ()) -> pd.DataF
     from spreadsheets in many locales write them) as numbers; values of such a column that
     are no numbers ("Summe") stay text when most are numbers (or any, in the ``known``
     number columns of a model), for :func:`clean_columns
-    <deepctrl.cli.tables.clean_columns>` to name.
+    <deepctrl.cli.tables.clean_columns>` to name. A column where some values group their
+    thousands with dots ("1.850,46" beside "926,59", as price lists write them) is left
+    for :func:`thousands`, which reads both.
 
     >>> frame = pd.DataFrame({"p": ["1,5", "-2", None], "c": ["a", "1,5", "2"]})
     >>> decimal_commas(frame).p.tolist()
@@ -308,6 +311,8 @@ def decimal_commas(frame: pd.DataFrame, known: Collection[str] = ()) -> pd.DataF
         is_number = _DECIMAL_COMMA.fullmatch(text)
         if not (is_number & _contains(text, ",")).any():
             continue
+        if _DOT_GROUPED.fullmatch(text).any():
+            continue  # "1.850,46" beside "926,59": thousands() reads the column
         numbers = text.where(is_number).str.strip().str.replace(",", ".", regex=False)
         numbers = _numbers(numbers, "coerce", shaped=True)
         column = _partly_numbers(series, numbers, name in known)

@@ -546,6 +546,18 @@ def row_lines(rows: np.ndarray, path: Path) -> str:
     return f"line {line_of(path, first)}"
 
 
+def weight_text(
+    path: Path, name: str, rows: np.ndarray, total: int, first: Any, drops: bool
+) -> str:
+    """The error for text in ``rows`` of a weight column (``first``, the first row's
+    value), naming its line, and ``--drop-missing`` where it ``drops`` those rows."""
+    return (
+        f"{path}: weight column {name!r} has text in {len(rows)} of {total} rows "
+        f"({row_lines(rows, path)}: {first!r}); every row needs a weight >= 0: correct "
+        + ("those rows, or use --drop-missing to drop them" if drops else "or drop those rows")
+    )
+
+
 IDENTIFIER_ROWS = 50
 """From this many rows, a text column with a different value in every row is an identifier."""
 IDENTIFIER_SAMPLE = 1000
@@ -734,16 +746,18 @@ def clean_columns(
     targets: Sequence[str] = (),
     categorical: Sequence[str] = (),
     dates: Sequence[str] | None = None,
+    weights: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Check ``columns`` for text in mostly-numeric columns and for values that are not
     dates in date columns (an error naming the first such line, or with ``drop`` those rows
     are dropped); ``categorical`` columns hold categories, numbers and text alike, and are
-    not checked. The date columns are ``dates`` (a model's, whose other columns are then
-    numbers or categories), or when None the text columns whose values are mostly ISO 8601
-    dates (and a number column is one whose values are mostly numbers). Missing values
-    stay (the model imputes them), unless ``drop`` is set; rows whose ``targets`` are
-    missing are always dropped, saying how many, and a target of whole numbers stays whole
-    once they are."""
+    not checked; ``weights`` columns (``--weight-column``) hold numbers, whatever the
+    error for text in them says. The date columns are ``dates`` (a model's, whose other
+    columns are then numbers or categories), or when None the text columns whose values are
+    mostly ISO 8601 dates (and a number column is one whose values are mostly numbers).
+    Missing values stay (the model imputes them), unless ``drop`` is set; rows whose
+    ``targets`` are missing are always dropped, saying how many, and a target of whole
+    numbers stays whole once they are."""
     frame = frame.copy(deep=False)  # columns are replaced, never written into
     frame = read_targets(frame, path, targets)
     bad = np.zeros(len(frame), dtype=bool)
@@ -784,10 +798,14 @@ def clean_columns(
                 text |= series.map(lambda v: isinstance(v, str)).to_numpy() & ~missing
             if (
                 (~missing).sum()
-                and (known or as_number.notna().sum() >= 0.5 * (~missing).sum())
+                and (known or name in weights or as_number.notna().sum() >= 0.5 * (~missing).sum())
                 and text.any()
             ):
                 rows = np.flatnonzero(text)
+                if not drop and name in weights:
+                    raise ValueError(
+                        weight_text(path, name, rows, len(frame), series.iloc[rows[0]], hint)
+                    )
                 if not drop:
                     tip = (
                         "; use --drop-missing to drop those rows, or --categorical "

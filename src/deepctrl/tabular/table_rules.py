@@ -527,13 +527,23 @@ def _resolve_penalty(
     return own
 
 
+def _same(rule: Rule) -> Any:
+    """What two rules must share to be the same rule: an expression's comparison in one
+    spelling (its spacing and sides aside) and its tau; any other rule, itself.
+
+    >>> _same(Expression("3*x + 25 >= y")) == _same(Expression("y <= 3 * x + 25"))
+    True
+    """
+    return (rule.comparison.form, rule.tau) if type(rule) is Expression else rule
+
+
 def _check_repeats(leaves: list[Rule]) -> None:
     """A threshold or penalty rule given twice would count twice as much as the others
     (monotone rules given twice are named by ``_check_pairs``)."""
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, Monotonic):
             continue
-        earlier = next((other for other in leaves[:i] if other == leaf), None)
+        earlier = next((other for other in leaves[:i] if _same(other) == _same(leaf)), None)
         if earlier is not None:
             raise ValueError(
                 f"rules {_named(earlier)} and {_named(leaf)} are the same rule, which would "

@@ -21,8 +21,10 @@ from keyword import iskeyword
 import torch
 from torch import Tensor
 
-_OPERATOR_WORDS = {"and", "or", "not", "is", "in", "if", "else", "lambda", "True", "False"}
-"""Python words that are operators, not names a column would have."""
+_LOGIC_WORDS = {"and", "or", "not"}
+"""Python words written for logic (``y <= x and x > 0``), which the hint to put a name in
+backticks leaves out: every other Python word (``class``, ``lambda``, ``in``) may be a
+column's name, as no operator of an expression is written as a word."""
 
 _BINARY: dict[type, Callable[[Tensor, Tensor], Tensor]] = {
     ast.Add: torch.add,
@@ -61,6 +63,10 @@ class Comparison:
     text: str
     names: list[str]
     strict: bool
+    form: str
+    """The comparison in one spelling, whatever the text's spacing and sides: the smaller
+    side first, names in backticks, numbers as floats (``y <= 3*x+25`` and ``3 * x + 25 >=
+    y`` have one form)."""
     _residual: Callable[[Env], Tensor]
 
     def residual(self, env: Env) -> Tensor:
@@ -116,11 +122,22 @@ def _compile(
         args = [_compile(a, text, names, used) for a in node.args]
         return lambda env: fn(*(torch.as_tensor(a(env)) for a in args))
     shown = ast.unparse(node) if isinstance(node, ast.expr) else type(node).__name__
+    word = isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool))
     raise _fail(
         text,
         f"{shown!r} is not allowed (use numbers, names, + - * / **, "
-        f"and {', '.join(sorted(_FUNCTIONS))})",
+        f"and {', '.join(sorted(_FUNCTIONS))}){_backticks([shown] if word else [])}",
     )
+
+
+def _backticks(words: list[str]) -> str:
+    """The hint that a name spelled as a Python word, the first of ``words``, goes in
+    backticks (nothing without one).
+
+    >>> _backticks(["lambda"])
+    "; a name such as 'lambda' goes in backticks"
+    """
+    return f"; a name such as {words[0]!r} goes in backticks" if words else ""
 
 
 MAX_PARTS = 500
@@ -164,9 +181,8 @@ def parse(text: str) -> Comparison:
         tree = ast.parse(source, mode="eval").body
     except SyntaxError as exc:
         words = re.findall(r"[A-Za-z_]\w*", _QUOTED.sub("", text))
-        reserved = [w for w in words if iskeyword(w) and w not in _OPERATOR_WORDS]
-        hint = f"; a name such as {reserved[0]!r} goes in backticks" if reserved else ""
-        raise _fail(text, f"not a valid expression ({exc.msg}){hint}") from None
+        reserved = [w for w in words if iskeyword(w) and w not in _LOGIC_WORDS]
+        raise _fail(text, f"not a valid expression ({exc.msg}){_backticks(reserved)}") from None
     except (RecursionError, MemoryError):
         raise _fail(text, f"too long: at most {MAX_PARTS} parts") from None
     if sum(isinstance(node, ast.expr) for node in ast.walk(tree)) > MAX_PARTS:
@@ -183,4 +199,22 @@ def parse(text: str) -> Comparison:
 
     if not used:
         raise _fail(text, "it names no column or output")
-    return Comparison(text, used, strict, residual)
+    smaller, larger = (tree.left, tree.comparators[0])[:: int(sign)]
+    form = f"{_spelled(smaller, names)} {'<' if strict else '<='} {_spelled(larger, names)}"
+    return Comparison(text, used, strict, form, residual)
+
+
+def _spelled(node: ast.expr, names: dict[str, str]) -> str:
+    """A checked side of a comparison in one spelling (see ``Comparison.form``); the
+    parse tree is changed, being used no more.
+
+    >>> _spelled(ast.parse("_quoted_0 + 2*abs(x)", mode="eval").body, {"_quoted_0": "a b"})
+    '`a b` + 2.0 * abs(`x`)'
+    """
+    functions = {id(part.func) for part in ast.walk(node) if isinstance(part, ast.Call)}
+    for part in ast.walk(node):
+        if isinstance(part, ast.Name) and id(part) not in functions:
+            part.id = f"`{names.get(part.id, part.id)}`"
+        elif isinstance(part, ast.Constant) and isinstance(part.value, int | float):
+            part.value = float(part.value)
+    return ast.unparse(node)
