@@ -82,8 +82,8 @@ def binomial_interval(followed: int, judged: int) -> tuple[float, float]:
     """The exact (Clopper-Pearson) CONFIDENCE interval of a share of `followed` in `judged`
     rows.
 
-    >>> [round(v, 3) for v in binomial_interval(6, 8)]
-    [0.4, 0.954]
+    >>> tuple(round(v, 3) for v in binomial_interval(6, 8))
+    (0.4, 0.954)
     """
     tail = (1 - CONFIDENCE) / 2
     low = float(stats.beta.ppf(tail, followed, judged - followed + 1)) if followed else 0.0
