@@ -568,12 +568,11 @@ def fit_command(
     all_features = [c for c in frame.columns if c not in (target, *weights) and c not in ids]
     with stage(f"checking {len(frame):,} rows", progress):
         features, left_out = feature_columns(frame, all_features, categorical, path)
-    if not features:
-        raise ValueError(
-            f"{path} has no feature columns besides the target {target!r}"
-            + (" and the id columns" if len(ids) else "")
-        )
-    with stage(f"checking {len(frame):,} rows", progress):
+        if not features:
+            raise ValueError(
+                f"{path} has no feature columns besides the target {target!r}"
+                + (" and the id columns" if len(ids) else "")
+            )
         _note_missing_spellings(frame, features, path)
         frame = clean_columns(
             frame,
