@@ -14,8 +14,9 @@ model's own :class:`~deepctrl.core.merges.Merge`, called on the rows of all seed
 
 With ``exact=ExactSums(...)`` the weight and bias gradients of every linear layer are summed
 over the rows in float64 (and, under data-parallel training, over the ranks) and rounded to
-the weights' dtype once, so a batch's gradient does not depend on how its rows are split
-(see :class:`ExactSums`).
+the weights' dtype once, and each row's own products (the layer's output and the gradient
+passed to its input) are computed in float64 and rounded, so a batch's gradient does not
+depend on how its rows are split (see :class:`ExactSums`).
 """
 
 from __future__ import annotations
@@ -91,13 +92,17 @@ class ExactSums:
 
 
 class _ExactLinear(torch.autograd.Function):
-    """Batched ``x @ w^T + b`` whose weight and bias gradients are float64 sums."""
+    """Batched ``x @ w^T + b`` computed in float64 and rounded, whose weight and bias
+    gradients are float64 sums."""
 
     @staticmethod
     def forward(x: Tensor, w: Tensor, b: Tensor | None, sums: ExactSums) -> Tensor:
-        if b is None:
-            return torch.bmm(x, w.transpose(1, 2))
-        return torch.baddbmm(b.unsqueeze(1), x, w.transpose(1, 2))
+        # float64 products rounded once: a row's output does not depend on how many rows
+        # share its batch (float32 BLAS kernels can block a 3-to-5 product differently for
+        # 40 and for 64 rows and round its last bit differently)
+        x64, w64 = x.double(), w.double().transpose(1, 2)
+        out = torch.bmm(x64, w64) if b is None else torch.baddbmm(b.double().unsqueeze(1), x64, w64)
+        return out.to(x.dtype)
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
@@ -110,8 +115,8 @@ class _ExactLinear(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
         x, w = ctx.saved_tensors
-        grad_x = torch.bmm(grad, w) if ctx.needs_input_grad[0] else None
         g64 = grad.double()
+        grad_x = torch.bmm(g64, w.double()).to(grad.dtype) if ctx.needs_input_grad[0] else None
         grad_w = torch.bmm(g64.transpose(1, 2), x.double())
         grad_b = g64.sum(1) if ctx.has_bias else None
         if ctx.sums.reduce is not None:  # summed over the ranks later, in one call
