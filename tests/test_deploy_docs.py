@@ -12,6 +12,7 @@ from deepctrl.io.onnx_export import EXPORTER_READY
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "deploy.md"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not EXPORTER_READY, reason="the guide exports to ONNX")
 def test_the_deployment_guide_runs(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

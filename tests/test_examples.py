@@ -22,6 +22,7 @@ def run(name: str, *args: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_pendulum_with_a_recurrent_encoder():
     out = run("pendulum_recurrent.py")
     deep, task = out["DeepCTRL"], out["TaskOnly"]
@@ -32,6 +33,7 @@ def test_pendulum_with_a_recurrent_encoder():
     assert len(deep["mae"]) == len(out["alphas"]) == 11
 
 
+@pytest.mark.slow
 def test_cnn_on_digits_with_a_shift_rule():
     out = run("digits_cnn.py")
     deep = out["DeepCTRL"]

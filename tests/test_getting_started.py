@@ -4,12 +4,14 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from deepctrl.cli.main import main
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "getting-started.md"
 
 
+@pytest.mark.slow
 def test_the_getting_started_examples_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     text = PAGE.read_text()

@@ -3,6 +3,8 @@
 import re
 from pathlib import Path
 
+import pytest
+
 import deepctrl as dc
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -25,6 +27,7 @@ def test_core_api_example_runs(tmp_path, monkeypatch, capsys):
     assert len(python_block("## The core API in 20 lines").strip().splitlines()) <= 20
 
 
+@pytest.mark.slow
 def test_own_training_loop_example_runs(tmp_path, monkeypatch, capsys):
     """The Objective block continues the first one (same X, y and rule)."""
     monkeypatch.chdir(tmp_path)

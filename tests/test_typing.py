@@ -60,6 +60,7 @@ def _strict_errors(tmp_path: Path, code: str) -> list[str]:
     return [line for line in run.stdout.splitlines() if line.startswith(f"{client.name}:")]
 
 
+@pytest.mark.slow
 def test_documented_calls_type_check_strictly_and_misspelt_names_do_not(tmp_path):
     assert _strict_errors(tmp_path, CLIENT) == []
     errors = _strict_errors(tmp_path, "import deepctrl as dc\nest = dc.DeepCTRLRegresor()\n")

@@ -93,6 +93,7 @@ def test_fit_on_a_messy_table_says_what_it_did(fitted):
     assert est.encoder_.n_encoded == 2 + 1 + 4 + 3  # dist (+ indicator), stops, carrier, day
 
 
+@pytest.mark.slow
 def test_the_command_line_and_python_build_the_same_model(cli, messy, tmp_path):
     model, pred = tmp_path / "m.deepctrl", tmp_path / "p.csv"
     done = cli(
@@ -151,6 +152,7 @@ def test_predict_alpha_limits(cli, messy, fitted, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path):
     frame, model, _ = fitted
     est = dc.DeepCTRLClassifier.load(model)
@@ -213,6 +215,7 @@ def test_id_columns_pass_through_and_alpha_can_vary_by_row(cli, fitted, tmp_path
     np.testing.assert_allclose(written["proba_late"], plain[:, 0], rtol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not EXPORTER_READY, reason="torch.onnx.export is too old")
 def test_export_writes_an_onnx_file_that_predicts_as_the_model(cli, fitted, tmp_path):
     import onnxruntime as ort
@@ -240,6 +243,7 @@ def test_export_writes_an_onnx_file_that_predicts_as_the_model(cli, fitted, tmp_
     assert not (tmp_path / "x.onnx").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not EXPORTER_READY, reason="torch.onnx.export is too old")
 def test_categories_that_look_like_numbers_predict_as_in_training(cli, tmp_path):
     """A store called "10": a prediction file where every store is 10 reads as numbers,

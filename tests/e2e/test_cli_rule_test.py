@@ -25,6 +25,7 @@ def known(tmp_path_factory):
     return folder, data
 
 
+@pytest.mark.slow
 def test_verdicts_and_files_on_a_known_truth_table(cli, known):
     folder, data = known
     out = folder / "out"
@@ -115,6 +116,7 @@ def test_bad_input_is_one_line(cli, known, args, message):
     assert not (folder / "bad").exists()
 
 
+@pytest.mark.slow
 def test_a_class_rule_names_its_class_and_the_option_chooses_it(cli, known):
     import pandas as pd
 

@@ -49,6 +49,7 @@ def mean_table(models, rule, X, y, metric):
     )
 
 
+@pytest.mark.slow
 def test_energy_rule_true_for_the_data():
     train, val, test = oscillator(300, 0), oscillator(300, 1), oscillator(2000, 2)
     rule = dc.rules.Penalty(lambda x, y: energy(y) - energy(x), strict=True)

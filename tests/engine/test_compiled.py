@@ -41,6 +41,7 @@ def _fit(compile: bool, **kw):
     )
 
 
+@pytest.mark.slow
 @builds_graphs
 def test_compiled_training_matches_eager_training_in_float64(caplog):
     # 150 rows in batches of 64 (two full batches and one of 22 rows per epoch); a large
@@ -66,6 +67,7 @@ def _assert_same_training(eager, compiled, atol):
             torch.testing.assert_close(b.state_dict()[name], value, rtol=0, atol=atol)
 
 
+@pytest.mark.slow
 @builds_graphs
 def test_a_last_batch_of_one_row_gets_its_own_graph_and_trains_as_eager():
     # 129 rows in batches of 64: 64, 64 and 1; a size of one is specialised, so the batch of
@@ -92,6 +94,7 @@ def test_a_last_batch_of_one_row_gets_its_own_graph_and_trains_as_eager():
     _assert_same_training(run(False), compiled, 1e-10)
 
 
+@pytest.mark.slow
 def test_a_compiled_run_repeats_bit_for_bit():
     train, val = _problem()
     runs = []
@@ -118,6 +121,7 @@ def test_a_compiled_run_repeats_bit_for_bit():
             assert torch.equal(b.state_dict()[name], value), name
 
 
+@pytest.mark.slow
 def test_a_compiled_method_stack_matches_eager_training_in_float64():
     # every built-in method in one stack, and a rule of two leaves (the dual multipliers
     # see one signed violation each)
@@ -159,6 +163,7 @@ def test_a_compiled_method_stack_matches_eager_training_in_float64():
     assert compiled[-1].state["multipliers"].shape == (2, 2)
 
 
+@pytest.mark.slow
 @builds_graphs
 def test_compiled_fits_of_other_rules_and_losses_in_one_process_do_not_share_a_graph():
     # the compiled step checks guards on its inputs only, not on what it closes over (the

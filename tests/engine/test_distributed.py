@@ -12,7 +12,11 @@ import deepctrl as dc
 WORKER = Path(__file__).with_name("ddp_worker.py")
 
 
-@pytest.mark.parametrize("mode", ["", "compile", "folds"], ids=["eager", "compiled", "folds"])
+@pytest.mark.parametrize(
+    "mode",
+    ["", pytest.param("compile", marks=pytest.mark.slow), "folds"],
+    ids=["eager", "compiled", "folds"],
+)
 def test_two_gloo_ranks_end_where_one_process_ends(single_and_ddp, mode):
     # compiled: each rank's graph gives its shard's gradients, all-reduced before Adam;
     # folds: each seed's own rows are sharded, and its rho and data scales summed over ranks

@@ -98,6 +98,7 @@ def test_files(result, tmp_path):
     assert "On a classification target the verdicts are weaker evidence" in report
 
 
+@pytest.mark.slow
 def test_the_figure_draws_the_largest_groups_and_says_how_many_it_leaves_out(result, tmp_path):
     from deepctrl.tabular.rule_test_report import MAX_PANELS, drawn_panels
 

@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import pytest
 import torch
 
 import deepctrl as dc
@@ -16,6 +17,7 @@ from deepctrl.paper.experiments.pendulum import (
 )
 
 
+@pytest.mark.slow
 def test_worker_processes_reproduce_in_process_training(tmp_path, monkeypatch):
     monkeypatch.setenv("DEEPCTRL_CACHE", str(tmp_path / "cache"))
     s = dataclasses.replace(Settings.make(1, quick=True), max_epochs=3, val_every=1)
