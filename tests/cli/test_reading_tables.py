@@ -87,6 +87,27 @@ def test_categorical_reads_codes_that_look_like_numbers(tmp_path, capsys):
     )
 
 
+def test_categorical_on_the_target_weight_or_id_column_names_its_role(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    n = 100
+    frame = pd.DataFrame({"id": range(n), "x": rng.uniform(0, 1, n), "w": rng.integers(1, 3, n)})
+    frame["y"] = frame["x"] + rng.normal(0, 0.1, n)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    fit = ["fit", tmp_path / "t.csv", "--target", "y", "--weight-column", "w"]
+    fit += ["--id-column", "id", "--out", tmp_path / "m", *FAST]
+    roles = {"w": "the --weight-column", "y": "the target", "id": "an --id-column"}
+    for name, role in roles.items():
+        code, _, err = run([*fit, "--categorical", name], capsys)
+        assert code == 2
+        assert (
+            err.strip()
+            == f"deepctrl: error: --categorical {name}: {name!r} is {role}, not a feature"
+        )
+    rule_test = ["test-rule", tmp_path / "t.csv", "--target", "y", "--monotonic", "x=increasing"]
+    code, _, err = run([*rule_test, "--categorical", "y"], capsys)
+    assert err.strip() == "deepctrl: error: --categorical y: 'y' is the target, not a feature"
+
+
 def test_test_rule_reads_codes_that_look_like_numbers_with_categorical(tmp_path, capsys):
     rng = np.random.default_rng(1)
     n = 200

@@ -18,7 +18,7 @@ import re
 import shlex
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -470,11 +470,20 @@ def _goal(value: Any) -> float:
 
 
 def feature_columns(
-    frame: pd.DataFrame, features: Sequence[str], categorical: Sequence[str], path: Path
+    frame: pd.DataFrame,
+    features: Sequence[str],
+    categorical: Sequence[str],
+    path: Path,
+    roles: Mapping[str, str] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The ``features`` a model gets, and those left out with why (empty and identifier
     columns, with a note each; an identifier named by ``--categorical`` is kept); the
-    ``categorical`` columns ``frame`` then holds as categories."""
+    ``categorical`` columns ``frame`` then holds as categories. ``roles`` names what the
+    columns that are not features are (``{"y": "the target"}``), for the errors."""
+    roles = roles or {}
+    for name in categorical:
+        if name in roles:
+            raise ValueError(f"--categorical {name}: {name!r} is {roles[name]}, not a feature")
     # codes 01, 1, 001 stay apart: numeric-looking ones read as written, in one pass, before
     # the notes on the columns kept (three codes are not "one value in every row")
     codes = [c for c in categorical if c in features and pd.api.types.is_numeric_dtype(frame[c])]
@@ -567,7 +576,10 @@ def fit_command(
         raise ValueError(f"--weight-column {weight_column!r} is the target or an id column")
     all_features = [c for c in frame.columns if c not in (target, *weights) and c not in ids]
     with stage(f"checking {len(frame):,} rows", progress):
-        features, left_out = feature_columns(frame, all_features, categorical, path)
+        roles = dict.fromkeys(ids, "an --id-column") | {target: "the target"}
+        if weight_column is not None:
+            roles[weight_column] = "the --weight-column"
+        features, left_out = feature_columns(frame, all_features, categorical, path, roles)
         if not features:
             raise ValueError(
                 f"{path} has no feature columns besides the target {target!r}"

@@ -124,7 +124,8 @@ def rule_test_command(
         frame = read_targets(frame, path, [group])
     ids = set(id_frame(frame, id_columns, data).columns)
     all_features = [c for c in frame.columns if c not in (target, group) and c not in ids]
-    features, left_out = feature_columns(frame, all_features, categorical, path)
+    roles = dict.fromkeys(ids, "an --id-column") | {target: "the target"}
+    features, left_out = feature_columns(frame, all_features, categorical, path, roles)
     if not features:
         raise ValueError(f"{path} has no feature columns besides the target and the group")
     frame = clean_columns(
