@@ -136,6 +136,25 @@ def test_a_category_read_as_numbers_in_training_finds_them_alone_or_beside_text(
     assert beside[1] != pytest.approx(alone[0], abs=1e-3)
 
 
+def test_a_code_with_leading_zeros_is_not_another_code_by_number(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    code = rng.choice(["1", "2", "3"], 200)
+    x = rng.uniform(0, 1, 200)
+    lines = ["code,x,y"] + [
+        f"{c},{a:.3f},{a + 2 * int(c):.3f}" for c, a in zip(code, x, strict=True)
+    ]
+    (tmp_path / "codes.csv").write_text("\n".join(lines) + "\n")
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "codes.csv", "--target", "y", "--categorical", "code"]
+    assert run([*fit, "--out", model, *FAST], capsys)[0] == 0
+    rows = "code,x\n1,0.5\n0001,0.5\nnew,0.5\n1.0,0.5\n"
+    got, err = predictions(model, tmp_path / "a.csv", rows, capsys)
+    assert "'0001'" in err and "not seen in training" in err
+    assert got[1] == pytest.approx(got[2], abs=1e-6)  # scored as a new code, as 'new' is
+    assert got[1] != pytest.approx(got[0], abs=1e-3)
+    assert got[3] == pytest.approx(got[0], abs=1e-6)  # 1.0 is still the number 1
+
+
 def test_text_left_among_a_model_columns_numbers_is_named_with_its_line(tmp_path, capsys):
     rng = np.random.default_rng(0)
     w = rng.uniform(1, 12, 120)

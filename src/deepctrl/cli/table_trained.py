@@ -6,6 +6,7 @@ matched to the training categories by their text, each row alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,16 +67,22 @@ def category_values(written: pd.Series, keys: set[str | None], sep: str) -> pd.S
     read as a number the way a training file's numbers are (a currency or percent sign
     left out, a decimal comma or thousands separators of a file separated by ``sep``) and
     finds the category that number is, if any; else it stays the text it is (a category
-    the model has not seen).
+    the model has not seen). A whole number written with leading zeros (``0001``) is a
+    code, not a number: it finds only a category written the same, never ``1``.
 
-    >>> keys = category_keys(["S", "36,5", 5.0, None])
-    >>> category_values(pd.Series(["36,5", "$5", "5.0", "XL", None]), keys, ";").tolist()
-    ['36,5', '5', '5', 'XL', None]
+    >>> keys = category_keys(["S", "36,5", 5.0, "1", None])
+    >>> written = pd.Series(["36,5", "$5", "5.0", "XL", "0001", " 01", None])
+    >>> category_values(written, keys, ";").tolist()
+    ['36,5', '5', '5', 'XL', '0001', ' 01', None]
     """
     codes, distinct = pd.factorize(written, use_na_sentinel=True)
     values = np.array([*distinct, None], dtype=object)
     own = [category_key(text) for text in distinct]
-    other = [i for i, key in enumerate(own) if key is not None and key not in keys]
+    other = [
+        i
+        for i, key in enumerate(own)
+        if key is not None and key not in keys and not _ZERO_PADDED.fullmatch(key)
+    ]
     values[[i for i, key in enumerate(own) if key is None]] = None
     texts = pd.Series(values[other], dtype=object)
     found = dict.fromkeys(other, False)
@@ -87,6 +94,8 @@ def category_values(written: pd.Series, keys: set[str | None], sep: str) -> pd.S
     return pd.Series(values[codes], index=written.index, name=written.name, dtype=object)
 
 
+_ZERO_PADDED = re.compile(r"\s*[-+]?0\d+\s*")
+"""A whole number written with leading zeros: a code such as 007, not the number 7."""
 _BARE = rf"{CURRENCY}|[\s%'\u2019]"
 _GROUPED = {  # separator of the file -> a number grouped in thousands, its separator
     ";": (r"[-+]?[1-9]\d{0,2}(?:\.\d{3})+(?:,\d+)?", "."),
