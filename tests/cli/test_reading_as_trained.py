@@ -107,18 +107,27 @@ def test_a_category_is_matched_by_its_text_whatever_the_other_rows(tmp_path, cap
     assert "1 row has a category not seen in training (such as '38,5')" in err
 
 
-def test_a_category_read_as_numbers_in_training_finds_them_alone_or_beside_text(tmp_path, capsys):
+def _category_model(
+    tmp_path: Path, name: str, effect: dict[str, float], p: list[float] | None, capsys
+) -> Path:
+    """A model fitted with ``--categorical name`` on 200 rows whose target is a number x
+    plus the effect of the row's category (drawn with probabilities ``p``)."""
     rng = np.random.default_rng(3)
-    tier = rng.choice(["$5", "$10", "$20", "none"], 200, p=[0.3, 0.3, 0.2, 0.2])
+    values = rng.choice(list(effect), 200, p=p)
     x = rng.uniform(0, 1, 200)
-    effect = {"$5": 1, "$10": 2, "$20": 3, "none": 0}
-    lines = ["tier,x,y"] + [
-        f"{t},{a:.3f},{a + effect[t]:.3f}" for t, a in zip(tier, x, strict=True)
+    lines = [f"{name},x,y"] + [
+        f"{v},{a:.3f},{a + effect[v]:.3f}" for v, a in zip(values, x, strict=True)
     ]
-    (tmp_path / "tiers.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")
     model = tmp_path / "m.deepctrl"
-    fit = ["fit", tmp_path / "tiers.csv", "--target", "y", "--categorical", "tier"]
+    fit = ["fit", tmp_path / "train.csv", "--target", "y", "--categorical", name]
     assert run([*fit, "--out", model, *FAST], capsys)[0] == 0
+    return model
+
+
+def test_a_category_read_as_numbers_in_training_finds_them_alone_or_beside_text(tmp_path, capsys):
+    effect = {"$5": 1, "$10": 2, "$20": 3, "none": 0}
+    model = _category_model(tmp_path, "tier", effect, [0.3, 0.3, 0.2, 0.2], capsys)
     assert sorted(map(str, table_model_columns(model).categories["tier"])) == [
         "10",
         "20",
@@ -137,16 +146,7 @@ def test_a_category_read_as_numbers_in_training_finds_them_alone_or_beside_text(
 
 
 def test_a_code_with_leading_zeros_is_not_another_code_by_number(tmp_path, capsys):
-    rng = np.random.default_rng(4)
-    code = rng.choice(["1", "2", "3"], 200)
-    x = rng.uniform(0, 1, 200)
-    lines = ["code,x,y"] + [
-        f"{c},{a:.3f},{a + 2 * int(c):.3f}" for c, a in zip(code, x, strict=True)
-    ]
-    (tmp_path / "codes.csv").write_text("\n".join(lines) + "\n")
-    model = tmp_path / "m.deepctrl"
-    fit = ["fit", tmp_path / "codes.csv", "--target", "y", "--categorical", "code"]
-    assert run([*fit, "--out", model, *FAST], capsys)[0] == 0
+    model = _category_model(tmp_path, "code", {"1": 2, "2": 4, "3": 6}, None, capsys)
     rows = "code,x\n1,0.5\n0001,0.5\nnew,0.5\n1.0,0.5\n"
     got, err = predictions(model, tmp_path / "a.csv", rows, capsys)
     assert "'0001'" in err and "not seen in training" in err
