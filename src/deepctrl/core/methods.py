@@ -42,6 +42,15 @@ class Terms(NamedTuple):
     violations: Tensor
     alpha: Tensor
 
+    def detached(self) -> Terms:
+        """The same terms cut from the autograd graph (what a method's hooks receive).
+
+        >>> x = torch.ones(2, requires_grad=True)
+        >>> Terms(x * 2, x, x[:, None], x).detached().task.requires_grad
+        False
+        """
+        return Terms(*(t.detach() for t in self))
+
 
 class Coefficients(NamedTuple):
     """Per-seed weights of a linear objective; a float weighs every seed alike.

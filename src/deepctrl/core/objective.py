@@ -469,10 +469,10 @@ class Objective:
         Args:
             out: What this objective returned for the batch.
         """
-        terms = out.terms
+        terms = out.terms.detached()
         world = World.current()
         if self.method.needs_violations and world.size > 1:
-            v = world.all_reduce_sum(terms.violations.detach())
+            v = world.all_reduce_sum(terms.violations)
             terms = terms._replace(violations=v / world.size)
         if self.state is not None:
             self.method.after_step(terms, self.state)

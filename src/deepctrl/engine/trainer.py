@@ -368,8 +368,9 @@ class Trainer:
             self._compiled_step(x, y, perturbed, alpha, b_global, weight) if self.compiled else None
         )
         loss, t = done or self._eager_step(x, y, perturbed, alpha, b_global, weight)
+        t = t.detached()
         if self.need_violations:
-            t = t._replace(violations=self.world.all_reduce_sum(t.violations.detach()))
+            t = t._replace(violations=self.world.all_reduce_sum(t.violations))
         self.method.after_step(t, self.state)
         return loss.detach() * b_global
 

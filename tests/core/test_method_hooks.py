@@ -1,0 +1,64 @@
+"""A method's hooks receive the batch's terms cut from the graph, on every training path."""
+
+import torch
+
+import deepctrl as dc
+
+RULE = dc.rules.Monotonic(0, "increasing")
+
+
+class RuleAverage(dc.methods.LinearMethod):
+    """L_task + (1 + m) L_rule, m a running average of the rule loss kept in the state."""
+
+    def init_state(self, seeds, n_rules, estimate):
+        state = dc.methods.SeedState(len(seeds), n_rules)
+        state.add("average", torch.zeros(len(seeds)))
+        return state
+
+    def coefficients(self, alpha, state):
+        return dc.methods.Coefficients(1.0, 1.0 + state["average"].to(alpha), 0.0)
+
+    def after_step(self, t, state):
+        assert not (t.task.requires_grad or t.rule.requires_grad or t.violations.requires_grad)
+        state["average"] = 0.9 * state["average"] + 0.1 * t.rule
+
+
+def _data() -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(64, 3, generator=g)
+    return X, -X[:, :1]
+
+
+def _model() -> dc.DeepCTRL:
+    torch.manual_seed(0)
+    return dc.DeepCTRL(dc.mlp(3, 8, 4), dc.mlp(3, 8, 4), dc.mlp(8, 1))
+
+
+def test_an_objective_hands_the_hook_detached_terms_every_step():
+    X, y = _data()
+    model = _model()
+    objective = dc.Objective(model, RULE, RuleAverage())
+    opt = torch.optim.Adam(model.parameters(), 1e-2)
+    rules = []
+    for _ in range(3):
+        out = objective(X, y)
+        opt.zero_grad()
+        out.loss.backward()
+        opt.step()
+        objective.after_step(out)
+        rules.append(float(out.terms.rule.detach()[0]))
+    expected = 0.0
+    for r in rules:
+        expected = 0.9 * expected + 0.1 * r
+    average = objective.state["average"]
+    assert not average.requires_grad
+    assert float(average[0]) > 0
+    assert abs(float(average[0]) - expected) <= 1e-6 * expected  # float32 steps
+
+
+def test_fit_trains_a_method_whose_hook_keeps_the_terms():
+    X, y = _data()
+    result = dc.fit(_model(), RULE, RuleAverage(), train=(X, y), max_epochs=2, batch_size=16)
+    average = result.state["average"]
+    assert not average.requires_grad
+    assert bool(torch.isfinite(average).all()) and float(average.abs().max()) > 0
