@@ -273,7 +273,13 @@ class Objective:
             gen = torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
             sums = torch.zeros(3, dtype=torch.float64, device=device)
             with eval_mode(self.model), torch.no_grad():
+                first: Tensor | None = None
                 for x, y in blocks(data, block_rows, device, dtype, "data"):
+                    # outputs that do not fit the targets: one line, as in training (the
+                    # first block's outputs, every block's targets)
+                    if first is None:
+                        first = _upcast(self._forward(x, 0.0))
+                    check_outputs(first, y, self.task_loss)
                     perturbed = perturb_all(rule, x, gen) if rule is not None else []
                     xs, ys = apply(lambda t: t[None], x), y[None]  # type: ignore[index]
                     ps = [None if p is None else apply(lambda t: t[None], p) for p in perturbed]

@@ -179,12 +179,12 @@ class Trainer:
         """The method's final state of every seed that stopped, by its index in ``seeds``."""
 
     def check(self) -> None:
-        """Outputs that do not fit the targets fail here, before any training (data from a
-        DataLoader are checked on the first training batch instead)."""
+        """Outputs that do not fit the targets fail here, before any training: their shapes
+        on a few rows, the targets' values (labels, bce targets) on every row of tensors
+        (data from a DataLoader are checked on the first training batch instead)."""
         if not is_loader(self.train_data):
             X, y = self.train_data
             x = rows(X, slice(0, 8))
-            y = y[:8]
         elif isinstance(self.train_data, DataLoader | IterableDataset):
             return
         else:
