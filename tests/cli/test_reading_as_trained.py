@@ -155,6 +155,16 @@ def test_a_code_with_leading_zeros_is_not_another_code_by_number(tmp_path, capsy
     assert got[3] == pytest.approx(got[0], abs=1e-6)  # 1.0 is still the number 1
 
 
+def test_codes_with_leading_zeros_beside_decimals_are_found_as_written(tmp_path, capsys):
+    effect = {"012": 2, "2.5": 4, "7": 6}
+    model = _category_model(tmp_path, "code", effect, None, capsys)
+    rows = "code,x\n012,0.5\n2.5,0.5\n7,0.5\n2.50,0.5\n12,0.5\n"
+    got, err = predictions(model, tmp_path / "a.csv", rows, capsys)
+    assert "'012'" not in err and "'12'" in err  # 12 is a new code, 012 a training one
+    assert got[0] != pytest.approx(got[4], abs=1e-3)
+    assert got[3] == pytest.approx(got[1], abs=1e-6)  # 2.50 is the number 2.5
+
+
 def test_text_left_among_a_model_columns_numbers_is_named_with_its_line(tmp_path, capsys):
     rng = np.random.default_rng(0)
     w = rng.uniform(1, 12, 120)

@@ -486,8 +486,8 @@ def feature_columns(
             raise ValueError(f"--categorical {name}: {name!r} is {roles[name]}, not a feature")
     # codes 01, 1, 001 stay apart: numeric-looking ones read as written, in one pass, before
     # the notes on the columns kept (three codes are not "one value in every row")
-    codes = [c for c in categorical if c in features and pd.api.types.is_numeric_dtype(frame[c])]
-    read_targets(frame, path, codes)
+    numeric = [c for c in categorical if c in features and pd.api.types.is_numeric_dtype(frame[c])]
+    read_targets(frame, path, numeric, codes=True)
     left_out = left_out_columns(frame, features, path, categorical)
     kept = [c for c in features if c not in left_out]
     numbers = [c for c in kept if c not in categorical]

@@ -709,15 +709,18 @@ def _infinite_rows(series: pd.Series, name: str, path: Path, drop: bool, hint: b
 _LEADING_ZERO = re.compile(r"0\d+")
 
 
-def _as_written(series: pd.Series, text: pd.Series) -> pd.Series:
+def _as_written(series: pd.Series, text: pd.Series, codes: bool = False) -> pd.Series:
     """A target column as pandas read it, or its ``text`` as written in the file where that
     reads it better: a column of text labels keeps "None", "NA" or "null" as labels (only an
     empty field, or one of spaces, is missing), and whole numbers written with a leading zero
-    ("007") stay text, as class codes."""
+    ("007") stay text, as class codes. For ``codes`` (a ``--categorical`` column) one such
+    number reads the whole column as written, beside "2.5" too, so that a file to score
+    finds "007" by its text."""
     text = text.str.strip()
     if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
         written = text[text != ""]
-        if written.str.fullmatch(r"\d+").all() and written.str.fullmatch(_LEADING_ZERO).any():
+        padded = written.str.fullmatch(_LEADING_ZERO).any()
+        if padded and (codes or written.str.fullmatch(r"\d+").all()):
             return text.where(text != "", None)
         return series
     present = series.dropna()
@@ -726,14 +729,17 @@ def _as_written(series: pd.Series, text: pd.Series) -> pd.Series:
     return series
 
 
-def read_targets(frame: pd.DataFrame, path: Path, targets: Sequence[str]) -> pd.DataFrame:
-    """``frame`` (changed in place) with its ``targets`` read from a CSV file at ``path`` as
-    :func:`_as_written` says; a Parquet file's as they are."""
+def read_targets(
+    frame: pd.DataFrame, path: Path, targets: Sequence[str], codes: bool = False
+) -> pd.DataFrame:
+    """``frame`` (changed in place) with its ``targets`` (or with ``codes``, its
+    ``--categorical`` columns) read from a CSV file at ``path`` as :func:`_as_written`
+    says; a Parquet file's as they are."""
     if not targets or path.suffix.lower() in PARQUET_SUFFIXES:
         return frame
     text = text_columns(path, frame, targets)
     for name in targets:
-        frame[name] = _as_written(frame[name], text[name].set_axis(frame.index))
+        frame[name] = _as_written(frame[name], text[name].set_axis(frame.index), codes)
     return frame
 
 
