@@ -195,6 +195,8 @@ def test_the_inputs_are_typed_by_column_kind(fitted):
     assert float(meta["default_alpha"]) == est.alpha_
     assert float(meta["min_error_alpha"]) == est.min_error_alpha_
     assert meta["estimator"] == "DeepCTRLClassifier"
+    assert meta["input day"] == "int64 ns of the wall-clock time"
+    assert meta["input dist"] == "float32" and meta["input carrier"] == "string"
     for path in paths.values():  # one name for the row axis of every input and output
         session = ort.InferenceSession(str(path))
         assert {v.shape[0] for v in (*session.get_inputs(), *session.get_outputs())} == {"rows"}
@@ -365,6 +367,19 @@ def test_numbers_far_from_zero_enter_as_float64(tmp_path):
     np.testing.assert_allclose(
         out["prediction"].ravel(), est.predict(X, alpha=0.5), rtol=0, atol=2e-5
     )
+
+
+def test_the_file_says_which_clock_each_date_column_takes(tmp_path):
+    rng = np.random.default_rng(1)
+    when = pd.Timestamp("2024-01-01", tz="UTC") + pd.to_timedelta(rng.uniform(0, 300, 200), "D")
+    X = pd.DataFrame({"when": when.strftime("%Y-%m-%dT%H:%M:%SZ"), "size": rng.uniform(1, 9, 200)})
+    y = X["size"] + rng.normal(0, 0.1, 200)
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("size", "increasing")], random_state=0)
+    est.set_params(**SMALL).fit(X, y)
+    path = est.to_onnx(tmp_path / "utc.onnx")
+    meta = ort.InferenceSession(str(path)).get_modelmeta().custom_metadata_map
+    assert meta["input when"] == "int64 ns, UTC" == input_type_name(est.encoder_.column("when"))
+    assert meta["input size"] == "float32"
 
 
 def test_a_series_of_alphas_is_matched_to_the_rows_by_index_as_in_predict(fitted):

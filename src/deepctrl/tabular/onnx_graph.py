@@ -379,6 +379,9 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
             "deepctrl_version": __version__,
             "default_alpha": repr(float(est.alpha_)),
             "min_error_alpha": repr(float(est.min_error_alpha_)),
+            # how each column enters, for a server that has only the file (a date column
+            # trained on UTC times takes UTC, the others the wall-clock time)
+            **{f"input {c.name}": input_type_name(c) for c in encoder.columns},
         },
     )
     return model
