@@ -1,4 +1,5 @@
-"""A method's hooks receive the batch's terms cut from the graph, on every training path."""
+"""A method's hooks receive the batch's terms cut from the graph, on every training path;
+and a call under no_grad before training leaves training as it was."""
 
 import torch
 
@@ -62,3 +63,24 @@ def test_fit_trains_a_method_whose_hook_keeps_the_terms():
     average = result.state["average"]
     assert not average.requires_grad
     assert bool(torch.isfinite(average).all()) and float(average.abs().max()) > 0
+
+
+def test_a_call_under_no_grad_before_training_leaves_training_as_it_was():
+    X, y = _data()
+
+    def trained(sanity_check: bool) -> list[torch.Tensor]:
+        model = _model()
+        objective = dc.Objective(model, RULE, dc.methods.DeepCTRL())
+        if sanity_check:
+            with torch.no_grad():
+                objective(X[:16], y[:16])
+        opt = torch.optim.Adam(model.parameters(), 1e-2)
+        for i in range(3):
+            out = objective(X[16 * i : 16 * (i + 1)], y[16 * i : 16 * (i + 1)])
+            opt.zero_grad()
+            out.loss.backward()
+            opt.step()
+        return [p.detach().clone() for p in model.parameters()]
+
+    for a, b in zip(trained(True), trained(False), strict=True):
+        assert torch.equal(a, b)

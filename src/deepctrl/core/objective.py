@@ -417,7 +417,14 @@ class Objective:
         # a DeepCTRL model takes alpha as a tensor, so torch.compile does not specialise on it
         given: float | Tensor = alphas[0] if self._alpha_as_tensor else a
         rule = self.rule if self._use_rule else None
-        perturbed = perturb_all(rule, x, self._generator(device)) if rule is not None else []
+        # a call before training (a sanity check under no_grad) draws from a stream of its
+        # own, so that training afterwards is the training without it
+        gen = (
+            self._generator(device)
+            if self.state is not None
+            else torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
+        )
+        perturbed = perturb_all(rule, x, gen) if rule is not None else []
         first = not self._checked
         y_hat, y_p = forward_all(lambda z: _upcast(self._forward(z, given)), x, perturbed)
         self._check(y_hat, y)
