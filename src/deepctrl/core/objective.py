@@ -279,7 +279,8 @@ class Objective:
                     # first block's outputs, every block's targets)
                     if first is None:
                         first = _upcast(self._forward(x, 0.0))
-                    check_outputs(first, y, self.task_loss)
+                    if y is not None:
+                        check_outputs(first, y, self.task_loss)
                     perturbed = perturb_all(rule, x, gen) if rule is not None else []
                     xs, ys = apply(lambda t: t[None], x), y[None]  # type: ignore[index]
                     ps = [None if p is None else apply(lambda t: t[None], p) for p in perturbed]
