@@ -947,3 +947,21 @@ def test_decimal_parquet_columns_are_numbers(tmp_path):
     frame = read_table(tmp_path / "d.pq")
     assert frame["price"].dtype == np.float64
     assert frame["price"].tolist()[:2] == [5.82, 2.1] and np.isnan(frame["price"][2])
+
+
+def test_negatives_in_parentheses_are_named_and_dropping_them_is_not_advised(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    margin = [f'"${v:,.2f}"' for v in rng.uniform(100, 2000, 60)]
+    margin[7] = '"($1,729.07)"'
+    lines = ["price,margin,sales"] + [
+        f"{p:.2f},{m},{s:.3f}"
+        for p, m, s in zip(rng.uniform(1, 9, 60), margin, rng.normal(size=60), strict=True)
+    ]
+    (tmp_path / "acct.csv").write_text("\n".join(lines) + "\n")
+    code, _, err = run(["fit", tmp_path / "acct.csv", "--target", "sales", "--out", "m"], capsys)
+    assert code == 2
+    assert err.strip().endswith(
+        f"{tmp_path / 'acct.csv'}: column 'margin' has text in 1 of 60 rows (line 9: "
+        "'($1,729.07)'); a negative written in parentheses is not read: write it as "
+        "-$1,729.07 (--drop-missing would drop exactly these rows)"
+    )

@@ -707,6 +707,8 @@ def _infinite_rows(series: pd.Series, name: str, path: Path, drop: bool, hint: b
 
 
 _LEADING_ZERO = re.compile(r"0\d+")
+_IN_PARENTHESES = re.compile(r"\([^()]*\d[^()]*\)")
+"""A number in parentheses, as accounting writes a negative: ``($202.43)``."""
 
 
 def _as_written(series: pd.Series, text: pd.Series, codes: bool = False) -> pd.Series:
@@ -821,7 +823,14 @@ def clean_columns(
                     )
                     first = series.iloc[rows[0]]
                     csv_file = path.suffix.lower() not in PARQUET_SUFFIXES
-                    if _decimal_comma(first) and csv_file and layout(path).sep != ";":
+                    if isinstance(first, str) and _IN_PARENTHESES.fullmatch(first.strip()):
+                        # an accounting negative: dropping such rows drops the losses
+                        tip = (
+                            "; a negative written in parentheses is not read: write it as "
+                            f"-{first.strip()[1:-1].strip()} (--drop-missing would drop "
+                            "exactly these rows)"
+                        )
+                    elif _decimal_comma(first) and csv_file and layout(path).sep != ";":
                         tip += (
                             "; a decimal comma is read in a semicolon-separated file (or "
                             f"write {str(first).strip().replace(',', '.')})"
