@@ -245,3 +245,27 @@ def test_a_model_fitted_on_an_array_scores_a_file_by_position_without_a_warning(
         ["export", model, "--check", tmp_path / "rows.csv", "--out", tmp_path / "m.onnx"], capsys
     )
     assert code == 0 and "warning" not in err and "checked: on the 40 rows" in out
+
+
+def test_day_numbers_in_a_date_column_name_the_file_line_and_the_form(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    day = pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 300, 120), "D")
+    frame = pd.DataFrame({"day": day.strftime("%Y-%m-%d"), "x": rng.uniform(0, 1, 120)})
+    frame["y"] = frame["x"] + rng.normal(0, 0.1, 120)
+    frame.to_csv(tmp_path / "dated.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    assert (
+        run(["fit", tmp_path / "dated.csv", "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    )
+    (tmp_path / "serial.csv").write_text("day,x\n45433,0.5\n")
+    for command in (
+        ["predict", model, tmp_path / "serial.csv", "--out", "-"],
+        ["sweep", model, tmp_path / "serial.csv"],
+    ):
+        code, _, err = run(command, capsys)
+        assert code == 2
+        assert err.strip() == (
+            f"deepctrl: error: {tmp_path / 'serial.csv'}: column 'day' holds dates, but "
+            "numbers in 1 of 1 rows (line 2: '45433'); write dates as YYYY-MM-DD (a "
+            "spreadsheet's day numbers are not read as dates)"
+        )

@@ -519,6 +519,12 @@ def _has_date_text(series: pd.Series, may_be_dates: bool) -> bool:
     )
 
 
+def _plain_numbers(series: pd.Series) -> bool:
+    """Whether pandas read a column as numbers (not booleans)."""
+    dtype = series.dtype
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
 def _mostly(rows: np.ndarray, missing: np.ndarray) -> bool:
     """Whether ``rows`` are at least half of the rows with a value."""
     return bool(rows.sum() >= 0.5 * (~missing).sum())
@@ -773,6 +779,14 @@ def clean_columns(
         series = frame[name]
         missing = series.isna().to_numpy()
         read_as_dates = False
+        if dates is not None and name in dates and _plain_numbers(series) and (~missing).any():
+            rows = np.flatnonzero(~missing)
+            first = str(series.iloc[rows[0]])
+            raise ValueError(
+                f"{path}: column {name!r} holds dates, but numbers in {len(rows)} of "
+                f"{len(frame)} rows ({row_lines(rows, path)}: {first!r}); write dates as "
+                "YYYY-MM-DD (a spreadsheet's day numbers are not read as dates)"
+            )
         if name not in categorical and _has_date_text(series, dates is None or name in dates):
             dated, other = date_text_rows(series)
             read_as_dates = dates is not None or _mostly(dated, missing)
