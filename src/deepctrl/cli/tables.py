@@ -841,8 +841,8 @@ def clean_columns(
                         # an accounting negative: dropping such rows drops the losses
                         tip = (
                             "; a negative written in parentheses is not read: write it as "
-                            f"-{first.strip()[1:-1].strip()} (--drop-missing would drop "
-                            "exactly these rows)"
+                            f"-{first.strip()[1:-1].strip()}"
+                            + (" (--drop-missing would drop exactly these rows)" if hint else "")
                         )
                     elif _decimal_comma(first) and csv_file and layout(path).sep != ";":
                         tip += (
