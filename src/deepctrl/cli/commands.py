@@ -576,10 +576,12 @@ def fit_command(
         raise ValueError(f"--weight-column {weight_column!r} is the target or an id column")
     all_features = [c for c in frame.columns if c not in (target, *weights) and c not in ids]
     with stage(f"checking {len(frame):,} rows", progress):
-        roles = dict.fromkeys(ids, "an --id-column") | {target: "the target"}
+        roles = dict.fromkeys(ids, "an --id-column")  # why a column is not a feature
         if weight_column is not None:
             roles[weight_column] = "the --weight-column"
-        features, left_out = feature_columns(frame, all_features, categorical, path, roles)
+        features, left_out = feature_columns(
+            frame, all_features, categorical, path, roles | {target: "the target"}
+        )
         if not features:
             raise ValueError(
                 f"{path} has no feature columns besides the target {target!r}"
@@ -629,9 +631,7 @@ def fit_command(
         rho=rho_value,
     )
     set_loss_options(est, class_weight, loss)
-    not_features = {**dict.fromkeys(ids, "an --id-column"), **left_out}
-    if weight_column is not None:
-        not_features[weight_column] = "the --weight-column"
+    not_features = {**roles, **left_out}
     with stage("checking the rules", progress):
         check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:

@@ -725,7 +725,7 @@ def _as_written(series: pd.Series, text: pd.Series, codes: bool = False) -> pd.S
     number reads the whole column as written, beside "2.5" too, so that a file to score
     finds "007" by its text."""
     text = text.str.strip()
-    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+    if _plain_numbers(series):
         written = text[text != ""]
         padded = written.str.fullmatch(_LEADING_ZERO).any()
         if padded and (codes or written.str.fullmatch(r"\d+").all()):

@@ -273,22 +273,24 @@ class Objective:
             gen = torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
             sums = torch.zeros(3, dtype=torch.float64, device=device)
             with eval_mode(self.model), torch.no_grad():
-                first: Tensor | None = None
                 for x, y in blocks(data, block_rows, device, dtype, "data"):
-                    # outputs that do not fit the targets: one line, as in training (the
-                    # first block's outputs, every block's targets)
-                    if first is None:
-                        first = _upcast(self._forward(x, 0.0))
-                    if y is not None:
-                        check_outputs(first, y, self.task_loss)
+
+                    def checked(z: Inputs, y: Tensor | None = y) -> Tensor:
+                        # outputs that do not fit the targets: one line, as in training,
+                        # before any loss reads them (the task sum below runs first)
+                        out = one_seed(0.0)(z)
+                        if y is not None:
+                            check_outputs(out[0], y, self.task_loss)
+                        return out
+
                     perturbed = perturb_all(rule, x, gen) if rule is not None else []
                     xs, ys = apply(lambda t: t[None], x), y[None]  # type: ignore[index]
                     ps = [None if p is None else apply(lambda t: t[None], p) for p in perturbed]
                     what = "reference" if reference else "rule"
+                    sums[1] += block_sums(checked, None, self.loss_fn, xs, ys, [], "task")[0]
                     sums[0] += block_sums(
                         one_seed(1.0), rule, self.loss_fn, xs, ys, ps, what, scales
                     )[0]
-                    sums[1] += block_sums(one_seed(0.0), None, self.loss_fn, xs, ys, [], "task")[0]
                     sums[2] += batch_len(x)
             sums = World.current().all_reduce_sum(sums)
             kept = at_least_float32(dtype)
