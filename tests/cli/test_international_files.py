@@ -6,6 +6,7 @@ separate marks, workbooks named .csv, and the lines errors name."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 import zipfile
 from pathlib import Path
@@ -135,6 +136,36 @@ def test_numbers_in_a_form_not_read_are_named_at_fit_not_left_out(tmp_path, caps
         "as categories, one input per value;"
     ) in err
     assert "on the command line write them as plain numbers (1234.5, -1234.5)" in err
+    assert "identifier" not in err
+    assert "120 inputs after encoding" in out
+
+
+@pytest.mark.parametrize(
+    ("values", "warning"),
+    [
+        (
+            [f"{v:.2f} kg" for v in _prices()[0]],
+            "column 'Gewicht' looks like numbers with a unit ('*'), so it is read as "
+            "categories, one input per value; to use it as numbers (and let a rule name it), "
+            "write them without the unit and name the unit in the column's name "
+            "('Gewicht_kg')",
+        ),
+        (
+            pd.date_range("2024-01-01", periods=120).strftime("%B %d, %Y").tolist(),
+            "column 'Gewicht' looks like dates, but 120 of its 120 distinct values are not ISO "
+            "8601 dates (such as '*'), so it is read as categories;",
+        ),
+    ],
+)
+def test_numbers_with_a_unit_and_named_months_are_named_at_fit_not_left_out(
+    tmp_path, capsys, values, warning
+):
+    path = tmp_path / "w.csv"
+    pd.DataFrame({"Gewicht": values, "y": _prices()[1]}).to_csv(path, index=False)
+    code, out, err = run(["fit", path, "--target", "y", "--out", tmp_path / "m", *FAST], capsys)
+    assert code == 0, err
+    before, after = f"deepctrl: warning: {warning}".split("*")
+    assert re.search(f"{re.escape(before)}[^']+{re.escape(after)}", err), err
     assert "identifier" not in err
     assert "120 inputs after encoding" in out
 

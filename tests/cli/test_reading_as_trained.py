@@ -269,3 +269,21 @@ def test_day_numbers_in_a_date_column_name_the_file_line_and_the_form(tmp_path, 
             "numbers in 1 of 1 rows (line 2: '45433'); write dates as YYYY-MM-DD (a "
             "spreadsheet's day numbers are not read as dates)"
         )
+
+
+def test_a_city_written_with_a_separate_accent_mark_is_the_training_city(tmp_path, capsys):
+    # the same city typed on Windows (one ö) and exported on macOS (o and a combining mark)
+    composed, marks = "K\u00f6ln", "Ko\u0308ln"
+    rng = np.random.default_rng(0)
+    city = rng.choice([composed, marks, "Bonn"], 150)
+    x = rng.normal(size=150)
+    y = x + 3.0 * (city != "Bonn") + rng.normal(0, 0.1, 150)
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"x": x, "city": city, "y": y}).to_csv(train, index=False)
+    model = tmp_path / "m.deepctrl"
+    assert run(["fit", train, "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    assert load_any(model).encoder_.column("city").categories == ["Bonn", composed]
+    rows = f"x,city\n0,{marks}\n0,{composed}\n"
+    got, err = predictions(model, tmp_path / "new.csv", rows, capsys)
+    assert "not seen in training" not in err
+    assert got[0] == got[1]

@@ -157,6 +157,10 @@ def test_alphas_as_arrays_and_one_number():
             dc.sweep(m, RULE, X, y, alphas=one)
     with pytest.raises(ValueError, match=r"alphas must be one-dimensional, got shape \(2, 2\)"):
         dc.sweep(m, RULE, X, y, alphas=torch.zeros(2, 2))
+    with pytest.raises(ValueError, match=r"one-dimensional, got \[0.0, 1.0\] among them"):
+        dc.sweep(m, RULE, X, y, alphas=[[0.0, 1.0]])  # a list of lists, as np.array's input
+    mixed = [torch.tensor(0.0), np.float64(0.5), np.array(1.0)]
+    assert dc.sweep(m, RULE, X, y, alphas=mixed) == listed
 
 
 def test_sweep_takes_l1_as_training_does_and_a_tensor_alpha():

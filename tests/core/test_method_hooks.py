@@ -1,6 +1,7 @@
 """A method's hooks receive the batch's terms cut from the graph, on every training path;
 and a call under no_grad before training leaves training as it was."""
 
+import pytest
 import torch
 
 import deepctrl as dc
@@ -84,3 +85,30 @@ def test_a_call_under_no_grad_before_training_leaves_training_as_it_was():
 
     for a, b in zip(trained(True), trained(False), strict=True):
         assert torch.equal(a, b)
+
+
+class NoRuleCount(RuleAverage):
+    """A method whose state forgets the number of rule leaves."""
+
+    def init_state(self, seeds, n_rules, estimate):
+        state = dc.methods.SeedState(len(seeds))
+        state.add("average", torch.zeros(len(seeds)))
+        return state
+
+
+def test_a_state_that_does_not_match_its_seeds_and_rules_is_refused_at_once():
+    # such a state would train, and its own saved copy fail to load much later
+    X, y = _data()
+    said = (
+        "^NoRuleCount.init_state returned a state of 1 seed\\(s\\) and 0 rule leaves for 1 "
+        "seed\\(s\\) and 1 rule leaves: build it as SeedState\\(len\\(seeds\\), n_rules\\)$"
+    )
+    with pytest.raises(ValueError, match=said):
+        dc.Objective(_model(), RULE, NoRuleCount(), seed=0)(X, y)
+    with pytest.raises(ValueError, match=said.replace("1 seed", "2 seed", 2)):
+        dc.fit(_model(), RULE, NoRuleCount(), train=(X, y), seeds=[0, 1], max_epochs=1)
+    objective = dc.Objective(_model(), RULE, RuleAverage(), seed=0)
+    objective(X, y)
+    again = dc.Objective(_model(), RULE, RuleAverage(), seed=0)
+    again.load_state_dict(objective.state_dict())
+    assert torch.equal(again.state["average"], objective.state["average"])

@@ -273,7 +273,11 @@ def test_a_state_of_other_rules_is_refused():
     saved = dc.Objective(net(), two, dc.methods.LagrangianDual())
     saved(X, y)
     one = dc.Objective(net(), RULE, dc.methods.LagrangianDual())
-    with pytest.raises(ValueError, match="1 seed\\(s\\) and 2 rule leaves.* under 1"):
+    with pytest.raises(
+        ValueError,
+        match="^this state is of 1 seed\\(s\\) and 2 rule leaves; this objective trains 1 seed "
+        "under 1 rule leaves$",
+    ):
         one.load_state_dict(saved.state_dict())
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 import deepctrl as dc
 
@@ -71,3 +72,18 @@ def test_two_rules_on_the_two_classes_of_a_binary_target_say_why_they_clash():
         with pytest.raises(ValueError) as caught:
             dc.DeepCTRLClassifier(rules=rules, max_epochs=1).fit(X, y)
         assert says + why in str(caught.value)
+
+
+def test_a_class_taken_from_classes_names_the_rules_class(tmp_path):
+    # with boolean labels classes_ holds np.True_, which a rule takes as the class True
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"price": rng.uniform(0, 1, 120)})
+    late = X["price"].to_numpy() + rng.normal(0, 0.3, 120) > 0.5
+    first = dc.DeepCTRLClassifier(**FAST).fit(X, late)
+    rule = dc.Monotonic("price", "increasing", output=first.classes_[1])
+    assert rule.output is True
+    est = dc.DeepCTRLClassifier(rules=[rule], device=torch.device("cpu"), **FAST).fit(X, late)
+    est.save(tmp_path / "m.deepctrl")  # a torch.device is written as its name
+    loaded = dc.DeepCTRLClassifier.load(tmp_path / "m.deepctrl")
+    assert loaded.get_params()["device"] == "cpu"
+    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))

@@ -568,3 +568,39 @@ def test_a_pyarrow_dictionary_column_is_categories_at_fit_as_at_predict():
     est = dc.DeepCTRLRegressor(**FAST).fit(X, X["x"] + (size == "L"))
     assert est.encoder_.column("size").categories == ["L", "M", "S"]
     np.testing.assert_array_equal(est.predict(X), est.predict(X.assign(size=size)))
+
+
+def test_a_category_with_its_accents_as_separate_marks_is_the_same_category():
+    # "Köln" typed with one ö and written with an o and a combining diaeresis (as macOS may
+    # write text) look alike and compare unequal in Python
+    composed, marks = "K\u00f6ln", "Ko\u0308ln"
+    frame = pd.DataFrame({"city": [composed, marks, "Bonn", marks]})
+    encoder = TableEncoder.fit(frame)
+    assert encoder.column("city").categories == ["Bonn", composed]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "category not seen in training"
+        encoded = encoder.transform(pd.DataFrame({"city": [marks, composed, "Bonn"]}))
+    assert encoded.tolist() == [[0, 1], [0, 1], [1, 0]]
+    declared = pd.Series(frame["city"], dtype=pd.CategoricalDtype([marks, "Bonn", composed]))
+    assert TableEncoder.fit(pd.DataFrame({"city": declared})).column("city").categories == [
+        composed,
+        "Bonn",
+    ]
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series([np.nan] * 4),
+        pd.Series([None] * 4, dtype=object),
+        pd.Series([None, "", " ", None], dtype=object),
+        pd.Series([pd.NaT] * 4),
+    ],
+)
+def test_a_column_with_no_value_is_refused_whatever_its_type(column):
+    with pytest.raises(ValueError, match="^column 'z' has no (values|dates), only missing"):
+        TableEncoder.fit(pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "z": column}))
+    if pl is not None:
+        frame = pl.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "z": [None] * 4})  # polars' Null
+        with pytest.raises(ValueError, match="^column 'z' has no values, only missing ones"):
+            dc.DeepCTRLRegressor(**FAST).fit(frame, [1.0, 2.0, 3.0, 4.0])

@@ -64,12 +64,41 @@ def test_codes_and_words_are_categories_without_a_warning():
             "size": ["36", "38", "40", "S"] * 10,
             "city": ["Bonn", "Köln", "Kiel", "Jena"] * 10,
             "version": ["1.2.3", "1.10.0", "2.0.1", "3.1.4"] * 10,
+            "shirt": ["S", "XL", "2XL", "3XL"] * 10,
+            "room": ["A1", "A2", "B1", "B12"] * 10,
+            "month": ["May", "June", "July", "Mar 3"] * 10,
         }
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         enc = TableEncoder.fit(codes)
-    assert [c.kind for c in enc.columns] == ["categorical"] * 4
+    assert [c.kind for c in enc.columns] == ["categorical"] * 7
+
+
+def test_numbers_with_a_unit_are_named_at_the_callers_line():
+    X, y = _table(lambda v: f"{v:.2f} kg" if v > 2.5 else f"{v:.2f}kg")
+    est = dc.DeepCTRLRegressor(max_epochs=1, random_state=0, verbose=False)
+    with pytest.warns(UserWarning) as caught:
+        est.fit(X, y)
+    first = sorted(set(X["Preis"]))[0]
+    assert [str(w.message) for w in caught] == [
+        f"column 'Preis' looks like numbers with a unit ({first!r}), so it is read as "
+        "categories, one input per value; to use it as numbers (and let a rule name it), write "
+        "them without the unit and name the unit in the column's name ('Preis_kg')"
+    ]
+    assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    "form", ["%B %d, %Y", "%d-%b-%Y", "%a, %b %d %Y", "%d %B %y", "%b. %d, %Y %I:%M %p"]
+)
+def test_dates_with_the_months_name_are_named_as_dates(form):
+    days = pd.Series(pd.date_range("2024-01-01", periods=40, freq="9D")).dt.strftime(form)
+    with pytest.warns(UserWarning) as caught:
+        TableEncoder.fit(pd.DataFrame({"day": days}))
+    assert [str(w.message)[:75] for w in caught] == [
+        "column 'day' looks like dates, but 40 of its 40 distinct values are not ISO"
+    ]
 
 
 def test_dates_keep_their_own_warning():

@@ -390,3 +390,16 @@ def test_a_series_of_alphas_is_matched_to_the_rows_by_index_as_in_predict(fitted
     np.testing.assert_allclose(feed["alpha"], [0.5, 0.1, 0.7, 0.3], rtol=1e-7)
     with pytest.raises(ValueError, match="index"):
         est.onnx_inputs(X, alpha=pd.Series([0.1, 0.3, 0.5, 0.7], index=list("abcd")))
+
+
+def test_a_category_written_with_its_accents_as_separate_marks_finds_its_category():
+    composed, marks = "K\u00f6ln", "Ko\u0308ln"
+    frame = pd.DataFrame({"city": [composed, "Bonn", marks], "size": [1.0, 2.0, 3.0]})
+    encoder = TableEncoder.fit(frame)
+    session = ort.InferenceSession(preprocessing_graph(encoder).SerializeToString())
+    rows = pd.DataFrame({"city": [marks, composed, "Bonn", "Bonn\u0301"], "size": [1.0] * 4})
+    feed = {"city": rows["city"].to_numpy(object), "size": rows["size"].to_numpy(np.float32)}
+    (got,) = session.run(None, feed)
+    assert got[:, :2].tolist() == [[0, 1], [0, 1], [1, 0], [0, 0]]  # the last one unseen
+    with pytest.warns(UserWarning, match="1 row has a category not seen in training"):
+        np.testing.assert_array_equal(got, encoder.transform(rows))

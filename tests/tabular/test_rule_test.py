@@ -198,6 +198,17 @@ def test_numeric_groups_keep_their_spelling_and_numeric_order():
         dc.rule_test(_estimator(), X, y, groups=[" ", *["a"] * 59])  # blank text is missing
 
 
+def test_a_group_written_with_its_accents_as_separate_marks_is_one_group():
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    X, y = table[FEATURES], table["sales"]
+    groups = ["K\u00f6ln", "Ko\u0308ln"] * 15 + ["Bonn"] * 30  # alike to the eye
+    result = dc.rule_test(
+        _estimator(max_epochs=2), X, y, groups, folds=2, min_rows=20, progress=False
+    )
+    assert sorted(result.groups) == ["Bonn", "K\u00f6ln"]
+    assert result.groups["K\u00f6ln"].rows == 30
+
+
 def test_groups_that_cannot_be_judged_or_are_the_whole_table_are_named():
     table = known_truth_table({"a": "follows"}, rows=60, seed=0)
     X, y = table[FEATURES], table["sales"]

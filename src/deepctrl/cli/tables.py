@@ -41,9 +41,9 @@ from deepctrl.tabular.encoding import (
     column_kind,
     date_text_rows,
     is_missing_text,
+    reading_hint,
     shown,
 )
-from deepctrl.tabular.number_text import unread_numbers
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 UNREAD_FORMATS = (
@@ -567,8 +567,9 @@ def weight_text(
 IDENTIFIER_ROWS = 50
 """From this many rows, a text column with a different value in every row is an identifier."""
 IDENTIFIER_SAMPLE = 1000
-"""How many of a column's values tell whether it holds numbers in a form not read as numbers,
-which the model warns of instead of leaving the column out as an identifier."""
+"""How many of a column's values tell whether it holds numbers or dates in a form not read as
+such (``(5,82)``, ``20 kg``, ``May 21, 2024``), which the model warns of instead of leaving
+the column out as an identifier."""
 IDENTIFIER = "an identifier column, left out"
 EMPTY = "an empty column, left out"
 """What a rule naming a column :func:`left_out_columns` left out is told."""
@@ -581,7 +582,8 @@ def left_out_columns(
     no value at all (nothing to learn from), and text columns that hold a different value in
     every row (an order number, a customer id: one-hot, each would be one input per row that
     no new row matches, and slow to train), unless named in ``categorical`` or written as
-    numbers (``(5,82)``, which fitting warns is not read as one).
+    numbers or dates (``(5,82)``, ``20 kg``, ``May 21, 2024``, which fitting warns are not
+    read as such).
 
     >>> rows = pd.DataFrame({"order": [f"A{i}" for i in range(60)], "x": range(60)})
     >>> rows["note"] = None
@@ -603,7 +605,7 @@ def left_out_columns(
             and series.nunique(dropna=True) == present
             and not _mostly(date_text_rows(series)[0], series.isna().to_numpy())
             and not _mostly(numbers_or_nan(series).notna().to_numpy(), series.isna().to_numpy())
-            and not unread_numbers(series.dropna().unique()[:IDENTIFIER_SAMPLE])[0]
+            and reading_hint(name, series.dropna().unique()[:IDENTIFIER_SAMPLE]) is None
         ):
             print(
                 f"note: {path}: left out column {name!r}, which holds a different value in "

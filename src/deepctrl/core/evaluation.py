@@ -140,6 +140,10 @@ def alpha_items(alphas: Any) -> list[Any]:
     Traceback (most recent call last):
     ...
     ValueError: alphas must be a sequence of numbers, got 0.5: for one alpha, give [0.5]
+    >>> alpha_items([[0.0, 1.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: alphas must be one-dimensional, got [0.0, 1.0] among them
     """
     array = isinstance(alphas, Tensor | np.ndarray)
     if array and alphas.ndim > 1:
@@ -153,9 +157,19 @@ def alpha_items(alphas: Any) -> list[Any]:
     if array:
         return list(alphas.tolist())
     try:
-        return list(alphas)
+        items = list(alphas)
     except TypeError:
         raise ValueError(f"alphas must be a sequence of numbers, got {alphas!r}") from None
+    # a one-element array is one alpha; a list or a longer array is a second dimension
+    nested = [
+        a
+        for a in items
+        if isinstance(a, list | tuple)
+        or (isinstance(a, np.ndarray | Tensor) and math.prod(a.shape) != 1)
+    ]
+    if nested:
+        raise ValueError(f"alphas must be one-dimensional, got {nested[0]!r} among them")
+    return items
 
 
 def _alpha_list(alphas: Any) -> list[float]:

@@ -30,6 +30,7 @@ from deepctrl.core.methods import (
     holdings,
     method_alphas,
     method_loss,
+    method_state,
 )
 
 
@@ -83,7 +84,7 @@ class MethodStack(Method):
             )
         sizes = [k] * len(self.methods)
         parts = [
-            m.init_state(seeds[i * k : (i + 1) * k], n_rules, self._own(estimate, i, sizes))
+            method_state(m, seeds[i * k : (i + 1) * k], n_rules, self._own(estimate, i, sizes))
             for i, m in enumerate(self.methods)
         ]
         return SeedState(len(seeds), n_rules, parts=parts)

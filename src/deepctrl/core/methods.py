@@ -357,6 +357,26 @@ def method_alphas(method: Method, n: int, state: SeedState) -> Tensor:
     return alphas
 
 
+def method_state(
+    method: Method, seeds: list[int], n_rules: int, estimate: LossEstimate
+) -> SeedState:
+    """`method.init_state(seeds, n_rules, estimate)`, checked: a `SeedState` of as many
+    seeds and rule leaves, which is what a saved state is matched against when it loads."""
+    state = method.init_state(seeds, n_rules, estimate)
+    if not isinstance(state, SeedState):
+        raise ValueError(
+            f"{method.name}.init_state returned {type(state).__name__}; it must return a "
+            "dc.methods.SeedState"
+        )
+    if (state.n_seeds, state.n_rules) != (len(seeds), n_rules):
+        raise ValueError(
+            f"{method.name}.init_state returned a state of {state.n_seeds} seed(s) and "
+            f"{state.n_rules} rule leaves for {len(seeds)} seed(s) and {n_rules} rule "
+            "leaves: build it as SeedState(len(seeds), n_rules)"
+        )
+    return state
+
+
 def method_loss(method: Method, t: Terms, state: SeedState) -> Tensor:
     """`method.objective(t, state)`, checked to be one loss per seed, shape (S,)."""
     loss = method.objective(t, state)

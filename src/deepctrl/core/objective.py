@@ -62,6 +62,7 @@ from deepctrl.core.methods import (
     check_method,
     method_alphas,
     method_loss,
+    method_state,
 )
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import DeepCTRL
@@ -302,7 +303,7 @@ class Objective:
         return len(self.rule.leaves()) if self.rule is not None else 0
 
     def _setup(self, estimate: Callable[[bool], tuple[Tensor, Tensor]]) -> None:
-        self.state = self.method.init_state([self.seed], self._n_rules(), estimate)
+        self.state = method_state(self.method, [self.seed], self._n_rules(), estimate)
 
     def calibrate(self, data: Any, block_rows: int = 4096) -> Objective:
         """Measure rho (DeepCTRL with rho "auto", "paper" or "epoch") over `data` at the
@@ -323,8 +324,8 @@ class Objective:
         if self.state is None:
             self._setup(self._estimator(data, block_rows))
         elif "rho" in self.state:
-            fresh = self.method.init_state(
-                [self.seed], self._n_rules(), self._estimator(data, block_rows)
+            fresh = method_state(
+                self.method, [self.seed], self._n_rules(), self._estimator(data, block_rows)
             )
             if self._resumed and not torch.equal(fresh["rho"], self.state["rho"]):
                 warnings.warn(
@@ -403,8 +404,8 @@ class Objective:
         if self.state is None and self._provisional is None:
             # an evaluation before training (a sanity check): rho of its batch, kept until
             # training (or calibrate) sets the state
-            self._provisional = self.method.init_state(
-                [self.seed], self._n_rules(), self._estimator((x, y), batch_len(x))
+            self._provisional = method_state(
+                self.method, [self.seed], self._n_rules(), self._estimator((x, y), batch_len(x))
             )
         state = self.state if self.state is not None else self._provisional
         assert state is not None
@@ -566,7 +567,7 @@ class Objective:
         if saved is not None and (saved["n_seeds"], saved["n_rules"]) != (1, self._n_rules()):
             raise ValueError(
                 f"this state is of {saved['n_seeds']} seed(s) and {saved['n_rules']} rule "
-                f"leaves; this objective trains 1 seed under {self._n_rules()}"
+                f"leaves; this objective trains 1 seed under {self._n_rules()} rule leaves"
             )
         self.state = None if saved is None else self.method.load_state(saved)
         self._generators = {}  # streams the state does not hold start afresh

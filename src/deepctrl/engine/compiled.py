@@ -121,8 +121,7 @@ class CompiledStep:
                 weight,
             )
             per_seed = coefs.combine(t)
-            detached = Terms(t.task.detach(), t.rule.detach(), t.violations.detach(), alpha)
-            return per_seed.sum(), (per_seed.detach(), detached)
+            return per_seed.sum(), (per_seed.detach(), t.detached())
 
         self.per_seed = sum(math.prod(shape) for shape in stack.shapes.values())
 

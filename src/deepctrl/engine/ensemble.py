@@ -8,7 +8,9 @@ and optimizer state. Copies that stop early are dropped.
 The forward takes one of three paths, chosen on the first call:
 
 * ``"lowered"``: MLP-made models (:mod:`deepctrl.engine.lowering`) run every layer as ONE batched
-  matrix product for all seeds. A seed computes bit for bit what it computes alone.
+  matrix product for all seeds. A seed computes what it computes alone to float rounding:
+  a stack of one seed and a stack of several may round their products differently (stacks
+  of two and three seeds agree bit for bit).
 * ``"vmap"``: other models go through ``torch.func.vmap(functional_call)`` (convolutions,
   attention, BatchNorm, Embedding, ...). Batched kernels may round differently from a
   single model's, so a seed agrees with its solo run to float rounding.

@@ -39,7 +39,7 @@ from deepctrl.core.inputs import Inputs, apply, expand_seeds, refused_rows, rows
 from deepctrl.core.log import info
 from deepctrl.core.losses import check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
-from deepctrl.core.methods import Method, Terms, method_alphas, method_loss
+from deepctrl.core.methods import Method, Terms, method_alphas, method_loss, method_state
 from deepctrl.core.metrics import per_sample
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader
@@ -220,7 +220,7 @@ class Trainer:
         """The method's state of every seed before the first batch (rho measured over the
         training data at the initial weights, where the method needs it)."""
         n_rules = len(self.rule.leaves()) if self.rule is not None else 0
-        self.state = self.method.init_state(self.seeds, n_rules, self.losses.initial)
+        self.state = method_state(self.method, self.seeds, n_rules, self.losses.initial)
 
     # -- training -------------------------------------------------------------------------
     def batch_terms(

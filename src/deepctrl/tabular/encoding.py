@@ -104,16 +104,24 @@ class Column:
         return self.kind == CATEGORICAL and bool(known) and all(isinstance(v, bool) for v in known)
 
     def spellings(self) -> list[tuple[str | None, ...]]:
-        """Each category's texts that find it: its :func:`category_key`, and for a boolean
+        """Each category's texts that find it: its :func:`category_key`, the same text with
+        its accents as separate marks (Unicode NFD) where that differs, and for a boolean
         also the lower and upper case ("true", "TRUE" beside "True").
 
         >>> Column("promo", CATEGORICAL, 0, categories=[None, False, True]).spellings()
         [(None,), ('False', 'false', 'FALSE'), ('True', 'true', 'TRUE')]
+        >>> Column("city", CATEGORICAL, 0, categories=["K\u00f6ln"]).spellings() == [
+        ...     ("K\u00f6ln", "Ko\u0308ln")
+        ... ]
+        True
         """
         keys = [category_key(v) for v in self.categories]
-        if not self.boolean:
-            return [(k,) for k in keys]
-        return [(k,) if k is None else (k, k.lower(), k.upper()) for k in keys]
+        if self.boolean:
+            return [(k,) if k is None else (k, k.lower(), k.upper()) for k in keys]
+        return [
+            (k,) if k is None else tuple(dict.fromkeys((k, unicodedata.normalize("NFD", k))))
+            for k in keys
+        ]
 
     def to_encoded(self, value: float) -> float:
         """A value in the column's units (days since ``origin`` for a date) as the model
@@ -151,14 +159,31 @@ _OTHER_DATE = re.compile(
 )
 
 
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_NAMED_MONTH_DATE = re.compile(
+    rf"^(?:(?:\w+,?\s+)?{_MONTH}[\s-]+\d{{1,2}}(?:st|nd|rd|th)?,?[\s-]+\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?[\s-]+{_MONTH}[\s,-]+\d{{2}}(?:\d{{2}})?)"
+    r"(?:,?\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?)?$",
+    re.IGNORECASE,
+)
+
+
 def _other_date(text: str) -> bool:
     """Whether ``text`` is a date written another way than ISO 8601: year first or last,
     one separator twice, a day and a month that can be one (``05/24/2023``,
-    ``24.05.23``; not a version number such as ``1.2.3`` or ``4.25.7``).
+    ``24.05.23``; not a version number such as ``1.2.3`` or ``4.25.7``), or with the
+    month's English name (``May 21, 2024``, ``21-May-2024``, ``Tue, Jan 2 2024``).
 
     >>> [_other_date(t) for t in ("05/24/2023", "2023/5/24", "24.05.23", "1.2.3", "4.25.7")]
     [True, True, True, False, False]
+    >>> [_other_date(t) for t in ("May 21, 2024", "21-May-2024", "3rd Sept 2024", "May 21")]
+    [True, True, True, False]
     """
+    if _NAMED_MONTH_DATE.match(text):
+        return True
     match = _OTHER_DATE.match(text)
     if match is None:
         return False
@@ -185,6 +210,18 @@ def _date_hint(name: str, values: Sequence[Category]) -> str | None:
         f"{other[0]!r}), so it is read as categories; write dates as YYYY-MM-DD, and leave "
         "unknown ones empty, to use it as dates"
     )
+
+
+def reading_hint(name: str, values: Sequence[Category]) -> str | None:
+    """Why a text column of distinct ``values`` that look like dates or numbers (written in
+    a form not read as such, or with a unit) is read as categories, and what to do, or None.
+
+    >>> reading_hint("weight", ["20 kg", "35 kg", "7.5 kg"]).split(", so")[0]
+    "column 'weight' looks like numbers with a unit ('20 kg')"
+    >>> reading_hint("city", ["Bonn", "Köln", "Ulm"]) is None
+    True
+    """
+    return _date_hint(name, values) or number_hint(name, values)
 
 
 DISTINCT_SAMPLE = 10_000
@@ -289,11 +326,19 @@ def column_kind(series: pd.Series) -> str:
 
 
 def _plain(value: Any) -> Category:
-    """A category as a plain JSON-friendly Python value (None for a missing value)."""
+    """A category as a plain JSON-friendly Python value (None for a missing value); text
+    with its accents composed (Unicode NFC), so that ``Köln`` written with a separate
+    accent mark (as macOS may write it) is the same category as ``Köln`` typed in one.
+
+    >>> _plain("Ko\u0308ln") == "K\u00f6ln", _plain(np.int64(3)), _plain("")
+    (True, 3, None)
+    """
     if is_missing_text(value):
         return None
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
     if not isinstance(value, str | int | float | bool):
         raise ValueError(f"category {value!r} is neither text, a number nor a boolean")
     return value
@@ -757,11 +802,13 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
         ]
         return col
     codes, distinct = _plain_codes(series)
+    if all(v is None for v in distinct) and not isinstance(series.dtype, pd.CategoricalDtype):
+        raise ValueError(f"column {name!r} has no values, only missing ones")
     counts = np.bincount(codes, minlength=len(distinct))
     missing = int(sum(k for k, v in zip(counts, distinct, strict=True) if v is None))
     if isinstance(series.dtype, pd.CategoricalDtype):
-        cats = _plain_all(series.dtype.categories, series.name)
-        cats = ([None] if missing else []) + cats
+        declared = _plain_all(series.dtype.categories, series.name)
+        cats = ([None] if missing else []) + list(dict.fromkeys(declared))
     else:
         try:
             cats = sorted(set(distinct), key=_sort_key)
@@ -769,7 +816,7 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
             raise ValueError(
                 f"column {name!r} holds values that are neither text nor numbers"
             ) from None
-    hint = _date_hint(name, cats) or number_hint(name, cats)
+    hint = reading_hint(name, cats)
     if hint is not None:
         warnings.warn(hint, UserWarning, stacklevel=outside_stacklevel())
     elif len(cats) > 50 and len(cats) > 0.5 * len(series):

@@ -74,11 +74,16 @@ Estimator = TypeVar("Estimator", bound=BaseEstimator)
 
 
 def _plain(value: Any) -> Any:
-    """numpy scalars and arrays as plain JSON values, inside dicts and lists too.
+    """numpy scalars and arrays as plain JSON values, inside dicts and lists too, and a
+    torch.device as its name.
 
     >>> _plain({"hidden": np.int64(16), "sizes": [np.float32(0.5)]})
     {'hidden': 16, 'sizes': [0.5]}
+    >>> _plain(torch.device("cpu"))
+    'cpu'
     """
+    if isinstance(value, torch.device):
+        return str(value)
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):

@@ -1,12 +1,14 @@
 """Text that looks like numbers: the currency signs and codes, and the characters between
 thousands, that the command line reads numbers with, and the forms it does not read
-(a decimal comma where pandas left text, ``(5,82)`` for -5.82, ``5,82-``), for a warning
-where a column of them would be one-hot encoded as categories.
+(a decimal comma where pandas left text, ``(5,82)`` for -5.82, ``5,82-``, a number with a
+unit such as ``20 kg``), for a warning where a column of them would be one-hot encoded as
+categories.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,6 +74,32 @@ def unread_numbers(values: Sequence[Any]) -> tuple[list[str], int]:
     return unread, len(text)
 
 
+_WITH_UNIT = re.compile(
+    r"\s*[-+\u2212]?(?:\d+(?:[.,]\d+)?|[.,]\d+)\s*(?P<unit>[°µ]?[^\W\d_]+(?:/[^\W\d_]+)?)\s*"
+)
+"""A number followed by a unit: ``20 kg``, ``7.5km``, ``120 mg/dl``, ``18 °C``, ``25 m²``."""
+
+
+def number_unit(values: Sequence[Any]) -> tuple[str, str] | None:
+    """The unit that most (four in five) of at least three distinct text ``values`` write
+    after a number (``20 kg``), and one such value; None for other columns (sizes ``S``,
+    ``XL``, ``2XL``, ``3XL``, where few values have a number, or codes ``A1``, ``B2``).
+
+    >>> number_unit(["20 kg", "7.5 kg", "12kg", None])
+    ('kg', '20 kg')
+    >>> number_unit(["S", "M", "L", "XL", "2XL", "3XL"]) is None
+    True
+    """
+    text = [v.strip() for v in values if isinstance(v, str) and v.strip()]
+    found = [(m["unit"], v) for v in text if (m := _WITH_UNIT.fullmatch(v))]
+    if len(text) < 3 or not found:
+        return None
+    unit, count = Counter(u for u, _ in found).most_common(1)[0]
+    if count < 0.8 * len(text):
+        return None
+    return unit, next(v for u, v in found if u == unit)
+
+
 def _parse_tip(value: str) -> str:
     """How pandas reads a value such as ``value`` as a number.
 
@@ -91,7 +119,8 @@ def _parse_tip(value: str) -> str:
 
 def number_hint(name: str, values: Sequence[Any]) -> str | None:
     """Why a text column whose distinct ``values`` are mostly numbers written in a form not
-    read as numbers is read as categories, and what to do, or None.
+    read as numbers, or numbers with a unit (``20 kg``), is read as categories, and what
+    to do, or None.
 
     >>> number_hint("price", ["R$ 7,00", "R$ 5,50", "R$ 2,00"])  # doctest: +ELLIPSIS
     "column 'price' looks like numbers, but 3 of its 3 distinct values are written in a ..."
@@ -100,11 +129,30 @@ def number_hint(name: str, values: Sequence[Any]) -> str | None:
     """
     unread, count = unread_numbers(values)
     if not unread:
-        return None
+        return _unit_hint(name, values)
     return (
         f"column {name!r} looks like numbers, but {len(unread)} of its {count} distinct "
         f"values {'is' if len(unread) == 1 else 'are'} written in a form not read as numbers "
         f"(such as {unread[0]!r}), so it is read as categories, one input per value; parse "
         f"them first (in Python: {_parse_tip(unread[0])}), or on the command line write them "
         "as plain numbers (1234.5, -1234.5)"
+    )
+
+
+def _unit_hint(name: str, values: Sequence[Any]) -> str | None:
+    """Why a text column of numbers with a unit is read as categories, and what to do, or
+    None.
+
+    >>> _unit_hint("weight", ["20 kg", "35 kg", "7.5 kg"])  # doctest: +ELLIPSIS
+    "column 'weight' looks like numbers with a unit ('20 kg'), so it is read as ..."
+    """
+    found = number_unit(values)
+    if found is None:
+        return None
+    unit, example = found
+    return (
+        f"column {name!r} looks like numbers with a unit ({example!r}), so it is read as "
+        "categories, one input per value; to use it as numbers (and let a rule name it), "
+        f"write them without the unit and name the unit in the column's name "
+        f"('{name}_{unit}')"
     )

@@ -208,11 +208,13 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
                 f"column {c.name!r}: two categories read the same as text, which "
                 "the ONNX file's string input cannot tell apart"
             )
-        if not c.boolean:
+        spellings = c.spellings()
+        if all(len(ts) == 1 for ts in spellings):
             equal = g.op("Equal", _column(g, c.name), g.const(np.array(texts, dtype=object)))
             return [g.op("Cast", equal, to=FLOAT)]
-        # "true" and "TRUE" find True too: the matches of a category's spellings, summed
-        spelled = [(i, t or "") for i, ts in enumerate(c.spellings()) for t in ts]
+        # "true" finds True, "Köln" with a separate accent mark finds "Köln": the matches of
+        # a category's spellings, summed
+        spelled = [(i, t or "") for i, ts in enumerate(spellings) for t in ts]
         names = np.array([t for _, t in spelled], dtype=object)
         to_category = np.zeros((len(spelled), len(texts)), dtype=np.float32)
         to_category[np.arange(len(spelled)), [i for i, _ in spelled]] = 1.0

@@ -7,6 +7,7 @@ import numbers
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -37,8 +38,16 @@ None is the first output (in a binary classifier: the probability of `classes_[1
 
 
 def _check_output(output: Any) -> Output:
+    """The output a rule acts on, as a plain Python value (a label taken from an estimator's
+    ``classes_`` is a NumPy scalar).
+
+    >>> _check_output(np.bool_(True)), _check_output(np.int64(2)), _check_output(np.str_("late"))
+    (True, 2, 'late')
+    """
+    if isinstance(output, np.bool_):
+        return bool(output)
     if output is None or isinstance(output, str | bool):
-        return output
+        return str(output) if isinstance(output, np.str_) else output
     if isinstance(output, numbers.Integral):
         return int(output)
     if isinstance(output, numbers.Real):
