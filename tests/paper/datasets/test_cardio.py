@@ -113,6 +113,9 @@ def test_loader_file_level_errors(tmp_path):
     pd.DataFrame([_row(0, 120, 0)]).to_csv(comma, index=False)
     with pytest.raises(ValueError, match="header looks ','-separated"):
         load_cardio_csv(comma)
+    pd.DataFrame([_row(0, 120, 0)]).to_csv(comma, index=False, sep="\t")
+    with pytest.raises(ValueError, match="header looks '\\\\t'-separated"):
+        load_cardio_csv(comma)
     header_only = tmp_path / "header.csv"
     header_only.write_text(HEADER + "\n")
     with pytest.raises(ValueError, match="no rows"):

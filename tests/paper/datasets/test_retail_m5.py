@@ -1,5 +1,7 @@
 """M5 loader on tiny M5-format files written in tmp_path."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -191,3 +193,69 @@ def test_prices_that_match_no_item_or_week_are_named(tmp_path):
     prices.assign(wm_yr_wk=99999).to_csv(tmp_path / "sell_prices.csv", index=False)
     with pytest.raises(ValueError, match="no price in the weeks of the sales file"):
         load_m5(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (
+            lambda cal: cal.assign(wm_yr_wk=cal["wm_yr_wk"].astype(object).where(cal.d != "d_9")),
+            r"^calendar.csv has no week code \(wm_yr_wk\) for day d_9$",
+        ),
+        (
+            lambda cal: cal.assign(
+                wm_yr_wk=cal["wm_yr_wk"].astype(object).where(cal.d != "d_9", "wk2")
+            ),
+            r"^calendar.csv has a week code \(wm_yr_wk\) that is not a whole number for day "
+            r"d_9: 'wk2'$",
+        ),
+        (  # a week's code on a day of the next week: week 11152 has 6 days in the middle
+            lambda cal: cal.assign(wm_yr_wk=cal["wm_yr_wk"].where(cal.d != "d_14", 11201)),
+            r"^calendar.csv's week 11152 has 6 days \(d_8 to d_13\); a week has 7 \(only the "
+            r"first and the last may have fewer\)$",
+        ),
+        (
+            lambda cal: cal.assign(
+                wm_yr_wk=cal["wm_yr_wk"].where(~cal.d.isin(["d_19", "d_20", "d_21"]), 11152)
+            ),
+            r"^calendar.csv gives the week 11152 to days apart \(d_8 and d_19\); a week's days "
+            r"must follow one another$",
+        ),
+    ],
+)
+def test_a_calendar_whose_weeks_do_not_follow_one_another_is_refused(tmp_path, edit, said):
+    # a blank week code once dropped its week from the middle, and the price change of the
+    # next week was taken against the week before the gap
+    _write_tiny(tmp_path)
+    cal = pd.read_csv(tmp_path / "calendar.csv")
+    edit(cal).to_csv(tmp_path / "calendar.csv", index=False)
+    with pytest.raises(ValueError, match=said):
+        read_m5_market(tmp_path)
+
+
+def test_too_short_a_history_says_how_many_days_the_features_need(tmp_path):
+    sm = synthetic_market(seed=1, n_items=4)
+    folder = write_m5(sm.market, tmp_path)
+    sales = pd.read_csv(folder / "sales_train_evaluation.csv")
+    days = [c for c in sales.columns if c.startswith("d_")]
+    sales.drop(columns=days[250:]).to_csv(folder / "sales_train_evaluation.csv", index=False)
+    with pytest.raises(
+        ValueError,
+        match=r"^the sales cover 250 days, and only 5 full weeks come after the 207 days of "
+        r"history .* the split needs 9 \(4 to test, 4 to validate, at least one to train\): "
+        r"give at least 277 days of sales$",
+    ):
+        load_m5(folder)
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_file_with_another_separator_is_named(tmp_path, sep):
+    _write_tiny(tmp_path)
+    prices = pd.read_csv(tmp_path / "sell_prices.csv")
+    prices.to_csv(tmp_path / "sell_prices.csv", index=False, sep=sep)
+    with pytest.raises(
+        ValueError,
+        match=rf"^sell_prices.csv: expected ','-separated columns \(the M5 files' format\), the "
+        rf"header looks {re.escape(repr(sep))}-separated$",
+    ):
+        read_m5_market(tmp_path)

@@ -134,10 +134,11 @@ def load_cardio_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"{path}: not a readable ';'-separated file ({reason})") from None
-    if len(frame.columns) == 1 and "," in str(frame.columns[0]):
+    other = [sep for sep in (",", "\t", "|") if sep in str(frame.columns[0])]
+    if len(frame.columns) == 1 and other:
         raise ValueError(
             f"{path}: expected ';'-separated columns (cardio_train.csv format), "
-            "the header looks ','-separated"
+            f"the header looks {other[0]!r}-separated"
         )
     return validate_cardio(frame, where=str(path))
 

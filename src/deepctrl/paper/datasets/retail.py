@@ -198,6 +198,7 @@ def build_table(market: Market, chunk_ids: int = 2000, progress: bool = False) -
         raise ValueError(
             f"market has {n_weeks} full weeks; the split needs more than {VAL_WEEKS + TEST_WEEKS}"
         )
+    _check_history(market.week_of_day)
     parts: list[tuple[np.ndarray, ...]] = []
     corr = np.full(n_ids, np.nan)
     bar = progress_bar(n_ids, "weekly features", progress)
@@ -233,6 +234,26 @@ def build_table(market: Market, chunk_ids: int = 2000, progress: bool = False) -
         correlation=corr,
         n_weeks=n_weeks,
     )
+
+
+def _check_history(week_of_day: np.ndarray) -> None:
+    """An error unless more than ``VAL_WEEKS + TEST_WEEKS`` weeks have every feature: a week
+    has them once its first day has ``SHIFT + max(MEAN_WINDOWS)`` days before it (the
+    longest rolling mean of the demand 28 days earlier) and a week before it (the price
+    change)."""
+    first = SHIFT + max(MEAN_WINDOWS) - 1
+    weeks = np.unique(week_of_day[week_of_day >= 1])
+    starts = np.array([int(np.flatnonzero(week_of_day == w)[0]) for w in weeks], dtype=int)
+    usable = int((starts >= first).sum())
+    needed = VAL_WEEKS + TEST_WEEKS + 1
+    if usable < needed:
+        raise ValueError(
+            f"the sales cover {len(week_of_day)} days, and only {usable} full weeks come after "
+            f"the {first} days of history a row's features need (a {max(MEAN_WINDOWS)}-day "
+            f"mean of the demand {SHIFT} days before); the split needs {needed} "
+            f"({TEST_WEEKS} to test, {VAL_WEEKS} to validate, at least one to train): give "
+            f"at least {first + 7 * (needed + 1)} days of sales"
+        )
 
 
 def _window_sums(cum: np.ndarray, w: int, first_valid: int) -> np.ndarray:

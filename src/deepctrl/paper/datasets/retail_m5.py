@@ -9,7 +9,8 @@ appended: with all 1969 days of the M5 calendar there are 281 full weeks and the
 the paper's 273 / 4 / 4 weeks; with ``sales_train_evaluation.csv`` alone (1941 days, 277
 weeks) it is 269 / 4 / 4.
 
-Days are grouped by ``wm_yr_wk``; a week with fewer than 7 days of sales is dropped. The
+Days are grouped by ``wm_yr_wk``; a first or last week with fewer than 7 days of sales is
+dropped, and a calendar whose other weeks are not 7 days in a row is refused. The
 sales file is read in chunks of rows (float32), the features are built a few thousand ids
 at a time: the full M5 data (30,490 ids x 1,969 days) needs about 3 GB of memory.
 
@@ -43,6 +44,12 @@ def _header(path: Path, required: tuple[str, ...]) -> list[str]:
         columns = list(pd.read_csv(path, nrows=0).columns)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path.name} is not a readable CSV file: {exc}") from None
+    other = [sep for sep in (";", "\t", "|") if sep in str(columns[0])]
+    if len(columns) == 1 and other:
+        raise ValueError(
+            f"{path.name}: expected ','-separated columns (the M5 files' format), the header "
+            f"looks {other[0]!r}-separated"
+        )
     missing = [c for c in required if c not in columns]
     if missing:
         raise ValueError(f"{path.name} lacks the column(s) {missing}")
@@ -132,20 +139,56 @@ def _append_days(
 def _weeks(calendar: Path, days: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Week index of every day (-1 in partial weeks) and the full weeks' wm_yr_wk codes."""
     _header(calendar, CALENDAR_COLUMNS)
-    cal = pd.read_csv(calendar, usecols=list(CALENDAR_COLUMNS))
-    code_of = dict(zip(cal["d"], cal["wm_yr_wk"], strict=True))
+    cal = pd.read_csv(calendar, usecols=list(CALENDAR_COLUMNS), dtype=str, keep_default_na=False)
+    code_of = dict(zip(cal["d"].str.strip(), cal["wm_yr_wk"].str.strip(), strict=True))
     unknown = [d for d in days if d not in code_of]
     if unknown:
         raise ValueError(f"calendar.csv lacks the day(s) {unknown[:3]} of the sales file")
     numbers = [int(d[2:]) for d in days]
     if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
         raise ValueError("the sales day columns must be consecutive (d_1, d_2, ...)")
-    codes = np.array([code_of[d] for d in days])
-    uniq, first, counts = np.unique(codes, return_index=True, return_counts=True)
-    ordered = uniq[np.argsort(first)]
-    full = ordered[counts[np.argsort(first)] == 7]
+    codes = np.array([_week_code(code_of[d], d) for d in days])
+    starts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1]
+    lengths = np.diff(np.r_[starts, len(codes)])
+    runs = codes[starts]
+    for i, start in enumerate(starts):
+        if runs[i] in runs[:i]:
+            earlier = days[int(starts[list(runs[:i]).index(runs[i])])]
+            raise ValueError(
+                f"calendar.csv gives the week {runs[i]} to days apart ({earlier} and "
+                f"{days[start]}); a week's days must follow one another"
+            )
+    for i, (start, length) in enumerate(zip(starts, lengths, strict=True)):
+        if length > 7 or (length < 7 and 0 < i < len(runs) - 1):
+            raise ValueError(
+                f"calendar.csv's week {runs[i]} has {length} days ({days[start]} to "
+                f"{days[start + length - 1]}); a week has 7 (only the first and the last "
+                "may have fewer)"
+            )
+    full = runs[lengths == 7]
     index = pd.Index(full).get_indexer(codes)
     return index.astype(np.int64), full
+
+
+def _week_code(text: str, day: str) -> int:
+    """A calendar.csv week code (wm_yr_wk) as a number, or an error naming the day.
+
+    >>> _week_code("11101", "d_1")
+    11101
+    >>> _week_code("", "d_300")
+    Traceback (most recent call last):
+    ...
+    ValueError: calendar.csv has no week code (wm_yr_wk) for day d_300
+    """
+    if not text:
+        raise ValueError(f"calendar.csv has no week code (wm_yr_wk) for day {day}")
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(
+            f"calendar.csv has a week code (wm_yr_wk) that is not a whole number for day "
+            f"{day}: {text!r}"
+        ) from None
 
 
 def _prices(path: Path, meta: pd.DataFrame, week_codes: np.ndarray) -> np.ndarray:
