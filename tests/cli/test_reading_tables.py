@@ -965,3 +965,41 @@ def test_negatives_in_parentheses_are_named_and_dropping_them_is_not_advised(tmp
         "'($1,729.07)'); a negative written in parentheses is not read: write it as "
         "-$1,729.07 (--drop-missing would drop exactly these rows)"
     )
+
+
+def test_the_judged_line_names_why_the_rows_of_this_rule_go_unjudged(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    promo = rng.integers(0, 2, 200)
+    price = rng.uniform(1, 9, 200)
+    frame = pd.DataFrame({"promo": promo, "price": price, "y": 5 + 2 * promo - price})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    relative = tmp_path / "relative.toml"
+    relative.write_text(
+        '[[rule]]\nkind = "monotonic"\ncolumn = "promo"\ndirection = "increasing"\nrelative = 0.1\n'
+    )
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "t.csv", "--target", "y", "--rules", relative, "--out", model]
+    assert run([*fit, *FAST], capsys)[0] == 0
+    code, out, _ = run(["sweep", model, tmp_path / "t.csv"], capsys)
+    zeros = int((promo == 0).sum())  # a relative step leaves 0 where it is: not judged
+    assert code == 0
+    assert (
+        f"verification judged on {200 - zeros} of 200 rows of {tmp_path / 't.csv'} (a relative "
+        "perturbation does not move a value of 0)"
+    ) in out
+    assert "missing" not in out
+
+
+def test_an_expression_without_a_value_names_the_line_of_its_first_row(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    price = rng.uniform(5, 9, 60)
+    price[[3, 7]] = 3.0  # log(price - 4) has no value here
+    frame = pd.DataFrame({"price": price, "units": 20 - price})
+    frame.loc[0, "price"] = np.nan  # dropped: the rows given to fit start at line 3
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    rules = tmp_path / "r.toml"
+    rules.write_text('[[rule]]\nkind = "penalty"\nexpression = "units <= log(price - 4)"\n')
+    fit = ["fit", tmp_path / "t.csv", "--target", "units", "--rules", rules, "--drop-missing"]
+    code, _, err = run([*fit, "--out", tmp_path / "m.deepctrl", *FAST], capsys)
+    assert code == 2
+    assert "is not a finite number on 2 of the 59 rows given to fit (the first at line 5)" in err

@@ -164,6 +164,14 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
             "r.toml line 4: threshold must be a number, got 'high'",
         ),
         (
+            '[[rule]]\nkind = "threshold"\ncolumn = "price"\nthreshold = 2024-06-01\n',
+            "r.toml line 4: threshold must be a number, got the date 2024-06-01",
+        ),
+        (
+            '[[rule]]\ncolumn = "price"\ndirection = "increasing"\n',
+            "r.toml line 1: a rule needs 'kind' \\(monotonic, threshold, penalty\\)",
+        ),
+        (
             '[[rule]]\nkind = "monotonic"\ncolumn = "price"\ndirection = "increasing"\n'
             "relative = -1\n",
             "r.toml line 5: relative must be > 0, got -1",

@@ -244,7 +244,7 @@ def test_an_integer_output_names_a_whole_number_class_never_a_position():
 
 
 def test_relative_perturbation_on_a_column_around_zero_warns():
-    enc = TableEncoder.fit(pd.DataFrame({"x": [-1.0, 0.0, 1.0]}))
+    enc = TableEncoder.fit(pd.DataFrame({"x": [-1.0, 0.0, 1.0, 0.5]}))  # std 0.740
     with pytest.warns(UserWarning) as record:
         resolve(
             [dc.Monotonic("x", "increasing", perturbation=Relative(0.1))],
@@ -252,8 +252,20 @@ def test_relative_perturbation_on_a_column_around_zero_warns():
             Outputs.regression(["y"]),
         )
     assert str(record[0].message).endswith(
-        "consider an additive one of 0.0816 (perturbation=dc.rules.Additive(0.0816); in a "
-        "rules file, additive = 0.0816)"
+        "consider an additive one of 0.074, the default for this column: leave the "
+        "perturbation out (or perturbation=dc.rules.Additive(0.074); in a rules file, "
+        "additive = 0.074)"
+    )
+    # a 0/1 flag: a tenth of its spread could hold from 0 to 0.05 and fall from 0 to 1
+    flags = TableEncoder.fit(pd.DataFrame({"promo": [0, 1, 1, 0, 1]}))
+    with pytest.warns(UserWarning) as record:
+        resolve(
+            [dc.Monotonic("promo", "decreasing", perturbation=Relative(0.1))],
+            flags,
+            Outputs.regression(["y"]),
+        )
+    assert "consider an additive one of 1, the default for this column (whole numbers step " in (
+        str(record[0].message)
     )
 
 

@@ -475,6 +475,13 @@ def test_rules_that_cannot_hold_together_are_refused():
     two = every[:2]  # two of three classes may rise together
     dc.DeepCTRLClassifier(rules=two, **fast).fit(X, labels)
     dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing"), up], **fast).fit(X, y)
+    lower = [dc.rules.Threshold("x", 3.0, direction="decreasing", output=k) for k in "abc"]
+    with pytest.raises(ValueError, match="every class lower above 3 of 'x', which cannot be"):
+        dc.DeepCTRLClassifier(rules=lower, **fast).fit(X, labels)
+    dc.DeepCTRLClassifier(rules=lower[:2], **fast).fit(X, labels)
+    wider = dc.rules.Threshold("x", 3.0, perturbation=dc.rules.Additive(2.0))
+    with pytest.raises(ValueError, match=r"say the same of 'x' and \S+ above 3: give it once"):
+        dc.DeepCTRLRegressor(rules=[up, wider], **fast).fit(X, y)
 
 
 def test_a_rule_on_a_count_holds_from_one_whole_number_to_the_next():

@@ -617,6 +617,7 @@ def fit_command(
         if spec.rpartition("=")[0].strip() == target:
             raise ValueError(f"--monotonic {spec}: {target!r} is the target; name a feature")
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
+    from deepctrl.tabular.table_rules import RowValueError
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
     est = kind(
@@ -647,7 +648,10 @@ def fit_command(
             file=sys.stderr,
         )
     sample_weight = None if weight_column is None else frame[weight_column].to_numpy(float)
-    est.fit(frame[features], frame[target], sample_weight=sample_weight)
+    try:
+        est.fit(frame[features], frame[target], sample_weight=sample_weight)
+    except RowValueError as exc:  # a row named by its line, as an editor shows it
+        raise ValueError(exc.at(row_lines(np.array([frame.index[exc.row]]), path))) from None
     numeric = {c.name for c in est.encoder_.columns if c.kind == NUMERIC}
     est.encoder_.dots = {name: how for name, how in dots.items() if name in numeric}
     est.save(out_path)
@@ -861,7 +865,7 @@ def sweep_command(
 
         lines = _compare_choices(table, est.primary_metric, goal)
         count, rows = table.attrs["judged_rows"]
-        judged = judged_line(est.rules, count, rows, f"rows of {data}")
+        judged = judged_line(est.rules, count, rows, f"rows of {data}", est.encoder_)
         for line in lines if judged is None else [*lines, judged]:
             print(line, file=sys.stderr if as_json else sys.stdout)
     return 0

@@ -35,6 +35,7 @@ r.toml line 4: direction must be 'increasing' or 'decreasing', got 'up'
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 import sys
@@ -162,10 +163,26 @@ _WHY_LARGEST = {
 }
 
 
+def _shown(value: Any) -> str:
+    """A TOML value for a message: a date or time as TOML writes it, anything else as
+    Python shows it.
+
+    >>> _shown(datetime.date(2024, 6, 1)), _shown("high")
+    ('the date 2024-06-01', "'high'")
+    """
+    if isinstance(value, datetime.date | datetime.time):
+        return f"the {'time' if isinstance(value, datetime.time) else 'date'} {value.isoformat()}"
+    return repr(value)
+
+
 def _check_keys(spec: RuleSpec) -> None:
     kind = spec.values.get("kind")
+    if kind is None:
+        raise ValueError(f"{spec.where}: a rule needs 'kind' ({', '.join(KEYS)})")
     if not isinstance(kind, str) or kind not in KEYS:
-        raise ValueError(f"{spec.at('kind')}: kind must be one of {', '.join(KEYS)}, got {kind!r}")
+        raise ValueError(
+            f"{spec.at('kind')}: kind must be one of {', '.join(KEYS)}, got {_shown(kind)}"
+        )
     required, optional = KEYS[kind]
     for key in spec.values:
         if key not in required | optional | _COMMON:
@@ -179,12 +196,12 @@ def _check_keys(spec: RuleSpec) -> None:
     for key in numbers & set(spec.values):
         value = spec.values[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"{spec.at(key)}: {key} must be a number, got {value!r}")
+            raise ValueError(f"{spec.at(key)}: {key} must be a number, got {_shown(value)}")
         if not math.isfinite(value):
             raise ValueError(f"{spec.at(key)}: {key} must be a finite number, got {value!r}")
     for key in ("column", "direction", "expression"):
         if key in spec.values and not isinstance(spec.values[key], str):
-            raise ValueError(f"{spec.at(key)}: {key} must be text, got {spec.values[key]!r}")
+            raise ValueError(f"{spec.at(key)}: {key} must be text, got {_shown(spec.values[key])}")
     output = spec.values.get("output")
     if output is not None and (isinstance(output, bool) or not isinstance(output, str | int)):
         raise ValueError(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from deepctrl.core.rules import Threshold
+from deepctrl.core.rules import Monotonic, Relative, Threshold
 from deepctrl.tabular.alpha_choice import KEEP_RULE, row_of
-from deepctrl.tabular.encoding import CATEGORICAL, DATE
+from deepctrl.tabular.encoding import CATEGORICAL, DATE, TableEncoder
 from deepctrl.tabular.params import fitted_param
 from deepctrl.tabular.table_rules import acts_on, describe, leaves_and_weights
 
@@ -135,12 +135,46 @@ def _judged(est: Any, label: str) -> str | None:
     if pair is None:
         return None
     judged, rows = pair
-    return judged_line(fitted_param(est, "rules"), judged, rows, f"{label} rows")
+    rules = fitted_param(est, "rules")
+    return judged_line(rules, judged, rows, f"{label} rows", getattr(est, "encoder_", None))
 
 
-def judged_line(rules: Any, judged: int, rows: int, what: str = "rows") -> str | None:
+def _unjudged_reasons(rules: Any, encoder: TableEncoder | None) -> list[str]:
+    """Why a rule of `rules` may leave a row unjudged, given the columns it acts on: a
+    threshold not crossed, a missing value, a relative perturbation of a value of 0.
+
+    >>> from deepctrl.rules import Monotonic, Relative
+    >>> import pandas as pd
+    >>> enc = TableEncoder.fit(pd.DataFrame({"promo": [0, 1, 1]}))
+    >>> _unjudged_reasons(Monotonic("promo", "decreasing", perturbation=Relative(0.1)), enc)
+    ['a relative perturbation does not move a value of 0']
+    """
+    reasons = []
+    for leaf in leaves_and_weights(rules)[0]:
+        if isinstance(leaf, Threshold):
+            reasons.append(
+                "a threshold rule judges only the rows whose perturbation crosses its threshold"
+            )
+        if not isinstance(leaf, Monotonic | Threshold) or encoder is None:
+            continue
+        try:
+            col = encoder.column(leaf.feature)
+        except ValueError:
+            continue
+        if col.indicator:
+            reasons.append("a row whose ruled feature is missing is not judged")
+        if isinstance(leaf.given_perturbation, Relative) and col.low <= 0 <= col.high:
+            reasons.append("a relative perturbation does not move a value of 0")
+    return list(dict.fromkeys(reasons))
+
+
+def judged_line(
+    rules: Any, judged: int, rows: int, what: str = "rows", encoder: TableEncoder | None = None
+) -> str | None:
     """How many of `rows` the verification ratios rest on, None when the rule judged them
-    all (a threshold rule judges only the rows whose perturbation crosses its threshold).
+    all, with why a row may go unjudged (a threshold rule judges only the rows whose
+    perturbation crosses its threshold; with the fitted `encoder`, also a missing value or
+    a relative perturbation of 0).
 
     >>> from deepctrl.rules import Threshold
     >>> judged_line(Threshold("stops", 1.5), 12, 120).split(" (")[0]
@@ -148,12 +182,8 @@ def judged_line(rules: Any, judged: int, rows: int, what: str = "rows") -> str |
     """
     if judged == rows:
         return None
-    leaves, _ = leaves_and_weights(rules)
-    why = (
-        "a threshold rule judges only the rows whose perturbation crosses its threshold"
-        if any(isinstance(leaf, Threshold) for leaf in leaves)
-        else "a row whose ruled feature is missing is not judged"
-    )
+    reasons = _unjudged_reasons(rules, encoder)
+    why = "; ".join(reasons) or "a row whose ruled feature is missing is not judged"
     if judged == 0:
         return f"the rule judged none of the {rows} {what} ({why}): no ratio to go by"
     few = "; a ratio over so few rows is a weak guarantee" if judged < FEW_JUDGED else ""

@@ -374,12 +374,15 @@ def _resolve_feature_rule(
     given = rule.given_perturbation
     pert = given if given is not None else default_perturbation(col)
     if isinstance(pert, Relative) and col.low <= 0 <= col.high:
-        step = f"{0.1 * col.std:.3g}"
+        fallback = default_perturbation(col)  # additive here: the column reaches 0
+        step = f"{fallback.scale:.3g}" if isinstance(fallback, Additive) else ""
+        whole = " (whole numbers step at least to the next one)" if col.integer else ""
         warnings.warn(
             f"rule {_named(rule, 'column')}: column {col.name!r} takes values around 0, where "
             f"a relative perturbation barely moves it; consider an additive one of {step}"
-            f"{' days' if col.kind == DATE else ''} (perturbation=dc.rules.Additive({step}); "
-            f"in a rules file, additive = {step})",
+            f"{' days' if col.kind == DATE else ''}, the default for this column{whole}: "
+            f"leave the perturbation out (or perturbation=dc.rules.Additive({step}); in a "
+            f"rules file, additive = {step})",
             UserWarning,
             stacklevel=outside_stacklevel(),
         )
@@ -447,7 +450,9 @@ def _check_thresholds(
     outputs: Outputs,
 ) -> None:
     """A threshold rule against a monotone rule of the opposite direction, or against
-    another threshold at the same value in the opposite direction, is an error."""
+    another threshold at the same value (in the opposite direction, or in the same one and
+    so the same rule), and thresholds at one value that have every class's probability
+    move the same way, are errors."""
     at: dict[tuple[str, int, float], tuple[Rule, str]] = {}
     for rule, (column, index, direction) in keys:
         if not isinstance(rule, Threshold):
@@ -467,7 +472,23 @@ def _check_thresholds(
                 f"rules {_named(twin[0])} and {_named(rule)} contradict each other: {on} "
                 f"cannot be both higher and lower above {rule.threshold:g}"
             )
+        if twin is not None:
+            raise ValueError(
+                f"rules {_named(twin[0])} and {_named(rule)} say the same of {column!r} and "
+                f"{on} above {rule.threshold:g}: give it once"
+            )
         at[(column, index, rule.threshold)] = (rule, direction)
+    if outputs.kind != "multiclass":
+        return
+    for column, _, threshold in at:
+        every = [at.get((column, i, threshold)) for i in range(len(outputs.names))]
+        ways = {w[1] for w in every if w is not None}
+        if None not in every and len(ways) == 1:
+            raise ValueError(
+                f"the rules have the probability of every class "
+                f"{'higher' if ways.pop() == 'increasing' else 'lower'} above {threshold:g} "
+                f"of {column!r}, which cannot be: the probabilities sum to 1"
+            )
 
 
 def acts_on(rules: Any, outputs: Outputs, encoder: TableEncoder | None = None) -> list[str]:
@@ -644,11 +665,12 @@ def check_expressions(
         bad = ~torch.isfinite(value.reshape(len(x), -1)).all(dim=1)
         if bad.any():
             row = int(rows[bad.numpy()].min())  # the first in the user's table
-            raise ValueError(
+            raise RowValueError(
                 f"rule {_named(rule, 'expression')} is not a finite number on "
-                f"{int(bad.sum())} of the {len(x)} rows given to fit (the first at row {row}): a "
-                "log, square root or division there has no value; keep its argument in range "
-                "(max(..., 0.01), say)"
+                f"{int(bad.sum())} of the {len(x)} rows given to fit (the first at ",
+                row,
+                "): a log, square root or division there has no value; keep its argument in "
+                "range (max(..., 0.01), say)",
             )
 
 
@@ -833,6 +855,24 @@ def rules_config(rules: Any) -> list[dict[str, Any]]:
             cfg["feature"] = int(cfg["feature"])
         out.append({"rule": cfg, "weight": weight})
     return out
+
+
+class RowValueError(ValueError):
+    """A ValueError about a row of the user's table, at position ``row``, which the command
+    line names by the line of its file instead.
+
+    >>> error = RowValueError("bad value (", 4, ")")
+    >>> str(error), error.at("line 6")
+    ('bad value (row 4)', 'bad value (line 6)')
+    """
+
+    def __init__(self, before: str, row: int, after: str) -> None:
+        self.before, self.row, self.after = before, row, after
+        super().__init__(self.at(f"row {row}"))
+
+    def at(self, where: str) -> str:
+        """The message with the row named as ``where``."""
+        return f"{self.before}{where}{self.after}"
 
 
 class UnknownRuleKindError(ValueError):
