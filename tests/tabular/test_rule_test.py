@@ -295,3 +295,23 @@ def test_a_group_name_with_a_bar_keeps_the_report_table_in_its_columns(result):
     assert len(rows) == 5  # header, up, down, tiny and all
     assert [len(c) for c in cells] == [10] * 5
     assert [c[0].strip() for c in cells[1:]] == [r"food\|down", r"food\|tiny", r"food\|up", "all"]
+
+
+def test_a_column_without_values_in_a_group_is_left_out_of_that_groups_models():
+    # a discount and a promo code that one store never gives: its rows have none
+    table = known_truth_table({"a": "follows", "b": "follows"}, rows=60, seed=0)
+    X = table[FEATURES].assign(
+        discount=np.where(table["segment"] == "a", 0.1, np.nan),
+        code=np.where(table["segment"] == "a", "x", None),
+    )
+    result = dc.rule_test(
+        _estimator(max_epochs=2),
+        X,
+        table["sales"],
+        table["segment"],
+        folds=2,
+        min_rows=20,
+        progress=False,
+    )
+    assert not result.groups["b"].reason.startswith("could not train"), result.groups["b"]
+    assert len(result.groups["b"].errors) == 2  # two folds trained

@@ -36,11 +36,11 @@ from deepctrl.core.inputs import Alphas
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.class_predictions import WEIGHTS_HINT
-from deepctrl.tabular.encoding import category_key
+from deepctrl.tabular.encoding import category_key, is_missing_text
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.frames import as_frame, refuse_lazy
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
-from deepctrl.tabular.table_rules import describe, leaves_and_weights
+from deepctrl.tabular.table_rules import describe, leaves_and_weights, ruled_columns
 
 MIN_ROWS = 50
 """Default: segments with fewer rows are reported as inconclusive without training."""
@@ -242,6 +242,24 @@ RULE_TEST_NOTE = (
 )
 
 
+def _without_empty_columns(X: pd.DataFrame, rules: Any) -> pd.DataFrame:
+    """The segment's rows without the columns that have no value in them (a discount that
+    one store never gives), which its models could not learn from; a column a rule raises
+    is kept (and the segment then cannot be trained on).
+
+    >>> X = pd.DataFrame({"price": [1.0, 2.0], "discount": [None, None], "note": ["", " "]})
+    >>> list(_without_empty_columns(X, None).columns)
+    ['price']
+    """
+    ruled = ruled_columns(rules, list(X.columns))
+    empty = [
+        c  # stops at a column's first value: blank text is missing too
+        for c in X.columns
+        if str(c) not in ruled and all(is_missing_text(v) for v in X[c].dropna())
+    ]
+    return X.drop(columns=empty) if empty else X
+
+
 def _judge_segment(
     estimator: Any,
     X: pd.DataFrame,
@@ -376,7 +394,7 @@ def rule_test(
             mask = (labels == name).to_numpy()
             results[name], m = _judge_segment(
                 estimator,
-                X[mask],
+                _without_empty_columns(X[mask], estimator.rules),
                 y[mask],
                 folds,
                 random_state,
