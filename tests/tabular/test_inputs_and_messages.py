@@ -436,7 +436,9 @@ def test_a_model_file_with_rules_refused_since_it_was_written_still_loads():
     enc, outputs = TableEncoder.fit(X), Outputs.regression(["y"])
     twice = [dc.rules.Threshold("price", 5.0, direction="decreasing")] * 2
     unmoved = [dc.Monotonic("price", "decreasing"), Expression("price <= 7")]
-    for rules in (twice, unmoved):
+    steps = dc.rules.Additive(2.0)
+    wider = [twice[0], dc.rules.Threshold("price", 5.0, direction="decreasing", perturbation=steps)]
+    for rules in (twice, unmoved, wider):
         with pytest.raises(ValueError):
             resolve(rules, enc, outputs)
         assert len(resolve(rules, enc, outputs, strict=False).leaves()) == 2

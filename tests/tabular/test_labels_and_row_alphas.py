@@ -87,3 +87,29 @@ def test_a_class_taken_from_classes_names_the_rules_class(tmp_path):
     loaded = dc.DeepCTRLClassifier.load(tmp_path / "m.deepctrl")
     assert loaded.get_params()["device"] == "cpu"
     np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+
+
+def test_the_log_loss_of_confidently_wrong_rows_is_scikit_learns():
+    # a probability of 1e-26 for a row's class costs 36 (float64 clipping), not 16
+    from sklearn.metrics import log_loss
+
+    X = pd.DataFrame({"x": np.linspace(0, 1, 40)})
+    est = dc.DeepCTRLClassifier(**FAST).fit(X, np.repeat([0, 1], 20))
+    logits = torch.tensor([[-60.0], [40.0], [0.3], [-0.2]], dtype=torch.float64)
+    labels = torch.tensor([1, 0, 1, 0])
+    got = est._metrics(logits, labels)["bce"]
+    want = log_loss(labels.numpy(), est._proba(logits.numpy()), labels=[0, 1])
+    assert got == pytest.approx(want, rel=1e-12)
+    assert got == pytest.approx((2 * 36.04365338911715 + 0.554355 + 0.598139) / 4, rel=1e-5)
+
+
+def test_one_alpha_per_row_where_one_alpha_is_taken_is_one_short_line():
+    X = pd.DataFrame({"x": np.linspace(0, 1, 600)})
+    est = dc.DeepCTRLRegressor(rules=[dc.Monotonic("x", "increasing")], **FAST)
+    est.fit(X, X["x"].to_numpy())
+    with pytest.raises(ValueError) as error:
+        est.verification_ratio(X, alpha=np.zeros(600))
+    assert str(error.value) == (
+        "alpha must be a finite number, 'auto' or 'min_error', got ndarray of 600 values (one "
+        "alpha per row is for predict and predict_proba)"
+    )

@@ -67,9 +67,19 @@ def alpha_number(alpha: Any, name: str, allowed: str = "a finite number") -> flo
     Traceback (most recent call last):
     ...
     ValueError: every alpha must be a finite number, got nan
+    >>> alpha_number(np.zeros(600), "alpha")
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be a finite number, got ndarray of 600 values (one alpha per row is \
+for predict and predict_proba)
     """
     if (isinstance(alpha, np.ndarray) and alpha.ndim == 0) or _one_number_tensor(alpha):
         alpha = alpha.item()
+    if hasattr(alpha, "__len__") and not isinstance(alpha, str | bytes):
+        raise ValueError(
+            f"{name} must be {allowed}, got {type(alpha).__name__} of {len(alpha)} values "
+            "(one alpha per row is for predict and predict_proba)"
+        )
     if (
         isinstance(alpha, bool)
         or not isinstance(alpha, numbers.Real)

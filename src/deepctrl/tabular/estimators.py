@@ -58,7 +58,9 @@ from deepctrl.tabular.model_file import load_estimator, register
 from deepctrl.tabular.params import Allowed, fitted_param, one_of
 from deepctrl.tabular.table_rules import Outputs
 
-_EPS = 1e-7
+_EPS = float(np.finfo(np.float64).eps)
+"""The smallest probability a log loss gives a row's class (2.2e-16, a loss of at most 36 per
+row), as scikit-learn's ``log_loss`` clips float64 probabilities."""
 
 
 RARE_CLASS = 5
@@ -847,7 +849,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         self, y_model: Tensor, y_true: Tensor, weight: Tensor | None = None
     ) -> dict[str, float]:
         """The log loss (bce, or cross_entropy for several classes: the binary cross entropy
-        of the probability given to each row's class, at least 1e-7, against 1), accuracy,
+        of the probability given to each row's class, at least ``_EPS``, against 1), accuracy,
         and auc (for several classes the mean over the classes of each one against the
         rest; NaN when a class is missing)."""
         proba = torch.from_numpy(self._proba(y_model.numpy()))

@@ -400,7 +400,9 @@ def _resolve_feature_rule(
     return out, (col.name, index, direction)
 
 
-def _check_pairs(keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs) -> None:
+def _check_pairs(
+    keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs, strict: bool = True
+) -> None:
     """Rules that cannot hold together are errors: two monotone rules on one column and
     output (the same direction twice, or opposite ones), a threshold against a monotone
     rule or another threshold at the same value, and monotone rules that have every class's
@@ -429,7 +431,7 @@ def _check_pairs(keys: list[tuple[Rule, tuple[str, int, str]]], outputs: Outputs
             f"rules {_named(other[0])} and {_named(rule)} contradict each "
             f"other: {on} cannot both rise and fall with {column!r}{two}"
         )
-    _check_thresholds(keys, seen, outputs)
+    _check_thresholds(keys, seen, outputs, strict)
     if outputs.kind == "multiclass":
         for column in {c for c, _ in seen}:
             every = [seen.get((column, i)) for i in range(len(outputs.names))]
@@ -448,11 +450,13 @@ def _check_thresholds(
     keys: list[tuple[Rule, tuple[str, int, str]]],
     monotone: dict[tuple[str, int], tuple[Rule, str]],
     outputs: Outputs,
+    strict: bool = True,
 ) -> None:
     """A threshold rule against a monotone rule of the opposite direction, or against
     another threshold at the same value (in the opposite direction, or in the same one and
     so the same rule), and thresholds at one value that have every class's probability
-    move the same way, are errors."""
+    move the same way, are errors; the last two only with ``strict`` (a model file written
+    before they were refused still loads)."""
     at: dict[tuple[str, int, float], tuple[Rule, str]] = {}
     for rule, (column, index, direction) in keys:
         if not isinstance(rule, Threshold):
@@ -472,13 +476,13 @@ def _check_thresholds(
                 f"rules {_named(twin[0])} and {_named(rule)} contradict each other: {on} "
                 f"cannot be both higher and lower above {rule.threshold:g}"
             )
-        if twin is not None:
+        if twin is not None and strict:
             raise ValueError(
                 f"rules {_named(twin[0])} and {_named(rule)} say the same of {column!r} and "
                 f"{on} above {rule.threshold:g}: give it once"
             )
         at[(column, index, rule.threshold)] = (rule, direction)
-    if outputs.kind != "multiclass":
+    if outputs.kind != "multiclass" or not strict:
         return
     for column, _, threshold in at:
         every = [at.get((column, i, threshold)) for i in range(len(outputs.names))]
@@ -600,7 +604,7 @@ def resolve(
                 f"estimators support Monotonic, Threshold, Penalty and Expression "
                 f"rules, got {type(leaf).__name__}"
             )
-    _check_pairs(keys, outputs)
+    _check_pairs(keys, outputs, strict)
     if not resolved:
         return None
     weights = relative_weights(weights)
