@@ -4,6 +4,7 @@ calls with the types they return at runtime, and flags a misspelt name."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -65,3 +66,10 @@ def test_documented_calls_type_check_strictly_and_misspelt_names_do_not(tmp_path
     assert _strict_errors(tmp_path, CLIENT) == []
     errors = _strict_errors(tmp_path, "import deepctrl as dc\nest = dc.DeepCTRLRegresor()\n")
     assert len(errors) == 1 and 'has no attribute "DeepCTRLRegresor"' in errors[0]
+
+
+@pytest.mark.slow
+def test_the_typed_rule_of_the_rules_page_type_checks_strictly(tmp_path):
+    page = (SOURCE.parent / "docs" / "rules.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "Typed" in b]
+    assert _strict_errors(tmp_path, block) == []
