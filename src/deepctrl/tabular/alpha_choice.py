@@ -76,9 +76,10 @@ for predict and predict_proba)
     if (isinstance(alpha, np.ndarray) and alpha.ndim == 0) or _one_number_tensor(alpha):
         alpha = alpha.item()
     if hasattr(alpha, "__len__") and not isinstance(alpha, str | bytes):
+        n = len(alpha)
         raise ValueError(
-            f"{name} must be {allowed}, got {type(alpha).__name__} of {len(alpha)} values "
-            "(one alpha per row is for predict and predict_proba)"
+            f"{name} must be {allowed}, got {type(alpha).__name__} of {n} value"
+            f"{'' if n == 1 else 's'} (one alpha per row is for predict and predict_proba)"
         )
     if (
         isinstance(alpha, bool)
