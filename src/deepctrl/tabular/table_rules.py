@@ -374,8 +374,9 @@ def _resolve_feature_rule(
     given = rule.given_perturbation
     pert = given if given is not None else default_perturbation(col)
     if isinstance(pert, Relative) and col.low <= 0 <= col.high:
-        fallback = default_perturbation(col)  # additive here: the column reaches 0
-        step = f"{fallback.scale:.3g}" if isinstance(fallback, Additive) else ""
+        fallback = default_perturbation(col)
+        assert isinstance(fallback, Additive)  # a column that reaches 0 gets an additive one
+        step = f"{fallback.scale:.3g}"
         whole = " (whole numbers step at least to the next one)" if col.integer else ""
         warnings.warn(
             f"rule {_named(rule, 'column')}: column {col.name!r} takes values around 0, where "

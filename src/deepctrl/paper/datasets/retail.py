@@ -242,9 +242,8 @@ def _check_history(week_of_day: np.ndarray) -> None:
     longest rolling mean of the demand 28 days earlier) and a week before it (the price
     change)."""
     first = SHIFT + max(MEAN_WINDOWS) - 1
-    weeks = np.unique(week_of_day[week_of_day >= 1])
-    starts = np.array([int(np.flatnonzero(week_of_day == w)[0]) for w in weeks], dtype=int)
-    usable = int((starts >= first).sum())
+    weeks, starts = np.unique(week_of_day, return_index=True)  # each week's first day
+    usable = int(((weeks >= 1) & (starts >= first)).sum())
     needed = VAL_WEEKS + TEST_WEEKS + 1
     if usable < needed:
         raise ValueError(

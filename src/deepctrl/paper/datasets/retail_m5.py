@@ -151,13 +151,14 @@ def _weeks(calendar: Path, days: list[str]) -> tuple[np.ndarray, np.ndarray]:
     starts = np.r_[0, np.flatnonzero(codes[1:] != codes[:-1]) + 1]
     lengths = np.diff(np.r_[starts, len(codes)])
     runs = codes[starts]
-    for i, start in enumerate(starts):
-        if runs[i] in runs[:i]:
-            earlier = days[int(starts[list(runs[:i]).index(runs[i])])]
+    begun: dict[int, int] = {}  # each week's first day
+    for code, start in zip(runs.tolist(), starts.tolist(), strict=True):
+        if code in begun:
             raise ValueError(
-                f"calendar.csv gives the week {runs[i]} to days apart ({earlier} and "
+                f"calendar.csv gives the week {code} to days apart ({days[begun[code]]} and "
                 f"{days[start]}); a week's days must follow one another"
             )
+        begun[code] = start
     for i, (start, length) in enumerate(zip(starts, lengths, strict=True)):
         if length > 7 or (length < 7 and 0 < i < len(runs) - 1):
             raise ValueError(
