@@ -418,7 +418,7 @@ def test_parquet_timestamps_are_dates_for_every_command(tmp_path, capsys, tz):
     rng = np.random.default_rng(0)
     day = pd.Timestamp("2024-01-01", tz=tz) + pd.to_timedelta(rng.integers(0, 300, 200), "D")
     frame = pd.DataFrame({"x": rng.normal(size=200), "day": day})
-    frame["y"] = frame["x"] + frame["day"].dt.dayofyear / 300
+    frame["y"] = frame["x"] + frame["day"].dt.day_of_year / 300
     parquet = tmp_path / "t.parquet"
     frame.to_parquet(parquet)
     model = tmp_path / "t.deepctrl"

@@ -145,6 +145,14 @@ def test_outputs_name_classes_and_a_binary_first_class_flips_the_direction():
             '[[rule]]\nkind = "penalty"\nexpression = "sales <= 1"\nscale = 2\n',
             "r.toml line 4: unknown key 'scale' for a penalty rule",
         ),
+        (  # a sub-table, and a dotted key, are found on their own lines
+            '[[rule]]\nkind = "penalty"\nexpression = "sales <= 1"\n\n[rule.options]\nx = 1\n',
+            "r.toml line 5: unknown key 'options' for a penalty rule",
+        ),
+        (
+            '[[rule]]\nkind = "penalty"\nexpression = "sales <= 1"\noptions.x = 1\n',
+            "r.toml line 4: unknown key 'options' for a penalty rule",
+        ),
         (
             '[[rule]]\nkind = "penalty"\nexpression = "sales <= os.system(1)"\n',
             "r.toml line 3: penalty expression .* is not allowed",

@@ -342,6 +342,28 @@ def test_rare_classes_and_labels_that_differ_only_in_spaces_or_case_are_warned_a
         dc.DeepCTRLClassifier(**FAST).fit(X, labels)
 
 
+def test_a_label_written_with_its_accents_as_separate_marks_is_one_class():
+    X, y = _sales(200)
+    composed, marks = "K\u00f6ln", "Ko\u0308ln"  # alike to the eye, as macOS writes the second
+    labels = np.where(y > np.median(y), composed, "Bonn").astype(object)
+    labels[:30][labels[:30] == composed] = marks
+    assert 0 < (labels == marks).sum() < (labels == composed).sum()
+    with pytest.warns(UserWarning, match="label 'Köln' is written 2 ways") as seen:
+        est = dc.DeepCTRLClassifier(**FAST).fit(X, labels)
+    assert len([w for w in seen if "written 2 ways" in str(w.message)]) == 1
+    assert est.classes_.tolist() == ["Bonn", composed]  # the spelling most rows use
+    assert set(est.predict(X).tolist()) == {"Bonn", composed}
+    assert est.predict_proba(X).shape == (200, 2)
+    ruled = dc.DeepCTRLClassifier(  # a rule and class weights may spell the label either way
+        rules=[dc.Monotonic("price", "decreasing", output=marks)],
+        class_weight={marks: 2.0, "Bonn": 1.0},
+        **FAST,
+    )
+    with pytest.warns(UserWarning, match="written 2 ways"):
+        ruled.fit(X, labels)
+    assert ruled.rule_.output == 0 and ruled.rule_.direction == "decreasing"
+
+
 def test_a_rule_column_a_transformer_renamed_or_dropped_gets_a_hint():
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline

@@ -10,6 +10,7 @@ import pytest
 import deepctrl as dc
 from deepctrl.tabular.known_truth import RULE, known_truth_table
 from deepctrl.tabular.rule_test_report import report_markdown
+from deepctrl.tabular.table_rules import Expression
 
 FEATURES = ["price", "quality", "season"]
 
@@ -315,3 +316,20 @@ def test_a_column_without_values_in_a_group_is_left_out_of_that_groups_models():
     )
     assert not result.groups["b"].reason.startswith("could not train"), result.groups["b"]
     assert len(result.groups["b"].errors) == 2  # two folds trained
+
+
+def test_a_group_without_values_in_a_column_the_rule_names_is_not_judged():
+    table = known_truth_table({"a": "follows", "b": "follows"}, rows=60, seed=0)
+    X = table[FEATURES].assign(cost=np.where(table["segment"] == "a", 1.0, np.nan))
+    est = _estimator(max_epochs=2)
+    est.set_params(rules=[Expression("sales >= cost")])
+    result = dc.rule_test(
+        est, X, table["sales"], table["segment"], folds=2, min_rows=20, progress=False
+    )
+    b = result.groups["b"]
+    assert (b.verdict, b.reason) == (
+        "inconclusive",
+        "the rule's column 'cost' has no values in this segment",
+    )
+    assert b.errors is None and b.rows == 60
+    assert result.groups["a"].errors.shape[0] == 2  # the other group is trained and judged

@@ -66,7 +66,8 @@ KEYS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, optional)
 }
 _HEADER = re.compile(r"^\s*\[\[\s*rule\s*\]\]")
 _TABLE = re.compile(r"^\s*\[")
-_KEY = re.compile(r"^\s*([A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')\s*=")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')\s*[=.]")
+_SUB_TABLE = re.compile(r"^\s*\[\s*rule\s*\.\s*([A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')")
 
 
 @dataclass
@@ -92,6 +93,9 @@ def _line_map(text: str, source: str) -> tuple[list[str], list[dict[str, str]], 
             headers.append(f"{source} line {number}")
             current = {}
             keys.append(current)
+        elif (sub := _SUB_TABLE.match(line)) is not None and current is not None:
+            current.setdefault(sub.group(1).strip("\"'"), f"{source} line {number}")
+            current = {}  # the sub-table's own keys
         elif _TABLE.match(line):
             name = line.strip().strip("[]").strip()
             top.setdefault(name.split(".")[0], f"{source} line {number}")

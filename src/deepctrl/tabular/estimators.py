@@ -28,7 +28,6 @@ Examples:
 
 from __future__ import annotations
 
-import numbers
 import os
 import warnings
 from collections.abc import Callable
@@ -44,14 +43,20 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
+from sklearn.utils.validation import check_array, check_consistent_length
 from torch import Tensor
 
 from deepctrl.core.metrics import score
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from deepctrl.tabular.class_labels import (
+    check_one_label_type,
+    class_labels,
+    one_spelling_per_class,
+    warn_rare_and_lookalike_classes,
+)
 from deepctrl.tabular.class_predictions import warn_unpredicted_classes
-from deepctrl.tabular.encoding import category_key, is_missing_text, listed, shown
+from deepctrl.tabular.encoding import category_key, listed, shown
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
 from deepctrl.tabular.frames import named_table, refuse_lazy, target_names
 from deepctrl.tabular.model_file import load_estimator, register
@@ -61,98 +66,6 @@ from deepctrl.tabular.table_rules import Outputs
 _EPS = float(np.finfo(np.float64).eps)
 """The smallest probability a log loss gives a row's class (2.2e-16, a loss of at most 36 per
 row), as scikit-learn's ``log_loss`` clips float64 probabilities."""
-
-
-RARE_CLASS = 5
-"""A class with fewer rows than this is warned about: too few to learn or to validate on."""
-
-
-def _warn_rare_and_lookalike_classes(classes: np.ndarray, counts: np.ndarray, weight: Any) -> None:
-    """Warn about classes of fewer than :data:`RARE_CLASS` rows and about text labels that
-    differ only in surrounding spaces or case (`"yes"`, `" yes"`, `"Yes"`: three classes).
-
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True) as seen:
-    ...     warnings.simplefilter("always")
-    ...     labels = np.array(["no", "yes", "yes "])
-    ...     _warn_rare_and_lookalike_classes(labels, np.array([9, 9, 9]), None)
-    >>> print(str(seen[0].message)[:60])
-    classes 'yes' and 'yes ' differ only in spaces or case, so t
-    """
-    n = int(counts.sum())
-    for label, count in zip(classes.tolist(), counts.tolist(), strict=True):
-        if count < RARE_CLASS:
-            heavy = (
-                f"; with class_weight='balanced' each of its rows weighs as much as "
-                f"{n / (len(classes) * count):.0f} average rows"
-                if isinstance(weight, str) and weight == "balanced"
-                else ""
-            )
-            warnings.warn(
-                f"class {shown(label)} has {count} of {n} rows, too few to learn or to "
-                f"validate on{heavy}: merge it into another class or drop its rows",
-                UserWarning,
-                stacklevel=outside_stacklevel(),
-            )
-    spelled: dict[str, list[Any]] = {}
-    for label in classes.tolist():
-        if isinstance(label, str):
-            spelled.setdefault(label.strip().casefold(), []).append(label)
-    for same in spelled.values():
-        if len(same) > 1:
-            warnings.warn(
-                f"classes {' and '.join(map(repr, same))} differ only in spaces or case, so "
-                "they are different classes: write each label one way",
-                UserWarning,
-                stacklevel=outside_stacklevel(),
-            )
-
-
-def _labels(y: Any, warn: bool = False) -> np.ndarray:
-    """Class labels as a 1-D array; a missing label is an error. A pandas nullable column
-    (boolean, Int64) without a missing value keeps its labels' type (True, 1), where
-    scikit-learn's conversion would make them floats.
-
-    >>> _labels(pd.Series([True, False], dtype="boolean")).tolist()
-    [True, False]
-    """
-    y = named_table(y)
-    if isinstance(y, pd.api.extensions.ExtensionArray):  # a nullable column's .values
-        y = pd.Series(y)
-    numpy_dtype = getattr(getattr(y, "dtype", None), "numpy_dtype", None)
-    if isinstance(y, pd.Series) and numpy_dtype is not None and not y.isna().any():
-        y = y.to_numpy(dtype=numpy_dtype)
-    labels = column_or_1d(y, warn=warn)
-    absent = pd.isna(labels)
-    if labels.dtype.kind in "OUS":  # empty text, or spaces only, is missing too
-        absent = absent | np.array([is_missing_text(v) for v in labels], dtype=bool)
-    missing = np.flatnonzero(absent)
-    if len(missing):
-        raise ValueError(
-            f"y has {len(missing)} missing class label(s) (first at row {missing[0]}; empty "
-            "text counts as missing); drop those rows or give them a class"
-        )
-    return labels
-
-
-def _check_one_label_type(labels: np.ndarray) -> None:
-    """Labels mixing numbers and text are an error naming one of each.
-
-    >>> _check_one_label_type(np.array([0, "yes"], dtype=object))
-    Traceback (most recent call last):
-    ...
-    ValueError: y mixes numbers and text (such as 0 and 'yes'): give every label one type
-    """
-    if labels.dtype != object:
-        return
-    text = next((v for v in labels if isinstance(v, str)), None)
-    number = next(
-        (v for v in labels if isinstance(v, numbers.Number) and not isinstance(v, bool)), None
-    )
-    if text is not None and number is not None:
-        raise ValueError(
-            f"y mixes numbers and text (such as {number!r} and {text!r}): give every label one type"
-        )
 
 
 def _target_named(name: str) -> str:
@@ -682,8 +595,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         weight = self.class_weight
         if isinstance(weight, dict):  # labels -> indices of classes_, found as rules find them
             labels = self.classes_.tolist()
-            by_text = {str(c): i for i, c in enumerate(labels)}
-            unknown = [k for k in weight if k not in labels and str(k) not in by_text]
+            by_text = {category_key(c): i for i, c in enumerate(labels)}
+            unknown = [k for k in weight if k not in labels and category_key(k) not in by_text]
             if unknown:
                 alike = [c for c in labels if str(c).casefold() == str(unknown[0]).casefold()]
                 raise ValueError(
@@ -692,7 +605,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
                     + (f"; did you mean {alike[0]!r}?" if alike else "")
                 )
             weight = {
-                labels.index(k) if k in labels else by_text[str(k)]: v for k, v in weight.items()
+                labels.index(k) if k in labels else by_text[category_key(k)]: v for k, v in weight.items()
             }
         elif weight != "balanced":
             raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {weight!r}")
@@ -723,17 +636,18 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             )
 
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-        labels = _labels(y, warn=True)
+        labels = class_labels(y, warn=True)
         check_consistent_length(labels, np.empty(n))
-        _check_one_label_type(labels)
+        check_one_label_type(labels)
         check_classification_targets(labels)
+        labels = one_spelling_per_class(labels)
         self.target_name_ = (target_names(y) or ["y"])[0]
         self.classes_, index = np.unique(labels, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(
                 f"y has only 1 class ({shown(self.classes_[0])}); a classifier needs at least two"
             )
-        _warn_rare_and_lookalike_classes(self.classes_, np.bincount(index), self.class_weight)
+        warn_rare_and_lookalike_classes(self.classes_, np.bincount(index), self.class_weight)
         multi = len(self.classes_) > 2
         train = index.astype(np.int64) if multi else index.astype(np.float32)[:, None]
         return train, index
@@ -766,7 +680,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         return [fold for _, fold in split.split(np.zeros(n), labels)]
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
-        labels = _labels(y)
+        labels = class_labels(y)
         if labels.shape[0] != n:
             raise ValueError(f"y has {labels.shape[0]} rows but X has {n}")
         codes, distinct = pd.factorize(labels)

@@ -40,7 +40,12 @@ from deepctrl.tabular.encoding import category_key, is_missing_text
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.frames import as_frame, refuse_lazy
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
-from deepctrl.tabular.table_rules import describe, leaves_and_weights, ruled_columns
+from deepctrl.tabular.table_rules import (
+    Expression,
+    describe,
+    leaves_and_weights,
+    ruled_columns,
+)
 
 MIN_ROWS = 50
 """Default: segments with fewer rows are reported as inconclusive without training."""
@@ -242,22 +247,47 @@ RULE_TEST_NOTE = (
 )
 
 
-def _without_empty_columns(X: pd.DataFrame, rules: Any) -> pd.DataFrame:
-    """The segment's rows without the columns that have no value in them (a discount that
-    one store never gives), which its models could not learn from; a column a rule raises
-    is kept (and the segment then cannot be trained on).
+def _columns_named_by_rules(rules: Any, columns: Sequence[Any]) -> set[str]:
+    """The columns the rules name: those feature rules raise and those expressions use.
+
+    >>> from deepctrl.tabular.table_rules import Expression
+    >>> sorted(_columns_named_by_rules([Expression("y >= cost")], ["price", "cost"]))
+    ['cost']
+    """
+    names = {str(c) for c in columns}
+    used = {
+        name
+        for rule in leaves_and_weights(rules)[0]
+        if isinstance(rule, Expression)
+        for name in rule.comparison.names
+    }
+    return ruled_columns(rules, list(columns)) | (used & names)
+
+
+def _empty_columns(X: pd.DataFrame) -> list[str]:
+    """The columns without a value in ``X``'s rows (blank text is missing too).
 
     >>> X = pd.DataFrame({"price": [1.0, 2.0], "discount": [None, None], "note": ["", " "]})
-    >>> list(_without_empty_columns(X, None).columns)
-    ['price']
+    >>> _empty_columns(X)
+    ['discount', 'note']
     """
-    ruled = ruled_columns(rules, list(X.columns))
-    empty = [
-        c  # stops at a column's first value: blank text is missing too
+    return [
+        str(c)  # stops at a column's first value
         for c in X.columns
-        if str(c) not in ruled and all(is_missing_text(v) for v in X[c].dropna())
+        if all(is_missing_text(v) for v in X[c].dropna())
     ]
-    return X.drop(columns=empty) if empty else X
+
+
+def _no_values(columns: list[str]) -> str:
+    """Why a segment whose rule columns are empty is not judged.
+
+    >>> _no_values(["cost"])
+    "the rule's column 'cost' has no values in this segment"
+    """
+    named = " and ".join(map(repr, columns))
+    if len(columns) > 1:
+        return f"the rule's columns {named} have no values in this segment"
+    return f"the rule's column {named} has no values in this segment"
 
 
 def _judge_segment(
@@ -392,9 +422,15 @@ def rule_test(
         for name in sorted(sizes.index, key=_in_order):
             bar.set_postfix_str(f"group {name}")
             mask = (labels == name).to_numpy()
+            empty = _empty_columns(X[mask])
+            ruled_empty = sorted(set(empty) & _columns_named_by_rules(estimator.rules, X.columns))
+            if ruled_empty and mask.sum() >= min_rows:
+                results[name] = Segment(int(mask.sum()), "inconclusive", _no_values(ruled_empty))
+                bar.update(folds)
+                continue
             results[name], m = _judge_segment(
                 estimator,
-                _without_empty_columns(X[mask], estimator.rules),
+                X[mask].drop(columns=empty),  # a discount that one store never gives
                 y[mask],
                 folds,
                 random_state,

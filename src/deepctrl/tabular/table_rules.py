@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import math
+import unicodedata
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -100,6 +101,11 @@ def _whole(label: Any) -> bool:
     return is_int(label) or (isinstance(label, str) and label.lstrip("-").isdigit())
 
 
+def _composed(label: Any) -> str:
+    """A label as text with its accents composed (Unicode NFC)."""
+    return unicodedata.normalize("NFC", str(label))
+
+
 class Outputs:
     """The model's outputs by name, and how to turn model outputs into the table's units."""
 
@@ -163,7 +169,8 @@ class Outputs:
         ``output`` None is the first output (regression) or ``classes_[1]`` (binary).
 
         With whole-number class labels an integer names a label, never a position, so that
-        ``1`` cannot mean one class here and another there.
+        ``1`` cannot mean one class here and another there. A label's accents may be
+        written either way (``ö``, or ``o`` and a combining mark).
 
         >>> Outputs.classification(["late", "ontime"]).find(1)
         1
@@ -174,7 +181,7 @@ class Outputs:
             return 1 if self.kind == "binary" else 0
         keys = self.labels if self.labels else self.names
         for i, key in enumerate(keys):
-            if key == output or str(key) == str(output):
+            if key == output or _composed(key) == _composed(output):
                 return i
         whole = any(_whole(k) for k in self.labels)
         if is_int(output) and not whole and 0 <= output < len(keys):
