@@ -71,6 +71,28 @@ def test_export_check_notes_text_read_as_missing_that_a_server_would_send(tmp_pa
     assert f"column 'plan' has {rows} row(s) written 'None', read as missing" in err
 
 
+def test_export_check_notes_categories_the_file_writes_otherwise(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    tier = rng.choice(["$5", "$10", "$20"], 120)  # read as the numbers 5, 10, 20
+    x = rng.normal(size=120)
+    frame = pd.DataFrame({"x": x, "tier": tier, "code": rng.choice(["a", "b"], 120)})
+    frame["y"] = x + (tier == "$20") + rng.normal(0, 0.1, 120)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    model, onnx = tmp_path / "t.deepctrl", tmp_path / "t.onnx"
+    fit = ["fit", str(tmp_path / "t.csv"), "--target", "y", "--categorical", "tier", *FAST]
+    assert main([*fit, "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(model), "--check", str(tmp_path / "t.csv"), "--out", str(onnx)]) == 0
+    err = capsys.readouterr().err
+    first = str(tier[0])
+    assert (
+        f"note: {tmp_path / 't.csv'}: column 'tier' has 120 row(s) whose text is not the "
+        f"category's ({first!r} is the category {first[1:]!r}); sent as written, the ONNX "
+        "file takes them for an unseen category: send the category's text"
+    ) in err
+    assert "column 'code'" not in err  # written as its categories
+
+
 def test_each_missing_spelling_of_a_feature_is_counted_on_its_own(tmp_path, capsys):
     rng = np.random.default_rng(0)
     region = np.array(["n/a"] * 20 + ["NA"] * 10 + ["NULL"] * 5 + ["EU"] * 85, dtype=object)

@@ -286,6 +286,10 @@ def test_export_errors_say_what_to_do(fitted, tmp_path, monkeypatch):
     named = dc.DeepCTRLClassifier(max_epochs=1, hidden_size=8, n_seeds=1, random_state=0)
     with pytest.raises(ValueError, match="column named 'label'.*rename the column"):
         named.fit(labelled, kinds).to_onnx(tmp_path / "a.onnx")
+    unnamed = frame.rename(columns={"alpha": ""})  # a frame may have one; an ONNX input not
+    est = dc.DeepCTRLRegressor(max_epochs=1, hidden_size=8, n_seeds=1, random_state=0)
+    with pytest.raises(ValueError, match=r"a column with an empty name \(''\), which an ONNX"):
+        est.fit(unnamed, np.arange(30.0)).to_onnx(tmp_path / "a.onnx")
     with pytest.raises(ValueError, match="not fitted"):
         dc.DeepCTRLRegressor().to_onnx(tmp_path / "b.onnx")
     models, _ = fitted

@@ -642,8 +642,13 @@ def fit_command(
     from deepctrl.tabular.onnx_graph import onnx_name_clashes
 
     for name in onnx_name_clashes(features, task == "classification"):
+        why = (
+            "an ONNX input cannot have"
+            if not name
+            else "the ONNX file uses for its own input or output"
+        )
         print(
-            f"note: column {name!r} has a name the ONNX file uses for its own input or output, "
+            f"note: column {name!r} has a name {why}, "
             "so deepctrl export will refuse this model: rename the column to export it",
             file=sys.stderr,
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -12,7 +14,7 @@ from deepctrl.cli.commands import (
     model_rows,
     one_line_errors,
 )
-from deepctrl.cli.tables import note_missing_spellings
+from deepctrl.cli.tables import PARQUET_SUFFIXES, note_missing_spellings, text_columns
 
 
 def _note_missing_spellings(est: Any, check: str, X: pd.DataFrame) -> None:
@@ -29,6 +31,33 @@ def _note_missing_spellings(est: Any, check: str, X: pd.DataFrame) -> None:
     )
 
 
+def _note_respelled_categories(est: Any, check: str, frame: pd.DataFrame) -> None:
+    """A note for each category column of the CSV file ``check`` (read as ``frame``) whose
+    text the command line reads as a training category though the text differs from it
+    (``$20`` or ``20.0`` for the category ``20``): the ONNX file matches the exact text, so
+    a server that sends the cells as written gets an unseen category."""
+    from deepctrl.tabular.encoding import CATEGORICAL, category_key
+
+    columns = [c for c in est.encoder_.columns if c.kind == CATEGORICAL and c.name in frame]
+    if Path(check).suffix.lower() in PARQUET_SUFFIXES or not columns:
+        return
+    text = text_columns(check, frame, [c.name for c in columns])
+    for column in columns:
+        known = {t for texts in column.spellings() for t in texts if t is not None}
+        written = text[column.name].set_axis(frame.index).str.strip()
+        read = frame[column.name].map(category_key)
+        respelled = (written != "") & ~written.isin(known) & read.isin(known)
+        if respelled.any():
+            first = respelled.to_numpy().argmax()
+            print(
+                f"note: {check}: column {column.name!r} has {int(respelled.sum())} row(s) "
+                f"whose text is not the category's ({written.iloc[first]!r} is the category "
+                f"{read.iloc[first]!r}); sent as written, the ONNX file takes them for an "
+                "unseen category: send the category's text",
+                file=sys.stderr,
+            )
+
+
 @one_line_errors
 def export_command(model: str, out: str, check: str | None = None) -> int:
     """Write the ONNX form of the table model in ``model`` to ``out``; with ``check`` (a
@@ -41,6 +70,7 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
         est, frame, columns, _ = model_and_frame(model, check, drop=False, with_target=False)
         X = model_rows(est, frame, columns)
         _note_missing_spellings(est, check, frame[columns])
+        _note_respelled_categories(est, check, frame)
     else:
         from deepctrl.tabular.estimators import load_any
 

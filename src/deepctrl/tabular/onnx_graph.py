@@ -325,12 +325,13 @@ def preprocessing_graph(
 
 def onnx_name_clashes(columns: Sequence[str], classifier: bool) -> list[str]:
     """The columns whose names an ONNX file of the model uses for its own inputs and
-    outputs (or internal values), so that `to_onnx` refuses them.
+    outputs (or internal values), or cannot give an input (the empty name), so that
+    `to_onnx` refuses them.
 
-    >>> onnx_name_clashes(["alpha", "label", "price"], classifier=False)
-    ['alpha']
+    >>> onnx_name_clashes(["alpha", "label", "price", ""], classifier=False)
+    ['alpha', '']
     """
-    reserved = {"alpha", *(["label", "probabilities"] if classifier else ["prediction"])}
+    reserved = {"", "alpha", *(["label", "probabilities"] if classifier else ["prediction"])}
     return [n for n in columns if n in reserved or n.startswith(INTERNAL)]
 
 
@@ -343,9 +344,15 @@ def table_graph(est: DeepCTRLEstimator) -> Any:
     classifier = hasattr(est, "classes_")
     outputs = ["label", "probabilities"] if classifier else ["prediction"]
     clash = onnx_name_clashes(encoder.names, classifier)
-    if clash:
+    if clash == [""]:
         raise ValueError(
-            f"the table has a column named {clash[0]!r}, which the ONNX file "
+            "the table has a column with an empty name (''), which an ONNX input cannot "
+            "have: rename the column and fit again"
+        )
+    if clash:
+        named = next(n for n in clash if n)
+        raise ValueError(
+            f"the table has a column named {named!r}, which the ONNX file "
             "uses for its own input or output: rename the column and fit again"
         )
     example = torch.zeros(2, encoder.n_encoded)
