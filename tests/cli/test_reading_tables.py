@@ -949,6 +949,28 @@ def test_decimal_parquet_columns_are_numbers(tmp_path):
     assert frame["price"].tolist()[:2] == [5.82, 2.1] and np.isnan(frame["price"][2])
 
 
+def test_a_parquet_column_pandas_wrote_as_the_index_is_a_column(tmp_path):
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({"store": ["a", "b", "c", "d"], "price": [1.0, 2.0, 3.0, 4.0]})
+    frame.set_index("store").to_parquet(tmp_path / "named.parquet")  # a common way to save
+    read = read_table(tmp_path / "named.parquet")
+    assert read.columns.tolist() == ["store", "price"]
+    assert read["store"].tolist() == ["a", "b", "c", "d"] and read.index.tolist() == [0, 1, 2, 3]
+    frame[frame["price"] > 2].to_parquet(tmp_path / "filtered.parquet")  # unnamed row labels
+    read = read_table(tmp_path / "filtered.parquet")
+    assert read.columns.tolist() == ["store", "price"] and read.index.tolist() == [0, 1]
+
+
+def test_a_float16_parquet_column_fits_without_a_numpy_warning(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    share = rng.uniform(0, 1, 60).astype(np.float16)  # a compact column, as some pipelines save
+    pd.DataFrame({"share": share, "y": 2.0 * share}).to_parquet(tmp_path / "h.parquet")
+    fit = ["fit", tmp_path / "h.parquet", "--target", "y", "--out", tmp_path / "h.deepctrl"]
+    code, _, err = run([*fit, *FAST], capsys)
+    assert code == 0 and "overflow" not in err, err
+
+
 def test_negatives_in_parentheses_are_named_and_dropping_them_is_not_advised(tmp_path, capsys):
     rng = np.random.default_rng(3)
     margin = [f'"${v:,.2f}"' for v in rng.uniform(100, 2000, 60)]

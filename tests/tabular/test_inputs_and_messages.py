@@ -364,6 +364,23 @@ def test_a_label_written_with_its_accents_as_separate_marks_is_one_class():
     assert ruled.rule_.output == 0 and ruled.rule_.direction == "decreasing"
 
 
+def test_a_code_held_as_a_number_and_as_text_is_one_category():
+    # pandas' read_csv types a large file's chunks apart: 3 in early rows, "3" in later ones
+    rng = np.random.default_rng(0)
+    code = rng.choice(["1", "2", "3"], 200)
+    X = pd.DataFrame({"price": rng.uniform(1, 10, 200), "code": code})
+    y = X["price"].to_numpy() + code.astype(int)
+    mixed = X.assign(code=[int(c) if i < 100 else c for i, c in enumerate(code)])
+    with pytest.warns(UserWarning, match=r"column 'code' holds 3 categories both as a number"):
+        est = dc.DeepCTRLRegressor(**FAST).fit(mixed, y)
+    assert est.encoder_.column("code").categories == [1, 2, 3]  # 3 inputs, not 6
+    as_number, as_text = (
+        est.predict(pd.DataFrame({"price": [5.0], "code": pd.Series([v], dtype=object)}))[0]
+        for v in (3, "3")
+    )
+    assert as_number == as_text
+
+
 def test_a_rule_column_a_transformer_renamed_or_dropped_gets_a_hint():
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline

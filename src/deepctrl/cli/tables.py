@@ -364,9 +364,9 @@ def _check_format(path: Path) -> None:
 
 
 def _parquet(path: Path) -> pd.DataFrame:
-    """A Parquet file as a DataFrame, its column names in composed form (see :func:`nfc`) and
-    its decimal columns as float64; a column named twice, or a file pyarrow cannot read, is
-    an error."""
+    """A Parquet file as a DataFrame, its column names in composed form (see :func:`nfc`),
+    its decimal columns as float64 and the columns pandas wrote as its index (named ones)
+    as columns; a column named twice, or a file pyarrow cannot read, is an error."""
     try:
         import pyarrow.parquet
     except ImportError:
@@ -384,6 +384,10 @@ def _parquet(path: Path) -> pd.DataFrame:
         frame = pd.read_parquet(path)
     except (ValueError, OSError) as exc:
         raise ValueError(_not_parquet(path, exc)) from None
+    named = [name for name in frame.index.names if name is not None]
+    if named:  # a column pandas wrote as the frame's index (set_index("store")) is a column
+        frame = frame.reset_index(level=named)
+    frame = frame.reset_index(drop=True)  # rows by position, as a CSV file's
     for name in decimals:  # money as databases write it: numbers, not Decimal objects
         frame[name] = frame[name].astype(np.float64)
     frame.columns = [nfc(str(c)) for c in frame.columns]
@@ -672,11 +676,13 @@ def _compact_dates(series: pd.Series) -> bool:
     (False, False)
     >>> _compact_dates(pd.Series([None, None], dtype="Int64"))
     False
+    >>> _compact_dates(pd.Series([0.5, 1.0], dtype=np.float16))  # no overflow warning
+    False
     """
     if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(series):
         return False
-    low, high = series.min(), series.max()  # before the slow part
-    if pd.isna(low) or not (low >= 19000101 and high <= 21001231):
+    low, high = series.min(), series.max()  # before the slow part; float16 holds no 19000101
+    if pd.isna(low) or not (float(low) >= 19000101 and float(high) <= 21001231):
         return False
     values = pd.Series(series.dropna().unique())
     if (values % 1).any():

@@ -655,6 +655,42 @@ def _sort_key(value: Category) -> tuple[int, str, str]:
     return (value is not None, type(value).__name__, str(value))
 
 
+def _one_per_spelling(name: str, categories: list[Category]) -> list[Category]:
+    """``categories`` with one per :func:`category_key`: a column holding 3 and "3" (as
+    pandas' ``read_csv`` may type a large file's chunks) has one category 3, which both
+    find; a warning says so.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     _one_per_spelling("code", [1, 3, "3", "x"])
+    [1, 3, 'x']
+    >>> print(seen[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    column 'code' holds 1 category both as a number and as text (such as 3 and '3'), read as
+    one: give the column one type (pandas' read_csv types a large file's chunks apart unless
+    given low_memory=False)
+    """
+    kept: dict[str | None, Category] = {}
+    twice = []
+    for value in categories:
+        key = category_key(value)
+        if key in kept:
+            twice.append((kept[key], value))
+        else:
+            kept[key] = value
+    if twice:
+        first, other = twice[0]
+        warnings.warn(
+            f"column {name!r} holds {len(twice)} categor{'y' if len(twice) == 1 else 'ies'} "
+            f"both as a number and as text (such as {first!r} and {other!r}), read as one: "
+            "give the column one type (pandas' read_csv types a large file's chunks apart "
+            "unless given low_memory=False)",
+            UserWarning,
+            stacklevel=outside_stacklevel(),
+        )
+    return list(kept.values())
+
+
 def _scaled(name: str, kind: str, start: int, values: np.ndarray) -> Column:
     """A numeric (or date) column's scaling and range from its non-missing values."""
     present = values[~np.isnan(values)]
@@ -811,7 +847,7 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
         cats = ([None] if missing else []) + list(dict.fromkeys(declared))
     else:
         try:
-            cats = sorted(set(distinct), key=_sort_key)
+            cats = _one_per_spelling(name, sorted(set(distinct), key=_sort_key))
         except TypeError:
             raise ValueError(
                 f"column {name!r} holds values that are neither text nor numbers"
