@@ -184,6 +184,34 @@ def test_a_training_loss_gone_nan_is_named_without_validation():
     assert all("\n" not in str(w.message) for w in record)
 
 
+def test_a_bce_loss_gone_nan_is_warned_about_as_the_others_are():
+    """torch's binary cross entropy raises on a NaN probability; the objective gives NaN,
+    as for mse, so that dc.fit warns and sweep reports NaN instead of blaming a sigmoid."""
+    X, y = data()
+    labels = (y > 0).float()
+    sigmoid = lambda: dc.DeepCTRL(  # noqa: E731
+        dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 1, out_activation="sigmoid")
+    )
+    with pytest.warns(RuntimeWarning, match=r"training loss went NaN or infinite \(seed 0 at "):
+        result = dc.fit(
+            sigmoid(),
+            SqrtTrap(),
+            dc.methods.DeepCTRL(rho=1.0),
+            train=(X, labels),
+            task_loss="bce",
+            max_epochs=2,
+        )
+    assert math.isnan(result.history[0]["train_loss"][1])
+    holed = X.clone()
+    holed[0, 1] = math.nan  # a batch with NaN in it: a NaN loss, for bce too
+    out = dc.Objective(sigmoid(), Rises(), dc.methods.DeepCTRL(rho=1.0), task_loss="bce")(
+        holed, labels
+    )
+    assert math.isnan(float(out.task))
+    with pytest.raises(ValueError, match="end the decision block with a sigmoid"):
+        dc.Objective(net(), Rises(), dc.methods.DeepCTRL(rho=1.0), task_loss="bce")(X, labels)
+
+
 def test_a_training_loss_gone_nan_is_named_as_the_cause_with_validation():
     with pytest.warns(
         RuntimeWarning,

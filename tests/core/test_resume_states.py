@@ -103,3 +103,30 @@ def test_a_method_of_ones_own_with_priors_resumes_its_alpha_draws():
     resumed.load_state_dict(saved)
     assert [float(resumed(x, y).alpha) for _ in range(3)] == going_on
     assert len(UniformAlphas().load_state(saved["method"]).priors) == 1
+
+
+@pytest.mark.parametrize(
+    "method", [dc.methods.DeepCTRL(rho=1.0), dc.methods.LagrangianDual()], ids=["deepctrl", "dual"]
+)
+def test_calls_without_gradients_leave_the_training_draws_where_they_stood(method):
+    """A validation step that calls the objective (and Lightning's sanity check, run again
+    after a resume) must not move the alphas or perturbations training draws next."""
+    gen = torch.Generator().manual_seed(1)
+    x, y = torch.randn(32, 3, generator=gen), torch.randn(32, 1, generator=gen)
+    state = trained_objective(method).state_dict()
+
+    def next_training_call(validate_first: bool) -> dc.ObjectiveOutput:
+        torch.manual_seed(2)
+        resumed = dc.Objective(small_net(3), RULE, method, seed=0)
+        resumed.load_state_dict(state)
+        if validate_first:
+            with torch.no_grad():
+                checked = resumed(x[:8], y[:8])  # alpha drawn, rows perturbed
+                assert resumed(x[:8], y[:8]).alpha == checked.alpha  # the same at every call
+                resumed(x[:8], y[:8], alpha=0.0)
+        return resumed(x, y)
+
+    plain, validated = next_training_call(False), next_training_call(True)
+    assert plain.alpha == validated.alpha
+    assert torch.equal(plain.loss.detach(), validated.loss.detach())
+    assert torch.equal(plain.terms.rule, validated.terms.rule)

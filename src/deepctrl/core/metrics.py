@@ -9,6 +9,7 @@ optional sample weights.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -66,13 +67,23 @@ SIGMOID_HINT = "end the decision block with a sigmoid, e.g. dc.mlp(..., out_acti
 
 
 def bce_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
-    """Binary cross entropy of probabilities ``y_hat`` (log clamped at -100, like torch)."""
-    p = _flat(y_hat)
+    """Binary cross entropy of probabilities ``y_hat`` (log clamped at -100, like torch); a
+    NaN probability (a batch with NaN in it, weights gone NaN) gives a NaN loss for its
+    sample, as the other losses do, where torch raises.
+
+    >>> bce_per_sample(torch.tensor([[0.5], [float("nan")]]), torch.tensor([[1.0], [0.0]]))
+    tensor([0.6931,    nan])
+    """
+    p, target = _flat(y_hat), _flat(y).to(y_hat)
     try:
-        return F.binary_cross_entropy(p, _flat(y).to(p), reduction="none").mean(dim=1)
+        return F.binary_cross_entropy(p, target, reduction="none").mean(dim=1)
     except RuntimeError as exc:
         if "between 0 and 1" not in str(exc):
             raise
+        nan = torch.isnan(p)
+        if not ((p < 0) | (p > 1)).any():  # only NaN outside [0, 1]: a NaN loss, no error
+            loss = F.binary_cross_entropy(p.masked_fill(nan, 0.5), target, reduction="none")
+            return loss.masked_fill(nan, math.nan).mean(dim=1)
         raise ValueError(
             "task loss 'bce' needs probabilities in [0, 1] and targets in "
             f"[0, 1], got values outside: {SIGMOID_HINT}"

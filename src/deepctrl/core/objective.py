@@ -19,6 +19,7 @@ Examples:
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from collections.abc import Callable
@@ -412,8 +413,13 @@ class Objective:
         device = device_of(x)
         self._resumed = False
         # the float is read on the host, before the move: no wait for the device
+        # a call without gradients (a validation step, a sanity check) draws from no stream
+        # training draws from, so that validating, or how often, leaves training as it is
+        evaluating = not torch.is_grad_enabled()
         if given_alpha is None:
-            drawn = method_alphas(self.method, 1, state)[:, 0]
+            # an evaluation takes the alpha training would draw next, from a copy
+            source = copy.deepcopy(state) if evaluating else state
+            drawn = method_alphas(self.method, 1, source)[:, 0]
             a, alphas = float(drawn[0]), drawn.to(device)
         else:  # a float64 model trains at the alpha given, not its float32 rounding
             wide = torch.promote_types(self._dtype(), torch.float32)
@@ -421,11 +427,10 @@ class Objective:
         # a DeepCTRL model takes alpha as a tensor, so torch.compile does not specialise on it
         given: float | Tensor = alphas[0] if self._alpha_as_tensor else a
         rule = self.rule if self._use_rule else None
-        # a call before training (a sanity check under no_grad) draws from a stream of its
-        # own, so that training afterwards is the training without it
+        # so does a call before training (its perturbations: the same stream every call)
         gen = (
             self._generator(device)
-            if self.state is not None
+            if self.state is not None and not evaluating
             else torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
         )
         perturbed = perturb_all(rule, x, gen) if rule is not None else []
