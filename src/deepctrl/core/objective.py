@@ -412,10 +412,10 @@ class Objective:
         assert state is not None
         device = device_of(x)
         self._resumed = False
-        # the float is read on the host, before the move: no wait for the device
         # a call without gradients (a validation step, a sanity check) draws from no stream
         # training draws from, so that validating, or how often, leaves training as it is
         evaluating = not torch.is_grad_enabled()
+        # the float is read on the host, before the move: no wait for the device
         if given_alpha is None:
             # an evaluation takes the alpha training would draw next, from a copy
             source = copy.deepcopy(state) if evaluating else state

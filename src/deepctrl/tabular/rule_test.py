@@ -264,7 +264,7 @@ def _columns_named_by_rules(rules: Any, columns: Sequence[Any]) -> set[str]:
     return ruled_columns(rules, list(columns)) | (used & names)
 
 
-def _empty_columns(X: pd.DataFrame) -> list[str]:
+def _empty_columns(X: pd.DataFrame) -> list[Any]:
     """The columns without a value in ``X``'s rows (blank text is missing too).
 
     >>> X = pd.DataFrame({"price": [1.0, 2.0], "discount": [None, None], "note": ["", " "]})
@@ -272,7 +272,7 @@ def _empty_columns(X: pd.DataFrame) -> list[str]:
     ['discount', 'note']
     """
     return [
-        str(c)  # stops at a column's first value
+        c  # stops at a column's first value
         for c in X.columns
         if all(is_missing_text(v) for v in X[c].dropna())
     ]
@@ -423,7 +423,8 @@ def rule_test(
             bar.set_postfix_str(f"group {name}")
             mask = (labels == name).to_numpy()
             empty = _empty_columns(X[mask])
-            ruled_empty = sorted(set(empty) & _columns_named_by_rules(estimator.rules, X.columns))
+            named = _columns_named_by_rules(estimator.rules, X.columns)
+            ruled_empty = sorted(str(c) for c in empty if str(c) in named)
             if ruled_empty and mask.sum() >= min_rows:
                 results[name] = Segment(int(mask.sum()), "inconclusive", _no_values(ruled_empty))
                 bar.update(folds)
