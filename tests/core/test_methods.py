@@ -84,6 +84,29 @@ def test_auto_rho_measures_perturbation_rules_on_the_data_slope():
         assert rho_of(rule, y, "paper").tolist() == [1.0]
 
 
+def test_a_small_auto_rho_of_a_perturbation_rule_is_kept():
+    """Measured on the reference response, the rule loss is in the target's units and the
+    MSE task loss in their square: a target in large units gives a small rho, which says
+    nothing of the fresh network, so it is not taken for 1."""
+    rule = Monotonic(0, "increasing", perturbation=Shift())
+    y = 100 * torch.tensor([[0.0], [3.0], [3.0]])  # reference rule loss 0.3 sqrt(3) 100
+    task = ((X - y) ** 2).mean().item()  # (1 + 298^2 + 297^2) / 3 at alpha 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = dc.fit(
+            fixed_model(),
+            rule,
+            dc.methods.DeepCTRL(rho="auto"),
+            train=(X, y),
+            task_loss="mse",
+            max_epochs=0,
+            reinit=False,
+        )
+    expected = 0.3 * 3**0.5 * 100 / task
+    assert expected < 1e-3  # below the floor a fresh network's measurement has
+    assert result.state["rho"].item() == pytest.approx(expected, rel=1e-5)
+
+
 def test_auto_rho_counts_only_the_pairs_a_threshold_rule_judges():
     # only x = 2 crosses 2.1 when raised by 0.3: a third of the monotonic rule's reference.
     rule = dc.rules.Threshold(0, 2.1, perturbation=Shift())

@@ -109,7 +109,9 @@ def test_many_rows_all_following_give_a_narrow_interval_short_of_one():
     assert s["verification_alpha0_interval"] == pytest.approx([1 - half, 1.0], abs=1e-6)
     verdict, reason = judge(s)
     assert verdict == "consistent"
-    assert reason.endswith("on 100% of held-out rows (99% to 100% at 90% confidence)")
+    assert reason.endswith(
+        "on 100% of held-out rows, on average over the folds (99% to 100% at 90% confidence)"
+    )
     V[:, 0] = 0.0
     lo, hi = segment_statistics(E, V, ALPHAS, [120] * 5)["verification_alpha0_interval"]
     assert lo == 0.0 and hi == pytest.approx(half, abs=1e-6)
@@ -187,6 +189,14 @@ def test_tolerance_scales_with_the_error_and_thresholds_are_parameters():
     leaning = _stats(0.8, [0.65, 0.95], 1, [0.5, 1.5])
     assert judge(leaning)[0] == "inconclusive"
     assert judge(leaning, Thresholds(agree=0.6))[0] == "consistent"
+    half = judge(
+        _stats(0.6, [0.55, 0.65], 0.03, [0.0, 0.04], error_best=10.0), Thresholds(0.7, 0.2, 0.005)
+    )
+    assert (
+        half == ("consistent", half[1]) and "costs +0.3% error, within 0.5% of the best" in half[1]
+    )
+    free = judge(_stats(0.6, [0.55, 0.65], 0.0, [0.0, 0.0], error_best=0.0))
+    assert "costs +0.0% error, within 1% of the best" in free[1]  # no +inf% of a zero error
 
 
 def test_too_few_rows_names_the_count():

@@ -126,7 +126,7 @@ def _affine(u: Tensor, v: Tensor, bias: Tensor | None, alphas: Tensor) -> Tensor
 @final
 class DeepCTRLMerge(Merge):
     """The paper's: cat(a z_r, (1 - a) z_d), the two latents joined ("stochastically
-    concatenated", Sec. 3), each scaled by its share of the rule strength (Sec. 5).
+    concatenated", Sec. 2), each scaled by its share of the rule strength (Sec. 5).
 
     Examples:
         >>> DeepCTRLMerge().latent(torch.ones(1, 2), torch.ones(1, 1),

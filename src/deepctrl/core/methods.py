@@ -532,9 +532,11 @@ def holdings(state: dict[str, Any]) -> str:
 
 
 RHO_FLOOR = 1e-3
-"""With rho="auto", a measured rho below this is taken for 1: the network already (nearly)
-keeps the rule at its initial weights, so the ratio says nothing of how the losses compare
-once the rule is broken, and at alpha 0 the task would weigh almost nothing."""
+"""With rho="auto", a rho measured on the fresh network (a rule judged on the output alone)
+below this is taken for 1: the network already (nearly) keeps the rule at its initial
+weights, so the ratio says nothing of how the losses compare once the rule is broken, and at
+alpha 0 the task would weigh almost nothing. A rho measured on the reference response is
+kept however small (its size follows the target's units)."""
 
 
 def _safe_ratio(
@@ -571,6 +573,18 @@ def _safe_ratio(
             stacklevel=outside_stacklevel(),
         )
     return torch.where(bad, torch.ones_like(ratio), ratio)
+
+
+def _floor(auto: bool, rule: Tensor, task: Tensor, estimate: LossEstimate) -> float:
+    """:data:`RHO_FLOOR` when `rule`, measured for ``rho="auto"``, came from the fresh
+    network (a rule judged on the output alone); 0 otherwise. A rule loss measured on the
+    reference response is in the target's units, so its ratio to an MSE task loss shrinks
+    with the target's scale (about 0.04 / s_y) without saying anything of the network: a
+    small one is kept. Measured again on the fresh network only when the ratio is small."""
+    if not auto or not bool(((rule.double() / task.double()) < RHO_FLOOR).any()):
+        return 0.0
+    fresh, _ = estimate(False)
+    return RHO_FLOOR if torch.equal(fresh, rule) else 0.0
 
 
 RHO_MODES = ("auto", "paper", "epoch")
@@ -656,7 +670,8 @@ class DeepCTRLMethod(LinearMethod):
             state.add("rho", torch.full((len(seeds),), float(self.rho_mode), dtype=torch.float64))
         else:
             auto = self.rho_mode == "auto"
-            state.add("rho", _safe_ratio(*estimate(auto), floor=RHO_FLOOR if auto else 0.0))
+            rule, task = estimate(auto)
+            state.add("rho", _safe_ratio(rule, task, floor=_floor(auto, rule, task, estimate)))
         return state
 
     def load_state(self, state: dict[str, Any]) -> SeedState:

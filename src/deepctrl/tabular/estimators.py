@@ -605,7 +605,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
                     + (f"; did you mean {alike[0]!r}?" if alike else "")
                 )
             weight = {
-                labels.index(k) if k in labels else by_text[category_key(k)]: v for k, v in weight.items()
+                labels.index(k) if k in labels else by_text[category_key(k)]: v
+                for k, v in weight.items()
             }
         elif weight != "balanced":
             raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {weight!r}")

@@ -215,7 +215,9 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
         if s["alpha_rule_holds"] is not None
         else f"at alpha 1, where it still falls short of {HOLDS:.0%} verification"
     )
-    share = cost / abs(s["error_best"]) if s["error_best"] else math.inf
+    best = abs(s["error_best"])
+    share = cost / best if best else 0.0 if cost == 0 else math.copysign(math.inf, cost)
+    tolerance = f"{limits.tolerance * 100:g}%"  # 1%, or 0.5% given
     judged = s.get("folds_judged")  # statistics saved before it was counted have none
     if not math.isfinite(v0) or (judged is not None and judged < 2):
         which = (
@@ -228,14 +230,17 @@ def judge(s: dict[str, Any], limits: Thresholds | None = None) -> tuple[str, str
             "that its perturbation carries across the threshold; a larger perturbation "
             "judges more)"
         )
-    seen = f"the data-only model (alpha 0) follows the rule on {v0:.0%} of held-out rows"
+    seen = (
+        f"the data-only model (alpha 0) follows the rule on {v0:.0%} of held-out rows, "
+        "on average over the folds"
+    )
     span = _span(v0_lo, v0_hi)
     if v0_lo >= limits.agree:
         return "consistent", f"{seen} ({span} at {CONFIDENCE:.0%} confidence)"
     if cost_hi <= allowed and v0_lo > 0.5:
         return "consistent", (
             f"{seen} ({span}), more than half, and following the rule "
-            f"({where}) costs {share:+.1%} error, within {limits.tolerance:.0%} of the best "
+            f"({where}) costs {share:+.1%} error, within {tolerance} of the best "
             f"error at {CONFIDENCE:.0%} confidence"
         )
     if v0_hi <= limits.disagree and cost_lo > allowed:
