@@ -492,6 +492,22 @@ def test_a_row_without_a_weight_or_with_a_negative_one_is_named(tmp_path, capsys
     assert code == 0 and "dropped 1 of 80 rows" in err, err
 
 
+def test_sweep_names_the_line_of_an_infinite_weight(tmp_path, capsys):
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0, 1, 80)
+    frame = pd.DataFrame({"x": x, "w": 1.0, "y": 3 * x})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    model = tmp_path / "m.deepctrl"
+    fit = ["fit", tmp_path / "t.csv", "--target", "y", "--weight-column", "w", "--out", model]
+    assert run([*fit, *FAST], capsys)[0] == 0
+    frame.loc[4, "w"] = np.inf
+    frame.to_csv(tmp_path / "inf.csv", index=False)
+    code, _, err = run(["sweep", model, tmp_path / "inf.csv", "--weight-column", "w"], capsys)
+    assert code == 2 and (
+        "inf.csv: weight column 'w' has an infinite weight in 1 of 80 rows (line 6: inf)"
+    ) in err, err
+
+
 def test_a_column_named_like_an_onnx_input_gets_a_note_at_fit(tmp_path, capsys):
     rng = np.random.default_rng(8)
     x = rng.uniform(0, 1, 100)
@@ -869,7 +885,8 @@ def test_a_file_to_score_names_its_total_row_however_few_numbers_it_holds(tmp_pa
     lines = ["amount,y"] + [f'"${a:,}",{a / 1000:.3f}' for a in amounts]
     (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
     model = tmp_path / "m.deepctrl"
-    assert run(["fit", tmp_path / "t.csv", "--target", "y", "--out", model, *FAST], capsys)[0] == 0
+    fit = ["fit", tmp_path / "t.csv", "--target", "y", "--weight-column", "w", "--out", model]
+    assert run([*fit, *FAST], capsys)[0] == 0
     (tmp_path / "score.csv").write_text('amount,y\n"$1,234",\nTotal,\n')  # one number of two
     code, _, err = run(["predict", model, tmp_path / "score.csv", "--out", "-"], capsys)
     assert code == 2

@@ -210,6 +210,8 @@ def test_a_bce_loss_gone_nan_is_warned_about_as_the_others_are():
     assert math.isnan(float(out.task))
     with pytest.raises(ValueError, match="end the decision block with a sigmoid"):
         dc.Objective(net(), Rises(), dc.methods.DeepCTRL(rho=1.0), task_loss="bce")(X, labels)
+    with pytest.raises(ValueError, match=r"^task loss 'bce' needs targets in \[0, 1\], got -"):
+        dc.sweep(sigmoid(), None, X, y, [0.0], metrics=("bce",))  # probabilities, but y is not
 
 
 def test_a_training_loss_gone_nan_is_named_as_the_cause_with_validation():

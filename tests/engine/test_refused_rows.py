@@ -46,3 +46,16 @@ def test_only_fit_hints_at_weights_for_batches_of_three():
         dc.fit(dc.mlp(3, 8, 1), None, dc.methods.TaskOnly(), train=triples, max_epochs=1)
     with pytest.raises(ValueError, match=r"batches of 3 parts.*or pass \(X, y\) tensors$"):
         dc.sweep(deepctrl(), None, triples, alphas=[0.0])
+
+
+def test_a_dict_where_the_model_takes_a_tensor_is_named_in_one_line():
+    rule, method = dc.Monotonic(0, "decreasing"), dc.methods.DeepCTRL(rho=1.0)
+    as_dict = {"x": X}
+    with pytest.raises(ValueError, match=r"^the model cannot take the val rows .*'x'.*'shape'$"):
+        dc.fit(deepctrl(), rule, method, train=(X, Y), val=(as_dict, Y), max_epochs=1)
+    with pytest.raises(ValueError, match=r"^the model cannot take the training rows .*not dict$"):
+        dc.fit(deepctrl(), rule, method, train=(as_dict, Y), max_epochs=1)
+    with pytest.raises(ValueError, match=r"^the model cannot take the X rows .*not dict$"):
+        dc.sweep(deepctrl(), None, as_dict, Y, [0.0])
+    with pytest.raises(ValueError, match=r"^the model cannot take the given rows .*not dict$"):
+        dc.Objective(dc.mlp(3, 8, 1), None, dc.methods.TaskOnly())(as_dict, Y)

@@ -92,12 +92,28 @@ def test_wrong_architecture_and_missing_architecture(tmp_path):
     with pytest.raises(
         ValueError,
         match=r"stores no architecture \(only models made of dc.mlp "
-        r"parts with a built-in merge do\): build the same "
+        r"parts as built, with a built-in merge, do\): build the same "
         r"model in code and pass it, "
         r"dc.load\(.*plain.safetensors', "
         r"model=YourModel\(...\)\)",
     ):
         dc.load(plain)
+
+
+def test_a_model_whose_mlp_was_changed_after_building_stores_no_architecture(tmp_path):
+    changed = model()
+    changed.decision.append(torch.nn.Sigmoid())  # still a dc.MLP, its dims unchanged
+    path = dc.save(changed, tmp_path / "m.safetensors")
+    with pytest.raises(ValueError, match="stores no architecture"):
+        dc.load(path)  # rebuilding dims (16, 2) would drop the sigmoid, silently
+    again = model()
+    again.decision.append(torch.nn.Sigmoid())
+    x = torch.randn(5, 3)
+    assert torch.equal(dc.load(path, again)(x, 0.3), changed(x, 0.3))
+    swapped = dc.DeepCTRL(dc.mlp(3, 8, 4), dc.mlp(3, 8, 4), dc.mlp(8, 2))
+    assert swapped.spec() is not None
+    swapped.data_encoder[1] = torch.nn.Tanh()  # the ReLU replaced
+    assert swapped.spec() is None
 
 
 def test_a_table_model_file_points_to_its_estimator(tmp_path):

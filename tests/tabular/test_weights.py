@@ -63,6 +63,19 @@ def test_rows_of_weight_zero_are_left_out_as_if_absent_also_from_the_encoding():
     assert weighted.alpha_ == without.alpha_ and weighted.n_train_ == without.n_train_
 
 
+def test_rows_of_weight_zero_are_not_counted_in_balanced_class_weights():
+    X, y = table()
+    labels = np.where(y > y.median(), "high", "low")
+    w = np.where((labels == "low") & (np.arange(len(X)) % 5 < 3), 0.0, 1.0)  # most lows away
+    kept = w > 0
+    balanced = {**FAST, "class_weight": "balanced"}
+    weighted = dc.DeepCTRLClassifier(**balanced).fit(X, labels, sample_weight=w)
+    without = dc.DeepCTRLClassifier(**balanced).fit(
+        X[kept].reset_index(drop=True), labels[kept]
+    )
+    np.testing.assert_array_equal(weighted.predict_proba(X), without.predict_proba(X))
+
+
 def test_equal_weights_train_as_no_weights():
     X, y = table()
     rule = [dc.Monotonic("price", "decreasing")]

@@ -709,6 +709,7 @@ def check_weight_column(weights: pd.Series, path: Path, drops: bool = True) -> N
     for bad, what in (
         (np.isnan(values), "no weight"),
         (values < 0, "a negative weight"),
+        (np.isinf(values), "an infinite weight"),
     ):
         if bad.any():
             first = int(np.flatnonzero(bad)[0])

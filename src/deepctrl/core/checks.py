@@ -39,11 +39,18 @@ def finite_real(value: object, what: str, *, positive: bool = False, nonneg: boo
         0.5
         >>> finite_real(np.array([0.25]), "alpha")
         0.25
+        >>> finite_real(np.zeros(600), "alpha")
+        Traceback (most recent call last):
+        ...
+        ValueError: alpha must be one number, got an array of shape (600,)
     """
     if isinstance(value, Tensor) and value.numel() == 1 and value.dtype != torch.bool:
         value = value.item()
     if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
         value = value.item()
+    if isinstance(value, Tensor | np.ndarray) and math.prod(value.shape) != 1:  # not its values
+        kind = "a tensor" if isinstance(value, Tensor) else "an array"
+        raise ValueError(f"{what} must be one number, got {kind} of shape {tuple(value.shape)}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{what} must be a number, got {value!r}")
     out = float(value)

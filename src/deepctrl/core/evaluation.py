@@ -26,7 +26,7 @@ from torch import Tensor, nn
 from deepctrl.core.calls import eval_mode, predict_alphas
 from deepctrl.core.checks import finite_real, module, nonneg_int
 from deepctrl.core.data import as_inputs, as_target, check_materialized
-from deepctrl.core.inputs import Alphas, Inputs, apply, batch_len, cat, refused_rows, rows
+from deepctrl.core.inputs import REFUSALS, Alphas, Inputs, apply, batch_len, cat, refused_rows, rows
 from deepctrl.core.metrics import HIGHER_IS_BETTER, MEANS, SCORES, score
 from deepctrl.core.rules.base import (
     Rule,
@@ -256,7 +256,7 @@ def _blocks(
         with without_autocast(device):
             try:
                 y_hat, y_p = forward_all(lambda z: at_alphas(z, alphas), x, perturbed, out_dim=1)
-            except RuntimeError as exc:
+            except REFUSALS as exc:
                 if checked:
                     raise
                 raise refused_rows(x, exc, name) from exc

@@ -125,6 +125,12 @@ def cast_floats(x: Inputs, dtype: torch.dtype) -> Inputs:
     return apply(lambda t: t.to(dtype) if t.dtype.is_floating_point and t.dtype != dtype else t, x)
 
 
+REFUSALS = (RuntimeError, TypeError, AttributeError, IndexError, KeyError)
+"""What a model raises on rows it cannot take: another width or dtype (RuntimeError), a dict
+where it takes a tensor or the reverse (TypeError, AttributeError, IndexError), a dict
+without a key it reads (KeyError). Caught on the first rows only, to name them."""
+
+
 def refused_rows(x: Inputs, exc: Exception, which: str) -> ValueError:
     """One line for a model that cannot take the rows ``x`` (``which`` rows: "training",
     "given"): the shape and dtype of one row and the first line of the model's error.

@@ -52,13 +52,42 @@ class MLP(nn.Sequential):
         self.dims = tuple(int(d) for d in dims)
         self.out_activation = out_activation
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> dict[str, Any] | None:
         """The MLP as JSON, for model files.
 
         Returns:
-            Its `dims` and `out_activation`.
+            Its `dims` and `out_activation`; None when its layers are no longer those they
+                describe (a layer appended or replaced after it was built), so that a model
+                file does not rebuild another network.
+
+        Examples:
+            >>> changed = mlp(3, 4, 1)
+            >>> changed.spec(), changed.append(nn.Sigmoid()).spec()
+            ({'dims': [3, 4, 1], 'out_activation': None}, None)
         """
+        if not self._as_built():
+            return None
         return {"dims": list(self.dims), "out_activation": self.out_activation}
+
+    def _as_built(self) -> bool:
+        """Whether the layers are still those `dims` and `out_activation` build."""
+        expected: list[tuple[type[nn.Module], tuple[int, int] | None]] = []
+        for i, pair in enumerate(itertools.pairwise(self.dims)):
+            expected.append((nn.Linear, pair))
+            if i < len(self.dims) - 2:
+                expected.append((nn.ReLU, None))
+        if self.out_activation == "sigmoid":
+            expected.append((nn.Sigmoid, None))
+        if len(self) != len(expected):
+            return False
+        for layer, (cls, shape) in zip(self, expected, strict=True):
+            if not runs_as(layer, cls):
+                return False
+            if shape is not None and (
+                (layer.in_features, layer.out_features) != shape or layer.bias is None
+            ):
+                return False
+        return True
 
 
 class Residual(nn.Module):

@@ -80,13 +80,17 @@ def bce_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
     except RuntimeError as exc:
         if "between 0 and 1" not in str(exc):
             raise
+        if bool(((target < 0) | (target > 1)).any()):
+            raise ValueError(
+                "task loss 'bce' needs targets in [0, 1], got "
+                f"{float(target.min()):.3g} to {float(target.max()):.3g}"
+            ) from None
         nan = torch.isnan(p)
         if not ((p < 0) | (p > 1)).any():  # only NaN outside [0, 1]: a NaN loss, no error
             loss = F.binary_cross_entropy(p.masked_fill(nan, 0.5), target, reduction="none")
             return loss.masked_fill(nan, math.nan).mean(dim=1)
         raise ValueError(
-            "task loss 'bce' needs probabilities in [0, 1] and targets in "
-            f"[0, 1], got values outside: {SIGMOID_HINT}"
+            f"task loss 'bce' needs probabilities in [0, 1], got values outside: {SIGMOID_HINT}"
         ) from None
 
 

@@ -273,8 +273,8 @@ class DeepCTRL(nn.Module):
         for name, part in parts.items():
             if part is None:
                 out[name] = None
-            elif isinstance(part, MLP):
-                out[name] = part.spec()
+            elif isinstance(part, MLP) and (described := part.spec()) is not None:
+                out[name] = described
             else:
                 return None
         return out

@@ -46,6 +46,7 @@ from deepctrl.core.checks import (
 )
 from deepctrl.core.data import as_pair, as_weights, check_materialized
 from deepctrl.core.inputs import (
+    REFUSALS,
     Inputs,
     apply,
     batch_len,
@@ -229,7 +230,7 @@ class Objective:
         the rows fails with one line naming them."""
         try:
             out = self.model(x, alpha=alpha) if self._takes_alpha else self.model(x)
-        except RuntimeError as exc:
+        except REFUSALS as exc:
             if self._checked:
                 raise
             raise refused_rows(x, exc, "given") from exc

@@ -19,7 +19,15 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.calls import in_mode
-from deepctrl.core.inputs import Inputs, apply, expand_seeds, refused_rows, rows, stack_inputs
+from deepctrl.core.inputs import (
+    REFUSALS,
+    Inputs,
+    apply,
+    expand_seeds,
+    refused_rows,
+    rows,
+    stack_inputs,
+)
 from deepctrl.core.losses import block_sums
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule
@@ -167,7 +175,7 @@ class DataLosses:
         def forward(z: Inputs) -> Tensor:
             try:
                 return self.stack(z, a)
-            except RuntimeError as exc:
+            except REFUSALS as exc:
                 if checked:
                     raise
                 raise refused_rows(apply(lambda t: t[0], z), exc, rows_of) from exc

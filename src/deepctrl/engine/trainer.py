@@ -35,7 +35,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
 
 from deepctrl.core.calls import in_mode
-from deepctrl.core.inputs import Inputs, apply, expand_seeds, refused_rows, rows, tensors
+from deepctrl.core.inputs import REFUSALS, Inputs, apply, expand_seeds, refused_rows, rows, tensors
 from deepctrl.core.log import info
 from deepctrl.core.losses import check_outputs, compute_terms
 from deepctrl.core.method_state import SeedState
@@ -200,7 +200,7 @@ class Trainer:
                 xv = rows(Xv, slice(0, 8))
                 try:
                     val_out = self.stack(expand_seeds(xv, S), alphas)
-                except RuntimeError as exc:
+                except REFUSALS as exc:
                     raise refused_rows(xv, exc, "val") from exc
                 try:  # the shapes on a few rows, the values (labels, bce targets) on all
                     check_outputs(val_out[0], yv, self.task_loss)
@@ -213,7 +213,7 @@ class Trainer:
         another width or dtype) fails with one line naming them."""
         try:
             return self.stack(expand_seeds(x, self.stack.size), alphas)
-        except RuntimeError as exc:
+        except REFUSALS as exc:
             raise refused_rows(x, exc, "training") from exc
 
     def calibrate(self) -> None:
@@ -239,7 +239,7 @@ class Trainer:
             y_hat, y_p = forward_all(
                 lambda z: self.stack(z, alpha), x, perturbed if rule is not None else [], dim=1
             )
-        except RuntimeError as exc:  # a DataLoader's rows, not checked before training
+        except REFUSALS as exc:  # a DataLoader's rows, not checked before training
             if self.checked:
                 raise
             raise refused_rows(apply(lambda t: t[0], x), exc, "training") from exc

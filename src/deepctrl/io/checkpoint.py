@@ -225,7 +225,7 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
         if arch is None or (isinstance(arch, dict) and "data_encoder" not in arch):
             raise ValueError(
                 f"{path} stores no architecture (only models made of dc.mlp "
-                "parts with a built-in merge do): build the same model in code "
+                "parts as built, with a built-in merge, do): build the same model in code "
                 "and pass it, "
                 f"dc.load({str(path)!r}, model=YourModel(...))"
             )

@@ -37,7 +37,7 @@ from deepctrl.tabular.alpha_choice import (
 from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
 from deepctrl.tabular.encoding import CATEGORICAL, DATE, TableEncoder, date_values
 from deepctrl.tabular.fit_summary import summary_lines
-from deepctrl.tabular.frames import checked_frame, refuse_lazy, row_weights
+from deepctrl.tabular.frames import checked_frame, refuse_lazy, row_weights, sample_weights
 from deepctrl.tabular.network import LOOKUP_WIDTH, build_network, network_spec
 from deepctrl.tabular.onnx_graph import OnnxExport
 from deepctrl.tabular.params import (
@@ -179,8 +179,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         given (`deepctrl.core.metrics.score`)."""
         raise NotImplementedError
 
-    def _class_weights(self, y_metric: np.ndarray) -> np.ndarray | None:
-        """Per-row weights from `class_weight` (classifiers), or None."""
+    def _class_weights(
+        self, y_metric: np.ndarray, sample_weight: np.ndarray | None
+    ) -> np.ndarray | None:
+        """Per-row weights from `class_weight` (classifiers), with the classes counted on the
+        rows of positive `sample_weight`; or None."""
         return None
 
     def _check_weights(self, y_metric: np.ndarray, weight: np.ndarray) -> None:
@@ -348,7 +351,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
                 (an integer weight acts as repeated rows in expectation; minibatches and the
                 validation split are drawn at random). Rows of weight 0 are left out as if
                 absent, also from the columns' statistics (means, spreads, categories)
-                that the encoding learns. None weighs every row alike.
+                that the encoding learns; the other rows count once in those statistics,
+                whatever their weight (so do the rules' default perturbation sizes, a
+                tenth of a column's spread), while the target's scaling is weighted.
+                With `class_weight="balanced"` the classes are counted on the rows of
+                positive weight. None weighs every row alike.
 
         Returns:
             The estimator itself, fitted.
@@ -398,7 +405,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
             )
         refuse_lazy(y, "y")
         y_train, y_metric = self._set_targets(y, len(frame))
-        weight = row_weights(sample_weight, self._class_weights(y_metric), frame)
+        given = sample_weights(sample_weight, frame)
+        weight = row_weights(given, self._class_weights(y_metric, given), frame)
         if weight is not None:
             self._check_weights(y_metric, weight)
         if weight is not None and (weight == 0).any():  # as if those rows were not there

@@ -589,7 +589,9 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         )
         self.class_weight = class_weight
 
-    def _class_weights(self, y_metric: np.ndarray) -> np.ndarray | None:
+    def _class_weights(
+        self, y_metric: np.ndarray, sample_weight: np.ndarray | None
+    ) -> np.ndarray | None:
         if self.class_weight is None:
             return None
         weight = self.class_weight
@@ -610,6 +612,11 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             }
         elif weight != "balanced":
             raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {weight!r}")
+        elif sample_weight is not None and (sample_weight > 0).any():  # weight 0: not counted
+            present = sample_weight > 0
+            out = np.zeros(len(y_metric))
+            out[present] = compute_sample_weight(weight, y_metric[present])
+            return out
         return compute_sample_weight(weight, y_metric)
 
     @property

@@ -102,7 +102,11 @@ def summary_lines(est: Any) -> list[str]:
         else f"{m} {first[m]:.4g}"
         for m in metrics
     ]
-    lines.append(f"{label} at alpha 0: " + ", ".join(shown))
+    weighted = hasattr(est, "classes_") and fitted_param(est, "class_weight") is not None
+    lines.append(
+        f"{label} at alpha 0{' (classes weighted by class_weight)' if weighted else ''}: "
+        + ", ".join(shown)
+    )
     if est.rule_ is not None:
         lines.append(
             f"default alpha: {_choice(est, est.selected_alpha_, label)}: the lowest "

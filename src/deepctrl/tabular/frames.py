@@ -230,6 +230,16 @@ def target_names(y: Any) -> list[str] | None:
     return None
 
 
+def sample_weights(sample_weight: Any, frame: pd.DataFrame) -> np.ndarray | None:
+    """``sample_weight`` checked as one finite weight >= 0 per row of ``frame`` (float64),
+    or None."""
+    if sample_weight is None:
+        return None
+    return _check_sample_weight(
+        named_table(sample_weight), frame, dtype=np.float64, ensure_non_negative=True
+    )
+
+
 def row_weights(
     sample_weight: Any, by_class: np.ndarray | None, frame: pd.DataFrame
 ) -> np.ndarray | None:
@@ -237,13 +247,8 @@ def row_weights(
     weighs the same (training then runs exactly as without weights)."""
     if by_class is not None and not (np.isfinite(by_class).all() and (by_class >= 0).all()):
         raise ValueError("class_weight must give every class a finite weight >= 0")
-    parts = [] if by_class is None else [by_class]
-    if sample_weight is not None:
-        parts.append(
-            _check_sample_weight(
-                named_table(sample_weight), frame, dtype=np.float64, ensure_non_negative=True
-            )
-        )
+    given = sample_weights(sample_weight, frame)
+    parts = [p for p in (by_class, given) if p is not None]
     if not parts:
         return None
     weight = np.prod(parts, axis=0)
