@@ -885,8 +885,7 @@ def test_a_file_to_score_names_its_total_row_however_few_numbers_it_holds(tmp_pa
     lines = ["amount,y"] + [f'"${a:,}",{a / 1000:.3f}' for a in amounts]
     (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
     model = tmp_path / "m.deepctrl"
-    fit = ["fit", tmp_path / "t.csv", "--target", "y", "--weight-column", "w", "--out", model]
-    assert run([*fit, *FAST], capsys)[0] == 0
+    assert run(["fit", tmp_path / "t.csv", "--target", "y", "--out", model, *FAST], capsys)[0] == 0
     (tmp_path / "score.csv").write_text('amount,y\n"$1,234",\nTotal,\n')  # one number of two
     code, _, err = run(["predict", model, tmp_path / "score.csv", "--out", "-"], capsys)
     assert code == 2
