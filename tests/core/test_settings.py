@@ -83,7 +83,7 @@ def test_the_checks_convert_and_refuse_by_hand():
     assert finite_real(np.int64(3), "w", positive=True) == 3.0
     assert index(np.int32(4), "feature") == 4
     for bad in ("1", None, torch.tensor([1.0, 2.0]), torch.tensor(True)):
-        with pytest.raises(ValueError, match="w must be a number"):
+        with pytest.raises(ValueError, match="w must be (a|one) number"):
             finite_real(bad, "w")
     with pytest.raises(ValueError, match="w must be > 0, got 0"):
         finite_real(0, "w", positive=True)

@@ -148,6 +148,20 @@ def _add_reproduce(subparsers: Any) -> None:
                 help="processes training side by side, each a share of the seeds "
                 "(default: one per CPU core; 1 on a GPU or under torchrun)",
             )
+        if name in ("retail", "cardio"):
+            default = "authors" if name == "retail" else "paper"
+            p.add_argument(
+                "--preset",
+                choices=("paper", "authors"),
+                default=default,
+                help=(
+                    "authors: batches of 128 in order, rho 1, the stored study (default); "
+                    "paper: batches of 32 shuffled, rho auto"
+                    if name == "retail"
+                    else "paper: DeepCTRL with rho auto beside the authors' fixed values "
+                    "(default); authors: DeepCTRL with their rho 1"
+                ),
+            )
         if name == "pendulum":
             p.add_argument(
                 "--report-only",

@@ -70,8 +70,9 @@ def tiny_settings(monkeypatch):
     """Quick settings cut to 2 epochs so that the whole pipeline runs in seconds."""
     make = retail.Settings.make
 
-    def tiny(seeds, quick, shuffle=False):
-        return dataclasses.replace(make(seeds, quick, shuffle), max_epochs=2, patience=1)
+    def tiny(seeds, quick, shuffle=False, batch_size=128):
+        settings = make(seeds, quick, shuffle, batch_size)
+        return dataclasses.replace(settings, max_epochs=2, patience=1)
 
     monkeypatch.setattr(retail.Settings, "make", staticmethod(tiny))
 
@@ -107,7 +108,8 @@ def test_quick_reproduce_writes_results_report_and_figures(tmp_path, tiny_settin
     assert saved["groups"]["NEG0.2"]["methods"]["DeepCTRL"]["rho"] == [1.0]
     check_results_layout(saved, ("mae",))
     main = saved["groups"]["NEG0.2"]
-    assert saved["methods"] == main["methods"] and saved["preset"] == "paper"
+    assert saved["methods"] == main["methods"] and saved["preset"] == "authors"
+    assert (saved["settings"]["batch_size"], saved["settings"]["shuffle"]) == (128, False)
     assert saved["selection"] == {
         "setting": "NEG0.2",
         "best_alpha": main["best_alpha"],
@@ -145,3 +147,27 @@ def test_bad_arguments(tmp_path):
         retail.Settings.make(0, quick=True)
     with pytest.raises(ValueError, match="does not exist"):
         reproduce(seeds=1, quick=True, out=str(tmp_path), m5_dir=str(tmp_path / "none"))
+
+
+def test_the_paper_preset_trains_in_shuffled_batches_of_32_with_rho_auto(tmp_path, tiny_settings):
+    res = reproduce(
+        seeds=1, quick=True, out=str(tmp_path), progress=False, n_items=60, preset="paper"
+    )
+    assert res["preset"] == "paper" and res["settings"]["rho"] == "auto"
+    assert (res["settings"]["batch_size"], res["settings"]["shuffle"]) == (32, True)
+    rho = res["groups"]["NEG0.2"]["methods"]["DeepCTRL"]["rho"]
+    assert len(rho) == 1 and 0 < rho[0] < 1  # measured, not the authors' 1
+    with pytest.raises(ValueError, match="preset must be one of paper, authors, got 'papers'"):
+        reproduce(seeds=1, quick=True, out=str(tmp_path / "x"), preset="papers")
+
+
+@pytest.mark.parametrize(
+    ("experiment", "default"), [("pendulum", "paper"), ("retail", "authors"), ("cardio", "paper")]
+)
+def test_every_paper_study_takes_a_preset(experiment, default):
+    from deepctrl.cli.main import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["reproduce", experiment]).preset == default
+    for preset in ("paper", "authors"):
+        assert parser.parse_args(["reproduce", experiment, "--preset", preset]).preset == preset

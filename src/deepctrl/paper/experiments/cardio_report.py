@@ -27,10 +27,11 @@ DIFFERENCES = (
     "standardized with the Source training statistics. The authors applied the relative "
     "shift to the standardized value, which is zero for a patient at the mean pressure, "
     "shrinks near it and depends on where the mean lies.\n"
-    '- rho: `DeepCTRL` is the library default rho = "auto" (a rule-loss scale measured on '
-    "a reference response, see docs/rho.md; values per seed above); the authors used fixed "
-    "values, trained here as `DeepCTRL(rho=1)` (their main cardio value), 0.1, 0.05 and "
-    "0.01.\n"
+    '- rho: with the `paper` preset `DeepCTRL` has the library default rho = "auto" (a '
+    "rule-loss scale measured on a reference response, see docs/rho.md; values per seed "
+    "above); the authors used fixed values, trained here as `DeepCTRL(rho=1)` (their main "
+    "cardio value), 0.1, 0.05 and 0.01 (with the `authors` preset, `DeepCTRL` is their rho "
+    "= 1).\n"
     "- TaskOnly is the data path of the paper network (19-100-16-1, sigmoid), i.e. the "
     "DeepCTRL network at alpha = 0, trained with the task loss alone.\n"
     "- The three Targets share the same Unusual patients (the paper's table has 6,009 in "
@@ -357,7 +358,8 @@ def report_markdown(results: dict[str, Any]) -> str:
     lines = [
         "# Healthcare: adapting to new populations with the rule strength (paper Sec. 4.3)",
         "",
-        f"`deepctrl reproduce cardio`, seeds {results['seeds']}, batch {s['batch_size']}, "
+        f"`deepctrl reproduce cardio --preset {results['preset']}`, seeds {results['seeds']}, "
+        f"batch {s['batch_size']}, "
         f"Adam {s['lr']:g}, max {s['max_epochs']} epochs, patience {s['patience']}, prior "
         f"{s['prior']}, rule perturbation u = {results['rule']['u']:g} (raw mmHg); "
         f"wall time {results['wall_seconds']:.0f} s.{quick}",

@@ -162,7 +162,8 @@ def report_markdown(results: dict[str, Any]) -> str:
     lines = [
         "# Retail: examining candidate rules and models (paper Sec. 4.2)",
         "",
-        f"`deepctrl reproduce retail`, seeds {results['seeds']}, batch {s['batch_size']}, "
+        f"`deepctrl reproduce retail --preset {results['preset']}`, seeds {results['seeds']}, "
+        f"batch {s['batch_size']}, "
         f"shuffle {s['shuffle']}, max {s['max_epochs']} epochs, patience {s['patience']}, "
         f"price features recomputed under perturbation: {s['recompute_price_features']}, "
         f"wall time {results['wall_seconds']:.0f} s.{quick}",
