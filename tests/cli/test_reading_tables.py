@@ -503,9 +503,11 @@ def test_sweep_names_the_line_of_an_infinite_weight(tmp_path, capsys):
     frame.loc[4, "w"] = np.inf
     frame.to_csv(tmp_path / "inf.csv", index=False)
     code, _, err = run(["sweep", model, tmp_path / "inf.csv", "--weight-column", "w"], capsys)
-    assert code == 2 and (
-        "inf.csv: weight column 'w' has an infinite weight in 1 of 80 rows (line 6: inf)"
-    ) in err, err
+    assert (
+        code == 2
+        and ("inf.csv: weight column 'w' has an infinite weight in 1 of 80 rows (line 6: inf)")
+        in err
+    ), err
 
 
 def test_a_column_named_like_an_onnx_input_gets_a_note_at_fit(tmp_path, capsys):

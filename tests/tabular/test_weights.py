@@ -70,9 +70,7 @@ def test_rows_of_weight_zero_are_not_counted_in_balanced_class_weights():
     kept = w > 0
     balanced = {**FAST, "class_weight": "balanced"}
     weighted = dc.DeepCTRLClassifier(**balanced).fit(X, labels, sample_weight=w)
-    without = dc.DeepCTRLClassifier(**balanced).fit(
-        X[kept].reset_index(drop=True), labels[kept]
-    )
+    without = dc.DeepCTRLClassifier(**balanced).fit(X[kept].reset_index(drop=True), labels[kept])
     np.testing.assert_array_equal(weighted.predict_proba(X), without.predict_proba(X))
 
 

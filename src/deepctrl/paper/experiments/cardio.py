@@ -285,14 +285,14 @@ def reproduce(
     ``out``/results.json, report.md and figures (and with ``save_models`` every trained
     network, :func:`deepctrl.paper.experiments.common.save_models`). ``preset`` is one of
     :data:`PRESETS`. Returns the results dict."""
-    methods = methods_to_train(quick, preset)  # a wrong preset fails before any work
+    to_train = methods_to_train(quick, preset)  # a wrong preset fails before any work
     start = time.perf_counter()
     s = Settings.make(seeds, quick)
     task, data = load_task(csv, cohort_size)
     rule = task.rule(RULE_U)
     runs = {
         name: train(task, name, deepctrl_net(), method, rule, s, device, progress)
-        for name, method in methods
+        for name, method in to_train
     }
     runs["TaskOnly"] = train(
         task, "TaskOnly", task_net(), dc.methods.TaskOnly(), rule, s, device, progress
