@@ -74,6 +74,15 @@ def test_rows_of_weight_zero_are_not_counted_in_balanced_class_weights():
     np.testing.assert_array_equal(weighted.predict_proba(X), without.predict_proba(X))
 
 
+def test_a_class_rare_among_the_rows_that_train_is_warned_about():
+    X, y = table()
+    labels = np.where(y > y.median(), "high", "low")
+    w = np.where(labels == "low", 0.0, 1.0)
+    w[np.flatnonzero(labels == "low")[:3]] = 1.0  # 3 of the 120 lows train
+    with pytest.warns(UserWarning, match=r"class 'low' has 3 of 123 rows, too few to learn"):
+        dc.DeepCTRLClassifier(**FAST).fit(X, labels, sample_weight=w)
+
+
 def test_equal_weights_train_as_no_weights():
     X, y = table()
     rule = [dc.Monotonic("price", "decreasing")]

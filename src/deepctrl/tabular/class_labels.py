@@ -23,7 +23,8 @@ RARE_CLASS = 5
 
 
 def warn_rare_and_lookalike_classes(classes: np.ndarray, counts: np.ndarray, weight: Any) -> None:
-    """Warn about classes of fewer than :data:`RARE_CLASS` rows and about text labels that
+    """Warn about classes of fewer than :data:`RARE_CLASS` rows (``counts``: the rows of
+    positive weight, per class) and about text labels that
     differ only in surrounding spaces or case (`"yes"`, `" yes"`, `"Yes"`: three classes).
 
     >>> import warnings
@@ -36,7 +37,7 @@ def warn_rare_and_lookalike_classes(classes: np.ndarray, counts: np.ndarray, wei
     """
     n = int(counts.sum())
     for label, count in zip(classes.tolist(), counts.tolist(), strict=True):
-        if count < RARE_CLASS:
+        if 0 < count < RARE_CLASS:  # a class of no row is named by the weights' warning
             heavy = (
                 f"; with class_weight='balanced' each of its rows weighs as much as "
                 f"{n / (len(classes) * count):.0f} average rows"

@@ -186,9 +186,9 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         rows of positive `sample_weight`; or None."""
         return None
 
-    def _check_weights(self, y_metric: np.ndarray, weight: np.ndarray) -> None:
-        """Warnings on the row weights given the targets (a classifier's class that weighs
-        nothing)."""
+    def _check_weights(self, y_metric: np.ndarray, weight: np.ndarray | None) -> None:
+        """Warnings on the targets given the row weights, None for none (a classifier's
+        class that weighs nothing, or has too few rows of positive weight)."""
 
     def _weigh_targets(
         self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
@@ -407,8 +407,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
         y_train, y_metric = self._set_targets(y, len(frame))
         given = sample_weights(sample_weight, frame)
         weight = row_weights(given, self._class_weights(y_metric, given), frame)
-        if weight is not None:
-            self._check_weights(y_metric, weight)
+        self._check_weights(y_metric, weight)
         if weight is not None and (weight == 0).any():  # as if those rows were not there
             kept = np.flatnonzero(weight > 0)
             frame = frame.iloc[kept].reset_index(drop=True)

@@ -633,7 +633,13 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         classes."""
         return "cross_entropy" if len(self.classes_) > 2 else "bce"
 
-    def _check_weights(self, y_metric: np.ndarray, weight: np.ndarray) -> None:
+    def _check_weights(self, y_metric: np.ndarray, weight: np.ndarray | None) -> None:
+        kept = y_metric if weight is None else y_metric[weight > 0]  # rows of weight 0: absent
+        warn_rare_and_lookalike_classes(
+            self.classes_, np.bincount(kept, minlength=len(self.classes_)), self.class_weight
+        )
+        if weight is None:
+            return
         totals = np.bincount(y_metric, weights=weight, minlength=len(self.classes_))
         for label in self.classes_[totals == 0].tolist():
             warnings.warn(
@@ -655,7 +661,6 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             raise ValueError(
                 f"y has only 1 class ({shown(self.classes_[0])}); a classifier needs at least two"
             )
-        warn_rare_and_lookalike_classes(self.classes_, np.bincount(index), self.class_weight)
         multi = len(self.classes_) > 2
         train = index.astype(np.int64) if multi else index.astype(np.float32)[:, None]
         return train, index
