@@ -70,24 +70,19 @@ class MLP(nn.Sequential):
         return {"dims": list(self.dims), "out_activation": self.out_activation}
 
     def _as_built(self) -> bool:
-        """Whether the layers are still those `dims` and `out_activation` build."""
-        expected: list[tuple[type[nn.Module], tuple[int, int] | None]] = []
-        for i, pair in enumerate(itertools.pairwise(self.dims)):
-            expected.append((nn.Linear, pair))
-            if i < len(self.dims) - 2:
-                expected.append((nn.ReLU, None))
-        if self.out_activation == "sigmoid":
-            expected.append((nn.Sigmoid, None))
-        if len(self) != len(expected):
-            return False
-        for layer, (cls, shape) in zip(self, expected, strict=True):
-            if not runs_as(layer, cls):
-                return False
-            if shape is not None and (
-                (layer.in_features, layer.out_features) != shape or layer.bias is None
-            ):
-                return False
-        return True
+        """Whether the layers are still those `dims` and `out_activation` build (compared
+        with a fresh build on the meta device, which allocates no weights)."""
+        with torch.device("meta"):
+            built = MLP(*self.dims, out_activation=self.out_activation)
+        return len(self) == len(built) and all(
+            runs_as(layer, type(ref))
+            and (
+                not isinstance(ref, nn.Linear)
+                or (layer.in_features, layer.out_features, layer.bias is None)
+                == (ref.in_features, ref.out_features, False)
+            )
+            for layer, ref in zip(self, built, strict=True)
+        )
 
 
 class Residual(nn.Module):

@@ -85,8 +85,8 @@ def bce_per_sample(y_hat: Tensor, y: Tensor) -> Tensor:
                 "task loss 'bce' needs targets in [0, 1], got "
                 f"{float(target.min()):.3g} to {float(target.max()):.3g}"
             ) from None
-        nan = torch.isnan(p)
         if not ((p < 0) | (p > 1)).any():  # only NaN outside [0, 1]: a NaN loss, no error
+            nan = torch.isnan(p)
             loss = F.binary_cross_entropy(p.masked_fill(nan, 0.5), target, reduction="none")
             return loss.masked_fill(nan, math.nan).mean(dim=1)
         raise ValueError(

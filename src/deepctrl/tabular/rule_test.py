@@ -419,19 +419,20 @@ def rule_test(
     ) as bar:
         results: dict[str, Segment] = {}
         metric = ""
+        named = _columns_named_by_rules(estimator.rules, X.columns)
         for name in sorted(sizes.index, key=_in_order):
             bar.set_postfix_str(f"group {name}")
             mask = (labels == name).to_numpy()
-            empty = _empty_columns(X[mask])
-            named = _columns_named_by_rules(estimator.rules, X.columns)
+            group = X[mask]
+            empty = _empty_columns(group)
             ruled_empty = sorted(str(c) for c in empty if str(c) in named)
-            if ruled_empty and mask.sum() >= min_rows:
-                results[name] = Segment(int(mask.sum()), "inconclusive", _no_values(ruled_empty))
+            if ruled_empty and len(group) >= min_rows:
+                results[name] = Segment(len(group), "inconclusive", _no_values(ruled_empty))
                 bar.update(folds)
                 continue
             results[name], m = _judge_segment(
                 estimator,
-                X[mask].drop(columns=empty),  # a discount that one store never gives
+                group.drop(columns=empty),  # a discount that one store never gives
                 y[mask],
                 folds,
                 random_state,
