@@ -11,7 +11,8 @@ import pytest
 from deepctrl.cli.rules_file import build_rules, monotonic_spec, parse_rules_text, read_rules_file
 from deepctrl.core.rules import Additive, AllOf, Monotonic, Relative, Threshold
 from deepctrl.tabular.encoding import TableEncoder
-from deepctrl.tabular.table_rules import Expression, Outputs, resolve
+from deepctrl.tabular.model_outputs import Outputs
+from deepctrl.tabular.table_rules import Expression, resolve
 
 TABLE = pd.DataFrame({"price": [2.5, 4.0, 6.0], "temp": [-5.0, 0.0, 5.0], "color": ["a", "b", "a"]})
 ENCODER = TableEncoder.fit(TABLE)

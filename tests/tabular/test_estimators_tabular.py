@@ -14,13 +14,9 @@ from deepctrl.core.rules import Additive, Relative, Standardized
 from deepctrl.core.rules.expression import parse
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.frames import as_frame
-from deepctrl.tabular.table_rules import (
-    Expression,
-    Outputs,
-    resolve,
-    rules_config,
-    rules_from_config,
-)
+from deepctrl.tabular.model_outputs import Outputs
+from deepctrl.tabular.stored_rules import rules_config, rules_from_config
+from deepctrl.tabular.table_rules import Expression, resolve
 
 
 def frame() -> pd.DataFrame:
@@ -467,7 +463,8 @@ def test_an_expression_naming_a_date_column_says_it_is_one():
 
 
 def test_whole_number_columns_reach_an_expression_exactly():
-    from deepctrl.tabular.table_rules import NamedPenalty, Outputs
+    from deepctrl.tabular.model_outputs import Outputs
+    from deepctrl.tabular.table_rules import NamedPenalty
 
     X = pd.DataFrame({"stops": [0, 1, 2, 5, 0, 3], "q": [0.1, 0.4, 0.0, 0.9, 0.3, 0.7]})
     enc = TableEncoder.fit(X)

@@ -463,13 +463,9 @@ def test_a_model_file_with_rules_refused_since_it_was_written_still_loads():
     """Refusals added to fitting (a rule twice, an expression naming no output, weights
     beyond the limits) do not apply to a model file's rules."""
     from deepctrl.tabular.encoding import TableEncoder
-    from deepctrl.tabular.table_rules import (
-        Expression,
-        Outputs,
-        resolve,
-        rules_config,
-        rules_from_config,
-    )
+    from deepctrl.tabular.model_outputs import Outputs
+    from deepctrl.tabular.stored_rules import rules_config, rules_from_config
+    from deepctrl.tabular.table_rules import Expression, resolve
 
     X, _ = _sales()
     enc, outputs = TableEncoder.fit(X), Outputs.regression(["y"])

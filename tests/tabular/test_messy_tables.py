@@ -15,7 +15,9 @@ import torch
 
 import deepctrl as dc
 from deepctrl.tabular.encoding import TableEncoder
-from deepctrl.tabular.table_rules import Outputs, check_rule_classes, default_perturbation, resolve
+from deepctrl.tabular.model_outputs import Outputs
+from deepctrl.tabular.rule_checks import check_rule_classes
+from deepctrl.tabular.table_rules import default_perturbation, resolve
 
 pl = pytest.importorskip("polars")
 FAST = {"max_epochs": 15, "batch_size": 32, "n_seeds": 1, "random_state": 0}
@@ -515,7 +517,8 @@ def test_targets_and_columns_of_any_magnitude_are_scaled(scale):
 
 def test_repeated_date_text_reads_as_each_row_would_alone():
     # long columns read each distinct text once; every row must get its own value back
-    from deepctrl.tabular.encoding import DISTINCT_SAMPLE, column_kind, date_values, has_zone
+    from deepctrl.tabular.column_kinds import DISTINCT_SAMPLE, column_kind
+    from deepctrl.tabular.date_columns import date_values, has_zone
 
     texts = ["2024-03-30T23:30+01:00", " 2024-03-31T03:00+02:00", "", None, "2024-12-01"]
     rows = pd.Series([texts[i % 5] for i in range(3 * DISTINCT_SAMPLE + 7)], dtype="str")
@@ -535,7 +538,7 @@ def test_timestamps_naming_one_instant_in_two_zones_keep_their_wall_clocks():
     # equal as instants (so a hash would merge them), different on the wall clock
     berlin = pd.Timestamp("2024-01-01 00:00", tz="Europe/Berlin")
     london = pd.Timestamp("2023-12-31 23:00", tz="Europe/London")
-    from deepctrl.tabular.encoding import date_values
+    from deepctrl.tabular.date_columns import date_values
 
     column = pd.Series([berlin, london] * 6000, dtype=object)
     local = date_values(column, local=True)
@@ -549,7 +552,7 @@ def test_timestamps_naming_one_instant_in_two_zones_keep_their_wall_clocks():
 def test_pyarrow_zoned_times_are_read_at_their_wall_clock_time_as_pandas_ones():
     kolkata = pd.date_range("2024-01-01", periods=120, freq="5h", tz="Asia/Kolkata")
     arrow = pd.Series(kolkata).astype(pd.ArrowDtype(pa.timestamp("us", tz="Asia/Kolkata")))
-    from deepctrl.tabular.encoding import date_values, has_zone
+    from deepctrl.tabular.date_columns import date_values, has_zone
 
     assert has_zone(arrow)
     assert str(date_values(arrow, local=True)[0]) == "2024-01-01T00:00:00.000000000"

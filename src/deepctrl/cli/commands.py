@@ -52,8 +52,10 @@ from deepctrl.cli.tables import (
 from deepctrl.engine.progress import stage
 from deepctrl.io.file_format import table_model_columns
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
-from deepctrl.tabular.encoding import NUMERIC, is_missing_text, listed, rows_have, shown
+from deepctrl.tabular.cell_values import is_missing_text
+from deepctrl.tabular.column_kinds import NUMERIC
 from deepctrl.tabular.number_text import NUMBER_LIKE
+from deepctrl.tabular.table_messages import listed, rows_have, shown
 
 F = TypeVar("F", bound=Callable[..., int])
 _Number = TypeVar("_Number", int, float)
@@ -347,7 +349,10 @@ def check_table_rules(
     """The rules' mistakes (columns, classes, contradictions) before anything is printed or
     trained; ``not_features`` says why a column of the file is not a feature ("the
     target"), for a rule that names it."""
-    from deepctrl.tabular.table_rules import Outputs, check_rules, describe, leaves_and_weights
+    from deepctrl.tabular.model_outputs import Outputs
+    from deepctrl.tabular.rule_checks import check_rules
+    from deepctrl.tabular.rule_leaves import leaves_and_weights
+    from deepctrl.tabular.table_rules import describe
 
     why = {str(target.name): "the target", **(not_features or {})}
     for leaf in leaves_and_weights(rules)[0]:
@@ -617,7 +622,7 @@ def fit_command(
         if spec.rpartition("=")[0].strip() == target:
             raise ValueError(f"--monotonic {spec}: {target!r} is the target; name a feature")
     from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
-    from deepctrl.tabular.table_rules import RowValueError
+    from deepctrl.tabular.rule_checks import RowValueError
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor
     est = kind(

@@ -20,7 +20,7 @@ from deepctrl.cli.tables import PARQUET_SUFFIXES, note_missing_spellings, text_c
 def _note_missing_spellings(est: Any, check: str, X: pd.DataFrame) -> None:
     """A note for each text column of ``check`` whose text such as "None" the table reads
     as missing, which the ONNX file, sent that text, takes for an unseen category."""
-    from deepctrl.tabular.encoding import CATEGORICAL
+    from deepctrl.tabular.column_kinds import CATEGORICAL
 
     text = [c.name for c in est.encoder_.columns if c.kind == CATEGORICAL]
     note_missing_spellings(
@@ -36,7 +36,8 @@ def _note_respelled_categories(est: Any, check: str, frame: pd.DataFrame) -> Non
     text the command line reads as a training category though the text differs from it
     (``$20`` or ``20.0`` for the category ``20``): the ONNX file matches the exact text, so
     a server that sends the cells as written gets an unseen category."""
-    from deepctrl.tabular.encoding import CATEGORICAL, category_key
+    from deepctrl.tabular.cell_values import category_key
+    from deepctrl.tabular.column_kinds import CATEGORICAL
 
     columns = [c for c in est.encoder_.columns if c.kind == CATEGORICAL and c.name in frame]
     if Path(check).suffix.lower() in PARQUET_SUFFIXES or not columns:

@@ -33,7 +33,7 @@ from deepctrl.cli.commands import (
 )
 from deepctrl.cli.rules_file import read_rules_file
 from deepctrl.cli.tables import clean_columns, read_table, read_targets
-from deepctrl.tabular.encoding import shown
+from deepctrl.tabular.table_messages import shown
 
 
 def _out_folder(out: str) -> Path:
@@ -147,7 +147,7 @@ def rule_test_command(
     check_loss_options(task, class_weight, loss)
     check_count_target(frame[target], path, loss)
     if task == "classification" and monotonic and rule_class is None:
-        from deepctrl.tabular.table_rules import Outputs
+        from deepctrl.tabular.model_outputs import Outputs
 
         classes = sorted(frame[target].unique().tolist())
         default = classes[Outputs.classification(classes).find(None)]  # the rule's class

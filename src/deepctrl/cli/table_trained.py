@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 
 from deepctrl.cli.table_numbers import DECIMAL, DRESSED, MINUS_SIGN, THOUSANDS
-from deepctrl.tabular.encoding import CATEGORICAL, Column, category_key
+from deepctrl.tabular.cell_values import category_key
+from deepctrl.tabular.column_fitting import Column
+from deepctrl.tabular.column_kinds import CATEGORICAL
 from deepctrl.tabular.number_text import CURRENCY
 
 
@@ -51,7 +53,7 @@ def _fraction(series: pd.Series) -> bool:
 
 def category_keys(categories: Sequence[Any]) -> set[str | None]:
     """The texts by which a model finds its training ``categories`` of a column (see
-    [Column.spellings][deepctrl.tabular.encoding.Column.spellings]).
+    [Column.spellings][deepctrl.tabular.column_fitting.Column.spellings]).
 
     >>> sorted(category_keys(["S", 36.5, 5.0]))
     ['36.5', '5', 'S']

@@ -34,16 +34,10 @@ from deepctrl.cli.table_numbers import (
     writes_decimal_commas,
 )
 from deepctrl.cli.table_trained import category_keys, category_values, dots_written
-from deepctrl.tabular.encoding import (
-    CATEGORICAL,
-    category_key,
-    check_flat,
-    column_kind,
-    date_text_rows,
-    is_missing_text,
-    reading_hint,
-    shown,
-)
+from deepctrl.tabular.cell_values import category_key, check_flat, is_missing_text
+from deepctrl.tabular.column_kinds import CATEGORICAL, column_kind, reading_hint
+from deepctrl.tabular.date_columns import date_text_rows
+from deepctrl.tabular.table_messages import shown
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 UNREAD_FORMATS = (

@@ -15,8 +15,9 @@ import pandas as pd
 from sklearn.utils.validation import column_or_1d
 
 from deepctrl.core.warn_site import outside_stacklevel
-from deepctrl.tabular.encoding import is_missing_text, shown
+from deepctrl.tabular.cell_values import is_missing_text
 from deepctrl.tabular.frames import named_table
+from deepctrl.tabular.table_messages import shown
 
 RARE_CLASS = 5
 """A class with fewer rows than this is warned about: too few to learn or to validate on."""

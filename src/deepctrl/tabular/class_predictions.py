@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from deepctrl.core.warn_site import outside_stacklevel
-from deepctrl.tabular.encoding import shown
+from deepctrl.tabular.table_messages import shown
 
 
 def unpredicted_classes(

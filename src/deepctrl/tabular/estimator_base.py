@@ -35,9 +35,12 @@ from deepctrl.tabular.alpha_choice import (
     check_alpha,
 )
 from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
-from deepctrl.tabular.encoding import CATEGORICAL, DATE, TableEncoder, date_values
+from deepctrl.tabular.column_kinds import CATEGORICAL, DATE
+from deepctrl.tabular.date_columns import date_values
+from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.fit_summary import summary_lines
 from deepctrl.tabular.frames import checked_frame, refuse_lazy, row_weights, sample_weights
+from deepctrl.tabular.model_outputs import Outputs
 from deepctrl.tabular.network import LOOKUP_WIDTH, build_network, network_spec
 from deepctrl.tabular.onnx_graph import OnnxExport
 from deepctrl.tabular.params import (
@@ -53,14 +56,13 @@ from deepctrl.tabular.params import (
     one_of,
 )
 from deepctrl.tabular.recipe import RECIPES, Recipe, training_recipe
-from deepctrl.tabular.table_rules import (
-    Outputs,
+from deepctrl.tabular.rule_checks import (
     check_expressions,
     check_rule_classes,
     check_rule_columns,
-    resolve,
     ruled_columns,
 )
+from deepctrl.tabular.table_rules import resolve
 
 FEW_VALIDATION_ROWS = 30
 """Below this many held-out rows the estimators warn that the default alpha, chosen on
@@ -584,7 +586,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, BaseEstimator):
 
     def _check_expressions(self, X: Tensor, y_train: np.ndarray, rows: np.ndarray) -> None:
         """Expression rules must have a value on every training row (see
-        :func:`deepctrl.tabular.table_rules.check_expressions`)."""
+        :func:`deepctrl.tabular.rule_checks.check_expressions`)."""
         outputs = self.rule_outputs()
         regression = outputs.kind == "regression"
         at = outputs.at_targets(torch.from_numpy(y_train)) if regression else None

@@ -49,6 +49,7 @@ from torch import Tensor
 from deepctrl.core.metrics import score
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from deepctrl.tabular.cell_values import category_key
 from deepctrl.tabular.class_labels import (
     check_one_label_type,
     class_labels,
@@ -56,12 +57,12 @@ from deepctrl.tabular.class_labels import (
     warn_rare_and_lookalike_classes,
 )
 from deepctrl.tabular.class_predictions import warn_unpredicted_classes
-from deepctrl.tabular.encoding import category_key, listed, shown
 from deepctrl.tabular.estimator_base import PARAMETERS, DeepCTRLEstimator
 from deepctrl.tabular.frames import named_table, refuse_lazy, target_names
 from deepctrl.tabular.model_file import load_estimator, register
+from deepctrl.tabular.model_outputs import Outputs
 from deepctrl.tabular.params import Allowed, fitted_param, one_of
-from deepctrl.tabular.table_rules import Outputs
+from deepctrl.tabular.table_messages import listed, shown
 
 _EPS = float(np.finfo(np.float64).eps)
 """The smallest probability a log loss gives a row's class (2.2e-16, a loss of at most 36 per

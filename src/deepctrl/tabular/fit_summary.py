@@ -7,9 +7,11 @@ from typing import Any
 
 from deepctrl.core.rules import Monotonic, Relative, Threshold
 from deepctrl.tabular.alpha_choice import KEEP_RULE, row_of
-from deepctrl.tabular.encoding import CATEGORICAL, DATE, TableEncoder
+from deepctrl.tabular.column_kinds import CATEGORICAL, DATE
+from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.params import fitted_param
-from deepctrl.tabular.table_rules import acts_on, describe, leaves_and_weights
+from deepctrl.tabular.rule_leaves import leaves_and_weights
+from deepctrl.tabular.table_rules import acts_on, describe
 
 
 def _imputed(est: Any) -> str | None:

@@ -21,7 +21,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from deepctrl.tabular.encoding import check_flat
+from deepctrl.tabular.cell_values import check_flat
 
 
 def has_names(X: Any) -> bool:

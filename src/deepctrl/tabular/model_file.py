@@ -38,12 +38,8 @@ from deepctrl.tabular.model_file_legacy import as_trained
 from deepctrl.tabular.network import build_network
 from deepctrl.tabular.params import fit_snapshot
 from deepctrl.tabular.recipe import Recipe
-from deepctrl.tabular.table_rules import (
-    UnknownRuleKindError,
-    resolve,
-    rules_config,
-    rules_from_config,
-)
+from deepctrl.tabular.stored_rules import UnknownRuleKindError, rules_config, rules_from_config
+from deepctrl.tabular.table_rules import resolve
 
 _COMMON = (
     "n_features_in_",

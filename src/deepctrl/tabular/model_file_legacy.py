@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepctrl.tabular.encoding import NUMERIC, TableEncoder
-from deepctrl.tabular.table_rules import is_int
+from deepctrl.tabular.column_kinds import NUMERIC
+from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.model_outputs import is_int
 
 
 def _class_named(output: Any, classes: list[Any], fitted: dict[str, Any]) -> Any:

@@ -45,17 +45,11 @@ from deepctrl.io.file_format import write_atomic
 from deepctrl.io.onnx_export import check_outputs, export_program, rename_value, require
 from deepctrl.tabular.alpha_choice import per_row_alphas
 from deepctrl.tabular.alpha_evaluation import aligned_alpha
-from deepctrl.tabular.encoding import (
-    CATEGORICAL,
-    DATE,
-    DATE_PARTS,
-    NUMERIC,
-    Column,
-    TableEncoder,
-    category_key,
-    date_values,
-    numeric_values,
-)
+from deepctrl.tabular.cell_values import category_key
+from deepctrl.tabular.column_fitting import Column, numeric_values
+from deepctrl.tabular.column_kinds import CATEGORICAL, DATE, NUMERIC
+from deepctrl.tabular.date_columns import DATE_PARTS, date_values
+from deepctrl.tabular.encoding import TableEncoder
 
 if TYPE_CHECKING:
     from deepctrl.tabular.estimator_base import DeepCTRLEstimator
@@ -80,7 +74,7 @@ FLOAT32_REACH = 16.0
 for its ONNX input to be float32 (which rounds them by up to 2^-24 of their size, here
 under 1e-6 of a standard deviation); farther, the input is float64.
 
->>> from deepctrl.tabular.encoding import Column
+>>> from deepctrl.tabular.column_fitting import Column
 >>> [_wide_numbers(Column("c", "numeric", 0, std=0.02, low=40.6, high=40.8)),
 ...  _wide_numbers(Column("c", "numeric", 0, std=15.0, low=18.0, high=90.0))]
 [True, False]

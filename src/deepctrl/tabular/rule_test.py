@@ -35,17 +35,14 @@ from tqdm.auto import tqdm
 from deepctrl.core.inputs import Alphas
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from deepctrl.tabular.cell_values import category_key, is_missing_text
 from deepctrl.tabular.class_predictions import WEIGHTS_HINT
-from deepctrl.tabular.encoding import category_key, is_missing_text
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.frames import as_frame, refuse_lazy
+from deepctrl.tabular.rule_checks import ruled_columns
+from deepctrl.tabular.rule_leaves import leaves_and_weights
 from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
-from deepctrl.tabular.table_rules import (
-    Expression,
-    describe,
-    leaves_and_weights,
-    ruled_columns,
-)
+from deepctrl.tabular.table_rules import Expression, describe
 
 MIN_ROWS = 50
 """Default: segments with fewer rows are reported as inconclusive without training."""
