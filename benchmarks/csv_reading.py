@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.tables import read_table
+from deepctrl.cli.table_reading import read_table
 
 CITIES = ["Berlin", "Bonn", "Hamburg", "Köln", "München", "Leipzig", "Dresden", "Essen"]
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.tables import left_out_columns
+from deepctrl.cli.table_cleaning import left_out_columns
 from deepctrl.tabular.encoding import TableEncoder
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
-from deepctrl.cli.tables import read_table
+from deepctrl.cli.table_reading import read_table
 from deepctrl.tabular.estimators import load_any
 
 
@@ -400,7 +400,8 @@ def test_parquet_input_and_sweep_without_target(fitted, tmp_path, capsys):
     assert code == 0 and "only verification ratios are shown" in err
     assert "(no target column 'sales', or an empty one)" in err
     assert [sorted(r) for r in rows] == [["alpha", "verification_ratio"]] * 2
-    from deepctrl.cli.tables import missing_spellings, read_table
+    from deepctrl.cli.table_as_written import missing_spellings
+    from deepctrl.cli.table_reading import read_table
 
     typed = tmp_path / "typed.parquet"  # booleans and numbers: nothing spelled as missing
     pd.DataFrame({"flag": [True, None, False], "code": [1, 2, None]}).to_parquet(typed)
@@ -569,7 +570,7 @@ def test_alpha_and_min_verification_exclude_each_other(fitted, tmp_path, capsys)
     assert err.startswith(
         "deepctrl predict: error: argument --min-verification: not allowed with argument --alpha"
     )
-    from deepctrl.cli.commands import predict_command
+    from deepctrl.cli.predict_command import predict_command
 
     message = "--alpha, --alpha-column and --min-verification exclude each other"
     with pytest.raises(ValueError, match=message):
@@ -778,7 +779,7 @@ def test_a_parquet_list_column_is_named(tmp_path, capsys):
 def test_a_warning_repeated_with_other_numbers_prints_once(capsys):
     import warnings
 
-    from deepctrl.cli.commands import one_line_warnings
+    from deepctrl.cli.one_line_errors import one_line_warnings
 
     with one_line_warnings():
         for fold, rows in ((1, 12), (2, 9), (3, 14)):  # as each fold of a rule test warns

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
-from deepctrl.cli.tables import read_table
+from deepctrl.cli.table_reading import read_table
 
 FAST = ["--max-epochs", "2", "--no-progress"]
 

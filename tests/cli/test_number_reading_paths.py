@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deepctrl.cli import table_numbers
-from deepctrl.cli.tables import read_table
+from deepctrl.cli.table_reading import read_table
 
 VALUES = [
     "1,234.50",

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
-from deepctrl.cli.tables import IDENTIFIER, left_out_columns, read_table
+from deepctrl.cli.table_cleaning import IDENTIFIER, left_out_columns
+from deepctrl.cli.table_reading import read_table
 from deepctrl.tabular.encoding import TableEncoder
 from helpers import stores_csv
 

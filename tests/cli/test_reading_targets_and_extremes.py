@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from deepctrl.cli.main import main
-from deepctrl.cli.tables import clean_columns, read_table
+from deepctrl.cli.table_cleaning import clean_columns
+from deepctrl.cli.table_reading import read_table
 
 FAST = ["--max-epochs", "2", "--no-progress"]
 

@@ -8,13 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from deepctrl.cli.commands import (
-    check_output_path,
-    model_and_frame,
-    model_rows,
-    one_line_errors,
-)
-from deepctrl.cli.tables import PARQUET_SUFFIXES, note_missing_spellings, text_columns
+from deepctrl.cli.one_line_errors import one_line_errors
+from deepctrl.cli.option_checks import check_output_path
+from deepctrl.cli.scored_table import model_and_frame, model_rows
+from deepctrl.cli.table_as_written import note_missing_spellings
+from deepctrl.cli.table_reading import PARQUET_SUFFIXES, text_columns
 
 
 def _note_missing_spellings(est: Any, check: str, X: pd.DataFrame) -> None:

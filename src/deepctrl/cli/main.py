@@ -235,7 +235,7 @@ def _run_experiment(args: argparse.Namespace) -> int:
         for k, v in vars(args).items()
         if k not in ("handler", "target", "command", "experiment")
     }
-    from deepctrl.cli.commands import one_line_warnings
+    from deepctrl.cli.one_line_errors import one_line_warnings
 
     with one_line_warnings():
         run(**options)
@@ -405,7 +405,7 @@ def _add_fit(subparsers: Any) -> None:
 
 
 def _run_fit(args: argparse.Namespace) -> int:
-    from deepctrl.cli.commands import fit_command
+    from deepctrl.cli.fit_command import fit_command
 
     return fit_command(
         args.data,
@@ -470,7 +470,7 @@ def _add_sweep(subparsers: Any) -> None:
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
-    from deepctrl.cli.commands import sweep_command
+    from deepctrl.cli.sweep_command import sweep_command
 
     return sweep_command(
         args.model,
@@ -535,7 +535,7 @@ def _add_predict(subparsers: Any) -> None:
 
 
 def _run_predict(args: argparse.Namespace) -> int:
-    from deepctrl.cli.commands import predict_command
+    from deepctrl.cli.predict_command import predict_command
 
     return predict_command(
         args.model,

@@ -12,27 +12,30 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deepctrl.cli.commands import (
+from deepctrl.cli.column_checks import (
     check_count_target,
-    check_device,
-    check_loss_options,
-    check_rule_class,
-    check_rule_class_has_rules,
     check_table_rules,
     check_whole_classes,
-    check_writable,
-    epochs_option,
     feature_columns,
     id_frame,
     infer_task,
     no_column,
+)
+from deepctrl.cli.one_line_errors import one_line_errors
+from deepctrl.cli.option_checks import (
+    check_device,
+    check_loss_options,
+    check_rule_class,
+    check_rule_class_has_rules,
+    check_writable,
+    epochs_option,
     number,
-    one_line_errors,
     set_loss_options,
     table_rules,
 )
 from deepctrl.cli.rules_file import read_rules_file
-from deepctrl.cli.tables import clean_columns, read_table, read_targets
+from deepctrl.cli.table_cleaning import clean_columns, read_targets
+from deepctrl.cli.table_reading import read_table
 from deepctrl.tabular.table_messages import shown
 
 

@@ -1,4 +1,4 @@
-"""How a CSV file is laid out, for [read_table][deepctrl.cli.tables.read_table]: opening it
+"""How a CSV file is laid out, for [read_table][deepctrl.cli.table_reading.read_table]: opening it
 plain or compressed (a spreadsheet workbook named otherwise is named), its separator (told
 by its first lines, or the ``sep=`` line spreadsheets write), its column names in composed
 form, and the line on which a data row starts.

@@ -1,7 +1,7 @@
 """Reading the numbers a CSV file writes as text: decimal commas, thousands separators
 (spaces and apostrophes too), currency signs and codes, percent signs and the typographic
 minus sign, for
-[read_table][deepctrl.cli.tables.read_table].
+[read_table][deepctrl.cli.table_reading.read_table].
 
 Each step runs its regular expressions over a whole column at once: by pyarrow (RE2) where
 it is installed, spelled so that RE2 reads every value as Python's ``re`` does, and by
@@ -291,7 +291,7 @@ def decimal_commas(frame: pd.DataFrame, known: Collection[str] = ()) -> pd.DataF
     from spreadsheets in many locales write them) as numbers; values of such a column that
     are no numbers ("Summe") stay text when most are numbers (or any, in the ``known``
     number columns of a model), for :func:`clean_columns
-    <deepctrl.cli.tables.clean_columns>` to name. A column where some values group their
+    <deepctrl.cli.table_cleaning.clean_columns>` to name. A column where some values group their
     thousands with dots ("1.850,46" beside "926,59", as price lists write them) is left
     for :func:`thousands`, which reads both.
 
@@ -368,7 +368,7 @@ def thousands(
     """Columns of numbers, some written with thousands separators ("1,234.5" in a comma
     file, "1.234,5" in a semicolon file), as numbers, with a note; values of such a column
     that are no numbers ("unknown", a "Total" row) stay text when most are numbers, for
-    :func:`clean_columns <deepctrl.cli.tables.clean_columns>` to name. A number whose
+    :func:`clean_columns <deepctrl.cli.table_cleaning.clean_columns>` to name. A number whose
     first group is 0 ("0,436") is not grouped. ``raw``, the columns pandas read as numbers
     that :func:`may_be_grouped` as the file writes them, lets those be checked too: in a
     semicolon file pandas reads the grouped whole number "1.927" as 1.927, yet a column
@@ -496,7 +496,7 @@ def _note_decimals(name: str, first: str, trained: bool = False) -> None:
 def _partly_numbers(text: pd.Series, numbers: pd.Series, known: bool = False) -> pd.Series | None:
     """``text`` with ``numbers`` (NaN where a value reads as none) in place of the values
     they read, the others kept (for :func:`clean_columns
-    <deepctrl.cli.tables.clean_columns>` to name): floats when every value reads, None when
+    <deepctrl.cli.table_cleaning.clean_columns>` to name): floats when every value reads, None when
     no more than half do (none, in a column ``known`` to hold numbers: a model's).
 
     >>> text = pd.Series(["1", "x", None, "3"], dtype=object)

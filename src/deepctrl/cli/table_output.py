@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from deepctrl.cli.tables import PARQUET_SUFFIXES, UNREAD_FORMATS
+from deepctrl.cli.table_reading import PARQUET_SUFFIXES, UNREAD_FORMATS
 from deepctrl.io.file_format import write_atomic
 
 STDOUT = "-"

@@ -1,5 +1,5 @@
 """Reading a file to score as the model's training file was read, for
-[read_table][deepctrl.cli.tables.read_table]: how the training file wrote the dots of each
+[read_table][deepctrl.cli.table_reading.read_table]: how the training file wrote the dots of each
 number column (a fact of the file, kept in the model), and a category column's values
 matched to the training categories by their text, each row alone.
 """

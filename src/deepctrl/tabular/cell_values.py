@@ -46,10 +46,10 @@ def _plain(value: Any) -> Category:
     return value
 
 
-def _plain_all(values: Any, column: Any) -> list[Category]:
+def plain_all(values: Any, column: Any) -> list[Category]:
     """:func:`_plain` of every value, an error naming the column.
 
-    >>> _plain_all([pd.Interval(0, 1)], "age band")  # doctest: +ELLIPSIS
+    >>> plain_all([pd.Interval(0, 1)], "age band")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: column 'age band': category Interval(0, 1, ...) is neither text, ...
@@ -73,7 +73,7 @@ def _booleans_as_text(series: pd.Series) -> pd.Series:
     return series.where(~flags, series.map(str))
 
 
-def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
+def plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
     """Each row's index into the column's distinct values, and those values as plain
     categories (None where missing); :func:`_plain` runs once per distinct value."""
     if pd.api.types.infer_dtype(series, skipna=True).startswith("mixed"):
@@ -85,7 +85,7 @@ def _plain_codes(series: pd.Series) -> tuple[np.ndarray, list[Category]]:
         raise ValueError(
             f"column {series.name!r} holds values that are neither text nor numbers"
         ) from None
-    return np.asarray(codes, dtype=np.int64), _plain_all(distinct, series.name)
+    return np.asarray(codes, dtype=np.int64), plain_all(distinct, series.name)
 
 
 NESTED = (list, tuple, dict, set, np.ndarray)

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from deepctrl.core.warn_site import outside_stacklevel
-from deepctrl.tabular.cell_values import Category, _plain_all, _plain_codes, category_key
+from deepctrl.tabular.cell_values import Category, category_key, plain_all, plain_codes
 from deepctrl.tabular.column_kinds import CATEGORICAL, DATE, NUMERIC, column_kind, reading_hint
-from deepctrl.tabular.date_columns import _days, date_values, has_zone
+from deepctrl.tabular.date_columns import date_values, days_from, has_zone
 from deepctrl.tabular.table_messages import rows_have, shown
 
 MISSING_NAME = "(missing)"
@@ -204,7 +204,7 @@ def _warn_dwarfed(name: str, present: np.ndarray, std: float) -> None:
         )
 
 
-def _numeric_input(c: Column, values: np.ndarray, index: pd.Index) -> np.ndarray:
+def numeric_input(c: Column, values: np.ndarray, index: pd.Index) -> np.ndarray:
     """A number column's values scaled as in training (missing ones 0); an error naming
     the first value too large for float32 once scaled, and one warning when values lie
     far outside the training range (beyond it by more than its width)."""
@@ -234,7 +234,7 @@ def _numeric_input(c: Column, values: np.ndarray, index: pd.Index) -> np.ndarray
     return scaled
 
 
-def _warn_far_dates(c: Column, days: np.ndarray, dates: np.ndarray) -> None:
+def warn_far_dates(c: Column, days: np.ndarray, dates: np.ndarray) -> None:
     """One warning when dates lie far outside the training dates (beyond them by more than
     their span; a year typed 2204 for 2024, or microseconds read as nanoseconds)."""
     width = max(c.high - c.low, c.std)
@@ -257,10 +257,10 @@ def _warn_far_dates(c: Column, days: np.ndarray, dates: np.ndarray) -> None:
     )
 
 
-def _first_odd(series: pd.Series) -> str:
+def first_odd(series: pd.Series) -> str:
     """Where a column that should hold numbers does not: its first value that is not one.
 
-    >>> _first_odd(pd.Series([1.5, "abc", None]))
+    >>> first_odd(pd.Series([1.5, "abc", None]))
     "but row 1 holds 'abc'"
     """
     present = series.notna().to_numpy()
@@ -271,7 +271,7 @@ def _first_odd(series: pd.Series) -> str:
     return f"but row {int(odd[0])} holds {shown(series.iloc[odd[0]])}"
 
 
-def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -> Column:
+def fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -> Column:
     kind = column_kind(series)
     if kind == NUMERIC:
         return _scaled(name, kind, start, numeric_values(series))
@@ -280,7 +280,7 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
         if np.isnat(dates).all():
             raise ValueError(f"column {name!r} has no dates, only missing values")
         origin = str(dates[~np.isnat(dates)].min())
-        days = _days(dates, origin)
+        days = days_from(dates, origin)
         col = _scaled(name, kind, start, days)
         col.origin, col.integer, col.zoned = origin, False, has_zone(series)
         # dates all in UTC ("Z") mean UTC clock times: new ones with an offset are converted
@@ -300,13 +300,13 @@ def _fit_column(name: str, series: pd.Series, start: int, trend: bool = False) -
             if varies
         ]
         return col
-    codes, distinct = _plain_codes(series)
+    codes, distinct = plain_codes(series)
     if all(v is None for v in distinct) and not isinstance(series.dtype, pd.CategoricalDtype):
         raise ValueError(f"column {name!r} has no values, only missing ones")
     counts = np.bincount(codes, minlength=len(distinct))
     missing = int(sum(k for k, v in zip(counts, distinct, strict=True) if v is None))
     if isinstance(series.dtype, pd.CategoricalDtype):
-        declared = _plain_all(series.dtype.categories, series.name)
+        declared = plain_all(series.dtype.categories, series.name)
         cats = ([None] if missing else []) + list(dict.fromkeys(declared))
     else:
         try:

@@ -17,7 +17,7 @@ from deepctrl.tabular.cell_values import Category, is_missing_text
 from deepctrl.tabular.number_text import number_hint
 
 NUMERIC, CATEGORICAL, DATE = "numeric", "categorical", "date"
-_ISO_DATE = re.compile(
+ISO_DATE = re.compile(
     r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?"
     r"(Z|[+-]\d{2}:?\d{2})?$"
 )
@@ -71,7 +71,7 @@ def _date_hint(name: str, values: Sequence[Category]) -> str | None:
     True
     """
     text = [v.strip() for v in values if isinstance(v, str)]
-    other = [v for v in text if not _ISO_DATE.match(v)]
+    other = [v for v in text if not ISO_DATE.match(v)]
     dated = len(text) - len(other) + sum(_other_date(v) for v in other)
     if not other or len(text) < 3 or dated < 0.8 * len(text):
         return None
@@ -123,7 +123,7 @@ def text_codes(series: pd.Series) -> tuple[np.ndarray, Any] | None:
 
 def _is_date(value: Any) -> bool:
     return isinstance(value, datetime.date) or (
-        isinstance(value, str) and bool(_ISO_DATE.match(value.strip()))
+        isinstance(value, str) and bool(ISO_DATE.match(value.strip()))
     )
 
 
@@ -141,9 +141,9 @@ def _looks_like_dates(series: pd.Series) -> bool:
     text = stripped_text(values)
     if text is not None:  # text only: judged at once, after a look at its first value
         present = text.dropna()
-        if present.empty or not _ISO_DATE.match(present.iloc[0]):
+        if present.empty or not ISO_DATE.match(present.iloc[0]):
             return False
-        return bool(present.str.match(_ISO_DATE.pattern).all())
+        return bool(present.str.match(ISO_DATE.pattern).all())
     seen = False
     for v in values:
         if is_missing_text(v):
@@ -154,7 +154,7 @@ def _looks_like_dates(series: pd.Series) -> bool:
     return seen
 
 
-_ARROW_TEXT = "string[pyarrow]" if importlib.util.find_spec("pyarrow") else "string"
+ARROW_TEXT = "string[pyarrow]" if importlib.util.find_spec("pyarrow") else "string"
 """The text type zones are cut from: pyarrow's where it is installed."""
 
 
@@ -171,7 +171,7 @@ def stripped_text(values: Any) -> pd.Series | None:
     series = pd.Series(values, dtype=object)
     if pd.api.types.infer_dtype(series, skipna=True) not in ("string", "empty"):
         return None
-    text = series.astype(_ARROW_TEXT).str.strip()
+    text = series.astype(ARROW_TEXT).str.strip()
     return text.mask(text == "")
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from deepctrl.tabular.cell_values import is_missing_text
-from deepctrl.tabular.column_kinds import _ARROW_TEXT, _ISO_DATE, text_codes
+from deepctrl.tabular.column_kinds import ARROW_TEXT, ISO_DATE, text_codes
 from deepctrl.tabular.table_messages import shown
 
 DAY = np.timedelta64(1, "D")
@@ -32,7 +32,7 @@ def date_text_rows(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     codes, distinct = pd.factorize(series, use_na_sentinel=False)  # each value read once
     text = pd.Series([None if is_missing_text(v) else str(v).strip() for v in distinct])
     present = text.notna().to_numpy()
-    dated = present & text.str.match(_ISO_DATE).fillna(False).to_numpy(dtype=bool)
+    dated = present & text.str.match(ISO_DATE).fillna(False).to_numpy(dtype=bool)
     other = present & ~dated
     try:
         parsed = pd.to_datetime(text[dated], format="ISO8601", utc=True, errors="coerce")
@@ -82,7 +82,7 @@ def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
                 [None if is_missing_text(v) else str(v).strip() for v in values], dtype=object
             )
             if local:  # pyarrow's strings replace three times faster than objects
-                text = text.astype(_ARROW_TEXT).str.replace(_ZONE, "", regex=True)
+                text = text.astype(ARROW_TEXT).str.replace(_ZONE, "", regex=True)
             parsed = pd.to_datetime(text, format="ISO8601", utc=True)
     except (ValueError, TypeError, OverflowError) as exc:
         raise ValueError(_not_dates(series, exc)) from None
@@ -141,13 +141,13 @@ def has_zone(series: pd.Series) -> bool:
     return bool(text.str.contains(_ZONE).any())
 
 
-def _days(dates: np.ndarray, origin: str) -> np.ndarray:
+def days_from(dates: np.ndarray, origin: str) -> np.ndarray:
     """Days (float, NaN where missing) from ``origin`` to each date."""
     out = (dates - np.datetime64(origin, "ns")) / DAY
     return np.where(np.isnat(dates), np.nan, out)
 
 
-def _cyclic(days: np.ndarray, dates: np.ndarray, part: str) -> np.ndarray:
+def cyclic_part(days: np.ndarray, dates: np.ndarray, part: str) -> np.ndarray:
     """(rows, 2) sine and cosine of a date part (0 for missing dates)."""
     if part == "year":
         phase = (dates - dates.astype("datetime64[Y]")) / DAY / DATE_PARTS["year"]

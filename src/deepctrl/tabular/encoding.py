@@ -35,17 +35,17 @@ import numpy as np
 import pandas as pd
 
 from deepctrl.core.warn_site import outside_stacklevel
-from deepctrl.tabular.cell_values import Category, _plain_codes, category_key, is_missing_text
+from deepctrl.tabular.cell_values import Category, category_key, is_missing_text, plain_codes
 from deepctrl.tabular.column_fitting import (
     Column,
-    _first_odd,
-    _fit_column,
-    _numeric_input,
-    _warn_far_dates,
+    first_odd,
+    fit_column,
+    numeric_input,
     numeric_values,
+    warn_far_dates,
 )
 from deepctrl.tabular.column_kinds import CATEGORICAL, DATE, NUMERIC, column_kind
-from deepctrl.tabular.date_columns import DATE_PARTS, _cyclic, _days, date_values, has_zone
+from deepctrl.tabular.date_columns import DATE_PARTS, cyclic_part, date_values, days_from, has_zone
 from deepctrl.tabular.table_messages import listed, rows_have
 
 
@@ -115,7 +115,7 @@ class TableEncoder:
             raise ValueError(f"column names must be unique; repeated: {dup}")
         columns, start = [], 0
         for name, (_, series) in zip(names, frame.items(), strict=True):
-            col = _fit_column(name, series.rename(name), start, trend=name in trends)
+            col = fit_column(name, series.rename(name), start, trend=name in trends)
             columns.append(col)
             start += col.width
         return cls(columns)
@@ -217,7 +217,7 @@ class TableEncoder:
             kind = column_kind(series)
             if kind != c.kind and not (c.kind == DATE and kind == CATEGORICAL):
                 if not series.map(is_missing_text).all():
-                    raise ValueError(f"column {c.name!r} must be {c.kind}, {_first_odd(series)}")
+                    raise ValueError(f"column {c.name!r} must be {c.kind}, {first_odd(series)}")
                 # no value at all (one row of a request, say): missing, of the column's kind
                 series = pd.Series(
                     np.nan if c.kind == NUMERIC else pd.NaT,
@@ -236,10 +236,12 @@ class TableEncoder:
                         stacklevel=outside_stacklevel(),
                     )
                 dates = date_values(series, local=c.local)[take]
-                values = _days(dates, c.origin)
-                _warn_far_dates(c, values, dates)
+                values = days_from(dates, c.origin)
+                warn_far_dates(c, values, dates)
                 for j, part in enumerate(c.parts):
-                    out[:, c.start + 1 + 2 * j : c.start + 3 + 2 * j] = _cyclic(values, dates, part)
+                    out[:, c.start + 1 + 2 * j : c.start + 3 + 2 * j] = cyclic_part(
+                        values, dates, part
+                    )
             missing = np.isnan(values)
             if missing.any() and not c.indicator:
                 warnings.warn(
@@ -249,7 +251,7 @@ class TableEncoder:
                     stacklevel=outside_stacklevel(),
                 )
             if c.kind == NUMERIC:
-                out[:, c.start] = _numeric_input(c, values, series.index[take])
+                out[:, c.start] = numeric_input(c, values, series.index[take])
             else:
                 out[:, c.start] = np.where(missing, 0.0, (values - c.mean) / c.std)
             if c.indicator:
@@ -263,7 +265,7 @@ class TableEncoder:
         for i, texts in enumerate(c.spellings()):
             for text in texts:
                 by_text.setdefault(text, i)
-        codes, distinct = _plain_codes(series)
+        codes, distinct = plain_codes(series)
 
         def find(v: Category) -> int:
             i = index.get(v)  # True finds 1 in a dict: a boolean only finds a boolean

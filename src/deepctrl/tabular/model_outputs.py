@@ -19,7 +19,7 @@ def is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _whole(label: Any) -> bool:
+def whole_label(label: Any) -> bool:
     """A whole-number class label: 2, or its text '2' (the estimators keep labels as text)."""
     return is_int(label) or (isinstance(label, str) and label.lstrip("-").isdigit())
 
@@ -107,7 +107,7 @@ class Outputs:
         for i, key in enumerate(keys):
             if key == output or _composed(key) == _composed(output):
                 return i
-        whole = any(_whole(k) for k in self.labels)
+        whole = any(whole_label(k) for k in self.labels)
         if is_int(output) and not whole and 0 <= output < len(keys):
             return int(output)
         what, plural = ("class", "classes") if self.labels else ("target", "targets")

@@ -20,15 +20,15 @@ from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.column_fitting import Column, numeric_values
 from deepctrl.tabular.column_kinds import NUMERIC
 from deepctrl.tabular.encoding import TableEncoder
-from deepctrl.tabular.model_outputs import Outputs, _whole
+from deepctrl.tabular.model_outputs import Outputs, whole_label
 from deepctrl.tabular.rule_leaves import leaves_and_weights
 from deepctrl.tabular.table_rules import (
     Expression,
+    ExpressionFn,
     NamedPenalty,
-    _ExpressionFn,
-    _named,
     default_perturbation,
     describe,
+    located,
     resolve,
 )
 
@@ -84,12 +84,12 @@ def check_expressions(
     at = y_model if y_model is not None else torch.zeros(len(x), outputs.n_model_outputs)
     for rule in expressions:
         with torch.no_grad():
-            value = NamedPenalty(_ExpressionFn(rule), encoder, outputs)(x, at.to(x.dtype))
+            value = NamedPenalty(ExpressionFn(rule), encoder, outputs)(x, at.to(x.dtype))
         bad = ~torch.isfinite(value.reshape(len(x), -1)).all(dim=1)
         if bad.any():
             row = int(rows[bad.numpy()].min())  # the first in the user's table
             raise RowValueError(
-                f"rule {_named(rule, 'expression')} is not a finite number on "
+                f"rule {located(rule, 'expression')} is not a finite number on "
                 f"{int(bad.sum())} of the {len(x)} rows given to fit (the first at ",
                 row,
                 "): a log, square root or division there has no value; keep its argument in "
@@ -118,17 +118,17 @@ def check_rule_columns(
     """
     for rule in leaves_and_weights(rules)[0]:
         if isinstance(rule, Monotonic | Threshold):
-            col = encoder.ordered(rule.feature, f"rule {_named(rule, 'column')}")
+            col = encoder.ordered(rule.feature, f"rule {located(rule, 'column')}")
             if col.low == col.high:
                 raise ValueError(
-                    f"rule {_named(rule, 'column')}: column {col.name!r} is constant "
+                    f"rule {located(rule, 'column')}: column {col.name!r} is constant "
                     f"({col.low:g}) in the training rows, so the rule can be neither learned "
                     "nor checked"
                 )
             if isinstance(rule, Threshold) and col.kind == NUMERIC:
                 if not col.low < float(rule.threshold) < col.high:
                     raise ValueError(
-                        f"rule {_named(rule, 'threshold')}: the threshold "
+                        f"rule {located(rule, 'threshold')}: the threshold "
                         f"{float(rule.threshold):g} is not inside the training values of "
                         f"{col.name!r} ({col.low:g} to {col.high:g}), so no row lies on both "
                         "sides of it to judge"
@@ -153,7 +153,7 @@ def _check_crossed(rule: Threshold, col: Column, column: pd.Series) -> None:
         else ""
     )
     raise ValueError(
-        f"rule {_named(rule, 'threshold')}: no training row can cross the threshold "
+        f"rule {located(rule, 'threshold')}: no training row can cross the threshold "
         f"{a:g}, since no value below it is raised past it (values move by at most "
         f"{_largest(reach):g} in the column's units){whole}; or give a larger perturbation"
     )
@@ -172,7 +172,7 @@ def _check_step_size(rule: Monotonic | Threshold, col: Column, column: pd.Series
     if reach is None or not _largest(reach) > _WIDEST_STEP * (col.high - col.low):
         return
     raise ValueError(
-        f"rule {_named(rule, 'column')}: its perturbation moves {col.name!r} by up to "
+        f"rule {located(rule, 'column')}: its perturbation moves {col.name!r} by up to "
         f"{_largest(reach):.3g}, more than {_WIDEST_STEP:g} times the column's training range "
         f"({col.low:g} to {col.high:g}), so the rule would be learned far from every row; "
         f"give a step near the column's spread (a tenth of its standard deviation is "
@@ -217,7 +217,7 @@ def check_rule_classes(rules: Any, outputs: Outputs) -> None:
     for rule in feature_rules:
         if rule.output is not None and outputs.find(rule.output) != default:
             raise ValueError(
-                f"rules {_named(rule, 'output')} and {_named(unnamed[0])} act on different "
+                f"rules {located(rule, 'output')} and {located(unnamed[0])} act on different "
                 "classes: "
                 f"{outputs.describe(outputs.find(rule.output))} and "
                 f"{outputs.describe(default)}, the default for a rule without a class; give "
@@ -229,7 +229,7 @@ def check_rule_classes(rules: Any, outputs: Outputs) -> None:
     which = "second of 2" if len(labels) == 2 else f"first of {len(labels)}"
     quantity = (
         "; if the target is a quantity, a regressor (--task regression) fits it"
-        if len(labels) > 2 and all(_whole(v) for v in labels)
+        if len(labels) > 2 and all(whole_label(v) for v in labels)
         else ""
     )
     names = ", ".join(describe(r) for r in unnamed)

@@ -104,12 +104,12 @@ class NamedPenalty:
         return self.fn(columns, self.outputs.raw(y_hat))
 
 
-class _ExpressionFn:
+class ExpressionFn:
     def __init__(self, rule: Expression) -> None:
         self.rule, self.comparison = rule, rule.comparison
 
     def __reduce__(self) -> tuple[type, tuple[Expression]]:
-        return (_ExpressionFn, (self.rule,))
+        return (ExpressionFn, (self.rule,))
 
     def __call__(self, columns: dict[str, Tensor], outputs: dict[str, Tensor]) -> Tensor:
         return self.comparison.residual({**columns, **outputs})
@@ -139,7 +139,7 @@ def describe(rule: Rule, where: bool = False, key: str | None = None) -> str:
     return type(rule).__name__.lower() + where_text
 
 
-def _named(rule: Rule, key: str | None = None) -> str:
+def located(rule: Rule, key: str | None = None) -> str:
     """:func:`describe` with where the rule (or its ``key``) was written, for errors."""
     return describe(rule, where=True, key=key)
 
@@ -171,7 +171,7 @@ def _feature_key(rule: Monotonic | Threshold, col: Column, outputs: Outputs) -> 
     try:
         index = outputs.find(rule.output)
     except ValueError as exc:
-        raise ValueError(f"rule {_named(rule, 'output')}: {exc}") from None
+        raise ValueError(f"rule {located(rule, 'output')}: {exc}") from None
     if outputs.kind == "binary":
         return 0, index == 0
     return index, False
@@ -181,7 +181,7 @@ def _resolve_feature_rule(
     rule: Monotonic | Threshold, encoder: TableEncoder, outputs: Outputs
 ) -> tuple[Rule, tuple[str, int, str]]:
     """The rule on the encoded input, and (column, output, direction) it constrains."""
-    col = encoder.ordered(rule.feature, f"rule {_named(rule, 'column')}")
+    col = encoder.ordered(rule.feature, f"rule {located(rule, 'column')}")
     index, flip = _feature_key(rule, col, outputs)
     direction = (
         rule.direction
@@ -196,7 +196,7 @@ def _resolve_feature_rule(
         step = f"{fallback.scale:.3g}"
         whole = " (whole numbers step at least to the next one)" if col.integer else ""
         warnings.warn(
-            f"rule {_named(rule, 'column')}: column {col.name!r} takes values around 0, where "
+            f"rule {located(rule, 'column')}: column {col.name!r} takes values around 0, where "
             f"a relative perturbation barely moves it; consider an additive one of {step}"
             f"{' days' if col.kind == DATE else ''}, the default for this column{whole}: "
             f"leave the perturbation out (or perturbation=dc.rules.Additive({step}); in a "
@@ -211,7 +211,7 @@ def _resolve_feature_rule(
     if isinstance(out, Threshold):
         if col.kind == DATE:
             raise ValueError(
-                f"rule {_named(rule, 'threshold')}: a threshold on the date column "
+                f"rule {located(rule, 'threshold')}: a threshold on the date column "
                 f"{col.name!r} is not supported; a monotonic rule is"
             )
         out.threshold = col.to_encoded(out.threshold)
@@ -242,11 +242,11 @@ def _check_pairs(
         )
         if other[1] == direction:
             raise ValueError(
-                f"rules {_named(other[0])} and {_named(rule)} say the same "
+                f"rules {located(other[0])} and {located(rule)} say the same "
                 f"of {column!r} and {on}{two}: give it once"
             )
         raise ValueError(
-            f"rules {_named(other[0])} and {_named(rule)} contradict each "
+            f"rules {located(other[0])} and {located(rule)} contradict each "
             f"other: {on} cannot both rise and fall with {column!r}{two}"
         )
     _check_thresholds(keys, seen, outputs, strict)
@@ -283,7 +283,7 @@ def _check_thresholds(
         rival = monotone.get((column, index))
         if rival is not None and rival[1] != direction:
             raise ValueError(
-                f"rules {_named(rival[0])} and {_named(rule)} contradict each other: {on} "
+                f"rules {located(rival[0])} and {located(rule)} contradict each other: {on} "
                 f"cannot both {_MOVES[rival[1]]} with {column!r} and be "
                 f"{'lower' if direction == 'decreasing' else 'higher'} above "
                 f"{rule.threshold:g}"
@@ -291,12 +291,12 @@ def _check_thresholds(
         twin = at.get((column, index, rule.threshold))
         if twin is not None and twin[1] != direction:
             raise ValueError(
-                f"rules {_named(twin[0])} and {_named(rule)} contradict each other: {on} "
+                f"rules {located(twin[0])} and {located(rule)} contradict each other: {on} "
                 f"cannot be both higher and lower above {rule.threshold:g}"
             )
         if twin is not None and strict:
             raise ValueError(
-                f"rules {_named(twin[0])} and {_named(rule)} say the same of {column!r} and "
+                f"rules {located(twin[0])} and {located(rule)} say the same of {column!r} and "
                 f"{on} above {rule.threshold:g}: give it once"
             )
         at[(column, index, rule.threshold)] = (rule, direction)
@@ -341,27 +341,27 @@ def _resolve_penalty(
             if name in encoder.names:
                 kind = "a date column" if encoder.column(name).kind == DATE else "categorical"
                 raise ValueError(
-                    f"rule {_named(rule, 'expression')}: column {name!r} is {kind}; "
+                    f"rule {located(rule, 'expression')}: column {name!r} is {kind}; "
                     "an expression can only use numeric columns and outputs"
                 )
             numeric = [c.name for c in encoder.columns if c.kind == NUMERIC]
             raise ValueError(
-                f"rule {_named(rule, 'expression')}: unknown name {name!r}; the numeric "
+                f"rule {located(rule, 'expression')}: unknown name {name!r}; the numeric "
                 f"columns are {listed(numeric)} and the outputs {', '.join(outputs.names)}"
             )
         if strict and not set(rule.comparison.names) & set(outputs.names):
             raise ValueError(
-                f"rule {_named(rule, 'expression')} names no output "
+                f"rule {located(rule, 'expression')} names no output "
                 f"({', '.join(outputs.names)}), so the model cannot change whether it holds: "
                 "an expression compares the outputs with the columns"
             )
         clash = set(encoder.names) & set(outputs.names) & set(rule.comparison.names)
         if clash:
             raise ValueError(
-                f"rule {_named(rule, 'expression')}: {sorted(clash)[0]!r} is both a column "
+                f"rule {located(rule, 'expression')}: {sorted(clash)[0]!r} is both a column "
                 "and an output"
             )
-        fn = _ExpressionFn(rule)
+        fn = ExpressionFn(rule)
     named = NamedPenalty(fn, encoder, outputs)
     if type(rule) in (Penalty, Expression):
         return Penalty(named, tau=rule.tau, strict=rule.strict)
@@ -389,7 +389,7 @@ def _check_repeats(leaves: list[Rule]) -> None:
         earlier = next((other for other in leaves[:i] if _same(other) == _same(leaf)), None)
         if earlier is not None:
             raise ValueError(
-                f"rules {_named(earlier)} and {_named(leaf)} are the same rule, which would "
+                f"rules {located(earlier)} and {located(leaf)} are the same rule, which would "
                 "count twice: give it once (a weight makes a rule count more)"
             )
 
