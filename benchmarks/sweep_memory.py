@@ -28,7 +28,7 @@ from collections.abc import Callable
 import torch
 
 import deepctrl as dc
-from deepctrl.core.evaluation import predict_sweep
+from deepctrl.core.sweep_outputs import predict_sweep
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from table_speed import rss_mb, table
 

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 import deepctrl as dc
-from deepctrl.core.evaluation import ERROR_METRICS
+from deepctrl.core.alpha_selection import ERROR_METRICS
 from deepctrl.tabular.alpha_choice import keep_rule_alpha, min_error_alpha
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "choosing-alpha.md"

@@ -36,8 +36,8 @@ _WHERE = {
     "read_checkpoint": "deepctrl.io.checkpoint",
     "save": "deepctrl.io.checkpoint",
     "to_onnx": "deepctrl.io.onnx_export",
-    "predict_sweep": "deepctrl.core.evaluation",
-    "select_alpha": "deepctrl.core.evaluation",
+    "predict_sweep": "deepctrl.core.sweep_outputs",
+    "select_alpha": "deepctrl.core.alpha_selection",
     "sweep": "deepctrl.core.evaluation",
     "verification_ratio": "deepctrl.core.evaluation",
     "Monotonic": "deepctrl.core.rules",
@@ -52,11 +52,13 @@ _TABULAR_EXTRA = ("pandas", "sklearn", "scipy", "matplotlib", "narwhals")
 
 if TYPE_CHECKING:
     from deepctrl import methods, priors, rules
-    from deepctrl.core.evaluation import predict_sweep, select_alpha, sweep, verification_ratio
+    from deepctrl.core.alpha_selection import select_alpha
+    from deepctrl.core.evaluation import sweep, verification_ratio
     from deepctrl.core.layers import MLP, Residual, mlp
     from deepctrl.core.model import DeepCTRL
     from deepctrl.core.objective import Objective, ObjectiveOutput
     from deepctrl.core.rules import Monotonic
+    from deepctrl.core.sweep_outputs import predict_sweep
     from deepctrl.engine.callbacks import Callback, EpochEnd
     from deepctrl.engine.result import FitResult
     from deepctrl.engine.training import fit, fit_methods

@@ -11,8 +11,8 @@ Examples:
 """
 
 from deepctrl.core.method_state import SeedState
+from deepctrl.core.method_terms import Coefficients, Terms
 from deepctrl.core.methods import (
-    Coefficients,
     DeepCTRLMethod,
     LagrangianDual,
     LinearMethod,
@@ -20,7 +20,6 @@ from deepctrl.core.methods import (
     RuleOnly,
     TaskAndRule,
     TaskOnly,
-    Terms,
 )
 
 DeepCTRL = DeepCTRLMethod

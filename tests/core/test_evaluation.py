@@ -36,7 +36,7 @@ def test_sweep_equals_separate_evaluations():
 def test_blocks_of_rows_join_to_the_whole_from_tensors_and_from_a_loader():
     from torch.utils.data import DataLoader, TensorDataset
 
-    from deepctrl.core.evaluation import JoinedRows, predict_sweep
+    from deepctrl.core.sweep_outputs import JoinedRows, predict_sweep
 
     model, X, y = model_and_data()
     rule = Monotonic(0, "increasing", perturbation=dc.rules.Additive(0.5))
@@ -59,7 +59,7 @@ def test_blocks_of_rows_join_to_the_whole_from_tensors_and_from_a_loader():
 def test_each_rule_leaf_draws_its_own_stream_whatever_the_blocks():
     from torch.utils.data import DataLoader, TensorDataset
 
-    from deepctrl.core.evaluation import predict_sweep
+    from deepctrl.core.sweep_outputs import predict_sweep
 
     model, X, y = model_and_data()
     X = X.abs() + 0.1  # relative perturbations of positive values

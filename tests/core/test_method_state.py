@@ -5,7 +5,7 @@ import torch
 
 import deepctrl as dc
 from deepctrl.core.method_stack import MethodStack
-from deepctrl.core.methods import Terms
+from deepctrl.core.method_terms import Terms
 from helpers import loss_estimate
 
 

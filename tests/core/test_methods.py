@@ -8,7 +8,7 @@ from torch import nn
 
 import deepctrl as dc
 from deepctrl.core.method_stack import MethodStack
-from deepctrl.core.methods import Terms
+from deepctrl.core.method_terms import Terms
 from deepctrl.core.rules import Monotonic, Penalty, Perturbation
 from helpers import loss_estimate
 
@@ -270,12 +270,12 @@ def test_a_member_whose_seeds_all_stopped_leaves_the_others_training():
 
 
 def test_rho_epoch_warns_when_a_seed_falls_back_to_one_not_every_epoch():
-    from deepctrl.core.methods import _safe_ratio
+    from deepctrl.core.rho import safe_ratio
 
     rule, task = torch.tensor([0.0, 2.0]), torch.tensor([1.0, 4.0])
     with pytest.warns(RuntimeWarning, match="re-measured rule or task loss is zero"):
-        rho = _safe_ratio(rule, task, torch.tensor([0.3, 0.7]))
+        rho = safe_ratio(rule, task, torch.tensor([0.3, 0.7]))
     assert rho.tolist() == [1.0, 0.5]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert _safe_ratio(rule, task, rho).tolist() == [1.0, 0.5]  # still there: quiet
+        assert safe_ratio(rule, task, rho).tolist() == [1.0, 0.5]  # still there: quiet

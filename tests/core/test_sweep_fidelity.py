@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import deepctrl as dc
-from deepctrl.core.evaluation import predict_sweep
+from deepctrl.core.sweep_outputs import predict_sweep
 
 
 def _net():

@@ -192,13 +192,13 @@ def test_many_predictions_run_on_the_free_cores(monkeypatch, rows, busy, expecte
         return original(*args)
 
     monkeypatch.setattr(est, "combined_at", spy)
-    sweep = alpha_evaluation.evaluation.predict_sweep
+    sweep = alpha_evaluation.sweep_outputs.predict_sweep
 
     def sweep_spy(*args, **kwargs):
         seen.append(torch.get_num_threads())
         return sweep(*args, **kwargs)
 
-    monkeypatch.setattr(alpha_evaluation.evaluation, "predict_sweep", sweep_spy)
+    monkeypatch.setattr(alpha_evaluation.sweep_outputs, "predict_sweep", sweep_spy)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:

@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from deepctrl.core.inputs import Inputs, apply, batch_len
-from deepctrl.core.methods import Terms
+from deepctrl.core.method_terms import Terms
 from deepctrl.core.metrics import SIGMOID_HINT
 from deepctrl.core.rules.base import Context, Rule, forward_all, make_context, violation_of
 from deepctrl.core.scale import Scales, reference_rule_loss

@@ -21,17 +21,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from deepctrl.core.method_checks import method_alphas, method_loss, method_state
 from deepctrl.core.method_state import SeedState, saved_seed_state
-from deepctrl.core.methods import (
-    Coefficients,
-    LossEstimate,
-    Method,
-    Terms,
-    holdings,
-    method_alphas,
-    method_loss,
-    method_state,
-)
+from deepctrl.core.method_terms import Coefficients, LossEstimate, Terms
+from deepctrl.core.methods import Method, holdings
 
 
 class MethodStack(Method):

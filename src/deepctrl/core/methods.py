@@ -13,149 +13,17 @@ Examples:
 from __future__ import annotations
 
 import abc
-import warnings
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from deepctrl.core.checks import finite_real
 from deepctrl.core.method_state import SeedState, saved_seed_state
+from deepctrl.core.method_terms import Coefficients, LossEstimate, Terms
 from deepctrl.core.priors import Beta, Prior
+from deepctrl.core.rho import ratio_floor, safe_ratio
 from deepctrl.core.seeding import derive_seed
-from deepctrl.core.warn_site import outside_stacklevel
-
-
-class Terms(NamedTuple):
-    """Per-seed quantities of one batch, for S seeds.
-
-    Attributes:
-        task: The task loss, (S,).
-        rule: The rule loss, (S,).
-        violations: The mean signed violation of each rule leaf, (S, n_rules).
-        alpha: The rule strength each seed trained at, (S,).
-    """
-
-    task: Tensor
-    rule: Tensor
-    violations: Tensor
-    alpha: Tensor
-
-    def detached(self) -> Terms:
-        """The same terms cut from the autograd graph (what a method's hooks receive).
-
-        >>> x = torch.ones(2, requires_grad=True)
-        >>> Terms(x * 2, x, x[:, None], x).detached().task.requires_grad
-        False
-        """
-        return Terms(*(t.detach() for t in self))
-
-
-class Coefficients(NamedTuple):
-    """Per-seed weights of a linear objective; a float weighs every seed alike.
-
-    The objective is `task * t.task + rule * t.rule + sum_k violations_k * t.violations_k`.
-
-    Attributes:
-        task: The weight of the task loss, (S,) or a float.
-        rule: The weight of the rule loss, (S,) or a float.
-        violations: The weight of each signed violation, (S, n_rules) or a float.
-    """
-
-    task: Tensor | float
-    rule: Tensor | float
-    violations: Tensor | float
-
-    def combine(self, t: Terms) -> Tensor:
-        """The per-seed objective of terms `t`.
-
-        Args:
-            t: One batch's terms.
-
-        Returns:
-            The objective, (S,).
-
-        Examples:
-            >>> c = Coefficients(1.0, torch.tensor([0.5]), 0.0)
-            >>> c.combine(Terms(torch.tensor([2.0]), torch.tensor([4.0]), torch.ones(1, 1),
-            ...                 torch.zeros(1))).tolist()
-            [4.0]
-        """
-        return (
-            self.task * t.task + self.rule * t.rule + (self.violations * t.violations).sum(dim=-1)
-        )
-
-    def as_tensors(self, like: Tensor, n_rules: int) -> Coefficients:
-        """Every weight as a tensor.
-
-        Args:
-            like: A tensor of S values, whose dtype and device the weights take.
-            n_rules: The number of rule leaves.
-
-        Returns:
-            The weights, shapes (S,), (S,) and (S, n_rules).
-
-        Examples:
-            >>> Coefficients(1.0, 0.5, 0.0).as_tensors(torch.zeros(2), 1).violations.shape
-            torch.Size([2, 1])
-        """
-        n = len(like)
-
-        def full(value: Tensor | float, shape: tuple[int, ...]) -> Tensor:
-            if isinstance(value, Tensor):
-                return value.to(like).expand(shape)
-            return torch.full(shape, float(value), dtype=like.dtype, device=like.device)
-
-        return Coefficients(
-            full(self.task, (n,)), full(self.rule, (n,)), full(self.violations, (n, n_rules))
-        )
-
-    def checked(self, n: int, n_rules: int, method: str) -> Coefficients:
-        """The weights themselves, when every tensor among them fits `n` seeds.
-
-        Args:
-            n: The number of seeds.
-            n_rules: The number of violation columns of the terms.
-            method: The method's name, for the message.
-
-        Returns:
-            The weights, unchanged.
-
-        Raises:
-            ValueError: When a weight does not broadcast to (n,), (n,) or (n, n_rules).
-
-        Examples:
-            >>> Coefficients(torch.ones(5), 1.0, 0.0).checked(2, 1, "Mine")  # doctest: +ELLIPSIS
-            Traceback (most recent call last):
-            ...
-            ValueError: Mine.coefficients gave task of shape (5,) for 2 seed(s): ...
-        """
-        for field, shape in zip(self._fields, ((n,), (n,), (n, n_rules)), strict=True):
-            value = getattr(self, field)
-            if isinstance(value, Tensor) and not _broadcasts(tuple(value.shape), shape):
-                raise ValueError(
-                    f"{method}.coefficients gave {field} of shape {tuple(value.shape)} for {n} "
-                    f"seed(s): a per-seed weight has shape {shape} or is a float"
-                )
-        return self
-
-
-def _broadcasts(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
-    """Whether a tensor of `shape` broadcasts to `to` without growing it (in plain Python:
-    every training step asks).
-
-    >>> _broadcasts((1, 3), (2, 3)), _broadcasts((5,), (2,)), _broadcasts((2, 1, 1), (1, 1))
-    (True, False, False)
-    """
-    return len(shape) <= len(to) and all(
-        s in (1, t) for s, t in zip(reversed(shape), reversed(to), strict=False)
-    )
-
-
-LossEstimate = Callable[[bool], tuple[Tensor, Tensor]]
-"""`estimate(reference)`: per-seed (L_rule at alpha 1, L_task at alpha 0) over the training
-set; with `reference=True` perturbation rules are measured as in `deepctrl.core.scale`."""
 
 
 class Method(abc.ABC):
@@ -320,76 +188,6 @@ class Method(abc.ABC):
         """
 
 
-def check_method(method: Any, rule: object, call: str) -> None:
-    """One clear error for a method class given where a method object belongs, for anything
-    else that is not a method (arguments swapped, a prior), and for a method that needs a
-    rule given none (`dc.fit` and `dc.Objective`, named by `call`, ask this)."""
-    if isinstance(method, type):
-        public = "DeepCTRL" if method.__name__ == "DeepCTRLMethod" else method.__name__
-        raise ValueError(f"method must be a method object, dc.methods.{public}(), not the class")
-    if not isinstance(method, Method):
-        raise ValueError(
-            f"method must be a dc.methods object (dc.methods.DeepCTRL(), TaskOnly(), ...), got "
-            f"{type(method).__name__}: the order is {call}(model, rule, method, ...)"
-        )
-    if method.uses_rule and rule is None:
-        raise ValueError(f"{method.name} needs a rule")
-
-
-def method_alphas(method: Method, n: int, state: SeedState) -> Tensor:
-    """`method.draw_alphas(n, state)`, checked: shape (S, n), every alpha in [0, 1] (the
-    objective weighs the task by 1 - alpha)."""
-    alphas = method.draw_alphas(n, state)
-    shape = (len(state), n)
-    if not isinstance(alphas, Tensor) or tuple(alphas.shape) != shape:
-        got = tuple(alphas.shape) if isinstance(alphas, Tensor) else type(alphas).__name__
-        raise ValueError(
-            f"{method.name}.draw_alphas({n}) returned {got} for {len(state)} seed(s); it must "
-            f"return shape {shape}"
-        )
-    outside = ~((alphas >= 0) & (alphas <= 1))  # NaN is outside too
-    if alphas.numel() and bool(outside.any()):
-        raise ValueError(
-            f"{method.name}.draw_alphas drew alpha {float(alphas[outside][0]):g}, outside "
-            "[0, 1]: the training objective weighs the task by 1 - alpha, so alphas must be "
-            "in [0, 1]"
-        )
-    return alphas
-
-
-def method_state(
-    method: Method, seeds: list[int], n_rules: int, estimate: LossEstimate
-) -> SeedState:
-    """`method.init_state(seeds, n_rules, estimate)`, checked: a `SeedState` of as many
-    seeds and rule leaves, which is what a saved state is matched against when it loads."""
-    state = method.init_state(seeds, n_rules, estimate)
-    if not isinstance(state, SeedState):
-        raise ValueError(
-            f"{method.name}.init_state returned {type(state).__name__}; it must return a "
-            "dc.methods.SeedState"
-        )
-    if (state.n_seeds, state.n_rules) != (len(seeds), n_rules):
-        raise ValueError(
-            f"{method.name}.init_state returned a state of {state.n_seeds} seed(s) and "
-            f"{state.n_rules} rule leaves for {len(seeds)} seed(s) and {n_rules} rule "
-            "leaves: build it as SeedState(len(seeds), n_rules)"
-        )
-    return state
-
-
-def method_loss(method: Method, t: Terms, state: SeedState) -> Tensor:
-    """`method.objective(t, state)`, checked to be one loss per seed, shape (S,)."""
-    loss = method.objective(t, state)
-    shape = (len(t.task),)
-    if not isinstance(loss, Tensor) or tuple(loss.shape) != shape:
-        got = tuple(loss.shape) if isinstance(loss, Tensor) else type(loss).__name__
-        raise ValueError(
-            f"{method.name}.objective returned {got} for {shape[0]} seed(s): it must return "
-            f"one loss per seed, shape {shape}"
-        )
-    return loss
-
-
 class LinearMethod(Method):
     """A method whose objective is linear in the terms: override `coefficients` only.
 
@@ -531,62 +329,6 @@ def holdings(state: dict[str, Any]) -> str:
     return " and ".join(held) or "nothing"
 
 
-RHO_FLOOR = 1e-3
-"""With rho="auto", a rho measured on the fresh network (a rule judged on the output alone)
-below this is taken for 1: the network already (nearly) keeps the rule at its initial
-weights, so the ratio says nothing of how the losses compare once the rule is broken, and at
-alpha 0 the task would weigh almost nothing. A rho measured on the reference response is
-kept however small (its size follows the target's units)."""
-
-
-def _safe_ratio(
-    rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None, floor: float = 0.0
-) -> Tensor:
-    """L_rule / L_task per seed; 1.0 where either is zero, the ratio is not finite or below
-    `floor`, with a warning at the start, or when re-measuring (`last`: the seeds' rho so
-    far) once a seed falls back (not again every epoch while it stays there).
-
-    >>> _safe_ratio(torch.tensor([2.0, 0.0]), torch.tensor([4.0, 1.0]), torch.tensor([3.0, 1.0]))
-    tensor([0.5000, 1.0000], dtype=torch.float64)
-    """
-    ratio = rule_loss.double() / task_loss.double()
-    tiny = torch.isfinite(ratio) & (rule_loss > 0) & (ratio < floor)
-    bad = ~torch.isfinite(ratio) | (rule_loss <= 0) | (task_loss <= 0) | tiny
-    new = bad if last is None else bad & (last.to(bad.device) != 1.0)
-    if bool(new.any()):
-        when, now = ("initial", "at the start") if last is None else ("re-measured", "now")
-        what = (
-            f"rule loss is under {floor:g} of the task loss (rho "
-            f"{', '.join(f'{float(r):.2g}' for r in ratio[tiny])}) or a loss is zero"
-            if bool(tiny.any())
-            else "rule or task loss is zero"
-        )
-        warnings.warn(
-            f"rho: the {when} {what} for some seeds; using rho = 1.0 "
-            f"there (a rule that holds on every row {now}, or one that judges no row: a "
-            "threshold that no perturbed value crosses, or a relative perturbation of a "
-            "feature that is 0 everywhere). When "
-            "the rule's loss is in other units than the task's, as a penalty in the target's "
-            "units is, give rho yourself (deepctrl fit --rho): about the rule loss over the "
-            "task loss once the rule is broken",
-            RuntimeWarning,
-            stacklevel=outside_stacklevel(),
-        )
-    return torch.where(bad, torch.ones_like(ratio), ratio)
-
-
-def _floor(auto: bool, rule: Tensor, task: Tensor, estimate: LossEstimate) -> float:
-    """:data:`RHO_FLOOR` when `rule`, measured for ``rho="auto"``, came from the fresh
-    network (a rule judged on the output alone); 0 otherwise. A rule loss measured on the
-    reference response is in the target's units, so its ratio to an MSE task loss shrinks
-    with the target's scale (about 0.04 / s_y) without saying anything of the network: a
-    small one is kept. Measured again on the fresh network only when the ratio is small."""
-    if not auto or not bool(((rule.double() / task.double()) < RHO_FLOOR).any()):
-        return 0.0
-    fresh, _ = estimate(False)
-    return RHO_FLOOR if torch.equal(fresh, rule) else 0.0
-
-
 RHO_MODES = ("auto", "paper", "epoch")
 
 
@@ -671,7 +413,7 @@ class DeepCTRLMethod(LinearMethod):
         else:
             auto = self.rho_mode == "auto"
             rule, task = estimate(auto)
-            state.add("rho", _safe_ratio(rule, task, floor=_floor(auto, rule, task, estimate)))
+            state.add("rho", safe_ratio(rule, task, floor=ratio_floor(auto, rule, task, estimate)))
         return state
 
     def load_state(self, state: dict[str, Any]) -> SeedState:
@@ -704,4 +446,4 @@ class DeepCTRLMethod(LinearMethod):
 
     def after_epoch(self, estimate: LossEstimate, state: SeedState) -> None:
         if self.rho_mode == "epoch":
-            state["rho"] = _safe_ratio(*estimate(False), state["rho"])
+            state["rho"] = safe_ratio(*estimate(False), state["rho"])

@@ -56,16 +56,10 @@ from deepctrl.core.inputs import (
 )
 from deepctrl.core.log import info
 from deepctrl.core.losses import block_sums, check_outputs, compute_terms
+from deepctrl.core.method_checks import check_method, method_alphas, method_loss, method_state
 from deepctrl.core.method_state import SeedState, saved_seed_state
-from deepctrl.core.methods import (
-    DeepCTRLMethod,
-    Method,
-    Terms,
-    check_method,
-    method_alphas,
-    method_loss,
-    method_state,
-)
+from deepctrl.core.method_terms import Terms
+from deepctrl.core.methods import DeepCTRLMethod, Method
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import DeepCTRL
 from deepctrl.core.rules.base import Rule, checked_rule, forward_all, judgement, perturb_all

@@ -2,7 +2,7 @@
 (``dc.fit(compile=True)``).
 
 ``torch.func.grad_and_value`` of the batch objective (the stacked forward, the rule, the task
-loss and the method's linear combination of them, :class:`~deepctrl.core.methods.Coefficients`)
+loss and the method's linear combination of them, :class:`~deepctrl.core.method_terms.Coefficients`)
 is traced by ``torch.compile`` into one graph with its backward. The graph returns one
 gradient per parameter view and the flat Adam applies them in one fused call (under
 data-parallel training they are copied into the flat gradient buffer and all-reduced first).
@@ -54,7 +54,7 @@ from torch.func import grad_and_value
 
 from deepctrl.core.inputs import Inputs
 from deepctrl.core.losses import compute_terms
-from deepctrl.core.methods import Coefficients, Terms
+from deepctrl.core.method_terms import Coefficients, Terms
 from deepctrl.core.metrics import PerSample
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.engine.ensemble import Stack

@@ -25,8 +25,9 @@ from torch.utils.data import Dataset, IterableDataset
 from deepctrl.core.calls import warn_if_alpha_unused
 from deepctrl.core.checks import module
 from deepctrl.core.data import as_data, check_materialized, resolve_device
+from deepctrl.core.method_checks import check_method
 from deepctrl.core.method_stack import MethodStack
-from deepctrl.core.methods import Method, check_method
+from deepctrl.core.methods import Method
 from deepctrl.core.rules.base import Rule, checked_rule
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import is_loader

@@ -38,8 +38,10 @@ from deepctrl.core.calls import in_mode
 from deepctrl.core.inputs import REFUSALS, Inputs, apply, expand_seeds, refused_rows, rows, tensors
 from deepctrl.core.log import info
 from deepctrl.core.losses import check_outputs, compute_terms
+from deepctrl.core.method_checks import method_alphas, method_loss, method_state
 from deepctrl.core.method_state import SeedState
-from deepctrl.core.methods import Method, Terms, method_alphas, method_loss, method_state
+from deepctrl.core.method_terms import Terms
+from deepctrl.core.methods import Method
 from deepctrl.core.metrics import per_sample
 from deepctrl.core.rules.base import Rule, forward_all
 from deepctrl.core.sources import LoaderBatches, blocks, is_loader

@@ -15,11 +15,11 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor, nn
 
-from deepctrl.core import evaluation
+from deepctrl.core import alpha_selection, sweep_outputs
 from deepctrl.core.data import block_rows
-from deepctrl.core.evaluation import JoinedRows, alpha_items
 from deepctrl.core.inputs import Alphas, Inputs, batch_len
 from deepctrl.core.model import DeepCTRL
+from deepctrl.core.sweep_outputs import JoinedRows, alpha_items
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine.workers import free_threads, threads
 from deepctrl.tabular.alpha_choice import (
@@ -86,7 +86,7 @@ class AlphaEvaluation:
         if self.rule_ is None:
             return 0.0
         if min_verification is not None:
-            evaluation.select_alpha(table, min_verification=min_verification)  # one reaches it
+            alpha_selection.select_alpha(table, min_verification=min_verification)  # one reaches it
             return keep_rule_alpha(table, self.primary_metric, min_verification)
         if min_error:
             return min_error_alpha(table, self.primary_metric)
@@ -101,7 +101,7 @@ class AlphaEvaluation:
         models: Sequence[DeepCTRL] | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Combined outputs (n_alphas, n, out) of `models` (all networks by default) and
-        rule satisfaction (n_alphas, n) or None: `deepctrl.core.evaluation.predict_sweep`
+        rule satisfaction (n_alphas, n) or None: `deepctrl.core.sweep_outputs.predict_sweep`
         of their combined forward, in blocks of max(64, SWEEP_ROWS // n_alphas) rows."""
         alphas = [float(a) for a in alphas]
         nets = list(self.models_ if models is None else models)
@@ -110,7 +110,7 @@ class AlphaEvaluation:
             return self._combine(torch.stack([m.forward_alphas(x, a) for m in nets]))
 
         with evaluation_threads(batch_len(X) * len(alphas)):
-            return evaluation.predict_sweep(
+            return sweep_outputs.predict_sweep(
                 nn.ModuleList(nets),
                 self.rule_ if rule else None,
                 X,

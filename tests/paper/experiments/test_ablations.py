@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from deepctrl.core.methods import _safe_ratio
+from deepctrl.core.rho import safe_ratio
 from deepctrl.paper.experiments import ablations
 
 
@@ -15,8 +15,8 @@ def test_the_fit_advice_of_a_rho_fallback_is_not_printed_by_the_ablations(monkey
     `deepctrl fit --rho`, which a reproduction cannot take. Other warnings still show."""
 
     def job(*args):
-        _safe_ratio(torch.tensor([0.0]), torch.tensor([1.0]), torch.tensor([0.3]))
-        _safe_ratio(torch.tensor([0.0]), torch.tensor([1.0]))  # at the start: not the study's
+        safe_ratio(torch.tensor([0.0]), torch.tensor([1.0]), torch.tensor([0.3]))
+        safe_ratio(torch.tensor([0.0]), torch.tensor([1.0]))  # at the start: not the study's
         return ["trained", *args]
 
     monkeypatch.setattr(ablations, "group_job", job)
@@ -26,7 +26,7 @@ def test_the_fit_advice_of_a_rho_fallback_is_not_printed_by_the_ablations(monkey
     texts = [str(w.message) for w in caught]
     assert len(texts) == 1 and texts[0].startswith("rho: the initial rule or task loss is zero")
     with pytest.warns(RuntimeWarning, match=r"rho: the re-measured .*deepctrl fit --rho"):
-        _safe_ratio(torch.tensor([0.0]), torch.tensor([1.0]), torch.tensor([0.3]))
+        safe_ratio(torch.tensor([0.0]), torch.tensor([1.0]), torch.tensor([0.3]))
 
 
 def test_the_ablations_train_with_the_quiet_job_and_say_how_many_seeds_fell_back(monkeypatch):
