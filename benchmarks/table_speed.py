@@ -161,9 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     X, y = table(args.rows, args.seed, args.levels)
     if args.no_lookup:
-        from deepctrl.tabular import estimator_base
+        from deepctrl.tabular import network_training
 
-        estimator_base.LOOKUP_WIDTH = args.levels + 1
+        network_training.LOOKUP_WIDTH = args.levels + 1
     n_train = int(0.8 * len(X))
     if args.group_rare:
         counts = X["shop"][:n_train].value_counts()

@@ -35,7 +35,7 @@ import pandas as pd
 import torch
 
 import deepctrl as dc
-from deepctrl.tabular import alpha_evaluation, estimator_base
+from deepctrl.tabular import alpha_evaluation, network_training
 
 
 def table(rows: int) -> tuple[pd.DataFrame, pd.Series]:
@@ -54,16 +54,16 @@ def fit_seconds(rows: int, threads: int | str) -> float:
     estimator chooses)."""
     X, y = table(rows)
     torch.set_num_threads(2 if threads == "auto" else int(threads))
-    cap, free = estimator_base.single_thread, estimator_base.free_threads
+    cap, free = network_training.single_thread, network_training.free_threads
     if threads == 2:  # lift the recipe's one-thread cap and the load's
-        estimator_base.single_thread = as_they_are
-        estimator_base.free_threads = torch.get_num_threads
+        network_training.single_thread = as_they_are
+        network_training.free_threads = torch.get_num_threads
     try:
         start = time.perf_counter()
         dc.DeepCTRLRegressor(rules=[dc.Monotonic("x0", "increasing")], random_state=0).fit(X, y)
         return round(time.perf_counter() - start, 2)
     finally:
-        estimator_base.single_thread, estimator_base.free_threads = cap, free
+        network_training.single_thread, network_training.free_threads = cap, free
 
 
 def predict_seconds(est: Any, X: pd.DataFrame, threads: int | str) -> float:

@@ -78,7 +78,7 @@ def test_standard_input_and_output_are_named_where_they_are_not_read_or_written(
 
 
 def test_sweep_json_writes_infinite_errors_as_null(fitted, monkeypatch, capsys):
-    from deepctrl.tabular.estimators import DeepCTRLRegressor
+    from deepctrl.tabular.regressor import DeepCTRLRegressor
 
     data, model = fitted
     real = DeepCTRLRegressor.sweep

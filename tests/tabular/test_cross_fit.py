@@ -10,7 +10,7 @@ import pytest
 from sklearn.utils import check_random_state
 
 import deepctrl as dc
-import deepctrl.tabular.estimator_base as estimator_base
+import deepctrl.tabular.network_training as network_training
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 
 QUICK = {"max_epochs": 4, "batch_size": 16, "n_seeds": 3, "random_state": 7}
@@ -28,14 +28,14 @@ def fitted_with_calls():
     """A cross-fitted regressor on 92 rows and what its `deepctrl.fit` calls got."""
     X, y = table(92)
     calls = []
-    fit = estimator_base.training.fit
+    fit = network_training.training.fit
 
     def recording(*args, **kwargs):
         calls.append(kwargs)
         return fit(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(estimator_base.training, "fit", recording)
+        patch.setattr(network_training.training, "fit", recording)
         est = dc.DeepCTRLRegressor(
             rules=[dc.Monotonic("price", "decreasing")], validation="cross_fit", **QUICK
         ).fit(X, y)

@@ -152,7 +152,8 @@ def fit_command(
     for spec in monotonic:
         if spec.rpartition("=")[0].strip() == target:
             raise ValueError(f"--monotonic {spec}: {target!r} is the target; name a feature")
-    from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
+    from deepctrl.tabular.classifier import DeepCTRLClassifier
+    from deepctrl.tabular.regressor import DeepCTRLRegressor
     from deepctrl.tabular.rule_checks import RowValueError
 
     kind = DeepCTRLClassifier if task == "classification" else DeepCTRLRegressor

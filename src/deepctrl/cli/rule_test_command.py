@@ -168,7 +168,8 @@ def rule_test_command(
     check_table_rules(rule_list, frame[features], frame[target], task, not_features)
     if note:
         print(note, file=sys.stderr)
-    from deepctrl.tabular.estimators import DeepCTRLClassifier, DeepCTRLRegressor
+    from deepctrl.tabular.classifier import DeepCTRLClassifier
+    from deepctrl.tabular.regressor import DeepCTRLRegressor
     from deepctrl.tabular.rule_test import rule_test
     from deepctrl.tabular.rule_test_report import write_rule_test
 

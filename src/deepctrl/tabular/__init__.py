@@ -1,6 +1,7 @@
 """Tables: scikit-learn estimators with rules that name columns.
 
-``estimators`` (``DeepCTRLRegressor``, ``DeepCTRLClassifier``) on ``estimator_base``,
+``estimators`` (``DeepCTRLRegressor`` from ``regressor``, ``DeepCTRLClassifier`` from
+``classifier``) on ``estimator_base`` and ``network_training`` (how the networks train),
 ``encoding`` (standardized numbers, one-hot categories), ``table_rules`` (rules on column
 names, resolved to the encoded inputs), ``network`` (the network sized from the table) and
 ``model_file`` (one file per fitted estimator); rule tests: ``rule_test`` (a rule judged
