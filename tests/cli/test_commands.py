@@ -820,7 +820,8 @@ def test_sweep_says_how_many_rows_a_threshold_rule_judged(tmp_path, capsys):
 def test_every_command_help_ends_with_examples_that_parse(capsys):
     import shlex
 
-    from deepctrl.cli.main import EXAMPLES, build_parser
+    from deepctrl.cli.command_help import EXAMPLES
+    from deepctrl.cli.main import build_parser
 
     for command, lines in EXAMPLES.items():
         with pytest.raises(SystemExit):

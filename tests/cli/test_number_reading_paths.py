@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deepctrl.cli import table_numbers
+from deepctrl.cli import column_patterns, plain_numbers
 from deepctrl.cli.table_reading import read_table
 
 VALUES = [
@@ -69,7 +69,8 @@ def read_both(path, monkeypatch) -> list[tuple[str, object, str]]:
     for arrow in (True, False):
         with monkeypatch.context() as patched:
             if not arrow:
-                patched.setattr(table_numbers, "_arrow", lambda text: None)
+                for module in (column_patterns, plain_numbers):
+                    patched.setattr(module, "arrow_array", lambda text: None)
             notes = io.StringIO()
             with contextlib.redirect_stderr(notes), warnings.catch_warnings(record=True):
                 try:
@@ -110,13 +111,14 @@ def test_the_python_path_is_the_one_taken_without_pyarrow(tmp_path, monkeypatch)
     path = tmp_path / "money.csv"
     path.write_text('price,qty\n"$1,234.50",1\n"\u2212$3.50",2\n', encoding="utf-8")
     calls = []
-    python_sub = table_numbers._each_distinct
+    python_sub = column_patterns._each_distinct
 
     def counted(*args, **kwargs):
         calls.append(1)
         return python_sub(*args, **kwargs)
 
-    monkeypatch.setattr(table_numbers, "_arrow", lambda text: None)
-    monkeypatch.setattr(table_numbers, "_each_distinct", counted)
+    for module in (column_patterns, plain_numbers):
+        monkeypatch.setattr(module, "arrow_array", lambda text: None)
+    monkeypatch.setattr(column_patterns, "_each_distinct", counted)
     frame = read_table(path)
     assert frame["price"].tolist() == pytest.approx([1234.5, -3.5]) and calls

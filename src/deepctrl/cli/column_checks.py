@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepctrl.cli.plain_numbers import numbers_or_nan
 from deepctrl.cli.table_as_written import zero_padded_columns
 from deepctrl.cli.table_cleaning import (
     as_categories,
@@ -23,7 +24,6 @@ from deepctrl.cli.table_cleaning import (
     row_lines,
     weight_text,
 )
-from deepctrl.cli.table_numbers import numbers_or_nan
 from deepctrl.tabular.number_text import NUMBER_LIKE
 from deepctrl.tabular.table_messages import listed
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from deepctrl.cli.plain_numbers import numbers_or_nan
 from deepctrl.cli.table_layout import layout, line_of
-from deepctrl.cli.table_numbers import numbers_or_nan
 from deepctrl.cli.table_reading import PARQUET_SUFFIXES, text_columns
 from deepctrl.tabular.cell_values import category_key, is_missing_text
 from deepctrl.tabular.column_kinds import CATEGORICAL, column_kind, reading_hint

@@ -22,16 +22,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.table_layout import OPENERS, Layout, layout, nfc, open_binary, workbook
-from deepctrl.cli.table_numbers import (
+from deepctrl.cli.decimal_and_thousands import (
     THOUSANDS,
     decimal_commas,
-    dressed_numbers,
     may_be_grouped,
     thousands,
-    undress,
     writes_decimal_commas,
 )
+from deepctrl.cli.number_signs import dressed_numbers, undress
+from deepctrl.cli.table_layout import OPENERS, Layout, layout, nfc, open_binary, workbook
 from deepctrl.cli.table_trained import category_keys, category_values, dots_written
 from deepctrl.tabular.cell_values import check_flat
 
@@ -209,9 +208,10 @@ def _raw_numbers(
     path: Path, where: Layout, table: pd.DataFrame, dots: Mapping[str, str]
 ) -> tuple[pd.DataFrame | None, bool]:
     """What only the text of a semicolon file ``path``, read by pandas as ``table``, tells:
-    its columns of numbers that :func:`may_be_grouped <deepctrl.cli.table_numbers.may_be_grouped>`
-    as written, or that a model's training file grouped in thousands (``dots``) (None when
-    there are none), and whether it writes decimal commas. Only those columns and the
+    its columns of numbers that
+    :func:`may_be_grouped <deepctrl.cli.decimal_and_thousands.may_be_grouped>` as written,
+    or that a model's training file grouped in thousands (``dots``) (None when there are
+    none), and whether it writes decimal commas. Only those columns and the
     columns of text among numbers are read again as text."""
     grouped = [
         name

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.table_numbers import DECIMAL, DRESSED, MINUS_SIGN, THOUSANDS
+from deepctrl.cli.decimal_and_thousands import DECIMAL, THOUSANDS
+from deepctrl.cli.number_signs import DRESSED, MINUS_SIGN
 from deepctrl.tabular.cell_values import category_key
 from deepctrl.tabular.column_fitting import Column
 from deepctrl.tabular.column_kinds import CATEGORICAL
