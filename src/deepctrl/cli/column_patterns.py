@@ -64,7 +64,7 @@ def _each_distinct(text: pd.Series, read: Callable[[str], Any], dtype: Any) -> n
     return np.array([read(value) for value in distinct], dtype=dtype)[codes]
 
 
-class Pattern:
+class ColumnPattern:
     """A regular expression run over a column of text (string dtype) as ``re`` runs it on
     each value; missing values do not match."""
 
@@ -84,7 +84,7 @@ class Pattern:
     def sub(self, repl: str, text: pd.Series) -> pd.Series:
         """``text`` with each match replaced by ``repl`` (``\\1`` names a group).
 
-        >>> Pattern(r"(\\d),").sub(r"\\1", pd.Series(["1,5", None], dtype="string")).tolist()
+        >>> ColumnPattern(r"(\\d),").sub(r"\\1", pd.Series(["1,5", None], dtype="string")).tolist()
         ['15', <NA>]
         """
         arrow = arrow_array(text)

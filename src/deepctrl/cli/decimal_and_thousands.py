@@ -12,12 +12,12 @@ from collections.abc import Collection, Mapping
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.column_patterns import Pattern, contains, holds, text_dtype
+from deepctrl.cli.column_patterns import ColumnPattern, contains, holds, text_dtype
 from deepctrl.cli.plain_numbers import partly_numbers, to_numbers
 
-_DECIMAL_COMMA = Pattern(r"\s*[-+]?\d*,\d+\s*|\s*[-+]?\d+\s*")
-_DOT_GROUPED = Pattern(r"\s*[-+]?[1-9]\d{0,2}(\.\d{3})+(,\d+)?\s*")
-_DIGIT_COMMA = Pattern(r"\d,\d")
+_DECIMAL_COMMA = ColumnPattern(r"\s*[-+]?\d*,\d+\s*|\s*[-+]?\d+\s*")
+_DOT_GROUPED = ColumnPattern(r"\s*[-+]?[1-9]\d{0,2}(\.\d{3})+(,\d+)?\s*")
+_DIGIT_COMMA = ColumnPattern(r"\d,\d")
 
 
 def writes_decimal_commas(text: pd.Series) -> bool:
@@ -69,7 +69,7 @@ THOUSANDS = "thousands"
 """How a semicolon file writes a column's dots: between thousands (``1.927`` is 1927)."""
 DECIMAL = "decimal"
 """How a semicolon file writes a column's dots: as decimal points (``10.482``)."""
-_POINT_DECIMALS = Pattern(r"[-+]?\d*\.(\d{1,2}|\d{4,})")
+_POINT_DECIMALS = ColumnPattern(r"[-+]?\d*\.(\d{1,2}|\d{4,})")
 
 
 def may_be_grouped(series: pd.Series) -> bool:
@@ -127,7 +127,7 @@ def thousands(
     ranges, dots, seen = ranges or {}, dots or {}, {} if seen is None else seen
     group, mark = _GROUPED.get(sep, (",", "."))
     g, m = re.escape(group), re.escape(mark)
-    number = Pattern(rf"[-+]?[1-9]\d{{0,2}}({g}\d{{3}})+({m}\d+)?|[-+]?\d+({m}\d+)?")
+    number = ColumnPattern(rf"[-+]?[1-9]\d{{0,2}}({g}\d{{3}})+({m}\d+)?|[-+]?\d+({m}\d+)?")
     for name in frame.columns:
         series = frame[name]
         # read by pandas, and may be grouped (the others are not: see may_be_grouped)
@@ -175,7 +175,7 @@ def thousands(
     return frame
 
 
-_DOTS_GROUP = Pattern(r"[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?")
+_DOTS_GROUP = ColumnPattern(r"[-+]?\d{1,3}(\.\d{3}){2,}(,\d+)?")
 
 
 def _dots_group(

@@ -14,13 +14,13 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from deepctrl.cli.column_patterns import Pattern, contains, holds, text_bytes, text_dtype
+from deepctrl.cli.column_patterns import ColumnPattern, contains, holds, text_bytes, text_dtype
 from deepctrl.cli.plain_numbers import numbers_or_nan, partly_numbers
 from deepctrl.tabular.number_text import CURRENCY, CURRENCY_CODES, CURRENCY_SIGNS, GROUP_SPACES
 
 MINUS_SIGN = "\u2212"
 """The typographic minus sign, which reports and word processors write for "-"."""
-_MINUS_DIGIT = Pattern(MINUS_SIGN + rf"(\s*(?:{CURRENCY})?\s*[\d.,])")
+_MINUS_DIGIT = ColumnPattern(MINUS_SIGN + rf"(\s*(?:{CURRENCY})?\s*[\d.,])")
 
 
 def _minus_signs(frame: pd.DataFrame) -> list[str]:
@@ -47,15 +47,15 @@ def _minus_signs(frame: pd.DataFrame) -> list[str]:
 
 _SPACES = GROUP_SPACES.replace("'", "").replace("\u2019", "")
 _APOSTROPHES = "'\u2019"
-_GROUPED_DIGITS = Pattern(rf"\d[{GROUP_SPACES}]\d{{3}}")
-_SPACED_DIGITS = Pattern(rf"\d[{_SPACES}]\d{{3}}")
-_SIGNED = Pattern(rf"{CURRENCY}|%|\d[{GROUP_SPACES}]\d{{3}}")
+_GROUPED_DIGITS = ColumnPattern(rf"\d[{GROUP_SPACES}]\d{{3}}")
+_SPACED_DIGITS = ColumnPattern(rf"\d[{_SPACES}]\d{{3}}")
+_SIGNED = ColumnPattern(rf"{CURRENCY}|%|\d[{GROUP_SPACES}]\d{{3}}")
 _NUMBER = rf"[1-9]\d{{0,2}}(?:[{GROUP_SPACES}]\d{{3}})+(?:[.,]\d+)?|[\d.,]*\d"
 DRESSED = rf"\s*[-+]?\s*(?:{CURRENCY})?\s*[-+]?(?:{_NUMBER})\s*(?:{CURRENCY})?\s*%?\s*"
 """A number written with a currency sign or code before or after it, a percent sign after
 it, or with spaces or apostrophes between thousands (a regular expression)."""
-_DRESSED = Pattern(DRESSED)
-_SPACE = Pattern(r"\s")
+_DRESSED = ColumnPattern(DRESSED)
+_SPACE = ColumnPattern(r"\s")
 _MARKS = sorted(CURRENCY_CODES, key=len, reverse=True) + list(CURRENCY_SIGNS)
 
 
