@@ -22,7 +22,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import deepctrl as dc
 from deepctrl.paper.datasets import pendulum
-from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.experiments.pendulum_setup import deepctrl_net, energy_rule
 
 STEPS = 100
 

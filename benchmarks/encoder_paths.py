@@ -22,7 +22,7 @@ import torch
 import deepctrl as dc
 from deepctrl.engine.ensemble import Stack
 from deepctrl.paper.datasets import pendulum
-from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.experiments.pendulum_setup import deepctrl_net, energy_rule
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import digits_cnn

@@ -23,7 +23,7 @@ from torch import Tensor
 
 import deepctrl as dc
 from deepctrl.paper.datasets import pendulum
-from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.experiments.pendulum_setup import deepctrl_net, energy_rule
 
 C = pendulum.DEFAULT
 

@@ -36,7 +36,7 @@ from torch.utils.data import DataLoader, TensorDataset
 import deepctrl as dc
 from deepctrl.engine.workers import seed_parts
 from deepctrl.paper.datasets import pendulum
-from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.experiments.pendulum_setup import deepctrl_net, energy_rule
 
 
 def authors_style_epoch(model, opt, X, y, rho, rng) -> None:

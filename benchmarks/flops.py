@@ -21,7 +21,7 @@ import torch
 
 import deepctrl as dc
 from deepctrl.paper.datasets import pendulum
-from deepctrl.paper.experiments.pendulum import deepctrl_net, energy_rule
+from deepctrl.paper.experiments.pendulum_setup import deepctrl_net, energy_rule
 from epoch_speed import EpochClock
 
 

@@ -27,7 +27,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import deepctrl as dc
 from deepctrl.paper.datasets import pendulum
-from deepctrl.paper.experiments.pendulum import (
+from deepctrl.paper.experiments.pendulum_setup import (
     DUAL_LRS,
     LAMBDAS,
     TaskNet,

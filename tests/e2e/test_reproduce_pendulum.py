@@ -70,7 +70,7 @@ def test_quick_pendulum_writes_results_report_and_figures(cli, tmp_path):
     # the saved network reproduces the run's test curve (one seed: the mean is its value)
     import deepctrl as dc
     from deepctrl.paper.datasets import pendulum
-    from deepctrl.paper.experiments.pendulum import energy_rule
+    from deepctrl.paper.experiments.pendulum_setup import energy_rule
 
     candidates = list(results["selection"]["ldf"]["candidates"])  # every LDF dual lr tried
     assert sorted(p.name for p in (out / "models").iterdir()) == sorted([*METHODS[:6], *candidates])

@@ -9,11 +9,12 @@ import pytest
 import torch
 
 import deepctrl as dc
-from deepctrl.paper.experiments import cardio
-from deepctrl.paper.experiments.cardio_report import interpret, perturbation_observations
+from deepctrl.paper.experiments import cardio, cardio_evaluation, cardio_setup
+from deepctrl.paper.experiments.cardio_perturbation_report import perturbation_observations
+from deepctrl.paper.experiments.cardio_report import interpret
 from helpers import check_results_layout
 
-ALPHAS = cardio.ALPHAS
+ALPHAS = cardio_setup.ALPHAS
 N = len(ALPHAS)
 
 
@@ -24,7 +25,7 @@ def test_networks_match_the_paper():
     x = torch.randn(5, 19)
     y = net(x, 0.3)
     assert y.shape == (5, 1) and bool(((y > 0) & (y < 1)).all())
-    assert sum(p.numel() for p in cardio.task_net().parameters()) == 2000 + 1616 + 17
+    assert sum(p.numel() for p in cardio_setup.task_net().parameters()) == 2000 + 1616 + 17
 
 
 def test_alpha_grid_extrapolates_to_1_5():
@@ -36,7 +37,7 @@ def test_sample_adaptation_by_hand():
     y = torch.tensor([[1.0], [0.0], [1.0], [0.0]])
     y_hat = torch.full((N, 4, 1), 0.5)
     y_hat[2] = torch.tensor([[0.8], [0.2], [0.8], [0.2]])
-    out = cardio.sample_adaptation(y_hat, y, np.array([0, 1]))
+    out = cardio_evaluation.sample_adaptation(y_hat, y, np.array([0, 1]))
     assert out["chosen_alpha"] == 0.2
     assert out["bce_rest"][2] == pytest.approx(-np.log(0.8), rel=1e-6)
     assert out["bce_rest"][0] == pytest.approx(np.log(2.0), rel=1e-6)
@@ -67,7 +68,7 @@ def test_checks_pass_when_the_claims_hold():
     res = _results(
         {"Source": _bowl(0.0), "Target 1": _bowl(1.3), "Target 3": _bowl(0.5)}, task_only=0.55
     )
-    checks = {c["name"]: c for c in cardio.checks(res)}
+    checks = {c["name"]: c for c in cardio_evaluation.checks(res)}
     assert all(c["holds"] for c in checks.values())
     assert "alpha 1 0.6900" in checks["target1_falls_beyond_1"]["detail"]
     assert "(at alpha 1.3)" in checks["target1_falls_beyond_1"]["detail"]
@@ -77,7 +78,7 @@ def test_checks_fail_when_the_claims_do_not_hold():
     res = _results(
         {"Source": _bowl(1.0, 0.5), "Target 1": _bowl(0.0), "Target 3": _bowl(0.5)}, task_only=0.9
     )
-    checks = {c["name"]: c["holds"] for c in cardio.checks(res)}
+    checks = {c["name"]: c["holds"] for c in cardio_evaluation.checks(res)}
     assert checks == {
         "source_task_only_no_worse": False,
         "target1_falls_to_alpha_1": False,
@@ -171,7 +172,7 @@ def test_small_run_writes_the_schema(small_run):
 def test_small_run_writes_the_documented_layout(small_run):
     _, out = small_run
     saved = json.loads((out / "results.json").read_text())
-    check_results_layout(saved, cardio.METRICS)
+    check_results_layout(saved, cardio_setup.METRICS)
     source = saved["domains"]["Source"]
     assert saved["methods"] == source["methods"] and saved["preset"] == "paper"
     assert saved["selection"] == {
@@ -191,14 +192,14 @@ def test_small_run_writes_the_documented_layout(small_run):
 def test_small_run_matches_a_direct_evaluation(small_run):
     """The Target 2 numbers equal a sweep of a model trained the same way by hand."""
     res, _ = small_run
-    task, _ = cardio.load_task(None, cohort_size=3000)
-    run = cardio.train(
+    task, _ = cardio_setup.load_task(None, cohort_size=3000)
+    run = cardio_setup.train(
         task,
         "TaskOnly",
-        cardio.task_net(),
+        cardio_setup.task_net(),
         dc.methods.TaskOnly(),
         task.rule(),
-        cardio.Settings.make(1, True),
+        cardio_setup.Settings.make(1, True),
         "cpu",
         False,
     )

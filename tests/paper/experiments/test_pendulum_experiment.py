@@ -9,6 +9,7 @@ import torch
 import deepctrl as dc
 from deepctrl.core.rules import Context
 from deepctrl.paper.experiments import pendulum as exp
+from deepctrl.paper.experiments import pendulum_evaluation, pendulum_setup
 from deepctrl.paper.experiments.pendulum_report import report_markdown
 from helpers import check_results_layout
 
@@ -18,14 +19,14 @@ def n_params(module: torch.nn.Module) -> int:
 
 
 def test_parameter_counts_match_the_paper():
-    assert n_params(exp.deepctrl_net()) == 28_692
-    assert n_params(exp.TaskNet()) == 13_060
+    assert n_params(pendulum_setup.deepctrl_net()) == 28_692
+    assert n_params(pendulum_setup.TaskNet()) == 13_060
 
 
 @pytest.mark.parametrize("merge", ["deepctrl", "add", "concat", "input"])
 def test_every_merge_predicts_a_residual_state(merge):
     torch.manual_seed(0)
-    net = exp.deepctrl_net(merge)
+    net = pendulum_setup.deepctrl_net(merge)
     x = torch.randn(7, 4)
     out = net(x, 0.3)
     assert out.shape == (7, 4)
@@ -36,7 +37,7 @@ def test_every_merge_predicts_a_residual_state(merge):
 
 
 def test_task_net_is_residual():
-    net = exp.TaskNet()
+    net = pendulum_setup.TaskNet()
     with torch.no_grad():
         for p in net.inner.decision[-1].parameters():
             p.zero_()
@@ -45,7 +46,7 @@ def test_task_net_is_residual():
 
 
 def test_energy_rule_on_hand_computed_states():
-    rule = exp.energy_rule()
+    rule = pendulum_setup.energy_rule()
     x = torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0]])
     y = torch.tensor([[0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
     ctx = Context(x=x, y_hat=y)
@@ -55,7 +56,7 @@ def test_energy_rule_on_hand_computed_states():
 
 
 def test_settings_follow_the_authors_protocol():
-    full = exp.Settings.make(10, quick=False)
+    full = pendulum_setup.Settings.make(10, quick=False)
     assert full.seeds == tuple(range(10, 20))
     assert (full.max_epochs, full.patience, full.val_every, full.batch_size, full.lr) == (
         1000,
@@ -65,17 +66,17 @@ def test_settings_follow_the_authors_protocol():
         1e-3,
     )
     assert full.dual_lrs == (0.01, 0.1, 1.0)
-    quick = exp.Settings.make(10, quick=True)
+    quick = pendulum_setup.Settings.make(10, quick=True)
     assert quick.quick and quick.seeds == (10, 11) and quick.max_epochs < 50
-    assert exp.Settings.make(1, quick=True).seeds == (10,)
+    assert pendulum_setup.Settings.make(1, quick=True).seeds == (10,)
     with pytest.raises(ValueError, match="seeds"):
-        exp.Settings.make(0, quick=False)
+        pendulum_setup.Settings.make(0, quick=False)
 
 
 def test_noisy_validation_is_fixed_and_has_the_right_scale():
     x = torch.zeros(20_000, 4)
-    a, _ = exp.noisy_validation((x, x))
-    b, _ = exp.noisy_validation((x, x))
+    a, _ = pendulum_setup.noisy_validation((x, x))
+    b, _ = pendulum_setup.noisy_validation((x, x))
     assert torch.equal(a, b)
     assert a.std().item() == pytest.approx(0.01, rel=0.02)
 
@@ -111,7 +112,7 @@ def entries():
 
 
 def test_alpha_selection_follows_the_paper(entries):
-    sel = exp.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
+    sel = pendulum_evaluation.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
     assert sel["by_ratio"] == {
         "alpha": 0.75,
         "reached": True,
@@ -132,7 +133,7 @@ def test_alpha_selection_when_no_alpha_reaches_the_target(entries):
     for name in ("TaskAndRule(0.01)", "TaskAndRule(0.1)", "TaskAndRule(1.0)"):
         entries[name]["val"]["verification_ratio"]["mean"] = flat(0.5)
     entries["TaskAndRule(1.0)"]["val"]["verification_ratio"]["mean"] = flat(0.8)
-    sel = exp.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
+    sel = pendulum_evaluation.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
     assert sel["by_ratio"]["alpha"] == 0.75 and not sel["by_ratio"]["reached"]
     assert sel["task_and_rule_by_ratio"]["method"] == "TaskAndRule(1.0)"
     assert not sel["task_and_rule_by_ratio"]["reached"]
@@ -143,15 +144,15 @@ def test_checks_compare_against_the_papers_thresholds(entries):
     deep["test"]["mae"]["mean"] = [0.005, 0.0028, 0.002, 0.0031, 0.006]
     deep["val"]["mae"]["mean"] = [0.5, 0.45, 0.42, 0.4, 0.6]
     entries["TaskOnly"]["test"]["mae"]["mean"] = flat(0.0045)
-    sel = exp.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
+    sel = pendulum_evaluation.select(entries, [0.0, 0.25, 0.5, 0.75, 1.0])
     # lowest val MAE: alpha 0.75 (test 0.0031); its val ratio 0.95 is closest to the test
     # ratio 0.99 of alpha 1 (test 0.006); the best test alpha is 0.5 (0.002)
-    authors = exp.checks("authors", entries, sel)
+    authors = pendulum_evaluation.checks("authors", entries, sel)
     assert [c["value"] for c in authors] == [0.99, 0.0031, 0.006, 0.002, 0.1]
     assert [c["holds"] for c in authors] == [True, False, False, True, True]
     assert authors[1]["name"] == "deepctrl_mae_by_val_mae"
     assert authors[1]["detail"] == "0.0031 (required < TaskOnly 0.00450 and <= 0.0030)"
-    paper = exp.checks("paper", entries, sel)
+    paper = pendulum_evaluation.checks("paper", entries, sel)
     assert [c["holds"] for c in paper] == [True, True, False, True]
 
 
@@ -203,7 +204,7 @@ def tiny_run(tmp_path_factory):
     from deepctrl.paper.datasets import pendulum
 
     folder = tmp_path_factory.mktemp("pendulum")
-    load, make = pendulum.load, exp.Settings.make
+    load, make = pendulum.load, pendulum_setup.Settings.make
     short = pendulum.PendulumConfig(duration=20.0)
 
     def tiny(seeds, quick):
@@ -211,7 +212,7 @@ def tiny_run(tmp_path_factory):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pendulum, "load", lambda preset: load(preset, folder / "cache", short))
-        mp.setattr(exp.Settings, "make", staticmethod(tiny))
+        mp.setattr(pendulum_setup.Settings, "make", staticmethod(tiny))
         results = exp.reproduce(
             seeds=1,
             quick=True,
@@ -232,7 +233,9 @@ def test_a_run_writes_the_documented_layout(tiny_run):
     rule_only = saved["methods"]["RuleOnly"]
     assert rule_only["eval_alpha"] == 1.0
     model = dc.load(out / "models" / "RuleOnly" / "seed10.safetensors")
-    table = dc.sweep(model, exp.energy_rule(), *data.test, alphas=[0.0, 1.0], metrics=("mae",))
+    table = dc.sweep(
+        model, pendulum_setup.energy_rule(), *data.test, alphas=[0.0, 1.0], metrics=("mae",)
+    )
     assert table["mae"][0] != pytest.approx(table["mae"][1])
     assert rule_only["test"]["mae"]["mean"] == pytest.approx([table["mae"][1]] * 11, rel=1e-6)
     assert results["methods"]["RuleOnly"] == rule_only

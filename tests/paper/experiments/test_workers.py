@@ -8,13 +8,8 @@ import torch
 import deepctrl as dc
 from deepctrl.engine.workers import run_jobs
 from deepctrl.paper.experiments import common
-from deepctrl.paper.experiments.pendulum import (
-    Settings,
-    TaskNet,
-    deepctrl_net,
-    energy_rule,
-    group_job,
-)
+from deepctrl.paper.experiments.pendulum_setup import Settings, TaskNet, deepctrl_net, energy_rule
+from deepctrl.paper.experiments.pendulum_training import group_job
 
 
 @pytest.mark.slow

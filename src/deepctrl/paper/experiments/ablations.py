@@ -14,7 +14,7 @@
 The reference variant (Beta(0.1), merge "deepctrl", rho auto) is trained once and shared by
 the three studies; the t-SNE uses its first seed. Each study writes OUT/<study>/results.json,
 report.md and figures; OUT/report.md links them. Protocol, seeds and validation noise are
-those of :mod:`deepctrl.paper.experiments.pendulum`.
+those of :mod:`deepctrl.paper.experiments.pendulum_setup`.
 """
 
 from __future__ import annotations
@@ -31,14 +31,9 @@ import deepctrl as dc
 from deepctrl.io import reports
 from deepctrl.io.reports import markdown_table
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid
-from deepctrl.paper.experiments.pendulum import (
-    TARGET_RATIO,
-    Group,
-    deepctrl_net,
-    group_job,
-    prepare,
-    train_stacked,
-)
+from deepctrl.paper.experiments.pendulum import prepare
+from deepctrl.paper.experiments.pendulum_setup import TARGET_RATIO, deepctrl_net
+from deepctrl.paper.experiments.pendulum_training import Group, group_job, train_stacked
 
 TSNE_ALPHAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 PAPER_FINDINGS = {

@@ -34,32 +34,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import Tensor, nn
-
 import deepctrl as dc
 from deepctrl.io import reports
-from deepctrl.paper.datasets.cardio import CardioTask, Domain, load_cardio_csv, prepare
-from deepctrl.paper.datasets.cardio_synthetic import synthetic_cohort
 from deepctrl.paper.experiments import common
-from deepctrl.paper.experiments.common import MethodRun, alpha_grid
+from deepctrl.paper.experiments.cardio_evaluation import (
+    adaptation,
+    best_alpha,
+    checks,
+    domain_entry,
+    main_selection,
+)
+from deepctrl.paper.experiments.cardio_setup import (
+    ALPHAS,
+    COHORT_SIZE,
+    MAIN,
+    Settings,
+    load_task,
+    methods_to_train,
+    task_net,
+    train,
+)
+from deepctrl.paper.experiments.common import MethodRun
 
-ALPHAS = alpha_grid(1.5, 0.1)
-METRICS = ("bce", "accuracy", "auc")
-MAIN = "DeepCTRL"
-FIXED_RHOS = (1.0, 0.1, 0.05, 0.01)
-QUICK_RHOS = (1.0,)
 PERTURBATION_RHO = 1.0
 PERTURBATION_US = (0.01, 0.05, 0.1, 0.2, 0.5)
 RULE_U = 0.1
-COHORT_SIZE = 70_000
-SAMPLE_SIZE = 200
 
 
 def deepctrl_net() -> dc.DeepCTRL:
@@ -68,201 +70,6 @@ def deepctrl_net() -> dc.DeepCTRL:
     return dc.DeepCTRL(
         dc.mlp(19, 100, 16), dc.mlp(19, 100, 16), dc.mlp(32, 1, out_activation="sigmoid")
     )
-
-
-def task_net() -> nn.Module:
-    """TaskOnly network: the data path, Linear(19,100)-ReLU-Linear(100,16)-Linear(16,1)-Sigmoid.
-
-    >>> task_net()(torch.zeros(2, 19)).shape
-    torch.Size([2, 1])
-    """
-    return nn.Sequential(dc.mlp(19, 100, 16), dc.mlp(16, 1, out_activation="sigmoid"))
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Training protocol; ``quick`` is a smoke run (at most 2 seeds, 6 epochs, patience 3)."""
-
-    seeds: tuple[int, ...]
-    quick: bool = False
-    max_epochs: int = 1000
-    patience: int = 10
-    batch_size: int = 32
-    lr: float = 1e-3
-
-    @classmethod
-    def make(cls, seeds: int, quick: bool) -> Settings:
-        ids = common.seed_range(seeds, quick)
-        return cls(ids, quick=True, max_epochs=6, patience=3) if quick else cls(ids)
-
-    def fit_kwargs(self, device: str, progress: bool) -> dict[str, Any]:
-        return {
-            "task_loss": "bce",
-            "batch_size": self.batch_size,
-            "lr": self.lr,
-            "max_epochs": self.max_epochs,
-            "patience": self.patience,
-            "val_every": 1,
-            "device": device,
-            "progress": progress,
-        }
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "quick": self.quick,
-            "max_epochs": self.max_epochs,
-            "patience": self.patience,
-            "batch_size": self.batch_size,
-            "lr": self.lr,
-            "task_loss": "bce",
-            "prior": "Beta(0.1, 0.1)",
-            "validation": "BCE at alpha 0, every epoch",
-        }
-
-
-def load_task(csv: str | None, cohort_size: int = COHORT_SIZE) -> tuple[CardioTask, dict]:
-    """The prepared task and a description of where its data came from."""
-    if csv is not None:
-        return prepare(load_cardio_csv(csv)), {"source": "csv", "csv": str(csv)}
-    frame = synthetic_cohort(cohort_size, seed=0)
-    return prepare(frame), {"source": "synthetic", "rows": cohort_size, "seed": 0}
-
-
-def _tensors(d: Domain) -> tuple[Tensor, Tensor]:
-    return torch.from_numpy(d.X), torch.from_numpy(d.y)
-
-
-def train(
-    task: CardioTask,
-    name: str,
-    model: nn.Module,
-    method: dc.methods.Method,
-    rule: dc.rules.Monotonic,
-    s: Settings,
-    device: str,
-    progress: bool,
-) -> MethodRun:
-    """Fit on Source train (early stopping on Source val), sweep Source val and test."""
-    return common.run_method(
-        name,
-        model,
-        rule,
-        method,
-        _tensors(task.train),
-        _tensors(task.val),
-        _tensors(task.test),
-        ALPHAS,
-        METRICS,
-        s.seeds,
-        **s.fit_kwargs(device, progress),
-    )
-
-
-def domain_entry(run: MethodRun, domain: Domain, rule: dc.rules.Monotonic) -> dict[str, Any]:
-    """results.json entry of a trained method evaluated on a whole Target: its Source entry
-    with ``test`` swept on the Target and no ``val`` (a Target has no validation split;
-    every method was validated on Source)."""
-    tables = [dc.sweep(m, rule, domain.X, domain.y, ALPHAS, METRICS) for m in run.fit.models]
-    entry = run.entry()
-    target = {
-        "eval_alpha": entry["eval_alpha"],
-        "test": common.summarize(tables),
-        "epochs": entry["epochs"],
-        "best_epochs": entry["best_epochs"],
-        "train_seconds": entry["train_seconds"],
-    }
-    return common.at_eval_alpha(target, ALPHAS)
-
-
-def best_alpha(entry: dict[str, Any], metric: str = "bce", split: str = "test") -> float:
-    """The alpha of the lowest mean ``metric`` (highest for accuracy and auc).
-
-    >>> best_alpha({"test": {"bce": {"mean": [0.7, 0.6, 0.65] + [1.0] * 13}}})
-    0.1
-    """
-    mean = np.asarray(entry[split][metric]["mean"], dtype=float)
-    return ALPHAS[int(np.argmax(mean) if metric in ("accuracy", "auc") else np.argmin(mean))]
-
-
-def _bce(p: Tensor, y: Tensor) -> float:
-    """Mean binary cross entropy of probabilities ``p`` (the ``bce`` of :func:`deepctrl.sweep`)."""
-    return float(F.binary_cross_entropy(p, y))
-
-
-def sample_adaptation(y_hat: Tensor, y: Tensor, sample: np.ndarray) -> dict[str, Any]:
-    """Choose alpha by BCE on the rows ``sample`` and score every alpha on the other rows.
-
-    ``y_hat`` is (n_alphas, n, 1) over :data:`ALPHAS`, ``y`` (n, 1).
-
-    >>> p = torch.tensor([[[0.5], [0.5], [0.5]], [[0.9], [0.1], [0.9]]] + [[[0.5]] * 3] * 14)
-    >>> out = sample_adaptation(p, torch.tensor([[1.0], [0.0], [1.0]]), np.array([0]))
-    >>> out["chosen_alpha"], round(out["bce_rest"][1], 4)
-    (0.1, 0.1054)
-    """
-    rest = np.setdiff1d(np.arange(y.shape[0]), sample)
-    on_sample = [_bce(y_hat[i, sample], y[sample]) for i in range(len(ALPHAS))]
-    chosen = int(np.argmin(on_sample))
-    return {
-        "chosen_alpha": ALPHAS[chosen],
-        "bce_rest": [_bce(y_hat[i, rest], y[rest]) for i in range(len(ALPHAS))],
-    }
-
-
-def adaptation(run: MethodRun, domain: Domain, sample_size: int = SAMPLE_SIZE) -> dict[str, Any]:
-    """Per seed: a random labelled sample of the Target picks alpha; BCE on the remainder."""
-    k = min(sample_size, len(domain.y) // 4)
-    X, y = _tensors(domain)
-    chosen, curves = [], []
-    for seed, model in zip(run.fit.seeds, run.fit.models, strict=True):
-        rows = np.random.default_rng(10_000 + seed).choice(len(y), k, replace=False)
-        y_hat, _ = dc.predict_sweep(model, None, X, ALPHAS)
-        one = sample_adaptation(y_hat.cpu(), y, rows)
-        chosen.append(one["chosen_alpha"])
-        curves.append(one["bce_rest"])
-    rest = np.array(curves)
-    at_chosen = rest[np.arange(len(chosen)), [ALPHAS.index(a) for a in chosen]]
-    mean_curve = rest.mean(axis=0)
-    return {
-        "sample_size": k,
-        "chosen_alpha": chosen,
-        "bce_rest_at_alpha_0": float(rest[:, 0].mean()),
-        "bce_rest_at_chosen": float(at_chosen.mean()),
-        "bce_rest_at_chosen_std": float(at_chosen.std()),
-        "best_fixed_alpha": ALPHAS[int(mean_curve.argmin())],
-        "bce_rest_at_best_fixed": float(mean_curve.min()),
-    }
-
-
-PRESETS = ("paper", "authors")
-"""``paper``: the main DeepCTRL measures rho at the start (the library's "auto", the paper's
-idea; its own ratio is near 0 for a perturbation rule), beside the authors' fixed values;
-``authors``: the main DeepCTRL has the authors' main cardio value, rho = 1, beside their
-other values. Both train in batches of 32, as the paper's appendix and the authors' code
-do."""
-
-
-def methods_to_train(
-    quick: bool = False, preset: str = "paper"
-) -> list[tuple[str, dc.methods.Method]]:
-    """The main DeepCTRL (rho auto, or 1 for the ``authors`` preset) and the authors' other
-    fixed rho of 1.0, 0.1, 0.05, 0.01 (quick: 1.0 only).
-
-    >>> [name for name, _ in methods_to_train(quick=True)]
-    ['DeepCTRL', 'DeepCTRL(rho=1)']
-    >>> [name for name, _ in methods_to_train(preset="authors")]
-    ['DeepCTRL', 'DeepCTRL(rho=0.1)', 'DeepCTRL(rho=0.05)', 'DeepCTRL(rho=0.01)']
-    """
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
-    prior = dc.priors.Beta(0.1, 0.1)
-    main: float | str = "auto" if preset == "paper" else 1.0
-    out: list[tuple[str, dc.methods.Method]] = [(MAIN, dc.methods.DeepCTRL(prior, rho=main))]
-    out += [
-        (f"DeepCTRL(rho={r:g})", dc.methods.DeepCTRL(prior, rho=r))
-        for r in (QUICK_RHOS if quick else FIXED_RHOS)
-        if r != main
-    ]
-    return out
 
 
 def _rho(run: MethodRun) -> list[float]:
@@ -345,60 +152,6 @@ def reproduce(
     return results
 
 
-def main_selection(domains: dict[str, Any]) -> dict[str, Any]:
-    """The top-level ``selection`` of results.json: the alphas chosen in the main setting,
-    the Source domain the methods were trained and validated on (its ``best_alpha`` and
-    ``best_alpha_by_method``, lowest mean test BCE)."""
-    source = domains["Source"]
-    return {
-        "setting": "Source",
-        "best_alpha": source["best_alpha"],
-        "best_alpha_by_method": source["best_alpha_by_method"],
-    }
-
-
-def _curve(results: dict[str, Any], domain: str, method: str = MAIN) -> list[float]:
-    return results["domains"][domain]["methods"][method]["test"]["bce"]["mean"]
-
-
-def checks(results: dict[str, Any], method: str = MAIN) -> list[dict[str, Any]]:
-    """The three numeric claims (on mean test BCE over seeds), plus whether Target 1
-    keeps improving beyond alpha = 1."""
-    one = ALPHAS.index(1.0)
-    source, t1 = _curve(results, "Source", method), _curve(results, "Target 1", method)
-    task_only = _curve(results, "Source", "TaskOnly")[0]
-    beyond = min(t1[one + 1 :])
-    best1 = results["domains"]["Target 1"]["best_alpha_by_method"][method]
-    best3 = results["domains"]["Target 3"]["best_alpha_by_method"][method]
-    return [
-        common.check(
-            "source_task_only_no_worse",
-            f"On Source, TaskOnly's BCE is no worse than {method}'s at alpha = 1",
-            task_only <= source[one],
-            f"TaskOnly {task_only:.4f} vs {method} at alpha 1 {source[one]:.4f}",
-        ),
-        common.check(
-            "target1_falls_to_alpha_1",
-            f"On Target 1, {method}'s BCE falls from alpha 0 to alpha 1",
-            t1[one] < t1[0],
-            f"alpha 0 {t1[0]:.4f} -> alpha 1 {t1[one]:.4f}",
-        ),
-        common.check(
-            "target1_falls_beyond_1",
-            "On Target 1 the BCE keeps falling somewhat beyond alpha = 1",
-            beyond < t1[one],
-            f"alpha 1 {t1[one]:.4f}, lowest beyond 1 {beyond:.4f} "
-            f"(at alpha {ALPHAS[one + 1 + int(np.argmin(t1[one + 1 :]))]:g})",
-        ),
-        common.check(
-            "best_alpha_target1_ge_target3",
-            "The best alpha of Target 1 is at least that of Target 3",
-            best1 >= best3,
-            f"Target 1 {best1:g}, Target 3 {best3:g}",
-        ),
-    ]
-
-
 def write_outputs(results: dict[str, Any], out: Path) -> None:
     """results.json, the figures and report.md into ``out``."""
     from deepctrl.paper.experiments.cardio_report import report_markdown
@@ -425,7 +178,7 @@ def reproduce_perturbation(
 ) -> dict[str, Any]:
     """Appendix A.2: DeepCTRL (rho 1.0) trained on Source with perturbation bound u for each
     u in ``us``; BCE, accuracy and verification ratio vs alpha on the Source test split."""
-    from deepctrl.paper.experiments.cardio_report import perturbation_markdown
+    from deepctrl.paper.experiments.cardio_perturbation_report import perturbation_markdown
     from deepctrl.paper.plots.cardio import perturbation_figure
 
     start = time.perf_counter()

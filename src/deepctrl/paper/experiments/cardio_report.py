@@ -1,5 +1,5 @@
-"""report.md of ``deepctrl reproduce cardio`` and ``cardio-perturbation``: tables and plain
-statements generated from results.json (nothing here is hand-written per run)."""
+"""report.md of ``deepctrl reproduce cardio``: tables and plain statements generated from
+results.json (nothing here is hand-written per run)."""
 
 from __future__ import annotations
 
@@ -41,18 +41,20 @@ DIFFERENCES = (
 )
 
 
-def _fmt(v: float) -> str:
+def four_decimals(v: float) -> str:
+    """A metric as the report prints it: ``four_decimals(0.12345)`` is ``'0.1235'``."""
     return f"{v:.4f}"
 
 
-def _mean(entry: dict[str, Any], metric: str) -> list[float]:
+def mean_test_curve(entry: dict[str, Any], metric: str) -> list[float]:
+    """The seeds' mean test ``metric`` at each alpha of a method's results entry."""
     return entry["test"][metric]["mean"]
 
 
 def interpret(name: str, block: dict[str, Any], method: str, alphas: list[float]) -> str:
     """One sentence on what the best alpha of ``method`` on a domain says about the rule;
     ``alphas`` are the evaluated strengths, in the order of the block's curves."""
-    curve = _mean(block["methods"][method], "bce")
+    curve = mean_test_curve(block["methods"][method], "bce")
     best = block["best_alpha"]
     head = f"**{name}** (Usual ratio {block['usual_ratio']:.2f}): best alpha {best:g}"
     numbers = (
@@ -171,10 +173,10 @@ def _adaptation_section(results: dict[str, Any]) -> list[str]:
                 name,
                 a["sample_size"],
                 f"{chosen.mean():.2f} ({chosen.min():g}-{chosen.max():g})",
-                _fmt(a["bce_rest_at_alpha_0"]),
-                _fmt(a["bce_rest_at_chosen"]),
+                four_decimals(a["bce_rest_at_alpha_0"]),
+                four_decimals(a["bce_rest_at_chosen"]),
                 f"{a['best_fixed_alpha']:g}",
-                _fmt(a["bce_rest_at_best_fixed"]),
+                four_decimals(a["bce_rest_at_best_fixed"]),
             ]
         )
     return [
@@ -202,23 +204,23 @@ def _domain_rows(block: dict[str, Any], alphas: list[float]) -> list[list[Any]]:
     one, last = alphas.index(1.0), len(alphas) - 1
     rows = []
     for name, entry in block["methods"].items():
-        bce = _mean(entry, "bce")
+        bce = mean_test_curve(entry, "bce")
         std = entry["test"]["bce"]["std"]
         best = block["best_alpha_by_method"].get(name)
         i = alphas.index(best) if best is not None else 0
-        ratio = _mean(entry, "verification_ratio")
+        ratio = mean_test_curve(entry, "verification_ratio")
         rows.append(
             [
                 name,
                 "-" if best is None else f"{best:g}",
                 f"{bce[0]:.4f} ± {std[0]:.4f}",
-                _fmt(bce[one]),
-                _fmt(bce[last]),
+                four_decimals(bce[one]),
+                four_decimals(bce[last]),
                 f"{bce[i]:.4f} ± {std[i]:.4f}",
-                _fmt(_mean(entry, "accuracy")[i]),
-                _fmt(_mean(entry, "auc")[i]),
-                _fmt(ratio[0]),
-                _fmt(ratio[one]),
+                four_decimals(mean_test_curve(entry, "accuracy")[i]),
+                four_decimals(mean_test_curve(entry, "auc")[i]),
+                four_decimals(ratio[0]),
+                four_decimals(ratio[one]),
             ]
         )
     return rows
@@ -248,9 +250,9 @@ def _paper_section(results: dict[str, Any]) -> list[str]:
     main, alphas = results["main_method"], results["alphas"]
     one = alphas.index(1.0)
     domains = results["domains"]
-    source = _mean(domains["Source"]["methods"][main], "bce")
-    task_only = _mean(domains["Source"]["methods"]["TaskOnly"], "bce")[0]
-    t1 = _mean(domains["Target 1"]["methods"][main], "bce")
+    source = mean_test_curve(domains["Source"]["methods"][main], "bce")
+    task_only = mean_test_curve(domains["Source"]["methods"]["TaskOnly"], "bce")[0]
+    t1 = mean_test_curve(domains["Target 1"]["methods"][main], "bce")
     falls = sum(b < a for a, b in itertools.pairwise(t1[: one + 1]))
     lines = [
         "## Against the paper",
@@ -273,12 +275,14 @@ def _paper_section(results: dict[str, Any]) -> list[str]:
             continue
         best = block["best_alpha_by_method"].get(name)
         i = alphas.index(best) if best is not None else 0
-        ours = [_mean(entry, m)[i] for m in ("bce", "accuracy", "auc", "verification_ratio")]
+        ours = [
+            mean_test_curve(entry, m)[i] for m in ("bce", "accuracy", "auc", "verification_ratio")
+        ]
         rows.append(
             [
                 name,
                 "-" if best is None else f"{best:g}",
-                *map(_fmt, ours),
+                *map(four_decimals, ours),
                 "-" if ref["alpha"] is None else f"{ref['alpha']:g}",
                 *(f"{ref[m]:.3f}" for m in ("bce", "accuracy", "auc", "verification_ratio")),
             ]
@@ -415,97 +419,3 @@ def report_markdown(results: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def perturbation_observations(results: dict[str, Any]) -> list[str]:
-    """The paper's App. A.2 statements, checked on the Source test BCE means."""
-    alphas = results["alphas"]
-    one = alphas.index(1.0)
-    names = [f"DeepCTRL(u={u:g})" for u in results["perturbations"]]
-    at_one = [_mean(results["methods"][n], "bce")[one] for n in names]
-    at_zero = [_mean(results["methods"][n], "bce")[0] for n in names]
-    spread = [
-        _mean(results["methods"][n], "verification_ratio")[one]
-        - _mean(results["methods"][n], "verification_ratio")[0]
-        for n in names
-    ]
-    rises = sum(b > a for a, b in itertools.pairwise(at_one))
-    largest_zero = at_zero[-1] >= max(at_zero[:-1]) if len(at_zero) > 1 else False
-    return [
-        f"- BCE at alpha 1 rises with u in {rises} of {len(at_one) - 1} steps "
-        f"({', '.join(_fmt(v) for v in at_one)}); paper: larger u, worse at alpha > 0.",
-        f"- BCE at alpha 0 for the largest u is {'' if largest_zero else 'not '}the highest "
-        f"({', '.join(_fmt(v) for v in at_zero)}); paper: the largest u is slightly worse "
-        "as alpha -> 0.",
-        f"- Verification ratio gained from alpha 0 to 1: {', '.join(f'{v:.3f}' for v in spread)}"
-        "; paper: a too small u separates alpha 0 and 1 less.",
-    ]
-
-
-def perturbation_markdown(results: dict[str, Any]) -> str:
-    """The report of ``deepctrl reproduce cardio-perturbation``."""
-    alphas, s = results["alphas"], results["settings"]
-    idx = [alphas.index(a) for a in (0.0, 0.5, 1.0)]
-    quick = (
-        " **QUICK smoke run: too few seeds and epochs to judge anything.**"
-        if results["quick"]
-        else ""
-    )
-    rows = []
-    for name, entry in results["methods"].items():
-        bce, acc = _mean(entry, "bce"), _mean(entry, "accuracy")
-        ratio = _mean(entry, "verification_ratio")
-        best = results["best_alpha"].get(name)
-        rows.append(
-            [
-                name,
-                *(_fmt(bce[i]) for i in idx),
-                *(_fmt(acc[i]) for i in idx),
-                _fmt(ratio[0]),
-                _fmt(ratio[idx[2]]),
-                "-" if best is None else f"{best:g}",
-                f"{np.mean(entry['epochs']):.1f}",
-            ]
-        )
-    data = results["data"]
-    where = data["csv"] if data["source"] == "csv" else f"synthetic cohort ({data['rows']:,})"
-    return "\n".join(
-        [
-            "# Cardio: impact of the perturbation scale (paper App. A.2, Fig. 8)",
-            "",
-            f"`deepctrl reproduce cardio-perturbation`, data {where}, seeds {results['seeds']}, "
-            f"batch {s['batch_size']}, max {s['max_epochs']} epochs, patience {s['patience']}, "
-            f"DeepCTRL rho {results['rho_setting']:g}, trained on Source and tested on its test "
-            "split; "
-            f"wall time {results['wall_seconds']:.0f} s.{quick}",
-            "",
-            "ap_hi is raised by gamma |ap_hi| mmHg with gamma ~ U[0, u] (raw units, then scaled). "
-            "Each model's verification ratio is measured with its own u (a larger shift is a "
-            "different, easier-to-see test); TaskOnly is the reference without a rule (its "
-            "verification ratio uses u = 0.1).",
-            "",
-            markdown_table(
-                [
-                    "method",
-                    "BCE a=0",
-                    "BCE a=0.5",
-                    "BCE a=1",
-                    "acc a=0",
-                    "acc a=0.5",
-                    "acc a=1",
-                    "verif. a=0",
-                    "verif. a=1",
-                    "best alpha (BCE)",
-                    "mean epochs",
-                ],
-                rows,
-            ),
-            "",
-            "## Against the paper",
-            "",
-            *perturbation_observations(results),
-            "",
-            "Figure: `perturbation.png` (BCE, accuracy, verification ratio vs alpha per u).",
-            "",
-        ]
-    )
