@@ -31,7 +31,7 @@ _WHERE = {
     "EpochEnd": "deepctrl.engine.callbacks",
     "fit_methods": "deepctrl.engine.training",
     "Objective": "deepctrl.core.objective",
-    "ObjectiveOutput": "deepctrl.core.objective",
+    "ObjectiveOutput": "deepctrl.core.objective_output",
     "load": "deepctrl.io.checkpoint",
     "read_checkpoint": "deepctrl.io.checkpoint",
     "save": "deepctrl.io.checkpoint",
@@ -56,7 +56,8 @@ if TYPE_CHECKING:
     from deepctrl.core.evaluation import sweep, verification_ratio
     from deepctrl.core.layers import MLP, Residual, mlp
     from deepctrl.core.model import DeepCTRL
-    from deepctrl.core.objective import Objective, ObjectiveOutput
+    from deepctrl.core.objective import Objective
+    from deepctrl.core.objective_output import ObjectiveOutput
     from deepctrl.core.rules import Monotonic
     from deepctrl.core.sweep_outputs import predict_sweep
     from deepctrl.engine.callbacks import Callback, EpochEnd

@@ -37,22 +37,22 @@ def test_the_constructor_makes_no_state_and_run_needs_calibrate_first():
 
 
 def test_a_chunk_gathers_no_more_input_bytes_than_the_cap(monkeypatch):
-    from deepctrl.engine import trainer as trainer_module
+    from deepctrl.engine import epoch_training
 
     # 3 float32 inputs are 12 bytes a row: a 200-byte cap keeps 16 rows, two batches of 8
-    monkeypatch.setattr(trainer_module, "CHUNK_BYTES", 200)
+    monkeypatch.setattr(epoch_training, "CHUNK_BYTES", 200)
     seen = []
-    original = trainer_module.perturb_seeds
+    original = epoch_training.perturb_seeds
 
     def spy(rule, xs, gens):
         seen.append(xs.shape[1])
         return original(rule, xs, gens)
 
-    monkeypatch.setattr(trainer_module, "perturb_seeds", spy)
+    monkeypatch.setattr(epoch_training, "perturb_seeds", spy)
     trainer = _trainer(max_epochs=1)
     assert trainer.chunk == 2
     trainer.check()
     trainer.calibrate()
     trainer.run("test")
     assert seen == [16, 16]  # 32 rows, 16 at a time
-    assert trainer_module.chunk_rows((torch.zeros(4, 3, dtype=torch.float64), None)) == 8
+    assert epoch_training.chunk_rows((torch.zeros(4, 3, dtype=torch.float64), None)) == 8

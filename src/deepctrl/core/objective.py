@@ -23,28 +23,15 @@ import copy
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-from deepctrl.core.calls import (
-    accepts_alpha,
-    eval_mode,
-    one_tensor,
-    unwrap,
-    warn_if_alpha_unused,
-)
-from deepctrl.core.checks import (
-    finite_real,
-    first_sentence,
-    module,
-    nonneg_int,
-    restore_generator,
-    saved_state,
-)
-from deepctrl.core.data import as_pair, as_weights, check_materialized
+from deepctrl.core.batch_checks import checked_batch
+from deepctrl.core.calls import accepts_alpha, one_tensor, unwrap, warn_if_alpha_unused
+from deepctrl.core.checks import first_sentence, module, nonneg_int, restore_generator, saved_state
+from deepctrl.core.data import check_materialized
 from deepctrl.core.inputs import (
     REFUSALS,
     Inputs,
@@ -55,91 +42,24 @@ from deepctrl.core.inputs import (
     refused_rows,
 )
 from deepctrl.core.log import info
-from deepctrl.core.losses import block_sums, check_outputs, compute_terms
+from deepctrl.core.loss_estimate import loss_estimate, upcast
+from deepctrl.core.losses import check_outputs, compute_terms
 from deepctrl.core.method_checks import check_method, method_alphas, method_loss, method_state
 from deepctrl.core.method_state import SeedState, saved_seed_state
-from deepctrl.core.method_terms import Terms
 from deepctrl.core.methods import DeepCTRLMethod, Method
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import DeepCTRL
+from deepctrl.core.objective_output import ObjectiveOutput
 from deepctrl.core.rules.base import Rule, checked_rule, forward_all, judgement, perturb_all
-from deepctrl.core.scale import at_least_float32, scales_of
 from deepctrl.core.seeding import derive_seed
-from deepctrl.core.sources import blocks, is_loader
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.core.world import World
-
-LOW_PRECISION = (torch.float16, torch.bfloat16)
-
-
-@dataclass(frozen=True)
-class ObjectiveOutput:
-    """One batch's loss and its parts.
-
-    Attributes:
-        loss: The scalar to call `backward()` on.
-        task: The batch's mean task loss (with weights sum(w l) / batch size), detached
-            for logging (`terms` keeps it in the graph).
-        rule: The batch's mean rule loss, likewise; NaN when it is not computed (no rule,
-            or a method that does not use one, such as TaskOnly), as the verification
-            ratio is then.
-        alpha: The rule strength used.
-        y_hat: The outputs on x.
-        satisfied: Per sample, whether the rule held (None without a rule).
-        judged: Per sample, whether the rule can judge it (None without a rule).
-        terms: What the method's hooks take (in the graph).
-    """
-
-    loss: Tensor
-    task: Tensor
-    rule: Tensor
-    alpha: float
-    y_hat: Tensor
-    satisfied: Tensor | None
-    judged: Tensor | None
-    terms: Terms
-
-    @property
-    def verification_ratio(self) -> float:
-        """The fraction of judged samples of this batch on which the rule held (NaN without a
-        rule or without a judged sample)."""
-        if self.satisfied is None or self.judged is None or not bool(self.judged.any()):
-            return math.nan
-        return float(self.satisfied[self.judged].float().mean())
-
-    def __repr__(self) -> str:
-        """The losses and alpha as numbers, the tensors of rows as their dtype and shape."""
-        terms = ", ".join(f"{k}={_shown(v)}" for k, v in self.terms._asdict().items())
-        return (
-            f"ObjectiveOutput(loss={_shown(self.loss)}, task={_shown(self.task)}, "
-            f"rule={_shown(self.rule)}, alpha={self.alpha:.6g}, y_hat={_shown(self.y_hat)}, "
-            f"satisfied={_shown(self.satisfied)}, judged={_shown(self.judged)}, "
-            f"terms=Terms({terms}))"
-        )
-
-
-def _shown(value: Tensor | None) -> str:
-    """A scalar tensor as its number, any other as its dtype and shape.
-
-    >>> _shown(torch.tensor(0.25)), _shown(torch.zeros(64, 1)), _shown(None)
-    ('0.25', '<float32 (64, 1)>', 'None')
-    """
-    if value is None:
-        return "None"
-    if value.dim() == 0:
-        return f"{value.item():.6g}"
-    return f"<{str(value.dtype).removeprefix('torch.')} {tuple(value.shape)}>"
-
-
-def _upcast(t: Tensor) -> Tensor:
-    """Outputs of a low-precision (autocast) forward, in float32 for the losses."""
-    return t.float() if t.dtype in LOW_PRECISION else t
 
 
 class Objective:
     """The loss of `method` under `rule` for one model, one batch at a time.
 
-    `objective(x, y)` returns an [ObjectiveOutput][deepctrl.core.objective.ObjectiveOutput];
+    `objective(x, y)` returns an [ObjectiveOutput][deepctrl.core.objective_output.ObjectiveOutput];
     `objective(x, y, weight=w)` weighs the batch's rows: the task loss, rule loss and signed
     violations become sum(w_i l_i) / batch size, with `w` used as given (one finite weight of
     at least 0 per row; normalise it yourself, e.g. divide by the mean weight of the training
@@ -250,50 +170,19 @@ class Objective:
 
     def _estimator(self, data: Any, block_rows: int) -> Callable[[bool], tuple[Tensor, Tensor]]:
         """`estimate(reference)`: (L_rule at alpha 1, L_task at alpha 0) over `data`."""
-        device, dtype = self._device(), self._dtype()
         rule = self.rule if self._use_rule else None
-
-        def one_seed(alpha: float) -> Callable[[Inputs], Tensor]:
-            return lambda z: _upcast(self._forward(apply(lambda t: t[0], z), alpha))[None]
-
-        def estimate(reference: bool) -> tuple[Tensor, Tensor]:
-            scales = (
-                scales_of(
-                    data if is_loader(data) else as_pair(data, "data", device, dtype),
-                    block_rows,
-                    device,
-                    dtype,
-                )
-                if reference
-                else None
-            )
-            gen = torch.Generator(device).manual_seed(derive_seed(self.seed, "eval"))
-            sums = torch.zeros(3, dtype=torch.float64, device=device)
-            with eval_mode(self.model), torch.no_grad():
-                for x, y in blocks(data, block_rows, device, dtype, "data"):
-
-                    def checked(z: Inputs, y: Tensor | None = y) -> Tensor:
-                        # outputs that do not fit the targets: one line, as in training,
-                        # before any loss reads them (the task sum below runs first)
-                        out = one_seed(0.0)(z)
-                        if y is not None:
-                            check_outputs(out[0], y, self.task_loss)
-                        return out
-
-                    perturbed = perturb_all(rule, x, gen) if rule is not None else []
-                    xs, ys = apply(lambda t: t[None], x), y[None]  # type: ignore[index]
-                    ps = [None if p is None else apply(lambda t: t[None], p) for p in perturbed]
-                    what = "reference" if reference else "rule"
-                    sums[1] += block_sums(checked, None, self.loss_fn, xs, ys, [], "task")[0]
-                    sums[0] += block_sums(
-                        one_seed(1.0), rule, self.loss_fn, xs, ys, ps, what, scales
-                    )[0]
-                    sums[2] += batch_len(x)
-            sums = World.current().all_reduce_sum(sums)
-            kept = at_least_float32(dtype)
-            return (sums[:1] / sums[2]).to(kept).cpu(), (sums[1:2] / sums[2]).to(kept).cpu()
-
-        return estimate
+        return loss_estimate(
+            self.model,
+            self._forward,
+            rule,
+            self.loss_fn,
+            self.task_loss,
+            self.seed,
+            data,
+            block_rows,
+            self._device(),
+            self._dtype(),
+        )
 
     def _n_rules(self) -> int:
         return len(self.rule.leaves()) if self.rule is not None else 0
@@ -353,45 +242,7 @@ class Objective:
             ValueError: When the model's outputs and `y` differ in rows, `weight` is not
                 one finite weight >= 0 per row, or the batch is on the meta device.
         """
-        if not isinstance(x, Tensor | dict) or not isinstance(y, Tensor):
-            got = type(x if not isinstance(x, Tensor | dict) else y).__name__
-            raise ValueError(
-                f"an Objective takes torch tensors (x may be a dict of them), got {got}: "
-                "convert with torch.as_tensor"
-            )
-        if y.dim() == 1 and y.is_floating_point():
-            y = y[:, None]
-        if isinstance(x, dict):
-            lengths = {k: v.shape[0] for k, v in x.items()}
-            if len(set(lengths.values())) > 1:
-                raise ValueError(
-                    f"the inputs of the batch have different numbers of rows: {lengths}"
-                )
-        if batch_len(x) == 0:
-            raise ValueError("the batch has no rows")
-        if device_of(x).type == "meta":
-            raise ValueError(
-                "the batch is on the meta device, which holds no values: an Objective "
-                "draws perturbations and alphas from values, so move the model and the "
-                "batch to a real device first"
-            )
-        if isinstance(alpha, Tensor) and alpha.numel() != 1:
-            raise ValueError(
-                "alpha must be one number: the objective weighs a batch's losses by one "
-                f"alpha, got a tensor of shape {tuple(alpha.shape)} (per-row alphas are for "
-                "model(x, alpha))"
-            )
-        given_alpha = None if alpha is None else finite_real(alpha, "alpha")
-        if given_alpha is not None and not 0.0 <= given_alpha <= 1.0:
-            raise ValueError(
-                f"alpha must be in [0, 1] for the training objective, got {alpha} (beyond 1 the "
-                "task weight turns negative; the model itself takes any alpha)"
-            )
-        w = (
-            None
-            if weight is None
-            else as_weights(weight, "the batch", batch_len(x), device_of(x), all_zero=True)
-        )
+        y, given_alpha, w = checked_batch(x, y, alpha, weight)
         x = cast_floats(x, self._dtype())
         if self.state is None:
             check_materialized(self.model)
@@ -430,7 +281,7 @@ class Objective:
         )
         perturbed = perturb_all(rule, x, gen) if rule is not None else []
         first = not self._checked
-        y_hat, y_p = forward_all(lambda z: _upcast(self._forward(z, given)), x, perturbed)
+        y_hat, y_p = forward_all(lambda z: upcast(self._forward(z, given)), x, perturbed)
         self._check(y_hat, y)
         one = lambda t: t[None]  # noqa: E731
         terms, ctx = compute_terms(
