@@ -19,7 +19,8 @@ import pytest
 import deepctrl as dc
 from deepctrl.io.onnx_export import EXPORTER_READY
 from deepctrl.tabular.encoding import TableEncoder
-from deepctrl.tabular.onnx_graph import NAT, input_type_name, onnx_feed, preprocessing_graph
+from deepctrl.tabular.onnx_inputs import input_type_name, onnx_feed
+from deepctrl.tabular.onnx_preprocessing import NAT, preprocessing_graph
 
 needs_exporter = pytest.mark.skipif(not EXPORTER_READY, reason="torch.onnx.export is too old")
 

@@ -75,7 +75,7 @@ def export_command(model: str, out: str, check: str | None = None) -> int:
 
         est, X = load_any(model), None
     path = est.to_onnx(out_path, X)
-    from deepctrl.tabular.onnx_graph import input_type_name
+    from deepctrl.tabular.onnx_inputs import input_type_name
 
     inputs = ", ".join(f"{c.name} ({input_type_name(c)})" for c in est.encoder_.columns)
     outputs = "label, probabilities" if hasattr(est, "classes_") else "prediction"

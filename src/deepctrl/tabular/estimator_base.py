@@ -1,7 +1,8 @@
 """What DeepCTRLRegressor and DeepCTRLClassifier share: their parameters, input checks,
 the table read for `fit`, and `summary`, `save` and `load`; how the networks are sized and
 trained with `deepctrl.fit` comes from `deepctrl.tabular.network_training`, evaluation over
-the rule strength from `deepctrl.tabular.alpha_evaluation`."""
+the rule strength from `deepctrl.tabular.alpha_evaluation` and the choice of alpha from
+`deepctrl.tabular.default_alpha`."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from deepctrl.engine.options import LR_SCHEDULES
 from deepctrl.engine.progress import stage
 from deepctrl.tabular import model_file
 from deepctrl.tabular.alpha_choice import check_alpha
-from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
+from deepctrl.tabular.default_alpha import AlphaSelection
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.fit_summary import summary_lines
 from deepctrl.tabular.frames import checked_frame, refuse_lazy, row_weights, sample_weights
@@ -74,7 +75,7 @@ PARAMETERS: dict[str, Allowed] = {
 checks; subclasses add theirs)."""
 
 
-class DeepCTRLEstimator(OnnxExport, AlphaEvaluation, NetworkTraining, BaseEstimator):
+class DeepCTRLEstimator(OnnxExport, AlphaSelection, NetworkTraining, BaseEstimator):
     """Base class; use `deepctrl.DeepCTRLRegressor` or `deepctrl.DeepCTRLClassifier`."""
 
     _parameters: ClassVar[dict[str, Allowed]] = PARAMETERS

@@ -6,8 +6,9 @@ and nothing of deepctrl.
 Inputs, one per column by name, each of shape `(rows,)`:
 
 * numeric columns: float32, NaN where missing; float64 for a column whose values lie more
-  than :data:`FLOAT32_REACH` standard deviations from 0 (years, coordinates, timestamps),
-  which float32 would round by more than a millionth of a standard deviation;
+  than :data:`~deepctrl.tabular.onnx_inputs.FLOAT32_REACH` standard deviations from 0
+  (years, coordinates, timestamps), which float32 would round by more than a millionth of
+  a standard deviation;
 * categorical columns: strings, the value as `str(value)` (`"True"`, `"true"` or
   `"TRUE"` for a boolean), the empty string where missing;
 * date columns: int64 nanoseconds since 1970-01-01 (`datetime64[ns]` viewed as int64;
@@ -22,8 +23,9 @@ The file's metadata holds the estimator's `default_alpha` (`alpha_`) and
 `min_error_alpha`, as text.
 
 The networks and their average are exported by PyTorch's ONNX exporter
-(`deepctrl.io.onnx_export.export_program`); the preprocessing, written here with
-ONNX operators, is joined in front of them and the label lookup behind.
+(`deepctrl.io.onnx_export.export_program`); the preprocessing, written with ONNX
+operators (`deepctrl.tabular.onnx_preprocessing`), is joined in front of them and the
+label lookup behind.
 """
 
 from __future__ import annotations
@@ -45,213 +47,14 @@ from deepctrl.io.file_format import write_atomic
 from deepctrl.io.onnx_export import check_outputs, export_program, rename_value, require
 from deepctrl.tabular.alpha_choice import per_row_alphas
 from deepctrl.tabular.alpha_evaluation import aligned_alpha
-from deepctrl.tabular.cell_values import category_key
-from deepctrl.tabular.column_fitting import Column, numeric_values
-from deepctrl.tabular.column_kinds import CATEGORICAL, DATE, NUMERIC
-from deepctrl.tabular.date_columns import DATE_PARTS, date_values
-from deepctrl.tabular.encoding import TableEncoder
+from deepctrl.tabular.onnx_inputs import input_type_name, onnx_feed
+from deepctrl.tabular.onnx_preprocessing import preprocessing_graph
 
 if TYPE_CHECKING:
     from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 
 INTERNAL = ("_pre/", "_net/", "_post/")
 """Prefixes of the graph's internal value names (no input or output starts with one)."""
-NS_PER_DAY = 86_400 * 10**9
-NAT = np.iinfo(np.int64).min
-FLOAT, DOUBLE = 1, 11
-"""ONNX element types (`onnx.TensorProto.FLOAT` and `DOUBLE`) for Cast nodes."""
-LEAP_DAYS_BEFORE_1970 = 1969 // 4 - 1969 // 100 + 1969 // 400
-
-
-def category_text(value: Any) -> str:
-    """A category as the ONNX file's string input spells it: its text, whole numbers
-    without a decimal point ('' for a missing value), as `predict` matches categories."""
-    return category_key(value) or ""
-
-
-FLOAT32_REACH = 16.0
-"""How many of its standard deviations from 0 a numeric column's training values may lie
-for its ONNX input to be float32 (which rounds them by up to 2^-24 of their size, here
-under 1e-6 of a standard deviation); farther, the input is float64.
-
->>> from deepctrl.tabular.column_fitting import Column
->>> [_wide_numbers(Column("c", "numeric", 0, std=0.02, low=40.6, high=40.8)),
-...  _wide_numbers(Column("c", "numeric", 0, std=15.0, low=18.0, high=90.0))]
-[True, False]
-"""
-
-
-def _wide_numbers(c: Column) -> bool:
-    """Whether a numeric column's ONNX input is float64 (see :data:`FLOAT32_REACH`)."""
-    return c.kind == NUMERIC and max(abs(c.low), abs(c.high)) > FLOAT32_REACH * c.std
-
-
-def onnx_feed(encoder: TableEncoder, frame: pd.DataFrame, alpha: Any) -> dict[str, np.ndarray]:
-    """The inputs of the ONNX file for the rows of `frame` at rule strength `alpha`
-    (one number, or one per row)."""
-    feed: dict[str, np.ndarray] = {}
-    for c in encoder.columns:
-        if c.name not in frame.columns:
-            raise ValueError(f"the data lacks column {c.name!r}, which the model needs")
-        series = frame[c.name]
-        if c.kind == CATEGORICAL:
-            feed[c.name] = np.array([category_text(v) for v in series.tolist()], dtype=object)
-        elif c.kind == DATE:
-            feed[c.name] = date_values(series, local=c.local).astype(np.int64)
-        else:
-            values = numeric_values(series)
-            feed[c.name] = values if _wide_numbers(c) else values.astype(np.float32)
-    feed["alpha"] = np.broadcast_to(np.asarray(alpha, dtype=np.float32), (len(frame),)).copy()
-    return feed
-
-
-class _Nodes:
-    """A growing list of ONNX nodes and constants with fresh names."""
-
-    def __init__(self) -> None:
-        from onnx import helper, numpy_helper
-
-        self.helper, self.numpy_helper = helper, numpy_helper
-        self.nodes: list[Any] = []
-        self.constants: list[Any] = []
-        self._count = 0
-
-    def fresh(self, kind: str) -> str:
-        self._count += 1
-        return f"_pre/{kind}/{self._count}"
-
-    def const(self, value: Any) -> str:
-        """A constant (a numpy value; its dtype is the constant's type)."""
-        name = self.fresh("const")
-        self.constants.append(self.numpy_helper.from_array(np.asarray(value), name))
-        return name
-
-    def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
-        """The output of a new `op_type` node on `inputs`."""
-        out = self.fresh(op_type)
-        self.nodes.append(self.helper.make_node(op_type, list(inputs), [out], **attrs))
-        return out
-
-
-def _column(g: _Nodes, value: str) -> str:
-    """(rows,) -> (rows, 1)."""
-    return g.op("Unsqueeze", value, g.const(np.array([1], dtype=np.int64)))
-
-
-def _standardized(g: _Nodes, days_or_value: str, missing: str, c: Column) -> str:
-    """(value - mean) / std as float32, 0 (the training mean) where missing."""
-    scaled = g.op(
-        "Div", g.op("Sub", days_or_value, g.const(np.float64(c.mean))), g.const(np.float64(c.std))
-    )
-    kept = g.op("Where", missing, g.const(np.float64(0.0)), scaled)
-    return g.op("Cast", kept, to=FLOAT)
-
-
-def _year_start(g: _Nodes, year: str) -> str:
-    """Days from 1970-01-01 to 1 January of `year` (double, whole numbers), by the
-    Gregorian leap-year count."""
-    before = g.op("Sub", year, g.const(np.float64(1.0)))
-
-    def leap_days(y: str) -> str:
-        def count(n: float) -> str:
-            return g.op("Floor", g.op("Div", y, g.const(np.float64(n))))
-
-        return g.op("Add", g.op("Sub", count(4.0), count(100.0)), count(400.0))
-
-    since = g.op("Mul", g.op("Sub", year, g.const(np.float64(1970.0))), g.const(np.float64(365.0)))
-    return g.op(
-        "Sub", g.op("Add", since, leap_days(before)), g.const(np.float64(LEAP_DAYS_BEFORE_1970))
-    )
-
-
-def _phase(g: _Nodes, t: str, part: str) -> str:
-    """The fraction of the current year, week (from Monday) or day at `t` days since
-    1970-01-01."""
-    if part == "day":
-        return g.op("Sub", t, g.op("Floor", t))
-    if part == "week":  # 1970-01-01 was a Thursday, three days after a Monday
-        u = g.op("Add", t, g.const(np.float64(3.0)))
-        weeks = g.op("Floor", g.op("Div", u, g.const(np.float64(7.0))))
-        return g.op(
-            "Div",
-            g.op("Sub", u, g.op("Mul", weeks, g.const(np.float64(7.0)))),
-            g.const(np.float64(7.0)),
-        )
-    guess = g.op(
-        "Add",
-        g.op("Floor", g.op("Div", t, g.const(np.float64(DATE_PARTS["year"])))),
-        g.const(np.float64(1970.0)),
-    )
-    one = g.const(np.float64(1.0))
-    later = g.op(
-        "Cast", g.op("GreaterOrEqual", t, _year_start(g, g.op("Add", guess, one))), to=DOUBLE
-    )
-    earlier = g.op("Cast", g.op("Less", t, _year_start(g, guess)), to=DOUBLE)
-    year = g.op("Sub", g.op("Add", guess, later), earlier)
-    return g.op(
-        "Div", g.op("Sub", t, _year_start(g, year)), g.const(np.float64(DATE_PARTS["year"]))
-    )
-
-
-def _encode_column(g: _Nodes, c: Column) -> list[str]:
-    """The (rows, width) float32 pieces of one column's encoding, in the encoder's order."""
-    if c.kind == CATEGORICAL:
-        texts = [category_text(v) for v in c.categories]
-        if len(set(texts)) != len(texts):
-            raise ValueError(
-                f"column {c.name!r}: two categories read the same as text, which "
-                "the ONNX file's string input cannot tell apart"
-            )
-        spellings = c.spellings()
-        if all(len(ts) == 1 for ts in spellings):
-            equal = g.op("Equal", _column(g, c.name), g.const(np.array(texts, dtype=object)))
-            return [g.op("Cast", equal, to=FLOAT)]
-        # "true" finds True, "Köln" with a separate accent mark finds "Köln": the matches of
-        # a category's spellings, summed
-        spelled = [(i, t or "") for i, ts in enumerate(spellings) for t in ts]
-        names = np.array([t for _, t in spelled], dtype=object)
-        to_category = np.zeros((len(spelled), len(texts)), dtype=np.float32)
-        to_category[np.arange(len(spelled)), [i for i, _ in spelled]] = 1.0
-        matches = g.op("Cast", g.op("Equal", _column(g, c.name), g.const(names)), to=FLOAT)
-        return [g.op("MatMul", matches, g.const(to_category))]
-    if c.kind == DATE:
-        missing = g.op("Equal", c.name, g.const(np.int64(NAT)))
-        origin = np.datetime64(c.origin, "ns").astype(np.int64)
-        per_day = g.const(np.float64(NS_PER_DAY))
-        since_origin = g.op("Sub", c.name, g.const(np.int64(origin)))
-        days = g.op("Div", g.op("Cast", since_origin, to=DOUBLE), per_day)
-        t = g.op("Div", g.op("Cast", c.name, to=DOUBLE), per_day)
-    else:
-        days = t = g.op("Cast", c.name, to=DOUBLE)
-        missing = g.op("IsNaN", days)
-    pieces = [_standardized(g, days, missing, c)]
-    for part in c.parts:
-        angle = g.op("Mul", _phase(g, t, part), g.const(np.float64(2 * np.pi)))
-        for trig in ("Sin", "Cos"):
-            kept = g.op("Where", missing, g.const(np.float64(0.0)), g.op(trig, angle))
-            pieces.append(g.op("Cast", kept, to=FLOAT))
-    if c.indicator:
-        pieces.append(g.op("Cast", missing, to=FLOAT))
-    return [_column(g, p) for p in pieces]
-
-
-def input_type_name(c: Column) -> str:
-    """How a column's ONNX input is typed, as `deepctrl export` prints it."""
-    if c.kind == NUMERIC:
-        return "float64" if _wide_numbers(c) else "float32"
-    if c.boolean:
-        return 'string "True"/"False" (or true/TRUE, false/FALSE)'
-    if c.kind == DATE:
-        return "int64 ns of the wall-clock time" if c.local else "int64 ns, UTC"
-    return "string"
-
-
-def _input_type(c: Column) -> int:
-    from onnx import TensorProto
-
-    if _wide_numbers(c):
-        return TensorProto.DOUBLE
-    return {CATEGORICAL: TensorProto.STRING, DATE: TensorProto.INT64}.get(c.kind, TensorProto.FLOAT)
 
 
 class _Served(nn.Module):
@@ -290,31 +93,6 @@ def _label_values(classes: np.ndarray) -> np.ndarray:
     if classes.dtype.kind == "f":
         return classes.astype(np.float64)
     return np.array([str(c) for c in classes], dtype=object)
-
-
-def preprocessing_graph(
-    encoder: TableEncoder,
-    opsets: list[Any] | None = None,
-    ir_version: int = 10,
-    output: str = "encoded",
-) -> Any:
-    """An ONNX ModelProto from the columns (inputs by name) to `output`, the model input
-    that `encoder.transform` computes, float32 (rows, `encoder.n_encoded`)."""
-    from onnx import TensorProto, helper
-
-    g = _Nodes()
-    pieces = [p for c in encoder.columns for p in _encode_column(g, c)]
-    g.nodes.append(helper.make_node("Concat", pieces, [output], axis=1))
-    inputs = [
-        helper.make_tensor_value_info(c.name, _input_type(c), ["rows"]) for c in encoder.columns
-    ]
-    encoded = helper.make_tensor_value_info(output, TensorProto.FLOAT, ["rows", encoder.n_encoded])
-    model = helper.make_model(
-        helper.make_graph(g.nodes, "preprocessing", inputs, [encoded], g.constants),
-        opset_imports=opsets or [helper.make_opsetid("", 20)],
-    )
-    model.ir_version = ir_version
-    return model
 
 
 def onnx_name_clashes(columns: Sequence[str], classifier: bool) -> list[str]:

@@ -22,125 +22,33 @@ Examples:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone, is_classifier
-from sklearn.model_selection import KFold
+from sklearn.base import is_classifier
 from tqdm.auto import tqdm
 
 from deepctrl.core.inputs import Alphas
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
-from deepctrl.tabular.cell_values import category_key, is_missing_text
-from deepctrl.tabular.class_predictions import WEIGHTS_HINT
+from deepctrl.tabular.cell_values import category_key
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.frames import as_frame, refuse_lazy
-from deepctrl.tabular.rule_checks import ruled_columns
 from deepctrl.tabular.rule_leaves import leaves_and_weights
-from deepctrl.tabular.rule_verdict import judge, segment_statistics, too_few_rows
-from deepctrl.tabular.table_rules import Expression, describe
+from deepctrl.tabular.rule_test_result import ALL, RuleTestResult, Segment
+from deepctrl.tabular.segment_judging import (
+    columns_named_by_rules,
+    empty_columns,
+    judge_segment,
+    no_values,
+)
+from deepctrl.tabular.table_rules import describe
 
 MIN_ROWS = 50
 """Default: segments with fewer rows are reported as inconclusive without training."""
 MAX_GROUPS = 100
 """At most this many segments are trained; more give an error suggesting `min_rows`."""
-ALL = "all"
-
-
-@dataclass
-class Segment:
-    """One segment's rows, curves (folds x alphas) and verdict.
-
-    Attributes:
-        rows: The segment's number of rows.
-        verdict: `"consistent"`, `"contradicted"` or `"inconclusive"`.
-        reason: The verdict's reason, in words.
-        statistics: What [segment_statistics][deepctrl.tabular.rule_verdict.segment_statistics]
-            found (empty when the segment was not trained).
-        errors: The held-out error of every fold at every alpha, or None.
-        verification: The held-out verification ratio of every fold at every alpha, or None.
-    """
-
-    rows: int
-    verdict: str
-    reason: str
-    statistics: dict[str, Any] = field(default_factory=dict)
-    errors: np.ndarray | None = None
-    verification: np.ndarray | None = None
-
-    def to_dict(self, alphas: Sequence[float]) -> dict[str, Any]:
-        """The segment as rule_test.json stores it (curves as fold means).
-
-        Args:
-            alphas: The alphas of the curves.
-
-        Returns:
-            Rows, verdict, reason, statistics and (when trained) the mean curves.
-        """
-        out: dict[str, Any] = {
-            "rows": self.rows,
-            "verdict": self.verdict,
-            "reason": self.reason,
-            **self.statistics,
-        }
-        if self.errors is not None and self.verification is not None:
-            out["curve"] = {
-                "alpha": list(alphas),
-                "error": self.errors.mean(axis=0).tolist(),
-                "verification": np.nanmean(self.verification, axis=0).tolist(),
-            }
-        return out
-
-
-@dataclass
-class RuleTestResult:
-    """What [rule_test][deepctrl.tabular.rule_test.rule_test] found.
-
-    Attributes:
-        rule: The rules tested, in words.
-        target: The target's name (the names of several targets, joined).
-        metric: The held-out error metric of the curves.
-        alphas: The alphas of the curves.
-        groups: Each segment by group value (as text).
-        all: All rows together.
-        folds: The folds each segment is split into.
-    """
-
-    rule: str
-    target: str
-    metric: str
-    alphas: list[float]
-    groups: dict[str, Segment]
-    all: Segment
-    folds: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """The contents of rule_test.json.
-
-        Returns:
-            The rule, the target and every segment's
-                [to_dict][deepctrl.tabular.rule_test.Segment.to_dict] with the metric.
-        """
-        return {
-            "rule": self.rule,
-            "target": self.target,
-            "groups": {
-                k: {"metric": self.metric, **v.to_dict(self.alphas)} for k, v in self.groups.items()
-            },
-            "all": {"metric": self.metric, **self.all.to_dict(self.alphas)},
-        }
-
-    def verdicts(self) -> dict[str, str]:
-        """The verdicts.
-
-        Returns:
-            The verdict of each group value, and of `"all"`.
-        """
-        return {**{k: v.verdict for k, v in self.groups.items()}, ALL: self.all.verdict}
 
 
 def _group_labels(groups: Any, n: int) -> pd.Series:
@@ -191,131 +99,6 @@ def _check(estimator: Any, folds: int, min_rows: int) -> None:
         raise ValueError(f"folds must be an integer of at least 2, got {folds!r}")
     if min_rows < 2 * folds:
         raise ValueError(f"min_rows must be at least 2 x folds = {2 * folds}, got {min_rows}")
-
-
-def _fold_curves(
-    estimator: Any,
-    X: pd.DataFrame,
-    y: pd.Series,
-    folds: int,
-    seed: int,
-    alphas: list[float],
-    bar: Any,
-    segment: str,
-) -> tuple[np.ndarray, np.ndarray, list[int], str]:
-    """Held-out error and verification curves (folds x alphas), the held-out rows the rule
-    judged in each fold, and the error's name; the
-    warnings of the fits and sweeps are raised again once each, naming ``segment`` and the
-    folds that gave them (a "training range" there is a fold's, not the table's)."""
-    errors, ratios, judged, metric = [], [], [], ""
-    said: dict[tuple[str, type[Warning]], list[int]] = {}
-    splits = KFold(folds, shuffle=True, random_state=seed).split(X)
-    for fold, (train, held) in enumerate(splits):
-        est = clone(estimator).set_params(random_state=seed + fold, verbose=False)
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            # the test judges alphas on its held-out folds
-            warnings.filterwarnings("ignore", message="the default alpha will be chosen on")
-            est.fit(X.iloc[train], y.iloc[train])
-            # in the fold's own row order: the stored rule-test studies were made so
-            table = est.sweep(X.iloc[held], y.iloc[held], alphas, by_value=False)
-        for w in seen:
-            # the verdicts compare held-out errors, not predicted classes: no advice to refit
-            message = str(w.message).replace(WEIGHTS_HINT, RULE_TEST_NOTE)
-            said.setdefault((message, w.category), []).append(fold + 1)
-        metric = est.primary_metric
-        errors.append(table[metric].to_numpy(float))
-        ratios.append(table["verification_ratio"].to_numpy(float))
-        judged.append(int(table.attrs["judged_rows"][0]))
-        bar.update(1)
-    for (message, category), where in said.items():
-        which = sorted(set(where))
-        folds_text = "fold" + ("s " if len(which) > 1 else " ") + ", ".join(map(str, which))
-        warnings.warn(
-            f"{segment}, {folds_text} of {folds}: {message}",
-            category,
-            stacklevel=outside_stacklevel(),
-        )
-    return np.array(errors), np.array(ratios), judged, metric
-
-
-RULE_TEST_NOTE = (
-    "; the verdicts compare held-out log losses, which do not need the class to be predicted"
-)
-
-
-def _columns_named_by_rules(rules: Any, columns: Sequence[Any]) -> set[str]:
-    """The columns the rules name: those feature rules raise and those expressions use.
-
-    >>> from deepctrl.tabular.table_rules import Expression
-    >>> sorted(_columns_named_by_rules([Expression("y >= cost")], ["price", "cost"]))
-    ['cost']
-    """
-    names = {str(c) for c in columns}
-    used = {
-        name
-        for rule in leaves_and_weights(rules)[0]
-        if isinstance(rule, Expression)
-        for name in rule.comparison.names
-    }
-    return ruled_columns(rules, list(columns)) | (used & names)
-
-
-def _empty_columns(X: pd.DataFrame) -> list[Any]:
-    """The columns without a value in ``X``'s rows (blank text is missing too).
-
-    >>> X = pd.DataFrame({"price": [1.0, 2.0], "discount": [None, None], "note": ["", " "]})
-    >>> _empty_columns(X)
-    ['discount', 'note']
-    """
-    return [
-        c  # stops at a column's first value
-        for c in X.columns
-        if all(is_missing_text(v) for v in X[c].dropna())
-    ]
-
-
-def _no_values(columns: list[str]) -> str:
-    """Why a segment whose rule columns are empty is not judged.
-
-    >>> _no_values(["cost"])
-    "the rule's column 'cost' has no values in this segment"
-    """
-    named = " and ".join(map(repr, columns))
-    if len(columns) > 1:
-        return f"the rule's columns {named} have no values in this segment"
-    return f"the rule's column {named} has no values in this segment"
-
-
-def _judge_segment(
-    estimator: Any,
-    X: pd.DataFrame,
-    y: pd.Series,
-    folds: int,
-    seed: int,
-    alphas: list[float],
-    min_rows: int,
-    bar: Any,
-    segment: str,
-    whole: bool = False,
-) -> tuple[Segment, str]:
-    """The segment's verdict; a segment that cannot be trained on is inconclusive, but the
-    ``whole`` table's failure is the caller's mistake (a continuous target read as classes,
-    say) and raises."""
-    if len(X) < min_rows:
-        verdict, reason = too_few_rows(len(X), min_rows)
-        return Segment(len(X), verdict, reason), ""
-    try:
-        errors, ratios, judged, metric = _fold_curves(
-            estimator, X, y, folds, seed, alphas, bar, segment
-        )
-    except ValueError as exc:  # e.g. a classifier's fold with one class
-        if whole:
-            raise ValueError(f"could not train on the whole table: {exc}") from None
-        return Segment(len(X), "inconclusive", f"could not train on this segment: {exc}"), ""
-    stats = segment_statistics(errors, ratios, alphas, judged)
-    verdict, reason = judge(stats)
-    return Segment(len(X), verdict, reason, stats, errors, ratios), metric
 
 
 def rule_test(
@@ -416,18 +199,18 @@ def rule_test(
     ) as bar:
         results: dict[str, Segment] = {}
         metric = ""
-        named = _columns_named_by_rules(estimator.rules, X.columns)
+        named = columns_named_by_rules(estimator.rules, X.columns)
         for name in sorted(sizes.index, key=_in_order):
             bar.set_postfix_str(f"group {name}")
             mask = (labels == name).to_numpy()
             group = X[mask]
-            empty = _empty_columns(group)
+            empty = empty_columns(group)
             ruled_empty = sorted(str(c) for c in empty if str(c) in named)
             if ruled_empty and len(group) >= min_rows:
-                results[name] = Segment(len(group), "inconclusive", _no_values(ruled_empty))
+                results[name] = Segment(len(group), "inconclusive", no_values(ruled_empty))
                 bar.update(folds)
                 continue
-            results[name], m = _judge_segment(
+            results[name], m = judge_segment(
                 estimator,
                 group.drop(columns=empty),  # a discount that one store never gives
                 y[mask],
@@ -440,7 +223,7 @@ def rule_test(
             )
             metric = metric or m
         bar.set_postfix_str(ALL)
-        every, m = _judge_segment(
+        every, m = judge_segment(
             estimator, X, y, folds, random_state, grid, min_rows, bar, "all rows", whole=True
         )
     leaves, _ = leaves_and_weights(estimator.rules)

@@ -12,7 +12,7 @@ import numpy as np
 
 from deepctrl.io.figures import pyplot, save_figure
 from deepctrl.io.reports import markdown_table, write_json, write_text
-from deepctrl.tabular.rule_test import ALL, RuleTestResult, Segment
+from deepctrl.tabular.rule_test_result import ALL, RuleTestResult, Segment
 from deepctrl.tabular.rule_verdict import CONFIDENCE, HOLDS, judged_folds
 
 COLOURS = {"consistent": "tab:green", "contradicted": "tab:red", "inconclusive": "tab:gray"}
