@@ -6,7 +6,6 @@ subclasses' hooks)."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -23,6 +22,7 @@ from deepctrl.engine.progress import stage
 from deepctrl.engine.result import FitResult
 from deepctrl.engine.workers import free_threads, single_thread, threads
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
+from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
 from deepctrl.tabular.column_kinds import CATEGORICAL, DATE
 from deepctrl.tabular.date_columns import date_values
 from deepctrl.tabular.encoding import TableEncoder
@@ -32,7 +32,7 @@ from deepctrl.tabular.recipe import Recipe, training_recipe
 from deepctrl.tabular.rule_checks import check_expressions
 
 if TYPE_CHECKING:
-    from deepctrl.core.rules.base import Rule
+    pass
 
 FEW_VALIDATION_ROWS = 30
 """Below this many held-out rows the estimators warn that the default alpha, chosen on
@@ -52,7 +52,7 @@ Data = tuple[Tensor, ...]
 """Encoded rows with their targets, and their weights if any: what `deepctrl.fit` trains on."""
 
 
-class NetworkTraining:
+class NetworkTraining(AlphaEvaluation):
     """The estimators' training: the rows split or cut into folds, the networks sized and
     trained with `deepctrl.fit`, and what their fit keeps."""
 
@@ -73,26 +73,15 @@ class NetworkTraining:
     recipe: str
     verbose: bool
     device: str
-    rule_: Rule | None
     encoder_: TableEncoder
 
-    if TYPE_CHECKING:  # provided by DeepCTRLEstimator and AlphaEvaluation
+    if TYPE_CHECKING:  # provided by DeepCTRLEstimator
 
         def rule_outputs(self) -> Outputs: ...
         @property
         def _head(self) -> str: ...
         @property
         def _task_loss(self) -> str | PerSample: ...
-        def _sweep_encoded(
-            self,
-            X: Tensor,
-            y_true: np.ndarray | None,
-            alphas: Sequence[float],
-            weight: np.ndarray | None = None,
-            folds: Sequence[np.ndarray] | None = None,
-            judged: list[int] | None = None,
-            outputs: list[tuple[Tensor, np.ndarray]] | None = None,
-        ) -> dict[str, list[float]]: ...
 
     def _n_validation(self, n: int) -> int:
         """How many of `n` rows validate: none when fewer than 2 would; an error when fewer
