@@ -10,6 +10,7 @@ average, magnifies that on near-zero gradients (the rule encoder when alpha is n
 after three epochs the weights agree to 1.3e-4 to 3.7e-4 (asserted at 1e-3).
 """
 
+import copy
 import logging
 
 import pytest
@@ -260,3 +261,97 @@ def test_batchnorm_running_statistics_train_per_seed():
     assert not torch.equal(stats[0], stats[1])
     # 256 rows in batches of 64, two epochs
     assert int(result.models[0].data_encoder[1].num_batches_tracked) == 2 * 4
+
+
+class PositionalAttention(nn.Module):
+    """Attention over time with a fixed positional table, a buffer kept out of the
+    state_dict (``persistent=False``) or in it."""
+
+    def __init__(self, steps: int, width: int, persistent: bool) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.register_buffer("table", torch.randn(steps, width), persistent=persistent)
+        self.inp = nn.Linear(3, width)
+        self.layer = nn.TransformerEncoderLayer(width, 2, 16, dropout=0.0, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(self.inp(x) + self.table)[:, -1]
+
+
+@pytest.mark.parametrize("validated", [False, True])
+def test_a_buffer_left_out_of_the_state_dict_trains_as_a_kept_one(validated):
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(96, 5, 3, generator=g)
+    y = -X[:, -1, :1]
+
+    def fit(persistent: bool) -> nn.Module:
+        model = dc.DeepCTRL(
+            PositionalAttention(5, 8, persistent),
+            PositionalAttention(5, 8, persistent),
+            dc.mlp(16, 8, 1),
+        )
+        val = (X[:32], y[:32]) if validated else None
+        result = dc.fit(
+            model,
+            dc.rules.Monotonic(0, "decreasing"),
+            train=(X, y),
+            val=val,
+            max_epochs=2,
+            batch_size=32,
+            seeds=[0, 1],
+            reinit=False,
+        )
+        return result.models[1]
+
+    kept, left_out = fit(True), fit(False)
+    assert "data_encoder.table" not in left_out.state_dict()
+    for (name, a), b in zip(kept.named_parameters(), left_out.parameters(), strict=True):
+        assert torch.equal(a, b), name
+
+
+class SharedGRUHead(nn.Module):
+    """An encoder made of a GRU (shared with the other encoder) and a head of its own."""
+
+    def __init__(self, gru: nn.GRU, head: nn.Linear) -> None:
+        super().__init__()
+        self.gru, self.head = gru, head
+
+    def forward(self, x):
+        return self.head(self.gru(x)[0][:, -1])
+
+
+class LastState(nn.Module):
+    def __init__(self, gru: nn.GRU) -> None:
+        super().__init__()
+        self.gru = gru
+
+    def forward(self, x):
+        return self.gru(x)[0][:, -1]
+
+
+def test_encoders_sharing_a_module_train_as_the_same_network_given_as_shared():
+    """One GRU inside both encoders is the `shared=` network written another way: dc.fit
+    trains it, keeps the tie, and ends where the `shared=` model ends (the GRU's gradient
+    sums its two uses in another order: float rounding, magnified by Adam)."""
+    torch.manual_seed(0)
+    gru, heads = nn.GRU(3, 8, batch_first=True), [nn.Linear(8, 8) for _ in range(2)]
+    decision = dc.mlp(16, 8, 1)
+    tied = dc.DeepCTRL(SharedGRUHead(gru, heads[0]), SharedGRUHead(gru, heads[1]), decision)
+    start = gru.weight_hh_l0.detach().clone()
+    shared = dc.DeepCTRL(
+        copy.deepcopy(heads[0]),
+        copy.deepcopy(heads[1]),
+        copy.deepcopy(decision),
+        shared=LastState(copy.deepcopy(gru)),
+    )
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(96, 5, 3, generator=g)
+    y = -X[:, -1, :1]
+    kwargs = dict(train=(X, y), max_epochs=3, batch_size=32, seeds=[0], reinit=False)
+    a = dc.fit(tied, dc.rules.Monotonic(0, "decreasing"), **kwargs).model
+    b = dc.fit(shared, dc.rules.Monotonic(0, "decreasing"), **kwargs).model
+    assert a.data_encoder.gru is a.rule_encoder.gru
+    assert not torch.equal(a.data_encoder.gru.weight_hh_l0, start)
+    for name, p in b.shared.gru.named_parameters():
+        torch.testing.assert_close(getattr(a.data_encoder.gru, name), p, atol=1e-3, rtol=0)
+    torch.testing.assert_close(a.rule_encoder.head.weight, b.rule_encoder.weight, atol=1e-3, rtol=0)

@@ -160,6 +160,13 @@ def test_bad_input_is_one_clear_error():
         dc.rule_test(_estimator(), X, y, groups=["a", "b", "c"])
     with pytest.raises(ValueError, match="alphas must rise from 0 to 1"):
         dc.rule_test(_estimator(), X, y, alphas=[0.0, 0.5])
+    # fold k trains with seed random_state + k, below 2**32: the last start that fits is named
+    with pytest.raises(ValueError, match=r"random_state must be from 0 to 4294967291 with 5 folds"):
+        dc.rule_test(_estimator(), X, y, random_state=2**32 - 1)
+    with pytest.raises(ValueError, match=r"random_state must be from 0 to 4294967293 with 3 folds"):
+        dc.rule_test(_estimator(), X, y, folds=3, random_state=-1)
+    with pytest.raises(ValueError, match="random_state must be a whole number, got 1.5"):
+        dc.rule_test(_estimator(), X, y, random_state=1.5)
     # a column's name, as the command line's --group takes, is not read as one label
     with pytest.raises(ValueError) as caught:
         dc.rule_test(_estimator(), table, y, groups="segment")

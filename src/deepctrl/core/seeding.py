@@ -16,6 +16,9 @@ _STREAMS = {
 }
 
 
+_WORD = 2**32
+
+
 def derive_seed(seed: int, stream: str, index: int = 0) -> int:
     """A 63-bit seed for ``stream`` ("init", "shuffle", "noise", "perturb", "alpha", "val",
     "eval", or "forward": the dropout masks of a seed trained among others); ``index`` > 0
@@ -27,9 +30,19 @@ def derive_seed(seed: int, stream: str, index: int = 0) -> int:
     True
     >>> derive_seed(2**32, "init") != derive_seed(0, "init")  # every bit of a seed counts
     True
+    >>> derive_seed(2**32, "init") != derive_seed(0, "shuffle")  # and streams stay apart
+    True
     """
-    if int(seed) < 0:
+    seed = int(seed)
+    if seed < 0:
         raise ValueError(f"a seed must be an integer >= 0, got {seed}")
-    entropy = [int(seed), _STREAMS[stream], *([int(index)] if index else [])]
+    if seed < _WORD:
+        entropy = [seed, _STREAMS[stream], *([int(index)] if index else [])]
+    else:
+        # NumPy reads a large integer as its 32-bit words and pads short lists with zeros,
+        # so [2**32, init] would read as [0, 1, 0] = seed 0's shuffle stream: write the
+        # words, their count and a last word no seed below 2**32 ends its list with
+        words = [seed >> (32 * k) & (_WORD - 1) for k in range((seed.bit_length() + 31) // 32)]
+        entropy = [*words, len(words), _STREAMS[stream], int(index), _WORD - 1]
     state = np.random.SeedSequence(entropy).generate_state(2)
     return int((int(state[0]) << 32 | int(state[1])) & 0x7FFF_FFFF_FFFF_FFFF)

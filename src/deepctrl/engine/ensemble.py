@@ -242,6 +242,29 @@ class Stack:
         return out
 
 
+def load_copy(model: nn.Module, state: dict[str, Tensor]) -> None:
+    """Copy ``state`` (a :meth:`Stack.state_of`) into ``model``.
+
+    The state names each parameter and buffer once, by its first name, and holds the
+    buffers a ``state_dict`` leaves out (``persistent=False``): a module shared by both
+    encoders, or a fixed positional table, gets its trained values through every name,
+    where ``model.load_state_dict`` would refuse the state.
+
+    >>> lin = nn.Linear(2, 1)
+    >>> twice = nn.ModuleDict({"a": lin, "b": lin})
+    >>> load_copy(twice, {"a.weight": torch.ones(1, 2), "a.bias": torch.zeros(1)})
+    >>> twice["b"].weight.tolist()
+    [[1.0, 1.0]]
+    """
+    tensors = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    if tensors.keys() != state.keys():
+        differ = sorted(tensors.keys() ^ state.keys())
+        raise RuntimeError(f"a trained copy's state does not fit its model: {differ}")
+    with torch.no_grad():
+        for name, value in state.items():
+            tensors[name].copy_(value)
+
+
 class _GlobalRng:
     """Get and set the global generator state of one device."""
 

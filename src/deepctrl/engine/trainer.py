@@ -45,7 +45,7 @@ from deepctrl.engine.compiled import CompiledStep
 from deepctrl.engine.data_losses import DataLosses
 from deepctrl.engine.distributed import check_ranks_agree, join_world
 from deepctrl.engine.early_stopping import EarlyStopping
-from deepctrl.engine.ensemble import FlatAdam, Stack
+from deepctrl.engine.ensemble import FlatAdam, Stack, load_copy
 from deepctrl.engine.epoch_training import EpochTraining, chunk_rows
 from deepctrl.engine.feed import Streams, mean_one
 from deepctrl.engine.folds import SeedFolds
@@ -319,7 +319,7 @@ class Trainer(EpochTraining):
             best_state = [self.stack.state_of(j) for j in range(S)]
             best_epochs = list(epochs)
         for m, state in zip(self.models, best_state, strict=True):
-            m.load_state_dict(state)
+            load_copy(m, state)
             m.eval()
         return history, epochs, best_epochs, stopping.best
 

@@ -87,7 +87,11 @@ def _in_order(label: str) -> tuple[int, float, str]:
         return 1, 0.0, label
 
 
-def _check(estimator: Any, folds: int, min_rows: int) -> None:
+SEED_LIMIT = 2**32
+"""The seeds of the estimators' folds are below this (NumPy's ``RandomState`` takes no more)."""
+
+
+def _check(estimator: Any, folds: int, min_rows: int, random_state: Any) -> None:
     if not isinstance(estimator, DeepCTRLEstimator):
         raise ValueError(
             "rule_test needs a DeepCTRLRegressor or DeepCTRLClassifier, got "
@@ -99,6 +103,14 @@ def _check(estimator: Any, folds: int, min_rows: int) -> None:
         raise ValueError(f"folds must be an integer of at least 2, got {folds!r}")
     if min_rows < 2 * folds:
         raise ValueError(f"min_rows must be at least 2 x folds = {2 * folds}, got {min_rows}")
+    top = SEED_LIMIT - folds
+    if isinstance(random_state, bool) or not isinstance(random_state, int | np.integer):
+        raise ValueError(f"random_state must be a whole number, got {random_state!r}")
+    if not 0 <= random_state <= top:
+        raise ValueError(
+            f"random_state must be from 0 to {top} with {folds} folds (fold k trains with "
+            f"seed random_state + k, and seeds stay below 2**32), got {random_state}"
+        )
 
 
 def rule_test(
@@ -149,7 +161,7 @@ def rule_test(
             not rise from 0 to 1, no segment has `min_rows` rows, or more than
             [MAX_GROUPS][deepctrl.tabular.rule_test.MAX_GROUPS] segments have them.
     """
-    _check(estimator, folds, min_rows)
+    _check(estimator, folds, min_rows, random_state)
     refuse_lazy(X, "X")
     X = as_frame(X).reset_index(drop=True)
     y = (
