@@ -148,7 +148,8 @@ def rule_test(
         folds: The number of folds, at least 2.
         min_rows: The fewest rows a segment needs to be trained, at least `2 * folds`.
         alphas: The alphas of the curves, rising from 0 to 1; None is 0 to 1 by 0.05.
-        random_state: The seed of the folds; fold k trains with seed `random_state + k`.
+        random_state: The seed of the folds; fold k trains with seed `random_state + k`,
+            below 2**32.
         progress: Show a progress bar.
 
     Returns:
@@ -156,7 +157,8 @@ def rule_test(
 
     Raises:
         ValueError: When the estimator is not a table estimator or has no rules, `folds` or
-            `min_rows` is too small, `y` or `groups` does not have one value per row,
+            `min_rows` is too small, `random_state` is negative or its folds' seeds would
+            reach 2**32, `y` or `groups` does not have one value per row,
             `groups` is a string (a column's name) or has missing values, `alphas` does
             not rise from 0 to 1, no segment has `min_rows` rows, or more than
             [MAX_GROUPS][deepctrl.tabular.rule_test.MAX_GROUPS] segments have them.
