@@ -276,6 +276,9 @@ def test_a_default_alpha_chosen_on_few_rows_is_warned_about():
         few.fit(X, y)
     with pytest.warns(UserWarning, match="chosen on the training rows, so how well"):
         few.set_params(validation_fraction=0.0).fit(X, y)
+    # rows in time order: cross-fitting would give up validating on the latest rows
+    with pytest.warns(UserWarning, match=r"uncertain; a larger validation_fraction \(--val-fr"):
+        few.set_params(validation="last").fit(X, y)
     with warnings.catch_warnings():  # without rules, cross-fitted, or alpha fixed: nothing
         warnings.simplefilter("error")
         dc.DeepCTRLRegressor(**FAST).fit(X, y)

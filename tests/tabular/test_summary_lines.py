@@ -32,3 +32,15 @@ def test_an_expression_rule_shows_its_text():
     assert repr(rule) == "Expression(expression='sales <= 3 * quality + 25', tau=0.5)"
     shown = repr(dc.DeepCTRLRegressor(rules=[rule]))
     assert "rules=[Expression(expression='sales <= 3 * quality + 25', tau=0.5)]" in shown
+
+
+def test_the_dates_line_names_every_input_a_date_column_takes():
+    """Blank dates add an indicator: the parts named add up to the count given."""
+    rng = np.random.default_rng(0)
+    n = 200
+    days = pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 60, n), unit="D")
+    X = pd.DataFrame({"a": rng.normal(size=n), "day": days})
+    X.loc[[3, 7], "day"] = pd.NaT
+    est = dc.DeepCTRLRegressor(max_epochs=2, random_state=0).fit(X, X["a"].to_numpy())
+    line = next(s for s in est.summary().splitlines() if s.startswith("dates: "))
+    assert line.endswith("(4 inputs: days, week cycle, missing indicator)"), line

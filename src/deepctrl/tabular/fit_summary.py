@@ -55,6 +55,7 @@ def _dates(est: Any) -> str | None:
     parts = [
         f"{c.name} from {c.origin[:19]} ({c.width} input{'s' if c.width != 1 else ''}: days"
         + "".join(f", {p} cycle" for p in c.parts)
+        + (", missing indicator" if c.indicator else "")
         + ")"
         for c in est.encoder_.columns
         if c.kind == DATE

@@ -211,10 +211,16 @@ class NetworkTraining(AlphaEvaluation):
         chosen = isinstance(self.alpha, str)  # "auto" or "min_error": not a fixed alpha
         if self.rule_ is not None and chosen and len(val_idx) < FEW_VALIDATION_ROWS:
             where = f"only {len(val_idx)} validation rows" if len(val_idx) else "the training rows"
+            # rows in time order keep the latest for validation, which cross-fitting would not
+            remedy = (
+                "a larger validation_fraction (--val-fraction) holds out more of the latest rows"
+                if self.validation == "last"
+                else "cross-fitting chooses it on every row (validation='cross_fit', or "
+                "deepctrl fit --cross-fit)"
+            )
             warnings.warn(
                 f"the default alpha will be chosen on {where}, so how well it keeps the rule "
-                "on new rows is uncertain; cross-fitting chooses it on every row "
-                "(validation='cross_fit', or deepctrl fit --cross-fit)",
+                f"on new rows is uncertain; {remedy}",
                 UserWarning,
                 stacklevel=outside_stacklevel(),
             )
