@@ -125,3 +125,46 @@ def test_a_seed_that_stops_early_keeps_the_state_it_stopped_with():
         torch.testing.assert_close(
             together.state["multipliers"][i], alone.state["multipliers"][0], rtol=1e-5, atol=1e-6
         )
+
+
+class UpperHalf(dc.priors.Prior):
+    """Alphas from [0.5, 1]: a prior of one's own, as docs/core-api.md shows."""
+
+    def sample(self, n, dtype=torch.float32):
+        return 0.5 + 0.5 * torch.rand(n, generator=self.generator, dtype=dtype)
+
+    def params(self):
+        return {}
+
+
+class PriorPerSeed(dc.methods.LinearMethod):
+    """Seed 0 draws from Beta(0.1, 0.1), seed 1 from Beta(1, 1), seed 2 from UpperHalf."""
+
+    draws_alpha = True
+
+    def init_state(self, seeds, n_rules, estimate):
+        priors = [
+            dc.priors.Beta(0.1, 0.1, seed=seeds[0]),
+            dc.priors.Beta(1.0, 1.0, seed=seeds[1]),
+            UpperHalf(seed=seeds[2]),
+        ]
+        return dc.methods.SeedState(len(seeds), n_rules, priors)
+
+    def draw_alphas(self, n, state):
+        return torch.stack([p.sample(n) for p in state.priors])
+
+    def coefficients(self, alpha, state):
+        return dc.methods.Coefficients(1 - alpha, alpha, 0.0)
+
+
+def test_a_method_of_ones_own_gets_back_each_seeds_own_prior():
+    method = PriorPerSeed()
+    state = method.init_state([0, 1, 2], 1, None)
+    method.draw_alphas(5, state)
+    saved = state.state_dict()
+    expected = method.draw_alphas(6, state)
+    again = method.load_state(saved)
+    assert [type(p).__name__ for p in again.priors] == ["Beta", "Beta", "UpperHalf"]
+    assert [p.params() for p in again.priors[:2]] == [{"a": 0.1, "b": 0.1}, {"a": 1.0, "b": 1.0}]
+    assert torch.equal(method.draw_alphas(6, again), expected)
+    assert bool((expected[2] >= 0.5).all())

@@ -117,3 +117,36 @@ def test_bad_input():
         MethodStack([dc.methods.TaskOnly()] * 2, seeds_each=2).init_state(
             [0, 1, 2], 1, loss_estimate(3)
         )
+
+
+class UniformAlpha(dc.methods.LinearMethod):
+    """alpha L_rule + (1 - alpha) L_task, alpha from a uniform prior of each seed: written as
+    a user would, with no care for a state of no seeds."""
+
+    draws_alpha = True
+
+    def init_state(self, seeds, n_rules, estimate):
+        return dc.methods.SeedState(len(seeds), n_rules, [dc.priors.Uniform(seed=s) for s in seeds])
+
+    def draw_alphas(self, n, state):
+        return torch.stack([p.sample(n) for p in state.priors])
+
+    def coefficients(self, alpha, state):
+        return dc.methods.Coefficients(1 - alpha, alpha, 0.0)
+
+
+def test_a_method_whose_seeds_all_stopped_is_not_called_again():
+    """Its hooks never see a state of no seeds, and every member ends as it ends alone."""
+    train, val = _data()
+    rule = dc.rules.Monotonic(0, "increasing")
+    kwargs = dict(
+        train=train, val=val, max_epochs=40, seeds=[0], batch_size=50, patience=3, lr=3e-2
+    )
+    methods = [UniformAlpha(), dc.methods.TaskOnly()]
+    alone = [dc.fit(_net(), rule, m, **kwargs) for m in methods]
+    together = dc.fit_methods(_net(), rule, methods, **kwargs)
+    assert alone[0].epochs < alone[1].epochs  # the method of one's own stops first
+    for a, t in zip(alone, together, strict=True):
+        assert t.epochs == a.epochs
+        for p, q in zip(a.model.parameters(), t.model.parameters(), strict=True):
+            torch.testing.assert_close(p, q, atol=1e-6, rtol=0)

@@ -97,18 +97,29 @@ class MethodStack(Method):
         parts = [m.load_state(s) for m, s in zip(self.methods, state["parts"], strict=True)]
         return SeedState.from_state_dict(state, parts=parts)
 
+    # A member whose seeds have all stopped early keeps a part of no seeds: its hooks are not
+    # called (a method of your own need not handle an empty state), its rows are empty.
+
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
         return torch.cat(
-            [method_alphas(m, n, p) for m, p in zip(self.methods, state.parts, strict=True)]
+            [
+                method_alphas(m, n, p) if len(p) else torch.zeros(0, n)
+                for m, p in zip(self.methods, state.parts, strict=True)
+            ]
         )
 
     def val_alphas(self, state: SeedState) -> Tensor:
-        return torch.cat([m.val_alphas(p) for m, p in zip(self.methods, state.parts, strict=True)])
+        return torch.cat(
+            [
+                m.val_alphas(p) if len(p) else torch.zeros(0)
+                for m, p in zip(self.methods, state.parts, strict=True)
+            ]
+        )
 
     def objective(self, t: Terms, state: SeedState) -> Tensor:
         return torch.cat(
             [
-                method_loss(m, part, p)
+                method_loss(m, part, p) if len(p) else part.task.new_zeros(0)
                 for m, part, p in zip(self.methods, self._terms(t, state), state.parts, strict=True)
             ]
         )
@@ -118,7 +129,7 @@ class MethodStack(Method):
         width = state.n_rules if self.needs_violations else 1  # the terms' violation columns
         out = []
         for m, a, p in zip(self.methods, self._split(alpha, state), state.parts, strict=True):
-            c = m.coefficients(a, p)
+            c = m.coefficients(a, p) if len(p) else Coefficients(0.0, 0.0, 0.0)
             if c is None:
                 return None
             out.append(c.checked(len(a), width, m.name).as_tensors(a, width))
@@ -129,9 +140,11 @@ class MethodStack(Method):
             return
         parts = self._terms(t, state)
         for i in self.updating:
-            self.methods[i].after_step(parts[i], state.parts[i])
+            if len(state.parts[i]):
+                self.methods[i].after_step(parts[i], state.parts[i])
 
     def after_epoch(self, estimate: LossEstimate, state: SeedState) -> None:
         sizes = [len(p) for p in state.parts]
         for i, (m, p) in enumerate(zip(self.methods, state.parts, strict=True)):
-            m.after_epoch(self._own(estimate, i, sizes), p)
+            if len(p):
+                m.after_epoch(self._own(estimate, i, sizes), p)

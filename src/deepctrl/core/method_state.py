@@ -179,14 +179,18 @@ class SeedState:
 
     @classmethod
     def from_state_dict(
-        cls, state: dict[str, Any], prior: Prior | None = None, parts: Sequence[SeedState] = ()
+        cls,
+        state: dict[str, Any],
+        prior: Prior | Sequence[Prior] | None = None,
+        parts: Sequence[SeedState] = (),
     ) -> SeedState:
         """A state from [state_dict][deepctrl.methods.SeedState.state_dict].
 
         Args:
             state: The saved state.
             prior: Rebuilds the saved priors: the method's prior, whose parameters they must
-                have. Needed when the state has priors.
+                have, or one prior per saved prior (each seed's own, of its own class and
+                parameters). Needed when the state has priors.
             parts: The rebuilt parts of a stack of methods.
 
         Returns:
@@ -200,9 +204,12 @@ class SeedState:
         saved = state["priors"]
         if saved and prior is None:
             raise ValueError("this state has alpha priors: pass the method's prior")
+        templates = list(prior) if isinstance(prior, Sequence) else [prior] * len(saved)
+        if len(templates) != len(saved):
+            raise ValueError(f"this state has {len(saved)} alpha priors, given {len(templates)}")
         priors = []
-        for s in saved:
-            p = prior.spawn(0)  # type: ignore[union-attr]
+        for s, template in zip(saved, templates, strict=True):
+            p = template.spawn(0)  # type: ignore[union-attr]
             p.load_state_dict(s)
             priors.append(p)
         out = cls(state["n_seeds"], state["n_rules"], priors, parts)

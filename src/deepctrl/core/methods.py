@@ -92,7 +92,7 @@ class Method(abc.ABC):
         """
         self.check_saved(state)
         fresh = self._fresh_state(saved_seed_state(state))
-        return SeedState.from_state_dict(state, fresh.priors[0] if fresh.priors else None)
+        return SeedState.from_state_dict(state, fresh.priors or None)
 
     def check_saved(self, state: dict[str, Any]) -> None:
         """Raise ValueError unless a saved state holds what this method's
