@@ -438,7 +438,7 @@ class DeepCTRLMethod(LinearMethod):
         return out
 
     def draw_alphas(self, n: int, state: SeedState) -> Tensor:
-        return _checked_draws(state.priors, n) if state.priors else torch.zeros(0, n)
+        return _checked_draws(state.priors, n)
 
     def coefficients(self, alpha: Tensor, state: SeedState) -> Coefficients:
         rho = state["rho"].to(alpha)
