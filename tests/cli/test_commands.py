@@ -871,3 +871,26 @@ def test_a_whole_number_class_named_on_the_command_line_is_the_targets_label(tmp
     assert code == 0, err
     outputs = [leaf.output for leaf in load_any(tmp_path / "b.deepctrl").rules[0].leaves()]
     assert outputs == [5, 1] and all(type(o) is int for o in outputs)
+
+
+def test_a_class_named_on_the_command_line_finds_codes_written_with_a_decimal_point(
+    tmp_path, capsys
+):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 240)
+    code = np.where(x + rng.normal(0, 0.3, 240) > 0.8, 3.0, np.where(x > 0.3, 2.0, 1.0))
+    pd.DataFrame({"x": x.round(4), "code": code}).to_csv(tmp_path / "c.csv", index=False)
+    assert (tmp_path / "c.csv").read_text().splitlines()[1].endswith(".0")
+    args = ["fit", str(tmp_path / "c.csv"), "--target", "code", "--max-epochs", "2"]
+    out = str(tmp_path / "c.deepctrl")
+    code_, _, err = run(
+        [*args, "--monotonic", "x=decreasing", "--rule-class", "2", "--out", out, "--no-progress"],
+        capsys,
+    )
+    assert code_ == 0, err
+    assert "on '2'): P('2.0')" in load_any(out).summary()
+    code_, _, err = run(
+        [*args, "--monotonic", "x=decreasing", "--rule-class", "4", "--out", out, "--no-progress"],
+        capsys,
+    )
+    assert code_ == 2 and "output '4' is not a class of this model (classes: 1.0, 2.0, 3.0)" in err

@@ -215,3 +215,33 @@ def test_a_prior_of_ones_own_resumes_its_extra_state_and_seeds_share_nothing():
     one, two = template.spawn(1), template.spawn(2)
     one.sample(3)
     assert (len(one.log), len(two.log), len(template.log)) == (3, 0, 0)
+
+
+class _UpperHalf(Prior):
+    """A prior with no parameters, like Uniform: only its class tells the two apart."""
+
+    def sample(self, n, dtype=torch.float32):
+        return 0.5 + 0.5 * torch.rand(n, generator=self.generator, dtype=dtype)
+
+    def params(self):
+        return {}
+
+
+def test_a_state_of_another_prior_class_with_the_same_parameters_is_refused():
+    state = _UpperHalf(seed=1).state_dict()
+    assert state["prior"] == "_UpperHalf" and Uniform().params() == state["params"] == {}
+    with pytest.raises(ValueError, match="prior state is a _UpperHalf's, this prior is a Uniform"):
+        Uniform().load_state_dict(state)
+    older = {k: v for k, v in state.items() if k not in ("prior", "seed")}  # a state from before
+    Uniform().load_state_dict(older)
+
+
+def test_a_loaded_prior_reports_the_seed_its_stream_came_from():
+    saved = Beta(0.1, 0.1, seed=8050335724093666056)
+    loaded = Beta(0.1, 0.1, seed=0)
+    loaded.load_state_dict(saved.state_dict())
+    assert loaded.seed == 8050335724093666056
+    assert repr(loaded) == "Beta(a=0.1, b=0.1, seed=8050335724093666056)"
+    unseeded = Uniform()
+    unseeded.load_state_dict(Uniform().state_dict())
+    assert unseeded.seed is None and repr(unseeded) == "Uniform()"

@@ -239,6 +239,23 @@ def test_an_integer_output_names_a_whole_number_class_never_a_position():
     assert Outputs.classification(["a", "b", "c"]).find(2) == 2
 
 
+def test_an_integer_output_names_a_class_of_whole_numbers_written_with_a_decimal_point():
+    for labels in (np.array([1.0, 2.0, 5.0]), ["1.0", "2.0", "5.0"]):  # floats as pandas reads
+        classes = Outputs.classification(labels)
+        assert [classes.find(v) for v in (1, 2, 2.0, "2", "2.0", np.int64(5), "5")] == [
+            0,
+            1,
+            1,
+            1,
+            1,
+            2,
+            2,
+        ]
+        with pytest.raises(ValueError, match="an output names a class, not a position"):
+            classes.find(0)
+    assert Outputs.classification(["0.5", "1.5", "2.5"]).find(2) == 2  # no whole numbers
+
+
 def test_relative_perturbation_on_a_column_around_zero_warns():
     enc = TableEncoder.fit(pd.DataFrame({"x": [-1.0, 0.0, 1.0, 0.5]}))  # std 0.740
     with pytest.warns(UserWarning) as record:

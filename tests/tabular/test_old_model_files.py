@@ -100,3 +100,39 @@ def test_a_count_rule_without_a_perturbation_keeps_the_one_it_was_trained_with(t
     old = dc.DeepCTRLRegressor.load(path)
     assert old.rule_.perturbation.inner.scale == tenth  # not today's one unit
     _sweeps_alike(old, est, X, y)
+
+
+def _float_coded(n: int = 300) -> tuple[pd.DataFrame, pd.Series]:
+    """Classes 1, 2, 3 read as floats, as pandas reads a column of codes with a blank cell."""
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"x": rng.normal(size=n)})
+    codes = np.digitize(X["x"] + rng.normal(0, 0.5, n), [-0.5, 0.5]) + 1.0
+    return X, pd.Series(codes, name="code")
+
+
+def test_an_integer_output_on_float_coded_classes_names_the_class_of_that_value(tmp_path):
+    X, y = _float_coded()
+    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("x", "decreasing", output=2)], **FAST)
+    est.fit(X, y)
+    assert est.classes_.tolist() == [1.0, 2.0, 3.0]
+    assert "monotonic(x, decreasing, on 2): P('2.0')" in est.summary()
+    path = est.save(tmp_path / "new.deepctrl")
+    assert read_checkpoint(path).config["rules"][0]["rule"]["output"] == 2.0  # the label
+    loaded = dc.DeepCTRLClassifier.load(path)
+    assert "P('2.0')" in loaded.summary()
+    _sweeps_alike(loaded, est, X, y)
+
+
+def test_an_integer_output_on_float_coded_classes_from_before_is_a_position(tmp_path):
+    X, y = _float_coded()
+    est = dc.DeepCTRLClassifier(rules=[dc.Monotonic("x", "increasing", output=3.0)], **FAST)
+    est.fit(X, y)
+
+    def position(rule: dict[str, Any]) -> None:  # the third class, as files stored it
+        rule["output"] = 2
+
+    old = dc.DeepCTRLClassifier.load(
+        _as_written_before(est, tmp_path / "old.deepctrl", (), position)
+    )
+    assert old.rules[0].output == 3.0 and "P('3.0')" in old.summary()
+    _sweeps_alike(old, est, X, y)

@@ -340,3 +340,21 @@ def test_a_group_without_values_in_a_column_the_rule_names_is_not_judged():
     )
     assert b.errors is None and b.rows == 60
     assert result.groups["a"].errors.shape[0] == 2  # the other group is trained and judged
+
+
+def test_a_classifier_is_judged_on_folds_that_each_train_on_every_class():
+    rng = np.random.default_rng(0)
+    n = 200
+    X = pd.DataFrame({"dose": rng.uniform(0, 1, n), "age": rng.uniform(20, 80, n)})
+    risk = np.where(X["dose"] + rng.normal(0, 0.2, n) > 0.5, "high", "low").astype(object)
+    risk[[3, 4]] = "extreme"  # a class of two rows, fewer than the folds
+    estimator = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("dose", "increasing", output="high")], n_seeds=1, max_epochs=3
+    )
+    with pytest.warns(UserWarning):  # the rare class is never predicted
+        # unstratified folds of this seed hold both rows of the rare class in one fold
+        result = dc.rule_test(
+            estimator, X, pd.Series(risk), folds=5, random_state=3, progress=False
+        )
+    assert result.all.reason is None or "not seen in training" not in result.all.reason
+    assert result.all.statistics["error_alpha0"] > 0  # judged on every fold

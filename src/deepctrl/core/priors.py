@@ -147,24 +147,38 @@ class Prior(abc.ABC):
         Returns:
             A dict read back by [load_state_dict][deepctrl.priors.Prior.load_state_dict].
         """
-        state = {"params": self.params(), "generator": self.generator.get_state()}
+        state = {
+            "prior": type(self).__qualname__,
+            "params": self.params(),
+            "seed": self.seed,
+            "generator": self.generator.get_state(),
+        }
         extra = self.get_extra_state()
         return state if extra is None else {**state, "extra_state": extra}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore the generator's state from a [state_dict][deepctrl.priors.Prior.state_dict].
+        """Restore the generator's state (and the seed it was seeded with) from a
+        [state_dict][deepctrl.priors.Prior.state_dict].
 
         Args:
-            state: The saved state of a prior with the same parameters.
+            state: The saved state of a prior of the same class with the same parameters.
 
         Raises:
-            ValueError: When the saved parameters differ from this prior's, or `state` is
-                not a prior's state dict.
+            ValueError: When the saved state is another class's, its parameters differ from
+                this prior's, or `state` is not a prior's state dict.
         """
         state = saved_state(state, ("params", "generator"), f"{type(self).__name__}.state_dict()")
+        saved_class = state.get("prior", type(self).__qualname__)  # older states name none
+        if saved_class != type(self).__qualname__:
+            raise ValueError(
+                f"prior state is a {saved_class}'s, this prior is a {type(self).__qualname__}"
+            )
         if state["params"] != self.params():
             raise ValueError(f"prior state is for {state['params']}, this prior is {self.params()}")
         restore_generator(self.generator, state["generator"], "state['generator']")
+        if "seed" in state:
+            seed = state["seed"]
+            self.seed = None if seed is None else nonneg_int(seed, "state['seed']")
         if "extra_state" in state:
             self.set_extra_state(state["extra_state"])
 

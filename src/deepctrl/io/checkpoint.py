@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from deepctrl.core.calls import unwrap
 from deepctrl.core.checks import module
+from deepctrl.core.layers import MLP
 from deepctrl.core.model import DeepCTRL
 from deepctrl.io.file_format import (
     CONFIG_DIGEST,
@@ -47,7 +48,8 @@ class Checkpoint(NamedTuple):
     """What a model file holds: weights, config and the deepctrl version that wrote it.
 
     Attributes:
-        state_dict: The weights, as `model.state_dict()` gave them (on the CPU).
+        state_dict: The weights, as `model.state_dict()` gave them (on the CPU), by name in
+            sorted order ([load][deepctrl.io.checkpoint.load] matches them by name).
         config: The JSON config saved with them (with `"architecture"` for a model that
             [load][deepctrl.io.checkpoint.load] can rebuild).
         version: The deepctrl version that wrote the file (`"?"` if unknown).
@@ -88,6 +90,34 @@ def _check_reserved(config: dict[str, Any]) -> None:
         raise ValueError(
             "config key 'estimator' is reserved for deepctrl's table model files; name it otherwise"
         )
+
+
+def _check_faithful(value: Any, where: str) -> None:
+    """Refuse what JSON would store as something else: a dict key that is not a string
+    (JSON writes ``{0: 1}`` as ``{"0": 1}``) and a float that is not finite (not JSON).
+
+    >>> _check_faithful({"weights": {0: 0.2}}, "config")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: config['weights'] has the key 0, which JSON would read back as the string '0': ...
+    """
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                try:
+                    read_back = f"the string {next(iter(json.loads(json.dumps({key: 0}))))!r}"
+                except TypeError:
+                    read_back = "nothing (JSON cannot write it)"
+                raise ValueError(
+                    f"{where} has the key {key!r}, which JSON would read back as {read_back}: "
+                    "use string keys"
+                )
+            _check_faithful(item, f"{where}[{key!r}]")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _check_faithful(item, f"{where}[{i}]")
+    elif isinstance(value, float | np.floating) and not np.isfinite(value):
+        raise ValueError(f"{where} is {value}, which JSON cannot hold: store None or a string")
 
 
 def _plain_number(value: Any) -> Any:
@@ -138,6 +168,8 @@ def save(
     model = unwrap(module(model, "model"))  # a torch.compile or DDP wrapper saves what it wraps
     stored = dict(config or {})
     _check_reserved(stored)
+    if stored.get("estimator") not in TABLE_MODELS:
+        _check_faithful(stored, "config")
     if isinstance(model, DeepCTRL):
         spec = model.spec()
         stored["architecture"] = (
@@ -173,7 +205,8 @@ def read_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
         state = st_load(data)
     except Exception as exc:
         raise ValueError(f"{path} is corrupt: {exc}") from None
-    return Checkpoint(state, config, meta.get("deepctrl_version", "?"))
+    ordered = {name: state[name] for name in sorted(state)}  # safetensors keeps no order
+    return Checkpoint(ordered, config, meta.get("deepctrl_version", "?"))
 
 
 ModelT = TypeVar("ModelT", bound=nn.Module)
@@ -205,7 +238,7 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
             (read it with the estimator's `load`), stores no architecture and no `model`
             is given, or its weights do not fit `model`, or it was saved from a DeepCTRL
             with another merge or `residual` than `model`'s (same weights, another
-            function).
+            function), or with another `out_activation` in a part that is an MLP in both.
         TypeError: When `model` is neither None nor a `torch.nn.Module`.
     """
     if model is not None:
@@ -213,6 +246,7 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
     ckpt = read_checkpoint(path)
     if model is not None:
         _check_same_mix(path, ckpt.config.get("architecture"), unwrap(model))
+        _check_same_activations(path, ckpt.config.get("architecture"), unwrap(model))
     if model is None:
         arch = ckpt.config.get("architecture")
         table = ckpt.config.get("estimator")
@@ -243,7 +277,7 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
         floats = [t.dtype for t in ckpt.state_dict.values() if t.is_floating_point()]
         model = model.to(floats[0]) if floats else model  # the stored precision
     try:
-        model.load_state_dict(ckpt.state_dict)
+        unwrap(model).load_state_dict(ckpt.state_dict)  # a compile or DDP wrapper: what it wraps
     except RuntimeError as exc:
         first = str(exc).strip().splitlines()
         raise ValueError(
@@ -278,6 +312,25 @@ def _check_shapes(path: Any, expected: dict[str, Tensor], stored: dict[str, Tens
             f"{path} does not hold together: its architecture gives {key} the shape "
             f"{want}, and its weights {have}"
         )
+
+
+def _check_same_activations(path: Any, arch: Any, model: nn.Module) -> None:
+    """Refuse a file whose parts were saved with another output activation than the
+    [MLP][deepctrl.core.layers.MLP] parts of `model` have (the weights fit, and a sigmoid more
+    or less computes another function)."""
+    if not isinstance(model, DeepCTRL) or not isinstance(arch, dict):
+        return
+    for name in ("shared", "data_encoder", "rule_encoder", "decision"):
+        saved, part = arch.get(name), getattr(model, name)
+        if not isinstance(saved, dict) or not isinstance(part, MLP):
+            continue
+        described = part.spec()
+        if described is not None and saved.get("out_activation") != described["out_activation"]:
+            raise ValueError(
+                f"{path} was saved from a model whose {name} had "
+                f"out_activation={saved.get('out_activation')!r}, and this model's has "
+                f"out_activation={described['out_activation']!r}: build it as it was trained"
+            )
 
 
 def _check_same_mix(path: Any, arch: Any, model: nn.Module) -> None:

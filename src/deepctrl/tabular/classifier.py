@@ -56,7 +56,8 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
     The parameters are those of [DeepCTRLRegressor][deepctrl.tabular.estimators.DeepCTRLRegressor]
     without `loss` (binary cross entropy, or cross entropy over a softmax for several
     classes), and `class_weight`. A rule's `output` is the class whose probability it
-    constrains, by label (`output="late"`) or by index into `classes_`; without one, a rule
+    constrains, by label (`output="late"`; with whole-number labels an integer is the label
+    of that value, `2` naming `2` or `2.0`) or by index into `classes_`; without one, a rule
     acts on the probability of `classes_[1]` (of two classes) or `classes_[0]` (of more),
     which `summary()` states. The network outputs the logit (two classes) or the
     log-probabilities (several classes), so rules judge strict changes even where a

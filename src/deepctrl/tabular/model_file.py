@@ -35,6 +35,7 @@ from deepctrl.io.file_format import (
 )
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.model_file_legacy import as_trained
+from deepctrl.tabular.model_outputs import is_int
 from deepctrl.tabular.network import build_network
 from deepctrl.tabular.params import fit_snapshot
 from deepctrl.tabular.recipe import Recipe
@@ -106,6 +107,23 @@ def _class_weight_dict(saved: Any) -> Any:
     return saved
 
 
+def _outputs_as_labels(items: list[dict[str, Any]], est: Any) -> list[dict[str, Any]]:
+    """The stored rules with a classifier's integer ``output`` written as the class label it
+    names where their texts differ (``2`` naming the class ``2.0``), so that no reader takes
+    the number for a position among the classes."""
+    if not hasattr(est, "classes_"):
+        return items
+    outputs = est.rule_outputs()
+    out = []
+    for item in items:
+        rule = dict(item["rule"])
+        if is_int(rule.get("output")):
+            label = _plain(est.classes_[outputs.find(rule["output"])])
+            rule["output"] = label if str(label) != str(rule["output"]) else rule["output"]
+        out.append({**item, "rule": rule})
+    return out
+
+
 def estimator_config(est: Any) -> dict[str, Any]:
     """The JSON config of a fitted estimator."""
     check_is_fitted(est, "models_")
@@ -139,7 +157,7 @@ def estimator_config(est: Any) -> dict[str, Any]:
         "estimator": type(est).__name__,
         "estimator_format": LOG_LINK_FORMAT if log_link else TABLE_MODEL_FORMAT,
         "params": params,
-        "rules": rules_config(rules),
+        "rules": _outputs_as_labels(rules_config(rules), est),
         **({"rules_given": "one rule"} if isinstance(rules, Rule) else {}),
         "preprocessing": est.encoder_.config(),
         "n_models": len(est.models_),

@@ -7,7 +7,10 @@ written under by the fitted values it holds (each written by every fit from the 
   integer ``output`` was a position among the model's outputs, and a two-class model had
   one, the probability of the second class;
 * before an integer output named a whole-number class label (files without ``recipe_``),
-  an integer that is no class label was a position among the classes;
+  an integer that is no class label was a position among the classes, and so it was for
+  classes of whole numbers written with a decimal point (``1.0``, ``2.0``) until such an
+  output named the class of that value (files written since store the label itself,
+  ``2.0``: a stored integer that is no label's text is a position);
 * before whole-number columns were perturbed by at least one unit (files without
   ``judged_rows_``), a rule that gave no perturbation moved such a column by a tenth of
   its standard deviation. (Development builds of the two hours between that change and
@@ -36,9 +39,16 @@ def _class_named(output: Any, classes: list[Any], fitted: dict[str, Any]) -> Any
             return classes[1] if output == 0 else output
         return classes[output] if 0 <= output < len(classes) else output
     labels = {str(c) for c in classes}
-    if "recipe_" not in fitted and str(output) not in labels and 0 <= output < len(classes):
+    counted = "recipe_" in fitted and any(_whole_when_written(c) for c in classes)
+    if not counted and str(output) not in labels and 0 <= output < len(classes):
         return classes[output]  # a position among the classes
     return output
+
+
+def _whole_when_written(label: Any) -> bool:
+    """Whether a class label was a whole number to the files that named classes by whole
+    numbers before labels written with a decimal point were: an integer or its digits."""
+    return is_int(label) or (isinstance(label, str) and label.lstrip("-").isdigit())
 
 
 def _old_default(rule: dict[str, Any], encoder: TableEncoder) -> dict[str, Any] | None:

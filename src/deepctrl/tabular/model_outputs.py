@@ -19,9 +19,28 @@ def is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def whole_value(label: Any) -> int | None:
+    """The whole number a class label is: 2 for 2, 2.0, '2' or '2.0' (the estimators keep
+    labels as text, and pandas reads a column of whole numbers with a blank cell as floats);
+    None for any other label.
+
+    >>> [whole_value(v) for v in (2, 2.0, "2", "-2.0", "2.5", "two", True)]
+    [2, 2, 2, -2, None, None, None]
+    """
+    if is_int(label):
+        return int(label)
+    if isinstance(label, float | np.floating) and float(label).is_integer():
+        return int(label)
+    if isinstance(label, str):
+        whole, _, zeros = label.strip().partition(".")
+        if whole.lstrip("-").isdigit() and whole.count("-") <= 1 and set(zeros) <= {"0"}:
+            return int(whole)
+    return None
+
+
 def whole_label(label: Any) -> bool:
-    """A whole-number class label: 2, or its text '2' (the estimators keep labels as text)."""
-    return is_int(label) or (isinstance(label, str) and label.lstrip("-").isdigit())
+    """A whole-number class label (one that ``whole_value`` reads as a number)."""
+    return whole_value(label) is not None
 
 
 def _composed(label: Any) -> str:
@@ -100,6 +119,8 @@ class Outputs:
         1
         >>> Outputs.classification(["1", "2", "5"]).find(2)
         1
+        >>> Outputs.classification(["1.0", "2.0", "5.0"]).find(2)
+        1
         """
         if output is None:
             return 1 if self.kind == "binary" else 0
@@ -108,6 +129,10 @@ class Outputs:
             if key == output or _composed(key) == _composed(output):
                 return i
         whole = any(whole_label(k) for k in self.labels)
+        if whole and whole_label(output):  # 2, '2' and 2.0 name the class 2.0 alike
+            for i, key in enumerate(keys):
+                if whole_value(key) == whole_value(output):
+                    return i
         if is_int(output) and not whole and 0 <= output < len(keys):
             return int(output)
         what, plural = ("class", "classes") if self.labels else ("target", "targets")

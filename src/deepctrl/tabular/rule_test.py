@@ -128,11 +128,11 @@ def rule_test(
     """Test the rules of an unfitted `estimator` on every segment of `X, y` that
     `groups` defines, and on all rows together.
 
-    Each segment is split into `folds` folds; a copy of the estimator (seed
-    `random_state + fold`) trains on the others and is swept over `alphas` on the held-out
-    fold. Segments with fewer than `min_rows` rows are reported as inconclusive without
-    training; see [write_rule_test][deepctrl.tabular.rule_test_report.write_rule_test] for
-    the files.
+    Each segment is split into `folds` folds (stratified by class for a classifier); a
+    copy of the estimator (seed `random_state + fold`) trains on the others and is swept
+    over `alphas` on the held-out fold. Segments with fewer than `min_rows` rows are
+    reported as inconclusive without training; see
+    [write_rule_test][deepctrl.tabular.rule_test_report.write_rule_test] for the files.
 
     Args:
         estimator: An unfitted [DeepCTRLRegressor][deepctrl.tabular.estimators.DeepCTRLRegressor]

@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
-from sklearn.model_selection import KFold
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils.multiclass import type_of_target
 
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.cell_values import is_missing_text
@@ -39,7 +40,13 @@ def _fold_curves(
     folds that gave them (a "training range" there is a fold's, not the table's)."""
     errors, ratios, judged, metric = [], [], [], ""
     said: dict[tuple[str, type[Warning]], list[int]] = {}
-    splits = KFold(folds, shuffle=True, random_state=seed).split(X)
+    classes = is_classifier(estimator) and type_of_target(y) in ("binary", "multiclass")
+    if classes:  # each fold trains on every class a segment has twice
+        with warnings.catch_warnings():  # a class of fewer rows than folds is in some
+            warnings.filterwarnings("ignore", message="The least populated class")
+            splits = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y))
+    else:
+        splits = list(KFold(folds, shuffle=True, random_state=seed).split(X))
     for fold, (train, held) in enumerate(splits):
         est = clone(estimator).set_params(random_state=seed + fold, verbose=False)
         with warnings.catch_warnings(record=True) as seen:

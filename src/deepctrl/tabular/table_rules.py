@@ -5,9 +5,10 @@ rules on the encoded model input.
   found in the table, the perturbation applies in the column's own units (before scaling;
   days for a date column) and the threshold is given in those units too (thresholds on
   date columns are not supported). Without a perturbation one is chosen from the column
-  (:func:`default_perturbation`). ``output`` names the class (a label, or its index in
-  ``classes_``) or the target column; by default a rule acts on the first output: in a
-  binary classifier the probability of ``classes_[1]``.
+  (:func:`default_perturbation`). ``output`` names the class (a label; an integer is the
+  label of that value when the labels are whole numbers, ``2`` naming ``2`` or ``2.0``,
+  and the index in ``classes_`` otherwise) or the target column; by default a rule acts
+  on the first output: in a binary classifier the probability of ``classes_[1]``.
 * ``Penalty(fn)``: ``fn(columns, outputs)`` gets two dicts of tensors in the table's units:
   every numeric column by name, and every output by name (regression: the target names;
   classification: ``proba_<class>``, the class probabilities).

@@ -348,7 +348,14 @@ def test_implausible_pressures_are_kept_and_counted(tmp_path):
 
 def test_a_set_with_one_class_is_refused_naming_it():
     frame = _groups_frame(n_usual=40, n_unusual=20)
-    with pytest.raises(
-        ValueError, match=r"too few patients: the Source val set has 2 and only one"
-    ):
+    with pytest.raises(ValueError) as caught:
         prepare(frame, seed=0)
+    assert str(caught.value) == (
+        "too few patients: the Source val set has 2 patients, all of one class of 'cardio', "
+        "so its AUC is undefined (60 patients in the file; the paper's sets hold thousands, "
+        "and a few hundred are needed at the least)"
+    )
+    with pytest.raises(
+        ValueError, match=r"the Source val set has no patients, so its AUC .* \(18 "
+    ):
+        prepare(_groups_frame(n_usual=12, n_unusual=6), seed=0)

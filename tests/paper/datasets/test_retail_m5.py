@@ -243,9 +243,22 @@ def test_too_short_a_history_says_how_many_days_the_features_need(tmp_path):
         ValueError,
         match=r"^the sales cover 250 days, and only 5 full weeks come after the 207 days of "
         r"history .* the split needs 9 \(4 to test, 4 to validate, at least one to train\): "
-        r"give at least 277 days of sales$",
+        r"give 277 days of sales \(enough whichever weekday they start on\)$",
     ):
         load_m5(folder)
+
+
+@pytest.mark.parametrize(("n_days", "loads"), [(272, False), (273, True)])
+def test_an_extract_from_the_first_day_of_a_week_needs_273_days(tmp_path, n_days, loads):
+    folder = write_m5(synthetic_market(seed=1, n_items=4).market, tmp_path)
+    sales = pd.read_csv(folder / "sales_train_evaluation.csv")
+    days = [c for c in sales.columns if c.startswith("d_")]
+    sales.drop(columns=days[n_days:]).to_csv(folder / "sales_train_evaluation.csv", index=False)
+    if loads:
+        assert load_m5(folder).n_weeks == 39
+    else:
+        with pytest.raises(ValueError, match="the sales cover 272 days, and only 8 full weeks"):
+            load_m5(folder)
 
 
 @pytest.mark.parametrize("sep", [";", "\t"])
@@ -257,5 +270,46 @@ def test_a_file_with_another_separator_is_named(tmp_path, sep):
         ValueError,
         match=rf"^sell_prices.csv: expected ','-separated columns \(the M5 files' format\), the "
         rf"header looks {re.escape(repr(sep))}-separated$",
+    ):
+        read_m5_market(tmp_path)
+
+
+def test_a_sales_file_of_a_header_alone_says_so(tmp_path):
+    _write_tiny(tmp_path)
+    header = (tmp_path / "sales_train_validation.csv").read_text().splitlines()[0]
+    (tmp_path / "sales_train_validation.csv").write_text(header + "\n")
+    with pytest.raises(ValueError, match="^sales_train_validation.csv has no rows$"):
+        read_m5_market(tmp_path)
+
+
+def test_a_sales_row_without_its_store_is_refused(tmp_path):
+    _write_tiny(tmp_path)
+    df = pd.read_csv(tmp_path / "sales_train_validation.csv")
+    df.loc[1, "store_id"] = None
+    df.to_csv(tmp_path / "sales_train_validation.csv", index=False)
+    with pytest.raises(
+        ValueError, match=r"has 1 row with an empty id, .* \(first: line 3, store_id\)"
+    ):
+        read_m5_market(tmp_path)
+
+
+def test_an_item_of_a_store_under_two_ids_is_refused(tmp_path):
+    _write_tiny(tmp_path)
+    df = pd.read_csv(tmp_path / "sales_train_validation.csv")
+    again = df.iloc[:1].assign(id="A_1_CA_1_evaluation")  # rows of both M5 sales files
+    pd.concat([df, again]).to_csv(tmp_path / "sales_train_validation.csv", index=False)
+    with pytest.raises(
+        ValueError, match="has 1 item sold in one store under two ids .*A_1 in CA_1"
+    ):
+        read_m5_market(tmp_path)
+
+
+def test_two_prices_of_an_item_in_a_store_and_week_are_refused(tmp_path):
+    _write_tiny(tmp_path)
+    prices = pd.read_csv(tmp_path / "sell_prices.csv")
+    again = prices.iloc[:1].assign(sell_price=999.0)
+    pd.concat([prices, again]).to_csv(tmp_path / "sell_prices.csv", index=False)
+    with pytest.raises(
+        ValueError, match=r"has 1 repeated price of an item .*\(first: A_1 in CA_1, week 11152\)"
     ):
         read_m5_market(tmp_path)

@@ -171,3 +171,14 @@ def test_every_paper_study_takes_a_preset(experiment, default):
     assert parser.parse_args(["reproduce", experiment]).preset == default
     for preset in ("paper", "authors"):
         assert parser.parse_args(["reproduce", experiment, "--preset", preset]).preset == preset
+
+
+def test_an_empty_group_is_refused_before_any_training(tmp_path, monkeypatch):
+    def trains(*args, **kwargs):
+        raise AssertionError("a group trained before the empty group was found")
+
+    monkeypatch.setattr(retail, "train_group", trains)
+    # four synthetic items: the rule groups have one each, POS0.3 (a transfer target) none
+    with pytest.raises(ValueError, match=r"group POS0.3 has an empty split .*before any training"):
+        reproduce(seeds=1, quick=True, out=str(tmp_path / "out"), n_items=4, progress=False)
+    assert not (tmp_path / "out").exists()

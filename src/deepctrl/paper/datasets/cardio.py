@@ -335,9 +335,16 @@ def prepare(frame: pd.DataFrame, seed: int = 0, threshold: float | None = None) 
     for name, rows in parts.items():
         if len(np.unique(labels[rows])) < 2:
             where = f"Source {name}" if name in ("train", "val", "test") else name
+            held = (
+                "no patients"
+                if len(rows) == 0
+                else f"{len(rows)} patient{'s' if len(rows) > 1 else ''}, all of one class "
+                "of 'cardio'"
+            )
             raise ValueError(
-                f"too few patients: the {where} set has {len(rows)} and only one class of "
-                "'cardio', so its AUC is undefined (the paper's sets hold thousands)"
+                f"too few patients: the {where} set has {held}, so its AUC is "
+                f"undefined ({len(frame)} patients in the file; the paper's sets hold "
+                "thousands, and a few hundred are needed at the least)"
             )
     encoder = Encoder.fit(frame.iloc[parts["train"]])
 

@@ -251,7 +251,7 @@ def _check_history(week_of_day: np.ndarray) -> None:
             f"the {first} days of history a row's features need (a {max(MEAN_WINDOWS)}-day "
             f"mean of the demand {SHIFT} days before); the split needs {needed} "
             f"({TEST_WEEKS} to test, {VAL_WEEKS} to validate, at least one to train): give "
-            f"at least {first + 7 * (needed + 1)} days of sales"
+            f"{first + 7 * (needed + 1)} days of sales (enough whichever weekday they start on)"
         )
 
 

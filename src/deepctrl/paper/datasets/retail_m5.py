@@ -56,6 +56,11 @@ def _header(path: Path, required: tuple[str, ...]) -> list[str]:
     return columns
 
 
+def _count(n: int, thing: str) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
 def _files(folder: Path) -> tuple[Path, Path, Path, Path | None]:
     if folder.is_file():
         raise ValueError(f"--m5-dir {folder} is a file; give the folder that holds the M5 files")
@@ -102,16 +107,33 @@ def _read_sales(
     except ValueError as exc:
         raise ValueError(f"{path.name} has a non-numeric sales value: {exc}") from None
     bar.close()
-    if not values:
+    if not sum(len(v) for v in values):  # a header alone still reads as one empty chunk
         raise ValueError(f"{path.name} has no rows")
     demand = np.concatenate(values)
     if not np.isfinite(demand).all():
         raise ValueError(f"{path.name} has empty or non-finite sales values")
     meta = pd.concat(ids, ignore_index=True)
+    stripped = meta[list(ID_COLUMNS)].apply(lambda column: column.str.strip())
+    blank = (stripped.isna() | (stripped == "")).to_numpy()
+    if blank.any():
+        first = int(np.flatnonzero(blank.any(axis=1))[0])
+        line, column = first + 2, ID_COLUMNS[int(np.argmax(blank[first]))]  # header: line 1
+        raise ValueError(
+            f"{path.name} has {_count(int(blank.any(axis=1).sum()), 'row')} with an empty id, "
+            f"item_id or store_id (first: line {line}, {column})"
+        )
     repeated = int(meta["id"].duplicated().sum())
     if repeated:
         first = meta["id"][meta["id"].duplicated()].iloc[0]
         raise ValueError(f"{path.name} has {repeated} repeated ids (first: {first!r})")
+    pair = meta["item_id"] + " in " + meta["store_id"]
+    if pair.duplicated().any():
+        first = pair[pair.duplicated()].iloc[0]
+        raise ValueError(
+            f"{path.name} has {_count(int(pair.duplicated().sum()), 'item')} sold in one store "
+            f"under two ids (first: {first}); keep one sales file's rows (the evaluation file "
+            "holds every day of the validation file)"
+        )
     return meta, demand
 
 
@@ -216,6 +238,15 @@ def _prices(path: Path, meta: pd.DataFrame, week_codes: np.ndarray) -> np.ndarra
         raise ValueError(
             "sell_prices.csv has no price in the weeks of the sales file: its wm_yr_wk codes "
             "match none of calendar.csv's weeks for those days"
+        )
+    used = sp[ok]  # the prices the table takes
+    repeated = used.duplicated(list(PRICE_COLUMNS[:3]))
+    if repeated.any():
+        first = used[repeated].iloc[0]
+        raise ValueError(
+            f"sell_prices.csv has {_count(int(repeated.sum()), 'repeated price')} of an item in "
+            f"a store and week (first: {first['item_id']} in {first['store_id']}, week "
+            f"{first['wm_yr_wk']}); give each one price"
         )
     prices = np.full((len(meta), len(week_codes)), np.nan, dtype=np.float32)
     prices[row[ok], week[ok]] = sp["sell_price"].to_numpy()[ok]

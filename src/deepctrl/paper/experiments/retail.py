@@ -352,6 +352,12 @@ def reproduce(
     s = Settings.make(seeds, quick, shuffle, chosen["batch_size"])
     table, data = load_data(m5_dir, quick, progress, n_items)
     data["group_sizes"] = table.group_sizes()
+    for group, sizes in data["group_sizes"].items():  # every group trains or is a target
+        if min(sizes[split] for split in ("train", "val", "test")) == 0:
+            raise ValueError(
+                f"group {group} has an empty split {sizes}; too few items in it (checked "
+                "before any training)"
+            )
     data["weeks"] = {
         "train": table.val_start,
         "val": table.test_start - table.val_start,
