@@ -175,6 +175,21 @@ def test_a_huge_rule_weight_or_change_names_its_line(line, message):
         parse_rules_text(text, "r.toml")
 
 
+def test_a_step_far_beyond_the_column_names_the_line_of_the_step(tmp_path, capsys):
+    data = write_sales(tmp_path)
+    rules = tmp_path / "r.toml"
+    rules.write_text(
+        '[[rule]]\nkind = "monotonic"\nadditive = 1e30\ndirection = "decreasing"\n'
+        'column = "price"\n'
+    )
+    refused(
+        fit_args(data, tmp_path / "m", "--rules", str(rules)),
+        r"rule monotonic\(price, decreasing\) \(\S*r.toml line 3\): its perturbation moves "
+        r"'price' by up to 1e\+30",
+        capsys,
+    )
+
+
 def test_max_epochs_is_bounded(tmp_path, capsys):
     data = write_sales(tmp_path)
     refused(

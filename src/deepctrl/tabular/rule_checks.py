@@ -171,8 +171,10 @@ def _check_step_size(rule: Monotonic | Threshold, col: Column, column: pd.Series
     reach = given.reach(_present_values(column)) if given is not None else None
     if reach is None or not _largest(reach) > _WIDEST_STEP * (col.high - col.low):
         return
+    written = getattr(rule, "key_where", {})  # the line of the step, in a rules file
+    key = next((k for k in ("additive", "relative") if k in written), "column")
     raise ValueError(
-        f"rule {located(rule, 'column')}: its perturbation moves {col.name!r} by up to "
+        f"rule {located(rule, key)}: its perturbation moves {col.name!r} by up to "
         f"{_largest(reach):.3g}, more than {_WIDEST_STEP:g} times the column's training range "
         f"({col.low:g} to {col.high:g}), so the rule would be learned far from every row; "
         f"give a step near the column's spread (a tenth of its standard deviation is "
