@@ -1,5 +1,7 @@
 """Mistakes in the core API get one clear ValueError naming the problem."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -227,6 +229,9 @@ def test_per_row_alphas_may_be_a_list_or_an_array():
     with pytest.raises(ValueError, match=r"alpha 1e\+39 is beyond the range of .*float32"):
         model(x, 1e39)  # finite as a Python float, infinite in the model's float32
     assert torch.isfinite(model.double()(x.double(), 1e39)).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning of a float32 comparison
+        model(x.double(), np.float32(0.5))
 
 
 def test_a_negative_rule_loss_is_refused_where_rho_is_measured():

@@ -532,6 +532,26 @@ def test_a_float64_model_measures_rho_and_the_data_scales_in_float64():
     assert torch.allclose(x_scale, stds, rtol=1e-12, atol=0)
 
 
+def test_rho_auto_of_timestamps_is_the_same_from_tensors_a_dataset_and_a_dataloader():
+    """Seconds since 1970 over ten seconds: a mean 1e8 times the spread, whose std the sums
+    of values and of their squares lose in float64."""
+    g = torch.Generator().manual_seed(0)
+    t = 1.7e9 + 10 * torch.rand(1000, 1, generator=g, dtype=torch.float64)
+    X = torch.cat([t, torch.randn(1000, 2, generator=g, dtype=torch.float64)], 1)
+    y = -(t - 1.7e9) + 0.1 * torch.randn(1000, 1, generator=g, dtype=torch.float64)
+    model = net(torch.float64)
+    rule = dc.rules.Monotonic(0, "decreasing")
+    rows = torch.utils.data.TensorDataset(X, y)
+    rhos = [
+        dc.Objective(model, rule, dc.methods.DeepCTRL()).calibrate(train).rho
+        for train in ((X, y), rows, torch.utils.data.DataLoader(rows, batch_size=64))
+    ]
+    # a value near 1.7e9 is held to 2.4e-7 s (its float64 spacing), so any two ways of
+    # summing agree to about 1e-8 of a spread of seconds; the sums of squares were off 3x
+    assert rhos[1] == pytest.approx(rhos[0], rel=1e-7)
+    assert rhos[2] == pytest.approx(rhos[0], rel=1e-7)
+
+
 def test_wide_inputs_are_scaled_and_checked_in_blocks_of_a_few_megabytes():
     """A 3,000-wide table is read 699 rows at a time (16 MiB of float64), with the same
     stds and bad-row count as one pass over the whole of it."""
@@ -544,3 +564,49 @@ def test_wide_inputs_are_scaled_and_checked_in_blocks_of_a_few_megabytes():
     assert count_bad_rows(X) == 2
     clean = X.nan_to_num()
     assert torch.allclose(column_std(clean), clean.std(dim=0), rtol=1e-12, atol=0)
+
+
+def test_a_float64_models_multipliers_are_float64_and_a_float32_models_stay_float32():
+    class Cap(dc.rules.SignedRule):  # g = y_hat - 0.1 <= 0
+        def violation(self, ctx):
+            return (ctx.y_hat - 0.1).squeeze(-1)
+
+    for dtype in (torch.float64, torch.float32):
+        X, y = data(64, dtype=dtype)
+        model = net(dtype)
+        objective = dc.Objective(model, Cap(), dc.methods.LagrangianDual(dual_lr=0.1), seed=0)
+        objective.after_step(objective(X, y))
+        with torch.no_grad():
+            by_hand = max(0.0, 0.1 * float((model(X, alpha=0.0) - 0.1).double().mean()))
+        lam = objective.state["multipliers"]
+        assert lam.dtype == dtype
+        if dtype == torch.float64:
+            assert float(lam) == pytest.approx(by_hand, rel=1e-15, abs=0)
+        else:  # rounded to float32 as before
+            assert float(lam) == pytest.approx(by_hand, rel=1e-6)
+
+
+def test_boolean_inputs_are_read_as_the_model_s_floats_by_every_entry_point():
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(64, 3, generator=g) > 0.5
+    y = -X[:, :1].float()
+    rule = dc.rules.Monotonic(0, "decreasing")
+    model = net()
+    as_bool = dc.Objective(model, rule, dc.methods.DeepCTRL(rho=1.0), seed=0)(X, y).loss
+    as_float = dc.Objective(model, rule, dc.methods.DeepCTRL(rho=1.0), seed=0)(X.float(), y).loss
+    assert torch.equal(as_bool, as_float)
+    rows = torch.utils.data.TensorDataset(X, y)
+    fits = [
+        dc.fit(
+            net(),
+            rule,
+            dc.methods.DeepCTRL(rho=1.0),
+            train=train,
+            max_epochs=2,
+            shuffle=False,
+            batch_size=16,
+        )
+        for train in ((X, y), rows)
+    ]
+    for a, b in zip(fits[0].model.parameters(), fits[1].model.parameters(), strict=True):
+        assert torch.equal(a, b)

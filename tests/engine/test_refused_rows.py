@@ -59,3 +59,24 @@ def test_a_dict_where_the_model_takes_a_tensor_is_named_in_one_line():
         dc.sweep(deepctrl(), None, as_dict, Y, [0.0])
     with pytest.raises(ValueError, match=r"^the model cannot take the given rows .*not dict$"):
         dc.Objective(dc.mlp(3, 8, 1), None, dc.methods.TaskOnly())(as_dict, Y)
+
+
+@pytest.mark.parametrize("seeds", [[0], [0, 1, 2]])
+def test_a_model_with_one_part_moved_to_another_dtype_is_refused_before_training(seeds):
+    model = deepctrl()
+    model.data_encoder.double()  # the rest stays float32: the model cannot run its own rows
+    with pytest.raises(RuntimeError):
+        model(X.double(), alpha=0.5)
+    with pytest.raises(
+        ValueError,
+        match=r"^the model's parameters are of 2 dtypes \(torch.float32, torch.float64\); fit "
+        r"trains a model of one: move it whole",
+    ):
+        dc.fit(
+            model,
+            dc.Monotonic(0, "decreasing"),
+            dc.methods.DeepCTRL(rho=1.0),
+            train=(X, Y),
+            max_epochs=1,
+            seeds=seeds,
+        )

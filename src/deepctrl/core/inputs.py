@@ -121,8 +121,18 @@ def replace(x: Inputs, name: str | None, value: Tensor) -> Inputs:
 
 
 def cast_floats(x: Inputs, dtype: torch.dtype) -> Inputs:
-    """Floating-point tensors in ``dtype``; integer and boolean tensors keep theirs."""
-    return apply(lambda t: t.to(dtype) if t.dtype.is_floating_point and t.dtype != dtype else t, x)
+    """Floating-point and boolean tensors in ``dtype`` (as tensors given to ``dc.fit`` are
+    read); integer tensors keep theirs (class labels, token ids).
+
+    >>> cast_floats({"flag": torch.tensor([True]), "ids": torch.tensor([3])}, torch.float64)
+    {'flag': tensor([1.], dtype=torch.float64), 'ids': tensor([3])}
+    """
+
+    def cast(t: Tensor) -> Tensor:
+        wanted = (t.dtype.is_floating_point or t.dtype == torch.bool) and t.dtype != dtype
+        return t.to(dtype) if wanted else t
+
+    return apply(cast, x)
 
 
 REFUSALS = (RuntimeError, TypeError, AttributeError, IndexError, KeyError)

@@ -287,7 +287,8 @@ class LagrangianDual(LinearMethod):
         return Coefficients(1.0, 0.0, state["multipliers"].to(alpha))
 
     def after_step(self, t: Terms, state: SeedState) -> None:
-        lam = state["multipliers"]
+        lam = state["multipliers"]  # zeros of float32 at first: a float64 model's widen them
+        lam = lam.to(torch.promote_types(lam.dtype, t.violations.dtype))
         g = t.violations.detach().to(lam.device, lam.dtype)
         state["multipliers"] = torch.clamp(lam + self.dual_lr * g, min=0.0)
 

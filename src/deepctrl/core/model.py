@@ -33,7 +33,8 @@ def _alpha_like(alpha: Alpha, z: Tensor) -> Tensor:
     if not isinstance(alpha, Tensor) and isinstance(alpha, Real):
         if not math.isfinite(alpha):
             raise ValueError(f"alpha must be a finite number, got {alpha!r}")
-        if z.is_floating_point() and abs(alpha) > torch.finfo(z.dtype).max:
+        # as a Python float: a numpy float32 compared with float64's largest would overflow
+        if z.is_floating_point() and abs(float(alpha)) > torch.finfo(z.dtype).max:
             raise ValueError(f"alpha {alpha!r} is beyond the range of the model's {z.dtype}")
     a = torch.as_tensor(alpha, dtype=z.dtype, device=z.device)
     if a.dim() == 1:

@@ -93,8 +93,10 @@ def _target_scale(std: Tensor | None) -> Tensor:
 
 
 class RunningScales:
-    """:func:`data_scales` accumulated over batches (sums in float64), for data that is
-    read in batches and never held at once.
+    """:func:`data_scales` accumulated over batches, for data that is read in batches and
+    never held at once: each batch's mean and sum of squared deviations (in float64), merged
+    as batches come (Chan, Golub and LeVeque's pairwise update), so that a feature whose
+    mean is large next to its spread (timestamps in seconds) keeps its spread.
 
     >>> acc = RunningScales()
     >>> acc.add(torch.tensor([[1.0, 5.0]]), torch.tensor([[0.0]]))
@@ -106,18 +108,28 @@ class RunningScales:
 
     def __init__(self) -> None:
         self.n = 0
-        self.sums: dict[str, tuple[Tensor, Tensor]] = {}
+        self.moments: dict[str, tuple[int, Tensor, Tensor]] = {}
+        """Per input: rows seen, their mean and their sum of squared deviations."""
         self.dtypes: dict[str, torch.dtype] = {}
         self.single = True
 
     def _add(self, key: str, t: Tensor) -> None:
         self.dtypes[key] = at_least_float32(t.dtype)
         flat = t.reshape(t.shape[0], -1).double()
-        s, q = flat.sum(dim=0), (flat**2).sum(dim=0)
-        if key in self.sums:
-            s0, q0 = self.sums[key]
-            s, q = s + s0, q + q0
-        self.sums[key] = (s, q)
+        n_b = flat.shape[0]
+        if n_b == 0:
+            return
+        mean_b = flat.mean(dim=0)
+        sq_b = ((flat - mean_b) ** 2).sum(dim=0)
+        if key not in self.moments:
+            self.moments[key] = (n_b, mean_b, sq_b)
+            return
+        n_a, mean_a, sq_a = self.moments[key]
+        n = n_a + n_b
+        delta = mean_b - mean_a
+        mean = mean_a + delta * (n_b / n)
+        sq = sq_a + sq_b + delta**2 * (n_a * n_b / n)
+        self.moments[key] = (n, mean, sq)
 
     def add(self, x: Inputs, y: Tensor) -> None:
         self.single = not isinstance(x, dict)
@@ -129,9 +141,8 @@ class RunningScales:
         self.n += y.shape[0]
 
     def _std(self, key: str) -> Tensor:
-        s, q = self.sums[key]
-        var = ((q - s**2 / self.n) / max(1, self.n - 1)).clamp(min=0.0)
-        std = var.sqrt().to(self.dtypes[key])
+        n, _, sq = self.moments[key]
+        std = (sq / max(1, n - 1)).sqrt().to(self.dtypes[key])
         return std.where(std > 0, std.new_ones(()))
 
     def result(self) -> tuple[Scales, Tensor]:
@@ -141,10 +152,10 @@ class RunningScales:
                 "the training data has no rows (an empty Dataset, or a DataLoader that yields "
                 "no batch, e.g. with drop_last=True and fewer rows than batch_size)"
             )
-        y_scale = _target_scale(self._std("\0y") if "\0y" in self.sums else None)
+        y_scale = _target_scale(self._std("\0y") if "\0y" in self.moments else None)
         if self.single:
             return self._std(""), y_scale
-        return {k: self._std(k) for k in self.sums if k != "\0y"}, y_scale
+        return {k: self._std(k) for k in self.moments if k != "\0y"}, y_scale
 
 
 def reference_rule_loss(rule: Rule, ctx: Context, x_scale: Scales, y_scale: Tensor) -> Tensor:

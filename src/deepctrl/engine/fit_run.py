@@ -168,6 +168,12 @@ def check_fit(
     if next(model.parameters(), None) is None:
         raise ValueError("the model has no parameters to train")
     check_materialized(model)
+    dtypes = sorted({str(p.dtype) for p in model.parameters() if p.is_floating_point()})
+    if len(dtypes) > 1:  # the seeds' stack would run it in one, and the model itself fail
+        raise ValueError(
+            f"the model's parameters are of {len(dtypes)} dtypes ({', '.join(dtypes)}); fit "
+            "trains a model of one: move it whole, model.to(torch.float64) say"
+        )
 
 
 def _checked_seeds(seeds: Any) -> list[int]:
