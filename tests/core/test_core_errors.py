@@ -245,11 +245,38 @@ def test_a_negative_rule_loss_is_refused_where_rho_is_measured():
     X, y = data()
     with pytest.raises(ValueError) as caught:
         dc.fit(net(), BelowCap(), train=(X, y), max_epochs=1, progress=False)
-    assert one_line(caught).startswith("BelowCap.loss gave a negative value on 64 of 64 samples")
+    assert one_line(caught).startswith("BelowCap.loss gave a negative value on 64 of 64 rows")
     assert one_line(caught).endswith("a rule's loss must be >= 0, and 0 where the rule holds")
     objective = dc.Objective(net(), BelowCap(), seed=0)
     with pytest.raises(ValueError, match="BelowCap.loss gave a negative value on 64 of 64"):
         objective(X, y)
+    with pytest.raises(ValueError, match="negative value on 64 of 64 rows"):  # not 192
+        dc.fit(net(), BelowCap(), train=(X, y), max_epochs=1, seeds=[0, 1, 2])
+
+
+def test_rule_arguments_of_the_wrong_kind_are_one_clear_error():
+    m = dc.rules.Monotonic(0, "increasing")
+    for call, message in [
+        (lambda: dc.rules.AllOf(m), "AllOf takes a list of rules, got Monotonic"),
+        (lambda: dc.rules.AllOf(r for r in [m]), "AllOf takes a list of rules, got generator"),
+        (lambda: dc.rules.AllOf([m], 1.0), "AllOf's weights must be a list, one per rule"),
+        (lambda: dc.rules.Penalty(abs, strict="no"), "strict must be True or False, got 'no'"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert dc.rules.AllOf((m, m), np.array([1.0, 2.0])).weights == [1.0, 2.0]
+    assert dc.rules.Penalty(abs, strict=np.bool_(True)).strict is True
+
+
+def test_a_perturbation_that_lowers_the_value_is_refused():
+    class Down(dc.rules.Perturbation):
+        def delta(self, values, generator):
+            return torch.full_like(values, -0.5)
+
+    X, y = data()
+    rule = dc.rules.Monotonic(0, "increasing", perturbation=Down())
+    with pytest.raises(ValueError, match=r"Down.delta returned a negative shift \(-0.5\)"):
+        dc.verification_ratio(net(), rule, X, alpha=0.0)
 
 
 def test_alphas_goals_and_configs_that_are_the_wrong_kind_are_named():

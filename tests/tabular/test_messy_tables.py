@@ -17,7 +17,7 @@ import deepctrl as dc
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.model_outputs import Outputs
 from deepctrl.tabular.rule_checks import check_rule_classes
-from deepctrl.tabular.table_rules import default_perturbation, resolve
+from deepctrl.tabular.table_rules import Expression, default_perturbation, resolve
 
 pl = pytest.importorskip("polars")
 FAST = {"max_epochs": 15, "batch_size": 32, "n_seeds": 1, "random_state": 0}
@@ -100,6 +100,23 @@ def test_rows_whose_ruled_value_is_missing_are_not_counted_as_judged():
     empty = X.assign(dist=np.nan)
     table = est.sweep(empty, alphas=[0.0, 1.0])
     assert np.isnan(table["verification_ratio"]).all()  # no row has a value to raise
+
+
+def test_rows_missing_a_column_an_expression_reads_are_not_judged():
+    rng = np.random.default_rng(0)
+    n = 200
+    price = rng.uniform(2, 8, n)
+    X = pd.DataFrame({"price": price, "quality": rng.uniform(0, 1, n)})
+    X.loc[: n // 4, "price"] = np.nan  # the expression would see the mean filled in
+    est = dc.DeepCTRLRegressor(rules=Expression("y <= price + 16"), **FAST)
+    est.fit(X, 20 - price + rng.normal(size=n))
+    leaf = est.rule_.leaves()[0]
+    assert leaf.missing_inputs == [est.encoder_.column("price").start + 1]
+    assert est.sweep(X.iloc[: n // 4 + 1], alphas=[0.0]).attrs["judged_rows"] == (0, n // 4 + 1)
+    assert est.sweep(X, alphas=[0.0]).attrs["judged_rows"] == (n - n // 4 - 1, n)
+    other = dc.DeepCTRLRegressor(rules=Expression("y <= quality + 16"), **FAST)
+    other.fit(X, 20 - price + rng.normal(size=n))  # a column with a value on every row
+    assert other.sweep(X, alphas=[0.0]).attrs["judged_rows"] == (n, n)
 
 
 def test_a_date_column_becomes_days_and_the_cycles_that_vary():

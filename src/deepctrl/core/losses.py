@@ -156,23 +156,34 @@ def block_sums(
     if what == "reference":
         if scales is None:
             raise ValueError("the reference rule loss needs the data scales")
-        check_nonnegative(rule, rule.loss(ctx))  # the reference stands in for it, unchecked
+        # the reference stands in for it, unchecked
+        check_nonnegative(rule, rule.loss(ctx), y_hat.shape[0])
         per_sample = reference_rule_loss(rule, ctx, *scales)
     else:
         per_sample = rule.loss(ctx)
-    check_nonnegative(rule, per_sample)
+    check_nonnegative(rule, per_sample, y_hat.shape[0])
     return total(per_sample)
 
 
-def check_nonnegative(rule: Rule, per_sample: Tensor) -> None:
-    """One error naming `rule` when its per-sample loss is negative anywhere."""
+def check_nonnegative(rule: Rule, per_sample: Tensor, copies: int = 1) -> None:
+    """One error naming `rule` when its per-sample loss is negative anywhere; `per_sample`
+    holds `copies` models' losses on the same rows one after another (seeds run at once),
+    and the error counts rows.
+
+    >>> from deepctrl.core.rules import Penalty
+    >>> check_nonnegative(Penalty(abs), torch.tensor([-1.0, 0.0, -2.0, 0.0]),
+    ...                   copies=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: Penalty.loss gave a negative value on 1 of 2 rows (as low as -2): ...
+    """
     negative = per_sample < 0
     if bool(negative.any()):
+        rows = negative.reshape(copies, -1).any(dim=0)
         raise ValueError(
-            f"{type(rule).__name__}.loss gave a negative value on {int(negative.sum())} of "
-            f"{negative.numel()} "
-            f"samples (as low as {float(per_sample.min()):.3g}): a rule's loss must be >= 0, "
-            "and 0 where the rule holds"
+            f"{type(rule).__name__}.loss gave a negative value on {int(rows.sum())} of "
+            f"{rows.numel()} rows (as low as {float(per_sample.min()):.3g}): a rule's loss must "
+            "be >= 0, and 0 where the rule holds"
         )
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepctrl.core.rules import AllOf, Rule
+from torch import Tensor
+
+from deepctrl.core.rules import AllOf, Context, Penalty, Rule
 
 
 def leaves_and_weights(rules: Any) -> tuple[list[Rule], list[float]]:
@@ -35,3 +37,20 @@ def relative_weights(weights: list[float]) -> list[float]:
     """
     top = max(weights, default=0.0)
     return [w / top for w in weights] if top > 0 else weights
+
+
+class ExpressionPenalty(Penalty):
+    """An expression rule on the encoded table: a row with a missing value in a column the
+    expression reads (its indicator input set) is not judged, since the expression would
+    see the value filled in, not the row's own."""
+
+    def __init__(self, fn: Any, tau: float, strict: bool, missing_inputs: list[int]) -> None:
+        super().__init__(fn, tau=tau, strict=strict)
+        self.missing_inputs = list(missing_inputs)
+        """The indicator inputs of the columns the expression reads."""
+
+    def judged(self, ctx: Context) -> Tensor:
+        judged = super().judged(ctx)
+        if not self.missing_inputs or not isinstance(ctx.x, Tensor):
+            return judged
+        return judged & ~(ctx.x[:, self.missing_inputs] > 0.5).any(dim=1)

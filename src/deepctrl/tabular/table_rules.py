@@ -49,7 +49,7 @@ from deepctrl.tabular.column_fitting import Column
 from deepctrl.tabular.column_kinds import DATE, NUMERIC
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.model_outputs import Outputs
-from deepctrl.tabular.rule_leaves import leaves_and_weights, relative_weights
+from deepctrl.tabular.rule_leaves import ExpressionPenalty, leaves_and_weights, relative_weights
 from deepctrl.tabular.table_messages import listed
 
 
@@ -364,7 +364,11 @@ def _resolve_penalty(
             )
         fn = ExpressionFn(rule)
     named = NamedPenalty(fn, encoder, outputs)
-    if type(rule) in (Penalty, Expression):
+    if isinstance(rule, Expression):
+        read = set(rule.comparison.names)
+        flags = [c.start + c.width - 1 for c in encoder.columns if c.name in read and c.indicator]
+        return ExpressionPenalty(named, rule.tau, rule.strict, flags)
+    if type(rule) is Penalty:
         return Penalty(named, tau=rule.tau, strict=rule.strict)
     own = copy.copy(rule)  # a subclass keeps its own loss, satisfied and violation
     own.fn = named

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -27,8 +28,9 @@ class AllOf(Rule):
         weights: The weight of each rule's loss, >= 0; None weighs every rule 1.
 
     Raises:
-        ValueError: When `rules` is empty, or `weights` does not have one weight >= 0 per
-            rule, has none above 0, or one above `MAX_WEIGHT`.
+        ValueError: When `rules` is not a list (or tuple) of rules or is empty, or `weights`
+            is not a list with one weight >= 0 per rule, has none above 0, or one above
+            `MAX_WEIGHT`.
 
     Examples:
         >>> from deepctrl.core.rules import Penalty
@@ -38,6 +40,14 @@ class AllOf(Rule):
     """
 
     def __init__(self, rules: Sequence[Rule], weights: Sequence[float] | None = None) -> None:
+        if isinstance(rules, Rule) or not isinstance(rules, list | tuple):
+            raise ValueError(
+                f"AllOf takes a list of rules, got {type(rules).__name__}: AllOf([rule, ...])"
+            )
+        if weights is not None and not isinstance(weights, list | tuple | np.ndarray):
+            raise ValueError(
+                f"AllOf's weights must be a list, one per rule, got {type(weights).__name__}"
+            )
         if not rules:
             raise ValueError("AllOf needs at least one rule")
         weights = (

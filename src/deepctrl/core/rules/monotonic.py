@@ -143,6 +143,12 @@ class _FeatureRule(SignedRule):
                 f"{type(self.perturbation).__name__}.delta returned {tuple(delta.shape)} for "
                 f"values of {tuple(values.shape)}: one shift per value"
             )
+        if bool((delta < 0).any()):  # a rule judged on lowered values reads backwards
+            raise ValueError(
+                f"{type(self.perturbation).__name__}.delta returned a negative shift "
+                f"({float(delta.min()):g}): a perturbation raises the value (delta >= 0), "
+                "and the rule's direction says which way the output must then go"
+            )
         t_p[..., k] = values + delta
         return replace(x, self.input, t_p)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from torch import Tensor
 
 from deepctrl.core.checks import finite_real
@@ -27,7 +28,7 @@ class Penalty(SignedRule):
         strict: Count r = tau as a violation.
 
     Raises:
-        ValueError: When `tau` is not a finite number.
+        ValueError: When `tau` is not a finite number, or `strict` not True or False.
         TypeError: When `fn` is not callable.
 
     Examples:
@@ -43,7 +44,9 @@ class Penalty(SignedRule):
             raise TypeError(f"Penalty's fn must be a function fn(x, y_hat), got {fn!r}")
         self.fn = fn
         self.tau = finite_real(tau, "Penalty's tau")
-        self.strict = strict
+        if not isinstance(strict, bool | np.bool_):  # the text "no" from a config, say
+            raise ValueError(f"Penalty's strict must be True or False, got {strict!r}")
+        self.strict = bool(strict)
 
     def __repr__(self) -> str:
         """The function's name, and `tau` and `strict` when not their defaults, e.g.
