@@ -273,7 +273,7 @@ def test_a_perturbation_that_lowers_the_value_is_refused():
         def delta(self, values, generator):
             return torch.full_like(values, -0.5)
 
-    X, y = data()
+    X, _ = data()
     rule = dc.rules.Monotonic(0, "increasing", perturbation=Down())
     with pytest.raises(ValueError, match=r"Down.delta returned a negative shift \(-0.5\)"):
         dc.verification_ratio(net(), rule, X, alpha=0.0)

@@ -170,3 +170,73 @@ def test_a_callback_sees_the_methods_state_after_every_epoch():
         "rho": [0.5, 2.0, None],
         "multipliers": [None, None, [1.5, 0.0]],
     }
+
+
+def test_a_stop_between_validations_validates_the_epoch_it_stops_at():
+    X, y = data()
+    result = dc.fit(
+        small(),
+        dc.rules.Monotonic(0, "increasing"),
+        train=(X[:64], y[:64]),
+        val=(X[64:], y[64:]),
+        max_epochs=50,
+        val_every=5,
+        lr=0.02,
+        callbacks=lambda end: end.epoch == 4,  # one callback, given alone
+    )
+    assert result.epochs == [4] and result.best_epochs == [4]
+    assert result.history[0]["val_epoch"] == [4]
+    with torch.no_grad():
+        mae = (result.model(X[64:], alpha=0.0) - y[64:]).abs().mean()
+    assert float(mae) == pytest.approx(result.val_loss[0], rel=1e-6)
+
+
+def test_only_true_stops_training_and_another_value_is_warned_about_once():
+    X, y = data()
+    written: list[str] = []
+
+    def log(end: dc.EpochEnd) -> int:  # returns what it wrote, as file.write does
+        written.append(f"{end.epoch}\n")
+        return len(written[-1])
+
+    with pytest.warns(UserWarning, match="a callback returned int 2, not True, False or None") as w:
+        result = dc.fit(
+            small(), None, dc.methods.TaskOnly(), train=(X, y), max_epochs=3, callbacks=[log]
+        )
+    assert result.epochs == [3] and len(w) == 1
+    with pytest.raises(ValueError, match="callbacks must be a list of deepctrl.Callback"):
+        dc.fit(small(), None, dc.methods.TaskOnly(), train=(X, y), max_epochs=1, callbacks=5)
+
+
+def test_a_count_of_folds_is_one_clear_error():
+    X, y = data()
+    for fit in (dc.fit, lambda *a, **k: dc.fit_methods(a[0], a[1], [a[2]], **k)):
+        with pytest.raises(ValueError, match="folds takes one array of row indices per seed"):
+            fit(small(), None, dc.methods.TaskOnly(), train=(X, y), max_epochs=1, folds=5)
+
+
+def test_a_seed_whose_training_goes_nan_after_a_finite_validation_is_warned_about():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(300, 3, generator=g)
+    y = torch.poisson(torch.exp(2 * X[:, :1]), generator=g)
+    with pytest.warns(
+        RuntimeWarning,
+        match=r"the training loss went NaN or infinite \(seed 0 "
+        r"at epoch 2, seed 1 at epoch 2\); those models keep the weights of "
+        r"their best validation epoch before it \(seed 0: epoch 1, seed 1: "
+        r"epoch 1\)",
+    ):
+        result = dc.fit(
+            dc.DeepCTRL(dc.mlp(3, 16), dc.mlp(3, 16), dc.mlp(32, 1)),
+            dc.rules.Monotonic(0, "increasing"),
+            dc.methods.TaskOnly(),
+            train=(X[:200], y[:200]),
+            val=(X[200:], y[200:]),
+            task_loss="poisson",
+            lr=0.6,
+            batch_size=16,
+            max_epochs=30,
+            patience=5,
+            seeds=[0, 1],
+        )
+    assert result.best_epochs == [1, 1]

@@ -116,14 +116,23 @@ def test_classifier_folds_are_stratified():
     assert [int(y[f, 0].sum()) for f in folds] == [5, 5, 5, 5]
 
 
-def test_classifier_falls_back_to_plain_folds_for_a_rare_class():
+def test_classifier_folds_stay_stratified_with_a_rare_class():
     est = dc.DeepCTRLClassifier()
-    y = np.array([0] * 58 + [1] * 2)[:, None].astype(np.float32)
-    with warnings.catch_warnings():  # stratified folds would warn of the 2-row class
+    y = np.array([0] * 54 + [1] * 20 + [2] * 6)[:, None].astype(np.float32)
+    with warnings.catch_warnings():  # scikit-learn's warning of the 6-row class is not shown
         warnings.simplefilter("error")
-        folds = est._folds(60, y, 5, check_random_state(0))
-    assert sorted(len(f) for f in folds) == [12] * 5
-    assert sorted(np.concatenate(folds).tolist()) == list(range(60))
+        folds = est._folds(80, y, 8, check_random_state(0))
+    assert sorted(np.concatenate(folds).tolist()) == list(range(80))
+    counts = [np.bincount(y[f, 0].astype(int), minlength=3).tolist() for f in folds]
+    assert all(c[1] in (2, 3) and c[2] <= 1 for c in counts)  # 20 over 8 folds, 6 over 6
+    assert all(c[0] in (6, 7) for c in counts)
+    two = np.array([0] * 58 + [1] * 2)[:, None].astype(np.float32)
+    for seed in range(10):  # the two rows of a class are never held out together
+        folds = est._folds(60, two, 5, check_random_state(seed))
+        assert max(int(two[f, 0].sum()) for f in folds) == 1
+    few = np.array([0, 0, 0, 1, 1, 1])[:, None].astype(np.float32)  # every class under k
+    folds = est._folds(6, few, 4, check_random_state(0))
+    assert sorted(np.concatenate(folds).tolist()) == list(range(6))
 
 
 def test_cross_fitted_classifier_predicts_probabilities():
@@ -149,3 +158,18 @@ def test_bad_cross_fit_settings_fail_with_one_message(params, rows, message):
     settings = {**QUICK, "validation": "cross_fit", **params}
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         dc.DeepCTRLRegressor(**settings).fit(X, y)
+
+
+def test_a_table_too_small_to_cross_fit_is_not_advised_to():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.uniform(0, 1, 9)})
+    y = 2 * X["x"] + rng.normal(0, 0.1, 9)
+    est = dc.DeepCTRLRegressor(rules=dc.Monotonic("x", "increasing"), max_epochs=2)
+    with pytest.warns(
+        UserWarning,
+        match="with 9 rows there are too few for cross-fitting's 5 "
+        "folds of 2 rows or more: gather more rows, or fix alpha",
+    ):
+        est.fit(X, y)
+    with pytest.raises(ValueError, match=r"9 rows, 5 folds \(one per network: n_seeds=5"):
+        dc.DeepCTRLRegressor(validation="cross_fit", max_epochs=2).fit(X, y)

@@ -117,8 +117,8 @@ class _EndOnly(Callback):
     def __init__(self, function: Callable[[EpochEnd], Any]) -> None:
         self.function = function
 
-    def on_epoch_end(self, end: EpochEnd) -> bool | None:
-        return bool(self.function(end))
+    def on_epoch_end(self, end: EpochEnd) -> Any:
+        return self.function(end)  # as it returned: only True stops
 
 
 def as_callbacks(callbacks: Sequence[Any]) -> list[Callback]:

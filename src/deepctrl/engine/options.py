@@ -13,9 +13,11 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numpy as np
 import torch
 
 from deepctrl.core.metrics import PerSample
+from deepctrl.engine.callbacks import Callback
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +41,26 @@ class Options:
     lr_schedule: str = "constant"
     callbacks: tuple[Any, ...] = ()
     folds: tuple[Any, ...] | None = None
+
+    def __post_init__(self) -> None:
+        # one callback given alone is a list of one; folds are rows per seed, never a count
+        callbacks: Any = self.callbacks
+        if isinstance(callbacks, Callback) or callable(callbacks):
+            callbacks = (callbacks,)
+        elif isinstance(callbacks, str | bytes) or not hasattr(callbacks, "__iter__"):
+            raise ValueError(
+                "callbacks must be a list of deepctrl.Callback objects or functions of "
+                f"EpochEnd, got {type(callbacks).__name__}"
+            )
+        object.__setattr__(self, "callbacks", tuple(callbacks))
+        if self.folds is not None:
+            if not isinstance(self.folds, list | tuple | np.ndarray):
+                raise ValueError(
+                    "folds takes one array of row indices per seed (the training rows that "
+                    f"seed validates on), not a {type(self.folds).__name__}: "
+                    "folds=[rows_0, rows_1, ...]"
+                )
+            object.__setattr__(self, "folds", tuple(self.folds))
 
 
 SWITCHES = tuple(f.name for f in fields(Options) if f.type == "bool")

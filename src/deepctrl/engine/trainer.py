@@ -26,6 +26,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, IterableDataset
@@ -234,6 +235,17 @@ class Trainer(EpochTraining):
             states[g] = self.state.select(_only(j, len(self.active)))
         return SeedState.join([states[g] for g in range(len(self.seeds))])
 
+    def _validate(
+        self, epoch: int, history: History, stopping: EarlyStopping
+    ) -> tuple[list[float], list[bool]]:
+        """Validate the seeds still training after ``epoch``: their losses, recorded in the
+        history and by early stopping, and which of them go on."""
+        val_loss = self.losses.validation(self.method.val_alphas(self.state)).tolist()
+        for j, g in enumerate(self.active):
+            history[g]["val_epoch"].append(epoch)
+            history[g]["val_loss"].append(val_loss[j])
+        return val_loss, stopping.update(epoch, self.active, val_loss, self.stack.state_of)
+
     def run(
         self, desc: str, callbacks: Sequence[Callback] = ()
     ) -> tuple[History, list[int], list[int], list[float]]:
@@ -252,6 +264,7 @@ class Trainer(EpochTraining):
         history: History = [{"train_loss": [], "val_epoch": [], "val_loss": []} for _ in range(S)]
         diverged: dict[int, int] = {}  # seed index -> the first epoch of a non-finite loss
         bar = progress_bar(o.max_epochs, desc, o.progress and self.world.is_main)
+        said: set[int] = set()  # callbacks warned about what they returned
         compiling = self.want_compile or self.compiled is not None
         if compiling:
             bar.set_postfix_str("compiling the training step")
@@ -272,17 +285,13 @@ class Trainer(EpochTraining):
                     diverged.setdefault(g, epoch)
             keep = [True] * len(self.active)
             if self.validates and (epoch % o.val_every == 0 or epoch == o.max_epochs):
-                val_loss = self.losses.validation(self.method.val_alphas(self.state)).tolist()
-                for j, g in enumerate(self.active):
-                    history[g]["val_epoch"].append(epoch)
-                    history[g]["val_loss"].append(val_loss[j])
-                keep = stopping.update(epoch, self.active, val_loss, self.stack.state_of)
+                val_loss, keep = self._validate(epoch, history, stopping)
             if compiling and epoch == 1:
                 bar.reset()  # the rate and time left leave the compilation out
             bar.update(1)
             best = min(stopping.best)  # inf until a validation has run
             shown = {"best": f"{best:.4g}"} if math.isfinite(best) else {}
-            bar.set_postfix(seeds=len(self.active), **shown)
+            bar.set_postfix(seeds=sum(keep), **shown)  # those that go on
             end = EpochEnd(
                 epoch,
                 [self.seeds[g] for g in trained],
@@ -292,13 +301,15 @@ class Trainer(EpochTraining):
                 self.opt.lr,
                 per_copy_values(self.state) if callbacks else {},
             )
-            stop = [c.on_epoch_end(end) for c in callbacks]
+            stop = [_asks_to_stop(c, c.on_epoch_end(end), said) for c in callbacks]
             if not all(keep):
                 self.drop(keep)
             # a callback that stops one rank (a clock) stops them all: none is left waiting
             wants = torch.tensor([float(any(stop))], device=self.device)
-            stopping_now = self.world.all_reduce_sum(wants) > 0
-            if not self.active or bool(stopping_now):
+            stopping_now = bool(self.world.all_reduce_sum(wants) > 0)
+            if stopping_now and val_loss is None and self.validates:
+                self._validate(epoch, history, stopping)  # the epoch trained: judge it
+            if not self.active or stopping_now:
                 break
         bar.close()
         best_state, best_epochs = stopping.best_state, stopping.best_epochs
@@ -306,6 +317,15 @@ class Trainer(EpochTraining):
         if never and o.max_epochs > 0:
             warnings.warn(
                 self._never_finite(never, diverged), RuntimeWarning, stacklevel=outside_stacklevel()
+            )
+        later = {g: e for g, e in diverged.items() if g not in never}
+        if later and self.validates:
+            warnings.warn(
+                f"the training loss went NaN or infinite ({_at_epochs(later, self.seeds)}); "
+                "those models keep the weights of their best validation epoch before it "
+                f"({_best_at(later, best_epochs, self.seeds)}): {NAN_CAUSES}",
+                RuntimeWarning,
+                stacklevel=outside_stacklevel(),
             )
         if diverged and not self.validates:
             warnings.warn(
@@ -322,6 +342,28 @@ class Trainer(EpochTraining):
             load_copy(m, state)
             m.eval()
         return history, epochs, best_epochs, stopping.best
+
+
+def _asks_to_stop(callback: Callback, value: Any, said: set[int]) -> bool:
+    """Whether a callback's return value stops training: True does; None and False go on,
+    and so does anything else, with a warning once per callback (a logging function
+    returning what it wrote must not end the run)."""
+    if value is None or isinstance(value, bool | np.bool_):
+        return bool(value)
+    if id(callback) not in said:
+        said.add(id(callback))
+        warnings.warn(
+            f"a callback returned {type(value).__name__} {value!r:.40}, not True, False or "
+            "None: training goes on (return True to stop it)",
+            UserWarning,
+            stacklevel=outside_stacklevel(),
+        )
+    return False
+
+
+def _best_at(diverged: dict[int, int], best_epochs: list[int], seeds: list[int]) -> str:
+    """Each such seed's best validation epoch, in words."""
+    return ", ".join(f"seed {seeds[g]}: epoch {best_epochs[g]}" for g in sorted(diverged))
 
 
 def _at_epochs(diverged: dict[int, int], seeds: list[int]) -> str:

@@ -206,8 +206,8 @@ def fit(
         compile=compile,
         exact_sums=exact_sums,
         lr_schedule=lr_schedule,
-        callbacks=tuple(callbacks),
-        folds=None if folds is None else tuple(folds),
+        callbacks=callbacks,  # type: ignore[arg-type]  # Options makes them a tuple
+        folds=folds,  # type: ignore[arg-type]
     )
     result = fit_in_workers(model, rule, [method], train, val, seeds, options, desc, workers)[0]
     return cast("FitResult[ModelT]", result)  # its models are copies of `model`

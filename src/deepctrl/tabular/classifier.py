@@ -296,12 +296,16 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             return order[n_val:], order[:n_val]
 
     def _folds(self, n: int, y: np.ndarray, k: int, rng: np.random.RandomState) -> list[np.ndarray]:
-        """`k` folds stratified by class, or plain ones when a class has fewer than `k` rows."""
+        """`k` folds stratified by class: a class of fewer than `k` rows is in as many folds
+        as it has rows, and the others are spread evenly all the same; plain folds only when
+        every class has fewer than `k` rows."""
         labels = y.reshape(n, -1)[:, 0]
-        if np.unique(labels, return_counts=True)[1].min() < k:
+        if np.unique(labels, return_counts=True)[1].max() < k:
             return super()._folds(n, y, k, rng)
         split = StratifiedKFold(k, shuffle=True, random_state=rng.randint(2**31 - 1))
-        return [fold for _, fold in split.split(np.zeros(n), labels)]
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The least populated class")
+            return [fold for _, fold in split.split(np.zeros(n), labels)]
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
         labels = class_labels(y)

@@ -212,11 +212,16 @@ class NetworkTraining(AlphaEvaluation):
         if self.rule_ is not None and chosen and len(val_idx) < FEW_VALIDATION_ROWS:
             where = f"only {len(val_idx)} validation rows" if len(val_idx) else "the training rows"
             # rows in time order keep the latest for validation, which cross-fitting would not
+            folds = self._recipe(len(frame), self.n_seeds).n_seeds  # one fold per network
             remedy = (
                 "a larger validation_fraction (--val-fraction) holds out more of the latest rows"
                 if self.validation == "last"
                 else "cross-fitting chooses it on every row (validation='cross_fit', or "
                 "deepctrl fit --cross-fit)"
+                if len(frame) >= 2 * max(folds, 2)
+                else f"with {len(frame)} rows there are too few for cross-fitting's "
+                f"{max(folds, 2)} folds of 2 rows or more: gather more rows, or fix alpha "
+                "(alpha=1.0 keeps the rule; deepctrl predict --alpha 1)"
             )
             warnings.warn(
                 f"the default alpha will be chosen on {where}, so how well it keeps the rule "
@@ -270,7 +275,8 @@ class NetworkTraining(AlphaEvaluation):
             raise ValueError(f"validation='cross_fit' needs n_seeds >= 2 (one fold each), got {k}")
         if n < 2 * k:
             raise ValueError(
-                f"validation='cross_fit' needs at least 2 rows per fold: {n} rows, {k} folds"
+                f"validation='cross_fit' needs at least 2 rows per fold: {n} rows, {k} folds "
+                f"(one per network: n_seeds={k}; the command line trains 5)"
             )
         folds = self._equal_folds(n, y_train, k, rng)
         recipe = self._recipe(n - len(folds[0]), k)
