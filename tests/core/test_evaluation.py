@@ -157,6 +157,9 @@ def test_select_alpha():
     assert dc.select_alpha(table, metric="accuracy") == 1.0
     with pytest.raises(ValueError, match=r"highest 0.990 at alpha 1.0"):
         dc.select_alpha(table, min_verification=0.995)
+    just_under = {**table, "verification_ratio": [0.2, 0.91, 95 / 96]}  # 0.98958
+    with pytest.raises(ValueError, match=r"highest 0.9896 at alpha 1.0"):  # not 0.990
+        dc.select_alpha(just_under, min_verification=0.99)
     # a metric with a goal: the best value among the alphas that reach it
     reached = {**table, "verification_ratio": [0.9, 0.95, 0.99]}
     assert dc.select_alpha(reached, min_verification=0.9) == 0.0

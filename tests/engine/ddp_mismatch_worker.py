@@ -4,6 +4,9 @@
   DistributedSampler would give), ``lr`` (another learning rate on rank 1), ``order`` (the
   same rows in another order on rank 1), ``sampler`` (a DataLoader with a
   DistributedSampler): the fit must stop on every rank with one clear error (exit 3);
+- ``subtle``: rank 1 differs only where sums would not tell: its seed is 20240102 against
+  20240101, two feature columns swapped, sample weights of 1 and 2 against ones, the mse
+  for the mae, the rule's direction and rho; each is named in the one error (exit 3);
 - ``fail``: rank 1 raises in a callback at epoch 2; the job must end, not hang;
 - ``stop``: a callback asks to stop on rank 0 only (a clock); both ranks stop together;
 - ``tiny``: 33 training rows in batches of 32 (a last batch of one row for two ranks) and
@@ -20,7 +23,7 @@ from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 import deepctrl as dc
 
-REFUSED = {"seeds", "shards", "lr", "order", "sampler"}
+REFUSED = {"seeds", "shards", "lr", "order", "sampler", "subtle"}
 
 
 def main(mode: str) -> None:
@@ -54,11 +57,17 @@ def main(mode: str) -> None:
     if mode == "tiny":
         train, val = (X[:33], y[:33]), (X[33:34], y[33:34])
         options.update(max_epochs=2, batch_size=32)
+    rule, method = dc.rules.Monotonic(0, "increasing"), dc.methods.DeepCTRL(rho=1.0)
+    if mode == "subtle":
+        seeds = [20240101 + rank]
+        w = torch.ones(200) if rank == 0 else 1.0 + (torch.arange(200) % 2)
+        train = (X[:, [0, 2, 1]] if rank == 1 else X, y, w)
+        if rank == 1:
+            options["task_loss"] = "mse"
+            rule, method = dc.rules.Monotonic(0, "decreasing"), dc.methods.DeepCTRL(rho=0.5)
     model = dc.DeepCTRL(dc.mlp(3, 8, 4), dc.mlp(3, 8, 4), dc.mlp(8, 4, 1))
     try:
-        result = dc.fit(
-            model, dc.rules.Monotonic(0, "increasing"), train=train, val=val, seeds=seeds, **options
-        )
+        result = dc.fit(model, rule, method, train=train, val=val, seeds=seeds, **options)
     except ValueError as exc:
         if mode not in REFUSED:
             raise

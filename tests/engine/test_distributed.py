@@ -69,7 +69,11 @@ def _torchrun(mode: str) -> subprocess.CompletedProcess[str]:
         ("seeds", "different seeds"),
         ("shards", "different training data"),
         ("lr", "different lr"),
-        ("order", "different training rows' order"),
+        ("order", "different training data"),
+        (
+            "subtle",
+            "different method, rule, seeds, task_loss, training data, training weights",
+        ),
         ("sampler", "train is a DataLoader with a DistributedSampler"),
     ],
 )

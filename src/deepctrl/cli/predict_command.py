@@ -20,6 +20,7 @@ from deepctrl.cli.scored_table import model_and_frame, model_rows
 from deepctrl.cli.table_cleaning import row_lines
 from deepctrl.cli.table_output import STDOUT, check_table_name, write_table
 from deepctrl.cli.table_reading import text_columns
+from deepctrl.core.alpha_selection import ratio_text
 from deepctrl.tabular.table_messages import rows_have
 
 
@@ -94,7 +95,8 @@ def predict_command(
         judged, rows = est.sweep(X, None, [chosen]).attrs["judged_rows"]
         on = f"{rows} rows" if judged == rows else f"the {judged} of {rows} rows the rules judge"
         print(
-            f"chosen alpha {chosen:g}: verification ratio {ratio:.3f} on {on} (goal {goal:g})",
+            f"chosen alpha {chosen:g}: verification ratio {ratio_text(ratio, goal)} on {on} "
+            f"(goal {goal:g})",
             file=report,
         )
         at = f"alpha {chosen:g}"

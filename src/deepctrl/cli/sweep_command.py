@@ -19,6 +19,7 @@ from deepctrl.cli.column_checks import check_count_target, check_weight_column, 
 from deepctrl.cli.one_line_errors import one_line_errors
 from deepctrl.cli.scored_table import model_and_frame, model_rows
 from deepctrl.cli.table_output import open_stdout
+from deepctrl.core.alpha_selection import ratio_text
 
 
 @one_line_errors
@@ -105,7 +106,7 @@ def _compare_choices(table: pd.DataFrame, metric: str, goal: float) -> list[str]
         error = f"{metric} {table.at[i, metric]:.4g}, " if metric in table else ""
         return (
             f"alpha {table.at[i, 'alpha']:g} ({error}verification "
-            f"{table.at[i, 'verification_ratio']:.3f})"
+            f"{ratio_text(table.at[i, 'verification_ratio'], goal)})"
         )
 
     lines = []
@@ -121,7 +122,7 @@ def _compare_choices(table: pd.DataFrame, metric: str, goal: float) -> list[str]
         alpha = table.loc[ratios == best, "alpha"].min()
         lines.append(
             f"label-free: no alpha in the grid reaches verification {goal:g} "
-            f"(highest {best:.3f} at alpha {alpha:g})"
+            f"(highest {ratio_text(best, goal)} at alpha {alpha:g})"
         )
     else:
         lines.append(

@@ -15,6 +15,20 @@ a table holds it only for log-rate outputs, beside which the others compare log-
 with counts."""
 
 
+def ratio_text(ratio: float, goal: float) -> str:
+    """A verification ratio with three decimals, or as many more as keep a ratio below
+    ``goal`` from printing as reaching it.
+
+    >>> ratio_text(0.98958, 0.99), ratio_text(0.995, 0.99), ratio_text(1.0, 0.99)
+    ('0.9896', '0.995', '1.000')
+    """
+    for digits in range(3, 9):
+        text = f"{ratio:.{digits}f}"
+        if not (ratio < goal <= float(text)):
+            return text
+    return repr(ratio)
+
+
 def _error_metric(table: Table, metric: str | None) -> str:
     if metric is not None:
         if metric in ("alpha", "verification_ratio"):
@@ -118,7 +132,8 @@ def select_alpha(
             best = max(judged, key=lambda i: ratios[i])
             raise ValueError(
                 f"no alpha reaches verification ratio {min_verification}"
-                f" (highest {ratios[best]:.3f} at alpha {alphas[best]})"
+                f" (highest {ratio_text(ratios[best], min_verification)} at alpha "
+                f"{alphas[best]})"
             )
         return float(min(alphas[i] for i in ok)) if metric is None else _best_by(table, metric, ok)
     return _best_by(table, metric, list(range(len(alphas))))

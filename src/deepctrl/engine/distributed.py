@@ -11,19 +11,22 @@ which DDP's module wrapper cannot hold. The ranks' arithmetic is
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 import torch.distributed as tdist
+from torch import Tensor
 
-from deepctrl.core.inputs import batch_len, tensors
 from deepctrl.core.sources import is_loader
 from deepctrl.core.world import World
-from deepctrl.engine.options import LR_SCHEDULES, Options
+from deepctrl.engine.options import Options
 
 
 def join_world(device: torch.device) -> World:
@@ -36,18 +39,46 @@ def join_world(device: torch.device) -> World:
     return World.current()
 
 
-def _data_print(data: Any) -> list[float]:
-    """Rows, a checksum (the sum of every value, NaN counted as 0) and an order print (each
-    row's sum weighted by its position) of tensor data; zeros for none or a loader."""
-    if data is None or is_loader(data):
-        return [0.0, 0.0, 0.0]
-    x, y = data[0], data[1]
-    n = batch_len(x)
-    per_row = torch.stack(
-        [torch.nan_to_num(t.double()).reshape(n, -1).sum(dim=1) for t in [*tensors(x), y]]
-    ).sum(dim=0)
-    position = torch.arange(1, n + 1, dtype=torch.float64, device=per_row.device) / n
-    return [float(n), float(per_row.sum()), float((per_row * position).sum())]
+def _print(value: Any) -> list[float]:
+    """Four 16-bit pieces of a 64-bit BLAKE2 digest of ``value``: bytes as they are, a
+    tensor by its dtype, shape and bytes, a list or tuple piece by piece, anything else by
+    its repr (without memory addresses, which differ between processes). Pieces of 16 bits
+    keep every sum and square over the ranks exact in float64, so equal digests compare
+    equal to the last bit and unequal ones never do.
+
+    >>> _print([1, 2]) == _print([1, 2]), _print(20240101) == _print(20240102)
+    (True, False)
+    """
+    digest = hashlib.blake2b(digest_size=8)
+
+    def feed(v: Any) -> None:
+        if isinstance(v, torch.Tensor):
+            t = v.detach().cpu().contiguous()
+            digest.update(f"{t.dtype}{tuple(t.shape)}".encode())
+            digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+        elif isinstance(v, np.ndarray):
+            feed(torch.from_numpy(np.ascontiguousarray(v)))
+        elif isinstance(v, dict):
+            for key in sorted(v, key=str):
+                digest.update(str(key).encode())
+                feed(v[key])
+        elif isinstance(v, list | tuple):
+            digest.update(f"{type(v).__name__}{len(v)}".encode())
+            for item in v:
+                feed(item)
+        else:
+            digest.update(re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v)).encode())
+
+    feed(value)
+    whole = int.from_bytes(digest.digest(), "little")
+    return [float((whole >> shift) & 0xFFFF) for shift in (0, 16, 32, 48)]
+
+
+def _task_loss_name(task_loss: Any) -> str:
+    """A task loss by name: a string as it is, a function by its module and name."""
+    if isinstance(task_loss, str):
+        return task_loss
+    return f"{getattr(task_loss, '__module__', '')}.{getattr(task_loss, '__qualname__', '?')}"
 
 
 def _sharded_loader(data: Any) -> bool:
@@ -55,28 +86,51 @@ def _sharded_loader(data: Any) -> bool:
     return isinstance(sampler, torch.utils.data.DistributedSampler)
 
 
+OPTIONS_COMPARED = (
+    "batch_size",
+    "lr",
+    "max_epochs",
+    "patience",
+    "val_every",
+    "chunk_batches",
+    "shuffle",
+    "exact_sums",
+    "compile",
+    "reinit",
+    "lr_schedule",
+    "input_noise",
+    "folds",
+)
+"""The options of a fit that every rank must share (with the task loss, rule and method)."""
+
+
 def check_ranks_agree(
     world: World,
     seeds: Sequence[int],
     options: Options,
-    train: Any,
-    val: Any,
+    train: tuple[Any, Tensor | None],
+    val: tuple[Any, Tensor | None],
     device: torch.device,
+    rule: Any = None,
+    method: Any = None,
 ) -> None:
     """Raise on every rank when the ranks were given different seeds (or seeds in another
-    order), options, or data (or rows in another order).
+    order), options, task loss, rule, method, or data (values, sample weights, or rows in
+    another order). `train` and `val` are each the data and its sample weights (or None).
 
-    Each rank adds its values and their squares over the ranks: the values are equal on
-    every rank exactly when size * sum(v^2) = (sum v)^2, which every rank computes alike,
-    so all ranks raise together (none is left waiting in a collective). DataLoaders are not
-    compared (their batches are drawn as training goes); one with a DistributedSampler is
-    refused, since deepctrl shards every batch itself.
+    Each rank digests what it was given (:func:`_print`), and the ranks add the digests'
+    pieces and their squares: the pieces are equal on every rank exactly when size *
+    sum(v^2) = (sum v)^2, which every rank computes alike, so all ranks raise together
+    (none is left waiting in a collective). DataLoaders are not compared (their batches are
+    drawn as training goes); one with a DistributedSampler is refused, since deepctrl
+    shards every batch itself.
 
     Raises:
         ValueError: Naming what differs between the ranks.
     """
     if world.size <= 1:
         return
+    (train, train_weights), (val, val_weights) = train, val
     for name, data in (("train", train), ("val", val)):
         if _sharded_loader(data):
             raise ValueError(
@@ -84,36 +138,34 @@ def check_ranks_agree(
                 "its share of every batch itself, so every rank passes the same DataLoader "
                 "without one (a seeded generator keeps their shuffles alike)"
             )
-    order = [float(k + 1) for k in range(len(seeds))]
-    named: list[tuple[str, float]] = [
-        ("seeds", float(len(seeds))),
-        ("seeds", float(sum(seeds))),
-        ("seeds", float(sum(s * s for s in seeds))),
-        ("seeds", float(sum(s * k for s, k in zip(seeds, order, strict=True)))),
-    ]
-    for option in ("batch_size", "lr", "max_epochs", "patience", "val_every", "chunk_batches"):
-        named.append((option, float(getattr(options, option))))
-    for option in ("shuffle", "exact_sums", "compile", "reinit"):
-        named.append((option, float(bool(getattr(options, option)))))
-    named.append(("lr_schedule", float(LR_SCHEDULES.index(options.lr_schedule))))
-    named.append(("input_noise", float(options.input_noise)))
-    for label, data in (("training", train), ("validation", val)):
-        rows, values, ordered = _data_print(data)
-        named += [
-            (f"{label} rows", rows),
-            (f"{label} data", values),
-            (f"{label} rows' order", ordered),
-        ]
-    v = torch.tensor([value for _, value in named], dtype=torch.float64, device=device)
+    given: list[tuple[str, Any]] = [("seeds", [int(s) for s in seeds])]
+    for option in OPTIONS_COMPARED:
+        given.append((option, getattr(options, option)))
+    given.append(("task_loss", _task_loss_name(options.task_loss)))
+    given += [("rule", rule), ("method", method)]
+    for label, data, weights in (
+        ("training", train, train_weights),
+        ("validation", val, val_weights),
+    ):
+        tensor_data = data is not None and not is_loader(data)
+        given.append((f"{label} data", list(data) if tensor_data else None))
+        given.append((f"{label} weights", weights))
+    named = [(name, piece) for name, value in given for piece in _print(value)]
+    v = torch.tensor([piece for _, piece in named], dtype=torch.float64, device=device)
     sums, squares = world.all_reduce_sum(v), world.all_reduce_sum(v * v)
-    spread = (world.size * squares - sums * sums).abs()
-    differ = spread > 1e-9 * (sums * sums + 1.0)
+    differ = world.size * squares - sums * sums != 0  # exact: the pieces are 16-bit
     if bool(differ.any()):
         what = sorted({named[i][0] for i in range(len(named)) if bool(differ[i])})
+        unseeded = (
+            " (an estimator with random_state=None draws other seeds on every rank: give it "
+            "a random_state)"
+            if "seeds" in what
+            else ""
+        )
         raise ValueError(
             f"the ranks were given different {', '.join(what)}: under torchrun every rank "
             "passes the same seeds, options and whole data set (deepctrl gives each rank its "
-            "share of every batch); do not shard the data yourself"
+            f"share of every batch); do not shard the data yourself{unseeded}"
         )
     if options.batch_size < world.size:
         raise ValueError(

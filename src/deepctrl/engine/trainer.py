@@ -107,7 +107,16 @@ class Trainer(EpochTraining):
         if folds is not None:
             folds.weigh(train_weights, self.dtype)
         self.world = join_world(device)
-        check_ranks_agree(self.world, copy_seeds, options, train, val, device)
+        check_ranks_agree(
+            self.world,
+            copy_seeds,
+            options,
+            (train, train_weights),
+            (val, val_weights),
+            device,
+            rule,
+            method,
+        )
         self.models = models
         self.exact = options.exact_sums
         reduce = self.world.all_reduce_ if self.world.size > 1 else None

@@ -162,7 +162,8 @@ def save(
         ValueError: When `config` is not JSON-serialisable or uses a key deepctrl reserves
             (`architecture`, `estimator`), or the path cannot be written: a missing folder,
             a folder, a device or a read-only file (a symbolic link is followed). Under
-            `torchrun` only rank 0 writes; the other ranks get the path back.
+            `torchrun` only rank 0 writes; the other ranks get the path back at once, before
+            rank 0 has written it (`torch.distributed.barrier()` before reading it there).
         TypeError: When `model` is not a `torch.nn.Module`.
     """
     model = unwrap(module(model, "model"))  # a torch.compile or DDP wrapper saves what it wraps

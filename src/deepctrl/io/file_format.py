@@ -47,8 +47,9 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
 
     Under ``torchrun`` only rank 0 writes (every rank holds the same result), so that a
     data-parallel run leaves one copy of each file; the other ranks get the path back with
-    nothing written. A symbolic link is followed (the file it points to is replaced); a
-    device, a pipe and a read-only file are refused, as is a folder. ``~`` is expanded.
+    nothing written, at once (no barrier: a save called on rank 0 alone must not wait for
+    the others). A symbolic link is followed (the file it points to is replaced); a device,
+    a pipe and a read-only file are refused, as is a folder. ``~`` is expanded.
     """
     given = path = Path(path).expanduser()
     if is_worker():

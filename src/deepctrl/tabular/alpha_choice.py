@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from deepctrl.core.alpha_selection import ratio_text
+
 ALPHA_GRID = [round(0.05 * i, 10) for i in range(21)]
 LABEL_FREE_GRID = [round(0.05 * i, 10) for i in range(31)]
 """0, 0.05, ..., 1.5: the alphas tried for a verification goal without labels (above 1 the
@@ -185,5 +187,5 @@ def first_reaching(table: dict[str, list[float]], goal: float) -> tuple[float, f
     at = min(a for a, r in judged if r == best)
     raise ValueError(
         f"no alpha in {span} reaches verification ratio {goal:g} on these "
-        f"rows (highest {best:.3f} at alpha {at:g})"
+        f"rows (highest {ratio_text(best, goal)} at alpha {at:g})"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from deepctrl.core.alpha_selection import ratio_text
 from deepctrl.core.rules import Monotonic, Relative, Threshold
 from deepctrl.tabular.alpha_choice import KEEP_RULE, row_of
 from deepctrl.tabular.column_kinds import CATEGORICAL, DATE
@@ -68,7 +69,7 @@ def _choice(est: Any, alpha: float, label: str) -> str:
     metric = est.primary_metric
     return (
         f"alpha {alpha:g} ({label} {metric} {row[metric]:.4g}, verification "
-        f"{row['verification_ratio']:.3f})"
+        f"{ratio_text(row['verification_ratio'], KEEP_RULE)})"
     )
 
 
