@@ -1,4 +1,5 @@
-"""The single rules (leaves) of an estimator's ``rules``, and their weights."""
+"""The single rules (leaves) of an estimator's ``rules`` and their weights, and the
+expression rule as the networks train on it."""
 
 from __future__ import annotations
 
