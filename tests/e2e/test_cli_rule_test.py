@@ -170,7 +170,8 @@ def test_rows_without_a_group_are_dropped_on_request(cli, known):
 
     folder, data = known
     frame = pd.read_csv(data)
-    frame.loc[:2, "segment"] = None
+    frame.loc[:1, "segment"] = None
+    frame.loc[2, "segment"] = "   "  # spaces only: missing too
     gaps = folder / "gaps.csv"
     frame.to_csv(gaps, index=False)
     args = ["--target", "sales", "--group", "segment", "--monotonic", "price=decreasing"]

@@ -358,3 +358,43 @@ def test_a_classifier_is_judged_on_folds_that_each_train_on_every_class():
         )
     assert result.all.reason is None or "not seen in training" not in result.all.reason
     assert result.all.statistics["error_alpha0"] > 0  # judged on every fold
+
+
+def test_a_rule_naming_no_class_acts_on_one_class_in_every_group():
+    rng = np.random.default_rng(1)
+    n = 120
+    X = pd.DataFrame({"price": rng.uniform(0, 1, 2 * n)})
+    level = np.where(X["price"] > 0.5, "low", "high").astype(object)
+    level[n::3] = "mid"  # group b has the three classes; group a only high and low
+    groups = pd.Series(["a"] * n + ["b"] * n)
+    estimator = dc.DeepCTRLClassifier(
+        rules=[dc.Monotonic("price", "decreasing")], n_seeds=1, max_epochs=2
+    )
+    with pytest.warns(
+        UserWarning,
+        match=r"names no class, so in every group it acts on "
+        r"P\('high'\), the first of the table's classes",
+    ):
+        result = dc.rule_test(estimator, X, pd.Series(level), groups, folds=2, progress=False)
+    data = result.to_dict()
+    assert data["rule"] == "monotonic(price, decreasing, on 'high')"
+    # the table's three classes name the error, group a's of two classes too
+    assert result.metric == data["all"]["metric"] == data["groups"]["a"]["metric"]
+    assert result.metric == "cross_entropy"
+
+
+def test_groups_of_another_shape_or_kind_and_a_polars_targets_name():
+    pl = pytest.importorskip("polars")
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    X, y = table[FEATURES], table["sales"]
+    with pytest.raises(ValueError, match=r"groups must be one column, .*not X\[\['segment'\]\]"):
+        dc.rule_test(_estimator(1), X, y, table[["segment"]], folds=2, progress=False)
+    days = pd.Series(pd.to_datetime(["2024-01-01"] * 30 + ["2024-01-02"] * 30))
+    with pytest.raises(
+        ValueError,
+        match=r"groups holds a value that cannot name a group .*"
+        r"dates as text: groups.astype\(str\)",
+    ):
+        dc.rule_test(_estimator(1), X, y, days, folds=2, progress=False)
+    result = dc.rule_test(_estimator(1), X, pl.from_pandas(table)["sales"], folds=2, progress=False)
+    assert result.target == "sales"

@@ -36,6 +36,7 @@ from deepctrl.cli.option_checks import (
 from deepctrl.cli.rules_file import read_rules_file
 from deepctrl.cli.table_cleaning import clean_columns, read_targets
 from deepctrl.cli.table_reading import read_table
+from deepctrl.tabular.cell_values import is_missing_text
 from deepctrl.tabular.table_messages import shown
 
 
@@ -134,13 +135,14 @@ def rule_test_command(
     frame = clean_columns(
         frame, [*features, target], path, drop_missing, targets=[target], categorical=categorical
     )
-    if group is not None and drop_missing and frame[group].isna().any():
-        missing = frame[group].isna()
+    # a group of spaces only is missing too, as the groups are read
+    missing = frame[group].map(is_missing_text).astype(bool) if group is not None else None
+    if missing is not None and drop_missing and missing.any():
         print(f"dropped {int(missing.sum())} rows with a missing group", file=sys.stderr)
         frame = frame[~missing]
-    if group is not None and frame[group].isna().any():
+    elif missing is not None and missing.any():
         raise ValueError(
-            f"group column {group!r} has {int(frame[group].isna().sum())} missing values; "
+            f"group column {group!r} has {int(missing.sum())} missing values; "
             "give them a group of their own (such as 'unknown') or drop those rows "
             "(--drop-missing)"
         )

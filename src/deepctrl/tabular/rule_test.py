@@ -21,20 +21,22 @@ Examples:
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 from tqdm.auto import tqdm
 
 from deepctrl.core.inputs import Alphas
+from deepctrl.core.rules import AllOf, Monotonic, Rule, Threshold
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.cell_values import category_key
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
-from deepctrl.tabular.frames import as_frame, refuse_lazy
+from deepctrl.tabular.frames import as_frame, refuse_lazy, target_names
 from deepctrl.tabular.rule_leaves import leaves_and_weights
 from deepctrl.tabular.rule_test_result import ALL, RuleTestResult, Segment
 from deepctrl.tabular.segment_judging import (
@@ -58,10 +60,22 @@ def _group_labels(groups: Any, n: int) -> pd.Series:
             f"groups must be one label per row, not a column name: pass the column itself "
             f"(X[{groups!r}]), left out of X to test as deepctrl test-rule --group does"
         )
-    labels = pd.Series(np.asarray(groups, dtype=object)).reset_index(drop=True)
+    values = np.asarray(groups, dtype=object)
+    if values.ndim != 1:
+        raise ValueError(
+            f"groups must be one column, one label per row, got a table of shape "
+            f"{values.shape}: pass the column (X['segment'], not X[['segment']])"
+        )
+    labels = pd.Series(values).reset_index(drop=True)
     if len(labels) != n:
         raise ValueError(f"groups has {len(labels)} values for {n} rows")
-    labels = labels.map(category_key)  # 10.0 read from a file is the group "10"
+    try:
+        labels = labels.map(category_key)  # 10.0 read from a file is the group "10"
+    except ValueError as exc:  # a date, say
+        raise ValueError(
+            f"groups holds a value that cannot name a group ({exc}): give the groups as text, "
+            "numbers or booleans (dates as text: groups.astype(str))"
+        ) from None
     if labels.isna().any():
         raise ValueError(
             f"groups has {int(labels.isna().sum())} missing values; give them a group of "
@@ -166,13 +180,17 @@ def rule_test(
     _check(estimator, folds, min_rows, random_state)
     refuse_lazy(X, "X")
     X = as_frame(X).reset_index(drop=True)
+    names = target_names(y)  # a polars or pyarrow column's name too
     y = (
-        pd.Series(y).reset_index(drop=True)
+        pd.Series(np.asarray(y) if not isinstance(y, pd.Series) else y).reset_index(drop=True)
         if not isinstance(y, pd.DataFrame)
         else y.reset_index(drop=True)
     )
+    if isinstance(y, pd.Series) and names is not None and len(names) == 1:
+        y = y.rename(names[0])
     if len(y) != len(X):
         raise ValueError(f"y has {len(y)} rows but X has {len(X)}")
+    estimator = _classes_named(estimator, y)
     grid = [float(a) for a in (ALPHA_GRID if alphas is None else alphas)]
     if not grid or grid[0] != 0.0 or grid[-1] != 1.0 or sorted(grid) != grid:
         raise ValueError("alphas must rise from 0 to 1")
@@ -240,6 +258,8 @@ def rule_test(
         every, m = judge_segment(
             estimator, X, y, folds, random_state, grid, min_rows, bar, "all rows", whole=True
         )
+        # the table's log loss names every group's: of two of its classes it is their bce
+        metric = m or metric
     leaves, _ = leaves_and_weights(estimator.rules)
     if isinstance(y, pd.DataFrame):
         target = ", ".join(map(str, y.columns))
@@ -254,6 +274,43 @@ def rule_test(
         every,
         folds,
     )
+
+
+def _classes_named(estimator: Any, y: Any) -> Any:
+    """`estimator` with every feature rule of a classifier that names no class set to the
+    class it acts on when fitted on all rows (``classes_[1]`` of two, ``classes_[0]`` of
+    more), with a warning: a group without some class would otherwise default to another."""
+    leaves, weights = leaves_and_weights(estimator.rules)
+    feature_rules = Monotonic | Threshold
+    unnamed = [leaf for leaf in leaves if isinstance(leaf, feature_rules) and leaf.output is None]
+    if not is_classifier(estimator) or not unnamed or isinstance(y, pd.DataFrame):
+        return estimator
+    try:  # as the classifier sorts its classes_
+        classes = np.unique(pd.Series(np.ravel(y)).dropna().to_numpy()).tolist()
+    except TypeError:  # labels of mixed kinds, which the fit refuses
+        return estimator
+    if len(classes) < 2:
+        return estimator
+    label = classes[1] if len(classes) == 2 else classes[0]
+    named = [copy.copy(leaf) for leaf in leaves]
+    for leaf in named:
+        if isinstance(leaf, feature_rules) and leaf.output is None:
+            leaf.output = label
+    warnings.warn(
+        f"{', '.join(describe(leaf) for leaf in unnamed)} names no class, so in every group "
+        f"it acts on P({label!r}), the {'second of 2' if len(classes) == 2 else 'first'} of "
+        "the table's classes in sorted order; name the class to choose another (output=LABEL, "
+        "--rule-class LABEL)",
+        UserWarning,
+        stacklevel=outside_stacklevel(),
+    )
+    given = estimator.rules
+    rules: Any = AllOf(named, weights)  # a rule of several weighted leaves, as given
+    if isinstance(given, Rule) and not isinstance(given, AllOf):
+        rules = named[0]
+    elif isinstance(given, list | tuple) and not any(isinstance(r, AllOf) for r in given):
+        rules = named
+    return clone(estimator).set_params(rules=rules)
 
 
 def _metric_before_training(estimator: Any, y: Any) -> str:
