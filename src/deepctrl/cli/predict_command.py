@@ -20,7 +20,7 @@ from deepctrl.cli.scored_table import model_and_frame, model_rows
 from deepctrl.cli.table_cleaning import row_lines
 from deepctrl.cli.table_output import STDOUT, check_table_name, write_table
 from deepctrl.cli.table_reading import text_columns
-from deepctrl.core.alpha_selection import ratio_text
+from deepctrl.core.ratio_text import ratio_text
 from deepctrl.tabular.table_messages import rows_have
 
 

@@ -19,7 +19,7 @@ from deepctrl.cli.column_checks import check_count_target, check_weight_column, 
 from deepctrl.cli.one_line_errors import one_line_errors
 from deepctrl.cli.scored_table import model_and_frame, model_rows
 from deepctrl.cli.table_output import open_stdout
-from deepctrl.core.alpha_selection import ratio_text
+from deepctrl.core.ratio_text import ratio_text
 
 
 @one_line_errors

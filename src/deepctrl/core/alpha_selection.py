@@ -8,25 +8,12 @@ import math
 from deepctrl.core.checks import finite_real
 from deepctrl.core.evaluation import Table
 from deepctrl.core.metrics import HIGHER_IS_BETTER
+from deepctrl.core.ratio_text import ratio_text
 
 ERROR_METRICS = ("poisson", "mae", "mse", "rmse", "bce", "cross_entropy")
 """The error columns `select_alpha` picks by, the first present: the deviance first, since
 a table holds it only for log-rate outputs, beside which the others compare log-rates
 with counts."""
-
-
-def ratio_text(ratio: float, goal: float) -> str:
-    """A verification ratio with three decimals, or as many more as keep a ratio below
-    ``goal`` from printing as reaching it.
-
-    >>> ratio_text(0.98958, 0.99), ratio_text(0.995, 0.99), ratio_text(1.0, 0.99)
-    ('0.9896', '0.995', '1.000')
-    """
-    for digits in range(3, 9):
-        text = f"{ratio:.{digits}f}"
-        if not (ratio < goal <= float(text)):
-            return text
-    return repr(ratio)
 
 
 def _error_metric(table: Table, metric: str | None) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from deepctrl.core.alpha_selection import ratio_text
+from deepctrl.core.ratio_text import ratio_text
 
 ALPHA_GRID = [round(0.05 * i, 10) for i in range(21)]
 LABEL_FREE_GRID = [round(0.05 * i, 10) for i in range(31)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from deepctrl.core.alpha_selection import ratio_text
+from deepctrl.core.ratio_text import ratio_text
 from deepctrl.core.rules import Monotonic, Relative, Threshold
 from deepctrl.tabular.alpha_choice import KEEP_RULE, row_of
 from deepctrl.tabular.column_kinds import CATEGORICAL, DATE
