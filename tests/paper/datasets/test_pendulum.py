@@ -115,6 +115,21 @@ def test_cache_hit_skips_generation(tmp_path, fast_simulation):
     assert len(fast_simulation) == 2
 
 
+def test_a_cache_that_cannot_be_written_is_warned_about_and_the_data_still_load(
+    tmp_path, fast_simulation
+):
+    (tmp_path / "a_file").write_text("x")
+    beneath = tmp_path / "a_file" / "cache"  # no folder can be made under a file
+    with pytest.warns(
+        UserWarning,
+        match=r"the simulation cache .*a_file/cache cannot be "
+        r"written \(.*\), so the simulation runs again next time: set "
+        r"DEEPCTRL_CACHE to a writable folder",
+    ):
+        data = pend.load("authors", cache_dir=beneath)
+    assert len(data.test[0]) == 9_000 and len(fast_simulation) == 1
+
+
 def test_cache_key_covers_parameters(tmp_path):
     base = pend.cache_path("paper", pend.DEFAULT, tmp_path)
     assert base != pend.cache_path("authors", pend.DEFAULT, tmp_path)

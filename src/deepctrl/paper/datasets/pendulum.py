@@ -32,6 +32,7 @@ import json
 import math
 import os
 import sys
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.io.file_format import write_atomic
 
 PRESETS = ("paper", "authors")
@@ -241,6 +243,17 @@ def generate(preset: str = "paper", config: PendulumConfig = DEFAULT) -> dict[st
     return {"x": x, "y": y, "t": t}
 
 
+def _unwritable(folder: Path) -> str | None:
+    """Why the cache ``folder`` cannot be made or written in, or None when it can."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    if not os.access(folder, os.W_OK):
+        return "permission denied"
+    return None
+
+
 def load(
     preset: str = "paper",
     cache_dir: str | os.PathLike[str] | None = None,
@@ -257,16 +270,24 @@ def load(
     path = cache_path(preset, config, cache_dir)
     arrays = _read_cache(path)
     if arrays is None:
+        unwritable = _unwritable(path.parent)
         print(
-            f"simulating {config.duration:g} s of the double pendulum (once; cached in "
-            f"{path.parent})",
+            f"simulating {config.duration:g} s of the double pendulum ("
+            + (f"once; cached in {path.parent})" if unwritable is None else "not cached)"),
             file=sys.stderr,
         )
+        if unwritable is not None:
+            warnings.warn(
+                f"the simulation cache {path.parent} cannot be written ({unwritable}), so the "
+                "simulation runs again next time: set DEEPCTRL_CACHE to a writable folder",
+                UserWarning,
+                stacklevel=outside_stacklevel(),
+            )
         arrays = generate(preset, config)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        buffer = io.BytesIO()
-        np.savez(buffer, x=arrays["x"], y=arrays["y"], t=arrays["t"])
-        write_atomic(path, buffer.getvalue())
+        if unwritable is None:
+            buffer = io.BytesIO()
+            np.savez(buffer, x=arrays["x"], y=arrays["y"], t=arrays["t"])
+            write_atomic(path, buffer.getvalue())
     bounds = np.cumsum([0, *split_sizes(len(arrays["x"]))])
     parts = [slice(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
 
