@@ -37,6 +37,14 @@ def test_group_codes_keep_their_leading_zeros(tmp_path, capsys):
     groups = json.loads((tmp_path / "r" / "rule_test.json").read_text())["groups"]
     assert sorted(groups) == ["00126", "00787", "01863"]
     assert "| 00126 |" in (tmp_path / "r" / "report.md").read_text()
+    items_csv(tmp_path, ["2", "02", "2.5"], seed=1)  # "02" is not "2", beside 2.5 too
+    code, _, err = run(
+        [*args, "--monotonic", "price=decreasing", "--out", tmp_path / "z", *FAST], capsys
+    )
+    assert code == 0, err
+    groups = json.loads((tmp_path / "z" / "rule_test.json").read_text())["groups"]
+    assert sorted(groups) == ["02", "2", "2.5"]
+    items_csv(tmp_path, ["00126", "00787", "01863"], seed=0)
     code, _, err = run([*args, *rule, *FAST, "--categorical", "item"], capsys)
     assert code == 2
     assert err.strip() == (

@@ -124,8 +124,8 @@ def rule_test_command(
             f"--categorical {group}: {group!r} is the --group column, whose values are "
             "labels kept as written (codes such as 007 keep their zeros)"
         )
-    if group is not None:  # group labels as written: codes keep their leading zeros
-        frame = read_targets(frame, path, [group])
+    if group is not None:  # group labels as written: codes keep their leading zeros,
+        frame = read_targets(frame, path, [group], codes=True)  # also beside 2.5
     ids = set(id_frame(frame, id_columns, data).columns)
     all_features = [c for c in frame.columns if c not in (target, group) and c not in ids]
     roles = dict.fromkeys(ids, "an --id-column") | {target: "the target"}
