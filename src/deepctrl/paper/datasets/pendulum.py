@@ -41,7 +41,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.io.file_format import write_atomic
 
 PRESETS = ("paper", "authors")
@@ -281,7 +280,7 @@ def load(
                 f"the simulation cache {path.parent} cannot be written ({unwritable}), so the "
                 "simulation runs again next time: set DEEPCTRL_CACHE to a writable folder",
                 UserWarning,
-                stacklevel=outside_stacklevel(),
+                stacklevel=2,
             )
         arrays = generate(preset, config)
         if unwritable is None:
