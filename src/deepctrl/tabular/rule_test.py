@@ -299,8 +299,8 @@ def _classes_named(estimator: Any, y: Any) -> Any:
     warnings.warn(
         f"{', '.join(describe(leaf) for leaf in unnamed)} names no class, so in every group "
         f"it acts on P({label!r}), the {'second of 2' if len(classes) == 2 else 'first'} of "
-        "the table's classes in sorted order; name the class to choose another (output=LABEL, "
-        "--rule-class LABEL)",
+        "the table's classes in sorted order; name the class to choose another (output=LABEL; "
+        'in a rules file, output = "LABEL")',
         UserWarning,
         stacklevel=outside_stacklevel(),
     )
