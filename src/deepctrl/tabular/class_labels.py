@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import column_or_1d
 
 from deepctrl.core.warn_site import outside_stacklevel
@@ -146,3 +147,19 @@ def one_spelling_per_class(labels: np.ndarray) -> np.ndarray:
         )
     merged = [chosen.get(v, v) if isinstance(v, str) else v for v in labels.tolist()]
     return np.array(merged, dtype=object) if labels.dtype.kind == "O" else np.array(merged)
+
+
+def stratified_folds(k: int, random_state: int, labels: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """`k` shuffled (training rows, held-out rows) pairs stratified by class: a class of fewer
+    than `k` rows is held out in as many folds as it has rows (without scikit-learn's
+    warning about it), the others spread evenly.
+
+    >>> labels = np.asarray(["a", "a", "b", "b", "b", "c"])
+    >>> sorted(sorted(labels[held].tolist()) for _, held in stratified_folds(2, 0, labels))
+    [['a', 'b', 'b'], ['a', 'b', 'c']]
+    """
+    labels = np.asarray(labels)
+    split = StratifiedKFold(k, shuffle=True, random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The least populated class")
+        return list(split.split(np.zeros(len(labels)), labels))

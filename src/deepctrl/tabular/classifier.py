@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from scipy.special import expit
 from sklearn.base import ClassifierMixin
-from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length
@@ -28,6 +28,7 @@ from deepctrl.tabular.class_labels import (
     check_one_label_type,
     class_labels,
     one_spelling_per_class,
+    stratified_folds,
     warn_rare_and_lookalike_classes,
 )
 from deepctrl.tabular.class_predictions import warn_unpredicted_classes
@@ -302,10 +303,7 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
         labels = y.reshape(n, -1)[:, 0]
         if np.unique(labels, return_counts=True)[1].max() < k:
             return super()._folds(n, y, k, rng)
-        split = StratifiedKFold(k, shuffle=True, random_state=rng.randint(2**31 - 1))
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The least populated class")
-            return [fold for _, fold in split.split(np.zeros(n), labels)]
+        return [fold for _, fold in stratified_folds(k, rng.randint(2**31 - 1), labels)]
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:
         labels = class_labels(y)

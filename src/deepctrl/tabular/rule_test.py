@@ -37,6 +37,7 @@ from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.cell_values import category_key
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.frames import as_frame, refuse_lazy, target_names
+from deepctrl.tabular.model_outputs import Outputs
 from deepctrl.tabular.rule_leaves import leaves_and_weights
 from deepctrl.tabular.rule_test_result import ALL, RuleTestResult, Segment
 from deepctrl.tabular.segment_judging import (
@@ -291,7 +292,7 @@ def _classes_named(estimator: Any, y: Any) -> Any:
         return estimator
     if len(classes) < 2:
         return estimator
-    label = classes[1] if len(classes) == 2 else classes[0]
+    label = classes[Outputs.classification(classes).find(None)]  # as a fit would choose
     named = [copy.copy(leaf) for leaf in leaves]
     for leaf in named:
         if isinstance(leaf, feature_rules) and leaf.output is None:

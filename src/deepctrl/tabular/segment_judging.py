@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.base import clone, is_classifier
-from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.model_selection import KFold
 from sklearn.utils.multiclass import type_of_target
 
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.cell_values import is_missing_text
+from deepctrl.tabular.class_labels import stratified_folds
 from deepctrl.tabular.class_predictions import WEIGHTS_HINT
 from deepctrl.tabular.rule_checks import ruled_columns
 from deepctrl.tabular.rule_leaves import leaves_and_weights
@@ -42,9 +43,7 @@ def _fold_curves(
     said: dict[tuple[str, type[Warning]], list[int]] = {}
     classes = is_classifier(estimator) and type_of_target(y) in ("binary", "multiclass")
     if classes:  # each fold trains on every class a segment has twice
-        with warnings.catch_warnings():  # a class of fewer rows than folds is in some
-            warnings.filterwarnings("ignore", message="The least populated class")
-            splits = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y))
+        splits = stratified_folds(folds, seed, y)
     else:
         splits = list(KFold(folds, shuffle=True, random_state=seed).split(X))
     for fold, (train, held) in enumerate(splits):
