@@ -44,3 +44,25 @@ def test_the_dates_line_names_every_input_a_date_column_takes():
     est = dc.DeepCTRLRegressor(max_epochs=2, random_state=0).fit(X, X["a"].to_numpy())
     line = next(s for s in est.summary().splitlines() if s.startswith("dates: "))
     assert line.endswith("(4 inputs: days, week cycle, missing indicator)"), line
+
+
+def test_the_alpha_0_line_says_the_errors_are_weighted_by_sample_weight(tmp_path):
+    """Weights that differ weigh the printed errors, and the summary says so, also after
+    loading; weights that end equal on the rows kept (zero weights drop rows) do not."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=120)})
+    y = X["a"].to_numpy() + rng.normal(scale=0.1, size=120)
+    kw = {"max_epochs": 2, "n_seeds": 1, "random_state": 0}
+    weights = np.where(np.arange(120) % 2 == 0, 1.0, 4.0)
+    est = dc.DeepCTRLRegressor(**kw).fit(X, y, sample_weight=weights)
+    line = next(s for s in est.summary().splitlines() if " at alpha 0" in s)
+    assert line.startswith("validation at alpha 0 (rows weighted by sample_weight): mae "), line
+    est.save(tmp_path / "m")
+    assert line in dc.DeepCTRLRegressor.load(tmp_path / "m").summary().splitlines()
+    alike = dc.DeepCTRLRegressor(**kw).fit(X, y, sample_weight=np.where(weights == 1, 0, 3.0))
+    line = next(s for s in alike.summary().splitlines() if " at alpha 0" in s)
+    assert line.startswith("validation at alpha 0: mae "), line
+    yc = np.where(X["a"] > 0, "up", "down")
+    both = dc.DeepCTRLClassifier(class_weight="balanced", **kw).fit(X, yc, sample_weight=weights)
+    line = next(s for s in both.summary().splitlines() if " at alpha 0" in s)
+    assert "(rows weighted by sample_weight and classes weighted by class_weight): " in line

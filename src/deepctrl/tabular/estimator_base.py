@@ -337,6 +337,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaSelection, NetworkTraining, BaseEstimat
         given = sample_weights(sample_weight, frame)
         weight = row_weights(given, self._class_weights(y_metric, given), frame)
         self._check_weights(y_metric, weight)
+        self.sample_weighted_ = _weights_differ(given, weight)
         if weight is not None and (weight == 0).any():  # as if those rows were not there
             kept = np.flatnonzero(weight > 0)
             frame = frame.iloc[kept].reset_index(drop=True)
@@ -393,3 +394,19 @@ class DeepCTRLEstimator(OnnxExport, AlphaSelection, NetworkTraining, BaseEstimat
             ValueError: When the file cannot be read or holds another kind of model.
         """
         return cast(Self, model_file.load_estimator(path, cls))
+
+
+def _weights_differ(given: np.ndarray | None, weight: np.ndarray | None) -> bool:
+    """Whether `given` sample weights differ between the rows training keeps (those of
+    positive `weight`, every row when `weight` is None).
+
+    >>> _weights_differ(np.array([2.0, 0.0, 2.0]), np.array([2.0, 0.0, 2.0]))
+    False
+    >>> _weights_differ(np.array([1.0, 3.0]), None)
+    False
+    """
+    if given is None or weight is None:
+        return False
+    kept = given[weight > 0]
+    return bool(np.any(kept != kept[0]))
+

@@ -73,6 +73,15 @@ def _choice(est: Any, alpha: float, label: str) -> str:
     )
 
 
+def _weighted(est: Any) -> str:
+    """How the errors below were weighted: by `sample_weight` (weights that differ between
+    the rows kept) and by a classifier's `class_weight`; empty if not."""
+    how = ["rows weighted by sample_weight"] if getattr(est, "sample_weighted_", False) else []
+    if hasattr(est, "classes_") and fitted_param(est, "class_weight") is not None:
+        how.append("classes weighted by class_weight")
+    return f" ({' and '.join(how)})" if how else ""
+
+
 def summary_lines(est: Any) -> list[str]:
     """Rows, inputs, missing values, dates, rules and what they act on, epochs, and the
     default alpha beside the lowest-error one."""
@@ -106,11 +115,7 @@ def summary_lines(est: Any) -> list[str]:
         else f"{m} {first[m]:.4g}"
         for m in metrics
     ]
-    weighted = hasattr(est, "classes_") and fitted_param(est, "class_weight") is not None
-    lines.append(
-        f"{label} at alpha 0{' (classes weighted by class_weight)' if weighted else ''}: "
-        + ", ".join(shown)
-    )
+    lines.append(f"{label} at alpha 0{_weighted(est)}: " + ", ".join(shown))
     if est.rule_ is not None:
         lines.append(
             f"default alpha: {_choice(est, est.selected_alpha_, label)}: the lowest "

@@ -138,6 +138,8 @@ def estimator_config(est: Any) -> dict[str, Any]:
     fitted = {k: _plain(getattr(est, k)) for k in _COMMON}
     if getattr(est, "judged_rows_", None) is not None:  # nor this
         fitted["judged_rows_"] = list(est.judged_rows_)
+    if hasattr(est, "sample_weighted_"):  # nor this
+        fitted["sample_weighted_"] = bool(est.sample_weighted_)
     if getattr(est, "recipe_", None) is not None:  # a model loaded from an older file has none
         fitted["recipe_"] = dataclasses.asdict(est.recipe_)
     if hasattr(est, "feature_names_in_"):

@@ -124,6 +124,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         judged_rows_: (rows the rule judged, rows) of those validation rows: a threshold
             rule judges only the rows whose perturbation crosses its threshold, and a row
             whose ruled feature is missing is not judged.
+        sample_weighted_: Whether `sample_weight` differed between the rows kept, so that
+            the validation errors and the choice of alpha are weighted by it.
         selected_alpha_: The rule-keeping choice on the validation rows (`alpha="auto"`).
         min_error_alpha_: The lowest-error choice on the validation rows.
         alpha_: The alpha `predict` uses by default: from `alpha`, or what `select_alpha`
