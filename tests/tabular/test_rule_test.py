@@ -217,6 +217,17 @@ def test_a_group_written_with_its_accents_as_separate_marks_is_one_group():
     assert result.groups["K\u00f6ln"].rows == 30
 
 
+def test_groups_that_differ_only_in_spaces_or_case_are_warned_about_and_kept_apart():
+    table = known_truth_table({"a": "follows"}, rows=60, seed=0)
+    X, y = table[FEATURES], table["sales"]
+    groups = ["north"] * 20 + ["north "] * 20 + ["South"] * 20  # alike in a printed table
+    with pytest.warns(UserWarning, match="groups 'north' and 'north ' differ only in spaces"):
+        result = dc.rule_test(
+            _estimator(max_epochs=2), X, y, groups, folds=2, min_rows=20, progress=False
+        )
+    assert sorted(result.groups) == ["South", "north", "north "]
+
+
 def test_groups_that_cannot_be_judged_or_are_the_whole_table_are_named():
     table = known_truth_table({"a": "follows"}, rows=60, seed=0)
     X, y = table[FEATURES], table["sales"]

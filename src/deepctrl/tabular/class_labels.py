@@ -8,6 +8,7 @@ import numbers
 import unicodedata
 import warnings
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -52,18 +53,27 @@ def warn_rare_and_lookalike_classes(classes: np.ndarray, counts: np.ndarray, wei
                 UserWarning,
                 stacklevel=outside_stacklevel(),
             )
-    spelled: dict[str, list[Any]] = {}
-    for label in classes.tolist():
+    for same in lookalike_texts(classes.tolist()):
+        warnings.warn(
+            f"classes {' and '.join(map(repr, same))} differ only in spaces or case, so "
+            "they are different classes: write each label one way",
+            UserWarning,
+            stacklevel=outside_stacklevel(),
+        )
+
+
+def lookalike_texts(labels: Iterable[Any]) -> list[list[str]]:
+    """The distinct text labels that differ only in surrounding spaces or case, in sets of
+    two or more.
+
+    >>> lookalike_texts(["north", "North ", "south", 3, "north"])
+    [['north', 'North ']]
+    """
+    spelled: dict[str, list[str]] = {}
+    for label in dict.fromkeys(labels):
         if isinstance(label, str):
             spelled.setdefault(label.strip().casefold(), []).append(label)
-    for same in spelled.values():
-        if len(same) > 1:
-            warnings.warn(
-                f"classes {' and '.join(map(repr, same))} differ only in spaces or case, so "
-                "they are different classes: write each label one way",
-                UserWarning,
-                stacklevel=outside_stacklevel(),
-            )
+    return [same for same in spelled.values() if len(same) > 1]
 
 
 def class_labels(y: Any, warn: bool = False) -> np.ndarray:

@@ -35,6 +35,7 @@ from deepctrl.core.rules import AllOf, Monotonic, Rule, Threshold
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.cell_values import category_key
+from deepctrl.tabular.class_labels import lookalike_texts
 from deepctrl.tabular.estimator_base import DeepCTRLEstimator
 from deepctrl.tabular.frames import as_frame, refuse_lazy, target_names
 from deepctrl.tabular.model_outputs import Outputs
@@ -86,6 +87,13 @@ def _group_labels(groups: Any, n: int) -> pd.Series:
         raise ValueError(
             f"groups has the value {ALL!r}, which names all rows together in the results; "
             "rename that group"
+        )
+    for same in lookalike_texts(labels):
+        warnings.warn(
+            f"groups {' and '.join(map(repr, same))} differ only in spaces or case, so they "
+            "are tested apart: write each group one way to test them together",
+            UserWarning,
+            stacklevel=outside_stacklevel(),
         )
     return labels
 
