@@ -3,7 +3,8 @@
 The weights of S copies live in one flat buffer, each parameter a view of shape
 (S, *shape); gradients land in a second flat buffer, so an optimizer step is a handful of
 operations on two tensors whatever the number of layers. Every copy keeps its own weights
-and optimizer state. Copies that stop early are dropped.
+and optimizer state. Copies that stop early are dropped. Parameters frozen in the model
+given (``requires_grad=False``) keep their values through every step.
 
 The forward takes one of three paths, chosen on the first call:
 
@@ -73,6 +74,7 @@ class Stack:
             if name not in twinned:
                 order += [name, partner[name]] if name in partner else [name]
         params = {k: params[k] for k in order}
+        self.frozen = [k for k, p in models[0].named_parameters() if not p.requires_grad]
         self.shapes = {k: tuple(v.shape[1:]) for k, v in params.items()}
         self.buffers = {k: v.detach().clone() for k, v in buffers.items()}
         self._build(torch.cat([v.detach().reshape(-1) for v in params.values()]), len(models))
@@ -95,6 +97,18 @@ class Stack:
             view.grad = grads[name]
             self.views[name] = view
         self.params = {k: v for k, v in self.views.items() if not k.startswith(TWIN)}
+        held = torch.zeros_like(flat, dtype=torch.bool)
+        for name, view in self.carve(held, size).items():
+            if name in self.frozen:
+                view.fill_(True)
+        self.held = held.nonzero().flatten() if self.frozen else None
+        self.held_values = None if self.held is None else flat.detach()[self.held].clone()
+
+    def restore_frozen(self) -> None:
+        """Put the frozen parameters (``requires_grad=False`` in the model given) back to
+        their values after an optimizer step, which updates the flat buffer whole."""
+        if self.held is not None:
+            self.flat.detach().index_copy_(0, self.held, self.held_values)
 
     def carve(self, flat: Tensor, size: int) -> dict[str, Tensor]:
         """Views of ``flat`` (the weights of ``size`` seeds in this stack's layout): every
@@ -324,10 +338,11 @@ class FlatAdam:
         return float(self.options["lr"])
 
     def step(self) -> None:
-        """Update every weight from ``stack.flat_grad``."""
+        """Update every weight from ``stack.flat_grad`` (frozen ones stay as they are)."""
         self._update(
             [self.stack.flat.detach()], [self.stack.flat_grad], [self.exp_avg], [self.exp_avg_sq]
         )
+        self.stack.restore_frozen()
 
     def step_views(self, names: list[str], grads: Sequence[Tensor]) -> None:
         """The same update with the gradients given per view (``names`` of ``stack.views``,
@@ -335,6 +350,7 @@ class FlatAdam:
         weights, m, v = self._views(names)
         # the fused kernel walks every tensor's memory in order: the layouts must agree
         self._update(weights, [g.contiguous() for g in grads], m, v)
+        self.stack.restore_frozen()
 
     def _views(self, names: list[str]) -> list[list[Tensor]]:
         """Views ``names`` of the weights and of both moments (cached until the stack changes)."""

@@ -49,12 +49,14 @@ def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> 
         model: The module to copy; it is left as it is.
         seeds: One copy per seed.
         reinit: Re-initialise the copies; False returns plain copies of `model`'s weights.
+            Parameters with ``requires_grad=False`` keep `model`'s values either way.
 
     Returns:
         The copies, in the order of `seeds`.
     """
+    frozen = {n: p for n, p in model.named_parameters() if not p.requires_grad}
     if reinit and seeds:
-        kept = not_reset(model)
+        kept = [name for name in not_reset(model) if name not in frozen]
         if kept:
             warnings.warn(
                 f"reinit: parameters {', '.join(kept[:5])}{' ...' if len(kept) > 5 else ''} "
@@ -74,8 +76,20 @@ def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> 
                     reset = _reset_of(module)
                     if reset is not None:
                         reset()
+            _keep_frozen(m, frozen)
         out.append(m)
     return out
+
+
+def _keep_frozen(copy_: nn.Module, frozen: dict[str, Tensor]) -> None:
+    """Put the values of `frozen` parameters (``requires_grad=False`` in the model given)
+    back into a re-initialised copy: fit neither trains nor re-draws them."""
+    if not frozen:
+        return
+    params = dict(copy_.named_parameters())
+    with torch.no_grad():
+        for name, value in frozen.items():
+            params[name].copy_(value)
 
 
 def _reset_of(module: nn.Module) -> Any:
@@ -167,6 +181,11 @@ def check_fit(
         raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds}")
     if next(model.parameters(), None) is None:
         raise ValueError("the model has no parameters to train")
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError(
+            "every parameter of the model has requires_grad=False, so there is nothing to "
+            "train: unfreeze the parameters fit should train"
+        )
     check_materialized(model)
     dtypes = sorted({str(p.dtype) for p in model.parameters() if p.is_floating_point()})
     if len(dtypes) > 1:  # the seeds' stack would run it in one, and the model itself fail

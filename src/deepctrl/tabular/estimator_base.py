@@ -409,4 +409,3 @@ def _weights_differ(given: np.ndarray | None, weight: np.ndarray | None) -> bool
         return False
     kept = given[weight > 0]
     return bool(np.any(kept != kept[0]))
-
