@@ -85,9 +85,17 @@ def test_foreign_corrupt_and_incompatible_files_are_refused(tmp_path):
 
 def test_wrong_architecture_and_missing_architecture(tmp_path):
     path = dc.save(model(), tmp_path / "m.safetensors")
-    other = dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 2))
-    with pytest.raises(ValueError, match="does not fit this model"):
+    other = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 3), shared=dc.mlp(3, 3))
+    before = {k: v.clone() for k, v in other.state_dict().items()}
+    with pytest.raises(ValueError, match=r"decision.0.bias has the shape \(3,\) in the model "):
         dc.load(path, other)
+    unshared = dc.DeepCTRL(dc.mlp(3, 8), dc.mlp(3, 8), dc.mlp(16, 2))
+    with pytest.raises(ValueError, match="the file's shared.0.bias is not in the model"):
+        dc.load(path, unshared)
+    with pytest.raises(ValueError, match="the file has no shared.0.bias, which the model has"):
+        dc.load(dc.save(unshared, tmp_path / "unshared.safetensors"), model())
+    for name, value in other.state_dict().items():  # a refused file copies no weight
+        assert torch.equal(value, before[name]), name
     plain = dc.save(torch.nn.Linear(2, 1), tmp_path / "plain.safetensors")
     with pytest.raises(
         ValueError,

@@ -277,6 +277,7 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
             model = DeepCTRL.from_spec(arch)
         floats = [t.dtype for t in ckpt.state_dict.values() if t.is_floating_point()]
         model = model.to(floats[0]) if floats else model  # the stored precision
+    _check_fits(path, unwrap(model).state_dict(), ckpt.state_dict)  # before any copy
     try:
         unwrap(model).load_state_dict(ckpt.state_dict)  # a compile or DDP wrapper: what it wraps
     except RuntimeError as exc:
@@ -313,6 +314,22 @@ def _check_shapes(path: Any, expected: dict[str, Tensor], stored: dict[str, Tens
             f"{path} does not hold together: its architecture gives {key} the shape "
             f"{want}, and its weights {have}"
         )
+
+
+def _check_fits(path: Any, expected: dict[str, Tensor], stored: dict[str, Tensor]) -> None:
+    """Refuse a file whose weights differ from the model's in a name or a shape, before
+    any weight is copied (a failed ``load_state_dict`` leaves the others overwritten)."""
+    differ = shape_mismatch(expected, stored)
+    if differ is None:
+        return
+    key, want, have = differ
+    if have is None:
+        why = f"the file has no {key}, which the model has"
+    elif want is None:
+        why = f"the file's {key} is not in the model"
+    else:
+        why = f"{key} has the shape {want} in the model and {have} in the file"
+    raise ValueError(f"{path} does not fit this model: {why}; the model is left as it was")
 
 
 def _check_same_activations(path: Any, arch: Any, model: nn.Module) -> None:
