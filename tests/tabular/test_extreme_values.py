@@ -43,3 +43,40 @@ def test_a_value_too_large_once_scaled_names_its_column_and_row():
     ):
         warnings.simplefilter("ignore")
         enc.transform(new)
+
+
+def _target_table(n=400):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"price": rng.uniform(1, 10, n), "q": rng.normal(size=n)})
+    return X, (20 - 0.8 * X["price"] + X["q"]).to_numpy().copy()
+
+
+def test_a_target_value_dwarfing_the_others_is_named_unless_its_row_weighs_nothing():
+    import deepctrl as dc
+
+    X, y = _target_table()
+    y[7] *= 1e5  # a typo
+    kw = {"max_epochs": 1, "n_seeds": 1, "random_state": 0}
+    with pytest.warns(UserWarning, match=r"target 'y': its value 1\.\d+e\+06 dwarfs its other"):
+        dc.DeepCTRLRegressor(loss="mae", **kw).fit(X, y)
+    weights = np.ones(len(y))
+    weights[7] = 0.0  # as if the row were not there
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dc.DeepCTRLRegressor(**kw).fit(X, y, sample_weight=weights)
+
+
+def test_a_tiny_spread_on_a_large_target_is_learned_and_a_tiny_constant_predicted_near_itself():
+    import deepctrl as dc
+
+    X, y = _target_table()
+    kw = {"max_epochs": 30, "n_seeds": 1, "random_state": 0}
+    offset = 1e10 + 1e-3 * (y - y.mean())  # float64 resolves about 1e-6 here
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not called constant
+        est = dc.DeepCTRLRegressor(**kw).fit(X, offset)
+    assert est.score(X, offset) > 0.9
+    with pytest.warns(UserWarning, match=r"target 'y' is constant \(1e-06\)"):
+        flat = dc.DeepCTRLRegressor(**kw).fit(X, np.full(len(y), 1e-6))
+    assert flat.target_scale_.tolist() == [1e-6]
+    assert np.abs(flat.predict(X) - 1e-6).max() < 1e-7

@@ -161,6 +161,11 @@ class DeepCTRLEstimator(OnnxExport, AlphaSelection, NetworkTraining, BaseEstimat
         """Warnings on the targets given the row weights, None for none (a classifier's
         class that weighs nothing, or has too few rows of positive weight)."""
 
+    def _check_targets(self, y_metric: np.ndarray, weight: np.ndarray | None) -> None:
+        """Warnings on the targets training keeps (rows of weight 0 left out), given their
+        row weights (None for none): a regressor's target whose few far values set its
+        scale."""
+
     def _weigh_targets(
         self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
     ) -> np.ndarray:
@@ -342,6 +347,7 @@ class DeepCTRLEstimator(OnnxExport, AlphaSelection, NetworkTraining, BaseEstimat
             kept = np.flatnonzero(weight > 0)
             frame = frame.iloc[kept].reset_index(drop=True)
             y_train, y_metric, weight = y_train[kept], y_metric[kept], weight[kept]
+        self._check_targets(y_metric, weight)
         if weight is not None:
             y_train = self._weigh_targets(y_train, y_metric, weight)
             if np.all(weight == weight[0]):

@@ -21,7 +21,14 @@ from deepctrl.tabular.model_file import register
 from deepctrl.tabular.model_outputs import Outputs
 from deepctrl.tabular.params import Allowed, fitted_param, one_of
 from deepctrl.tabular.table_messages import shown
-from deepctrl.tabular.targets import check_counts, target_named, target_spread
+from deepctrl.tabular.targets import (
+    CONSTANT_SPREAD,
+    check_counts,
+    constant_scale,
+    target_named,
+    target_spread,
+    warn_far_targets,
+)
 
 
 @register
@@ -99,7 +106,8 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         output_names_: The targets' names.
         target_mean_: The targets' means, by which they are standardized; 0 for
             `loss="poisson"`, whose targets are divided by their mean only.
-        target_scale_: The targets' standard deviations (1 for a constant target); for
+        target_scale_: The targets' standard deviations (for a constant target its
+            magnitude, at most 1); for
             `loss="poisson"` their means (1 for a target that is all 0): the networks
             train on y / target_scale_ and output its log-rate f, and predictions are
             target_scale_ * exp(f), so a fresh network predicts the mean.
@@ -234,13 +242,17 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             check_counts(values, names)
         mean, std, unit = target_spread(values)
         for name, value, spread, size in zip(names, mean, std, unit, strict=True):
-            if spread <= 1e-12 * size and n > 1:
+            if spread <= CONSTANT_SPREAD * size and n > 1:
                 warnings.warn(
                     f"target {name!r} is constant ({value:g}): the model can only predict it",
                     UserWarning,
                     stacklevel=outside_stacklevel(),
                 )
         return self._scaled(values, mean, std, unit), values
+
+    def _check_targets(self, y_metric: np.ndarray, weight: np.ndarray | None) -> None:
+        if not self._log_link:
+            warn_far_targets(y_metric, self.output_names_, target_spread(y_metric, weight)[1])
 
     def _weigh_targets(
         self, y_train: np.ndarray, y_metric: np.ndarray, weight: np.ndarray
@@ -258,7 +270,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             self.target_scale_ = np.where(mean > 0, mean, 1.0)
         else:
             self.target_mean_ = mean
-            self.target_scale_ = np.where(std > 1e-12 * unit, std, 1.0)
+            self.target_scale_ = constant_scale(std, unit)
         return ((values - self.target_mean_) / self.target_scale_).astype(np.float32)
 
     def _metric_targets(self, y: Any, n: int) -> np.ndarray:

@@ -3,7 +3,19 @@ Poisson loss takes, and each target column's mean, spread and magnitude, which s
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from deepctrl.core.warn_site import outside_stacklevel
+
+CONSTANT_SPREAD = 1e-14
+"""A target whose standard deviation is at most this fraction of its largest magnitude is
+constant: float64 resolves about 1e-16 of a value, so a smaller spread is rounding."""
+DWARFED_TARGET = 0.05
+"""When the middle 98 % of a target's values span less than this many of its standard
+deviations, a few far values set its scale and the others are learned at a tiny fraction
+of it."""
 
 
 def target_named(name: str) -> str:
@@ -44,3 +56,40 @@ def target_spread(
     mean = np.average(scaled, axis=0, weights=weight)
     std = np.sqrt(np.average((scaled - mean) ** 2, axis=0, weights=weight))
     return mean * unit, std * unit, unit
+
+
+def constant_scale(std: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """The scale a target is divided by: its standard deviation, or for a constant one its
+    magnitude up to 1 (a constant 1e-6 is learned in units of 1e-6, not of 1).
+
+    >>> constant_scale(np.array([2.0, 0.0, 0.0]), np.array([9.0, 1e-6, 50.0])).tolist()
+    [2.0, 1e-06, 1.0]
+    """
+    return np.where(std > CONSTANT_SPREAD * unit, std, np.minimum(unit, 1.0))
+
+
+def warn_far_targets(values: np.ndarray, names: list[str], std: np.ndarray) -> None:
+    """A warning per target column whose few far values (a typo of 1e5 times the others)
+    dwarf the rest: the standard deviation they set leaves the others almost alike.
+
+    >>> import warnings
+    >>> y = np.r_[np.linspace(12, 20, 299), 1.6e6][:, None]
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     warn_far_targets(y, ["sales"], y.std(axis=0))
+    >>> print(str(seen[0].message)[:62])
+    target 'sales': its value 1.6e+06 dwarfs its other values (12.
+    """
+    for j, name in enumerate(names):
+        col = values[:, j]
+        low, middle, high = np.percentile(col, [1, 50, 99])
+        if high - low < DWARFED_TARGET * std[j]:
+            worst = col[int(np.abs(col - middle).argmax())]
+            warnings.warn(
+                f"target {name!r}: its value {worst:g} dwarfs its other values ({low:.3g} to "
+                f"{high:.3g} for 98 % of them), so the networks learn those at a tiny "
+                "fraction of the target's scale and fit them poorly (loss='mae' too): "
+                "correct or remove that row",
+                UserWarning,
+                stacklevel=outside_stacklevel(),
+            )
