@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 logger = logging.getLogger("deepctrl")
 
@@ -21,27 +22,20 @@ def is_worker() -> bool:
     return int(os.environ.get("RANK", "0")) > 0
 
 
-class _AboveBars(logging.StreamHandler):
-    """Writes each line above any progress bar on the terminal (``tqdm.write``), instead of
-    into the middle of it."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        from tqdm import tqdm
-
-        try:
-            tqdm.write(self.format(record), file=self.stream)
-        except Exception:  # as logging.StreamHandler does: a failed line must not stop training
-            self.handleError(record)
-
-
 def info(message: str) -> None:
-    """Tell the user ``message`` once, on one line."""
+    """Tell the user ``message`` once, on one line: through the ``deepctrl`` logger when the
+    program has configured logging (a handler on it or an ancestor, or a level on it), else
+    on stderr above any progress bar. Nothing is installed, so logging configured later is
+    obeyed by the next line."""
     if is_worker():
         return
-    if not logger.handlers and not logging.getLogger().handlers:
-        handler = _AboveBars()
-        handler.setFormatter(logging.Formatter("deepctrl: %(message)s"))
-        logger.addHandler(handler)
-        if logger.level == logging.NOTSET:
-            logger.setLevel(logging.INFO)
-    logger.info(message)
+    if logger.hasHandlers() or logger.level != logging.NOTSET:
+        logger.info(message)
+        return
+    from tqdm import tqdm
+
+    line = f"deepctrl: {message}"
+    if getattr(tqdm, "_instances", True):  # a bar on screen: write above it
+        tqdm.write(line, file=sys.stderr)
+    else:  # tqdm.write would fix the multiprocessing start method (its lock)
+        print(line, file=sys.stderr)

@@ -302,6 +302,8 @@ def _share(
         return run_fit(model, rule, methods, train, val, seeds, o, desc)
 
 
+@torch.inference_mode(False)  # training inside a caller's no_grad or inference_mode block
+@torch.enable_grad()
 def run_fit(
     model: nn.Module,
     rule: Rule | None,

@@ -33,13 +33,19 @@ class _Silent:
         return None
 
 
-def progress_bar(total: int, desc: str, enabled: bool) -> Any:
-    """A tqdm bar over ``total`` steps, or a silent stand-in when ``enabled`` is False."""
+def progress_bar(
+    total: int, desc: str, enabled: bool, unit: str = "it", leave: bool = False
+) -> Any:
+    """A tqdm bar over ``total`` steps counted in ``unit``, or a silent stand-in when
+    ``enabled`` is False (no tqdm object at all: even a disabled one takes tqdm's
+    multiprocessing lock, which fixes the process's start method)."""
     if not enabled:
         return _Silent()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True, position=_position)
+    return tqdm(
+        total=total, desc=desc, unit=unit, leave=leave, dynamic_ncols=True, position=_position
+    )
 
 
 class _AboveTheLine:

@@ -21,6 +21,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import warnings
 from typing import Any
@@ -28,11 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.base import clone, is_classifier
-from tqdm.auto import tqdm
 
 from deepctrl.core.inputs import Alphas
 from deepctrl.core.rules import AllOf, Monotonic, Rule, Threshold
 from deepctrl.core.warn_site import outside_stacklevel
+from deepctrl.engine.progress import progress_bar
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.cell_values import category_key
 from deepctrl.tabular.class_labels import lookalike_texts
@@ -235,8 +236,8 @@ def rule_test(
             f"{MAX_GROUPS} are allowed: raise min_rows (--min-rows on the command line) or "
             "group more coarsely"
         )
-    with tqdm(
-        total=folds * (len(judged) + 1), desc="rule test", unit="fit", disable=not progress
+    with contextlib.closing(
+        progress_bar(folds * (len(judged) + 1), "rule test", progress, unit="fit", leave=True)
     ) as bar:
         results: dict[str, Segment] = {}
         metric = ""
