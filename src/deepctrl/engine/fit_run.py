@@ -302,8 +302,6 @@ def _share(
         return run_fit(model, rule, methods, train, val, seeds, o, desc)
 
 
-@torch.inference_mode(False)  # training inside a caller's no_grad or inference_mode block
-@torch.enable_grad()
 def run_fit(
     model: nn.Module,
     rule: Rule | None,
@@ -316,6 +314,21 @@ def run_fit(
 ) -> list[FitResult]:
     """Train `methods` x `seeds` copies as one stack; one result per method (`desc` None
     labels the progress bar with the methods' names)."""
+    # a warning's frame is found by walking out of deepctrl: a with block adds no frame
+    with torch.inference_mode(False), torch.enable_grad():  # inside a caller's no_grad
+        return _run_fit(model, rule, methods, train, val, seeds, o, desc)
+
+
+def _run_fit(
+    model: nn.Module,
+    rule: Rule | None,
+    methods: list[Method],
+    train: Any,
+    val: Any,
+    seeds: Sequence[int],
+    o: Options,
+    desc: str | None,
+) -> list[FitResult]:
     seeds = list(seeds)
     check_fit(rule, methods, train, seeds, model, o)
     desc = desc or " + ".join(m.name for m in methods)
