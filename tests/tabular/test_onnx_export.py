@@ -408,3 +408,19 @@ def test_a_category_written_with_its_accents_as_separate_marks_finds_its_categor
     assert got[:, :2].tolist() == [[0, 1], [0, 1], [1, 0], [0, 0]]  # the last one unseen
     with pytest.warns(UserWarning, match="1 row has a category not seen in training"):
         np.testing.assert_array_equal(got, encoder.transform(rows))
+
+
+def test_a_number_category_sent_as_its_float_text_finds_its_category():
+    """`astype(str)` writes the category 20.0 as "20.0" (and 4 as "4"): both find theirs, in
+    Python as in the ONNX file."""
+    grade = pd.Categorical([10.0, 20.0, 30.5, 20.0])
+    frame = pd.DataFrame({"grade": grade, "size": [1.0, 2.0, 3.0, 4.0]})
+    encoder = TableEncoder.fit(frame)
+    rows = pd.DataFrame({"grade": ["20.0", "10", "30.5", "10.0"], "size": [2.0, 1.0, 3.0, 1.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # none is unseen
+        python = encoder.transform(rows)
+    np.testing.assert_array_equal(python, encoder.transform(frame.iloc[[1, 0, 2, 0]]))
+    session = ort.InferenceSession(preprocessing_graph(encoder).SerializeToString())
+    feed = {"grade": rows["grade"].to_numpy(object), "size": rows["size"].to_numpy(np.float32)}
+    np.testing.assert_array_equal(session.run(None, feed)[0], python)

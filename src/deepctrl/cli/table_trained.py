@@ -57,7 +57,7 @@ def category_keys(categories: Sequence[Any]) -> set[str | None]:
     [Column.spellings][deepctrl.tabular.column_fitting.Column.spellings]).
 
     >>> sorted(category_keys(["S", 36.5, 5.0]))
-    ['36.5', '5', 'S']
+    ['36.5', '5', '5.0', 'S']
     """
     column = Column("", CATEGORICAL, 0, categories=list(categories))
     return {text for texts in column.spellings() for text in texts}
@@ -76,7 +76,7 @@ def category_values(written: pd.Series, keys: set[str | None], sep: str) -> pd.S
     >>> keys = category_keys(["S", "36,5", 5.0, "1", None])
     >>> written = pd.Series(["36,5", "$5", "5.0", "XL", "0001", " 01", None])
     >>> category_values(written, keys, ";").tolist()
-    ['36,5', '5', '5', 'XL', '0001', ' 01', None]
+    ['36,5', '5', '5.0', 'XL', '0001', ' 01', None]
     """
     codes, distinct = pd.factorize(written, use_na_sentinel=True)
     values = np.array([*distinct, None], dtype=object)

@@ -71,11 +71,14 @@ class Column:
 
     def spellings(self) -> list[tuple[str | None, ...]]:
         """Each category's texts that find it: its :func:`category_key`, the same text with
-        its accents as separate marks (Unicode NFD) where that differs, and for a boolean
-        also the lower and upper case ("true", "TRUE" beside "True").
+        its accents as separate marks (Unicode NFD) where that differs, for a boolean
+        also the lower and upper case ("true", "TRUE" beside "True"), and for a number the
+        text Python and pandas write for it as a float ("20.0" beside "20").
 
         >>> Column("promo", CATEGORICAL, 0, categories=[None, False, True]).spellings()
         [(None,), ('False', 'false', 'FALSE'), ('True', 'true', 'TRUE')]
+        >>> Column("grade", CATEGORICAL, 0, categories=[20.0, 30.5, 4]).spellings()
+        [('20', '20.0'), ('30.5',), ('4', '4.0')]
         >>> Column("city", CATEGORICAL, 0, categories=["K\u00f6ln"]).spellings() == [
         ...     ("K\u00f6ln", "Ko\u0308ln")
         ... ]
@@ -85,8 +88,10 @@ class Column:
         if self.boolean:
             return [(k,) if k is None else (k, k.lower(), k.upper()) for k in keys]
         return [
-            (k,) if k is None else tuple(dict.fromkeys((k, unicodedata.normalize("NFD", k))))
-            for k in keys
+            (k,)
+            if k is None
+            else tuple(dict.fromkeys((k, unicodedata.normalize("NFD", k), *_as_float(v))))
+            for k, v in zip(keys, self.categories, strict=True)
         ]
 
     def to_encoded(self, value: float) -> float:
@@ -328,3 +333,12 @@ def fit_column(name: str, series: pd.Series, start: int, trend: bool = False) ->
             stacklevel=outside_stacklevel(),
         )
     return Column(name, kind, start, categories=cats, missing=missing)
+
+
+def _as_float(value: Category) -> tuple[str, ...]:
+    """The text of a number category as a float (``str(20.0)``, as ``astype(str)`` writes
+    it); nothing for text or a boolean."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (str(float(value)),)
+    return ()
+
