@@ -79,6 +79,8 @@ class Column:
         [(None,), ('False', 'false', 'FALSE'), ('True', 'true', 'TRUE')]
         >>> Column("grade", CATEGORICAL, 0, categories=[20.0, 30.5, 4]).spellings()
         [('20', '20.0'), ('30.5',), ('4', '4.0')]
+        >>> Column("grade", CATEGORICAL, 0, categories=[20, "20.0"]).spellings()
+        [('20',), ('20.0',)]
         >>> Column("city", CATEGORICAL, 0, categories=["K\u00f6ln"]).spellings() == [
         ...     ("K\u00f6ln", "Ko\u0308ln")
         ... ]
@@ -87,10 +89,19 @@ class Column:
         keys = [category_key(v) for v in self.categories]
         if self.boolean:
             return [(k,) if k is None else (k, k.lower(), k.upper()) for k in keys]
+        taken = set(keys)  # a text category "20.0" beside the number 20 keeps its text
         return [
             (k,)
             if k is None
-            else tuple(dict.fromkeys((k, unicodedata.normalize("NFD", k), *_as_float(v))))
+            else tuple(
+                dict.fromkeys(
+                    (
+                        k,
+                        unicodedata.normalize("NFD", k),
+                        *(t for t in _as_float(v) if t not in taken),
+                    )
+                )
+            )
             for k, v in zip(keys, self.categories, strict=True)
         ]
 
@@ -341,4 +352,3 @@ def _as_float(value: Category) -> tuple[str, ...]:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return (str(float(value)),)
     return ()
-
