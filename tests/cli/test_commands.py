@@ -794,6 +794,23 @@ def test_a_warning_repeated_with_other_numbers_prints_once(capsys):
     ]
 
 
+def test_deprecations_are_not_even_recorded_by_a_library_that_logs_what_it_records(capsys):
+    """matplotlib records the warnings of reading its style files and logs each: a
+    dependency's deprecation must not reach it, nor the terminal."""
+    import warnings
+
+    from deepctrl.cli.one_line_errors import one_line_warnings
+
+    with one_line_warnings():
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.warn("'parseString' deprecated", DeprecationWarning, stacklevel=1)
+            warnings.warn("old", PendingDeprecationWarning, stacklevel=1)
+            warnings.warn("a real one", UserWarning, stacklevel=1)
+        warnings.warn("'parseString' deprecated", DeprecationWarning, stacklevel=1)
+    assert [str(w.message) for w in recorded] == ["a real one"]
+    assert capsys.readouterr().err == ""
+
+
 def test_sweep_says_how_many_rows_a_threshold_rule_judged(tmp_path, capsys):
     data = write_table(tmp_path)
     rules = tmp_path / "rules.toml"

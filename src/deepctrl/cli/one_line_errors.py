@@ -71,18 +71,23 @@ def one_line_warnings() -> Iterator[None]:
     """Within the block, each warning prints once, when raised, as one line
     ``deepctrl: warning: ...`` above any progress bar (no file name, no source line); one
     that differs from an earlier one only in its numbers (the same warning for another fold
-    of a rule test, say) is not printed again."""
+    of a rule test, say) is not printed again. Deprecation warnings, meant for developers,
+    are ignored."""
     shown_before: set[str] = set()
 
     def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
         text = " ".join(str(message).split())
         key = re.sub(r"\d[\d.,]*", "#", text)
-        if issubclass(category, DeprecationWarning) or key in shown_before:
+        if key in shown_before:
             return
         shown_before.add(key)
         tqdm.write(f"deepctrl: warning: {text}", file=sys.stderr)  # above a progress bar
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")
+        # not even recorded: a library that records warnings and logs them (matplotlib's
+        # style files) would print its dependencies' deprecations
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
         warnings.showwarning = show
         yield

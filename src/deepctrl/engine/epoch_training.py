@@ -185,7 +185,7 @@ class EpochTraining:
         try:
             loss, t, grads = self.compiled(x, y, perturbed, alpha, coefs, b_global, weight)
         except compile_errors() as exc:
-            reason = str(exc).strip().splitlines()[0][:160]
+            reason = first_words(exc)
             info(f"compile: the training step could not be compiled ({reason}); it runs eagerly")
             self.compiled = None
             return None
@@ -319,3 +319,19 @@ class EpochTraining:
             )
             n += b
         return self.world.all_reduce_sum(total) / max(n, 1)
+
+
+def first_words(exc: BaseException, limit: int = 160) -> str:
+    r"""The first line of an error, with the next one when it only announces it (``backend=
+    'inductor' raised:``), cut at ``limit`` characters.
+
+    >>> first_words(RuntimeError("backend='inductor' raised:\nTypeError: Too few arguments"))
+    "backend='inductor' raised: TypeError: Too few arguments"
+    """
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    text = lines[0]
+    if text.endswith(":") and len(lines) > 1:
+        text = f"{text} {lines[1]}"
+    return text[:limit]

@@ -202,11 +202,24 @@ def export_program(
 
 
 def _root_cause(exc: BaseException) -> str:
-    """The first line of the innermost cause of an exporter error, without colour codes."""
+    """The first line of the innermost cause of an exporter error, without colour codes; for
+    a module of onnx or onnxscript that is missing, what to upgrade.
+
+    >>> err = ModuleNotFoundError("No module named 'onnxscript.x'", name="onnxscript.x")
+    >>> _root_cause(err)  # doctest: +ELLIPSIS
+    "No module named 'onnxscript.x' (this PyTorch's exporter needs a newer onnxscript: ..."
+    """
     while exc.__cause__ is not None:
         exc = exc.__cause__
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    line = text.splitlines()[0] if text else type(exc).__name__
+    package = (getattr(exc, "name", None) or "").split(".")[0]
+    if isinstance(exc, ModuleNotFoundError) and package in ("onnx", "onnxscript", "onnx_ir"):
+        line += (
+            f" (this PyTorch's exporter needs a newer {package}: pip install --upgrade "
+            f"{package.replace('_', '-')})"
+        )
+    return line
 
 
 def _example_tensors(example_inputs: Inputs) -> tuple[tuple[str, ...] | None, tuple[Tensor, ...]]:
