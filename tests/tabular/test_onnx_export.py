@@ -424,3 +424,22 @@ def test_a_number_category_sent_as_its_float_text_finds_its_category():
     session = ort.InferenceSession(preprocessing_graph(encoder).SerializeToString())
     feed = {"grade": rows["grade"].to_numpy(object), "size": rows["size"].to_numpy(np.float32)}
     np.testing.assert_array_equal(session.run(None, feed)[0], python)
+
+
+def test_a_declared_category_no_training_row_holds_is_encoded_as_unseen():
+    """Its input never trained: like a category the model never saw it encodes as all
+    zeros, with the warning, in Python, after saving the encoder, and in the ONNX file."""
+    sizes = ["S", "M", "L", "XL"]
+    frame = pd.DataFrame({"size": pd.Categorical(["S", "M", "S"], categories=sizes)})
+    encoder = TableEncoder.fit(frame)
+    assert encoder.columns[0].untrained == [2, 3]
+    rows = pd.DataFrame({"size": pd.Categorical(["M", "L", "XL", "S"], categories=sizes)})
+    with pytest.warns(UserWarning, match="2 rows have a category not seen in training"):
+        python = encoder.transform(rows)
+    assert python.tolist() == [[0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0]]
+    with pytest.warns(UserWarning, match="not seen in training"):
+        again = TableEncoder.from_config(encoder.config()).transform(rows)
+    np.testing.assert_array_equal(again, python)
+    session = ort.InferenceSession(preprocessing_graph(encoder).SerializeToString())
+    (got,) = session.run(None, {"size": rows["size"].astype(str).to_numpy(object)})
+    np.testing.assert_array_equal(got, python)

@@ -42,6 +42,10 @@ class Column:
     parts: list[str] = field(default_factory=list)
     zoned: bool = False
     """A date column whose training values carried a time zone."""
+    untrained: list[int] = field(default_factory=list)
+    """Positions in ``categories`` of those the column's type declares but no row given to
+    fit holds: their inputs never trained, so they are encoded as all zeros, as a category
+    the model never saw (model files from before have none)."""
     clock: str = "utc"
     """How dates with a time zone are read: ``"local"``, at the wall-clock time they show
     (every date column fitted since), or ``"utc"``, converted to UTC (model files from
@@ -321,9 +325,12 @@ def fit_column(name: str, series: pd.Series, start: int, trend: bool = False) ->
         raise ValueError(f"column {name!r} has no values, only missing ones")
     counts = np.bincount(codes, minlength=len(distinct))
     missing = int(sum(k for k, v in zip(counts, distinct, strict=True) if v is None))
+    untrained: list[int] = []
     if isinstance(series.dtype, pd.CategoricalDtype):
         declared = plain_all(series.dtype.categories, series.name)
         cats = ([None] if missing else []) + list(dict.fromkeys(declared))
+        held = set(distinct)
+        untrained = [i for i, v in enumerate(cats) if v is not None and v not in held]
     else:
         try:
             cats = _one_per_spelling(name, sorted(set(distinct), key=_sort_key))
@@ -343,7 +350,7 @@ def fit_column(name: str, series: pd.Series, start: int, trend: bool = False) ->
             UserWarning,
             stacklevel=outside_stacklevel(),
         )
-    return Column(name, kind, start, categories=cats, missing=missing)
+    return Column(name, kind, start, categories=cats, missing=missing, untrained=untrained)
 
 
 def _as_float(value: Category) -> tuple[str, ...]:

@@ -273,7 +273,8 @@ class TableEncoder:
                 return i
             return by_text.get(category_key(v), -1)
 
-        found = [find(v) for v in distinct]
+        untrained = set(c.untrained)  # declared, held by no training row: as if unseen
+        found = [-1 if (i := find(v)) in untrained else i for v in distinct]
         row_codes = codes[take]
         codes = np.array(found, dtype=np.int64)[row_codes]
         known = codes >= 0

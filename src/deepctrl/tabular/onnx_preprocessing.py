@@ -119,12 +119,15 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
                 "the ONNX file's string input cannot tell apart"
             )
         spellings = c.spellings()
-        if all(len(ts) == 1 for ts in spellings):
+        if all(len(ts) == 1 for ts in spellings) and not c.untrained:
             equal = g.op("Equal", _column(g, c.name), g.const(np.array(texts, dtype=object)))
             return [g.op("Cast", equal, to=FLOAT)]
         # "true" finds True, "Köln" with a separate accent mark finds "Köln": the matches of
-        # a category's spellings, summed
-        spelled = [(i, t or "") for i, ts in enumerate(spellings) for t in ts]
+        # a category's spellings, summed; a category no training row held matches nothing
+        untrained = set(c.untrained)
+        spelled = [
+            (i, t or "") for i, ts in enumerate(spellings) if i not in untrained for t in ts
+        ]
         names = np.array([t for _, t in spelled], dtype=object)
         to_category = np.zeros((len(spelled), len(texts)), dtype=np.float32)
         to_category[np.arange(len(spelled)), [i for i, _ in spelled]] = 1.0
