@@ -40,6 +40,26 @@ def test_a_per_row_alpha_series_is_matched_to_the_rows_by_index():
         model.predict_proba(X, alpha=strength.loc[high.index])
 
 
+@pytest.mark.filterwarnings("ignore:the default alpha will be chosen")
+def test_an_alpha_series_beside_repeated_index_labels_names_them():
+    X, y = _table()
+    model = dc.DeepCTRLClassifier(rules=[dc.Monotonic("x1", "increasing")], **FAST).fit(X, y)
+    batch = X.head(6).set_axis([0, 1, 2, 0, 1, 2])
+    strength = pd.Series(np.linspace(0, 1, 6), index=batch.index)
+    with pytest.raises(ValueError, match=r"X repeats index labels \(such as 2\), so a per-row"):
+        model.predict_proba(batch.iloc[::-1], alpha=strength)
+
+
+def test_float_classes_sent_as_their_float_text_are_found():
+    """`astype(str)` writes the class 2.0 as "2.0": it finds its class in the sweep's
+    errors, as "2" does."""
+    X, y = _table()
+    codes = (y == "yes").map({True: 2.0, False: 0.0})
+    model = dc.DeepCTRLClassifier(**FAST).fit(X, codes)
+    as_text = model.sweep(X, codes.astype(str), alphas=[0.0])
+    pd.testing.assert_frame_equal(as_text, model.sweep(X, codes, alphas=[0.0]))
+
+
 @pytest.mark.parametrize("as_series", [False, True])
 def test_labels_mixing_numbers_and_text_are_one_clear_error(as_series):
     X, _ = _table(6)

@@ -311,6 +311,14 @@ def aligned_alpha(alpha: Any, X: Any) -> Any:
         return alpha.loc[X.index]
     if len(alpha) != len(X):
         return alpha  # a wrong length is per_row_alphas' error
+    for name, index in (("X", X.index), ("the alpha Series", alpha.index)):
+        if not index.is_unique:
+            raise ValueError(
+                f"{name} repeats index labels (such as "
+                f"{index[index.duplicated()].tolist()[0]!r}), so a per-row alpha cannot be matched "
+                "to the rows by index: reset_index() both, or pass alpha.to_numpy() to take "
+                "its values in X's order"
+            )
     raise ValueError(
         "a per-row alpha given as a Series must hold X's index labels (its rows are matched "
         "by index); pass alpha.to_numpy() to take its values in order"

@@ -129,3 +129,18 @@ def category_key(value: Any) -> str | None:
     if isinstance(plain, float) and plain.is_integer():
         return str(int(plain))
     return str(plain)
+
+
+def float_text(value: Any) -> tuple[str, ...]:
+    """The text of a number as a float (``str(20.0)``, as ``astype(str)`` writes the number
+    20 or 20.0), by which it is found beside its :func:`category_key`; nothing for text or
+    a boolean.
+
+    >>> float_text(20), float_text(np.float64(0.5)), float_text(True), float_text("20")
+    (('20.0',), ('0.5',), (), ())
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (str(float(value)),)
+    return ()

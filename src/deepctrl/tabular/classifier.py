@@ -23,7 +23,7 @@ from torch import Tensor
 from deepctrl.core.metrics import score
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
-from deepctrl.tabular.cell_values import category_key
+from deepctrl.tabular.cell_values import category_key, float_text
 from deepctrl.tabular.class_labels import (
     check_one_label_type,
     class_labels,
@@ -313,7 +313,10 @@ class DeepCTRLClassifier(ClassifierMixin, DeepCTRLEstimator):
             raise ValueError(f"y has {labels.shape[0]} rows but X has {n}")
         codes, distinct = pd.factorize(labels)
         exact = {c: i for i, c in enumerate(self.classes_.tolist())}
-        by_text = {category_key(c): i for i, c in enumerate(self.classes_.tolist())}
+        by_text: dict[str | None, int] = {}
+        for i, c in enumerate(self.classes_.tolist()):  # "0.0" (astype(str)) finds 0.0 too
+            for text in (category_key(c), *float_text(c)):
+                by_text.setdefault(text, i)
         found = np.array(
             [exact[v] if v in exact else by_text.get(category_key(v), -1) for v in distinct],
             dtype=np.int64,

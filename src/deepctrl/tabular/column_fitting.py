@@ -13,7 +13,13 @@ import numpy as np
 import pandas as pd
 
 from deepctrl.core.warn_site import outside_stacklevel
-from deepctrl.tabular.cell_values import Category, category_key, plain_all, plain_codes
+from deepctrl.tabular.cell_values import (
+    Category,
+    category_key,
+    float_text,
+    plain_all,
+    plain_codes,
+)
 from deepctrl.tabular.column_kinds import CATEGORICAL, DATE, NUMERIC, column_kind, reading_hint
 from deepctrl.tabular.date_columns import date_values, days_from, has_zone
 from deepctrl.tabular.table_messages import rows_have, shown
@@ -102,7 +108,7 @@ class Column:
                     (
                         k,
                         unicodedata.normalize("NFD", k),
-                        *(t for t in _as_float(v) if t not in taken),
+                        *(t for t in float_text(v) if t not in taken),
                     )
                 )
             )
@@ -351,11 +357,3 @@ def fit_column(name: str, series: pd.Series, start: int, trend: bool = False) ->
             stacklevel=outside_stacklevel(),
         )
     return Column(name, kind, start, categories=cats, missing=missing, untrained=untrained)
-
-
-def _as_float(value: Category) -> tuple[str, ...]:
-    """The text of a number category as a float (``str(20.0)``, as ``astype(str)`` writes
-    it); nothing for text or a boolean."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return (str(float(value)),)
-    return ()

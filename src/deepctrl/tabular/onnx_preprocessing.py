@@ -125,9 +125,7 @@ def _encode_column(g: _Nodes, c: Column) -> list[str]:
         # "true" finds True, "Köln" with a separate accent mark finds "Köln": the matches of
         # a category's spellings, summed; a category no training row held matches nothing
         untrained = set(c.untrained)
-        spelled = [
-            (i, t or "") for i, ts in enumerate(spellings) if i not in untrained for t in ts
-        ]
+        spelled = [(i, t or "") for i, ts in enumerate(spellings) if i not in untrained for t in ts]
         names = np.array([t for _, t in spelled], dtype=object)
         to_category = np.zeros((len(spelled), len(texts)), dtype=np.float32)
         to_category[np.arange(len(spelled)), [i for i, _ in spelled]] = 1.0
