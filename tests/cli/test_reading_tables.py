@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +195,13 @@ def test_thousands_separators_and_a_trailing_separator_read_as_a_user_means(tmp_
     text = tmp_path / "t.csv"  # a comma inside text is no thousands separator
     text.write_text('name,n\n"Smith, J",1\n"1,234",2\n')
     assert read_table(text)["name"].tolist() == ["Smith, J", "1,234"]
+
+
+def test_decimal_commas_in_scientific_notation_read_as_numbers(tmp_path):
+    """German and French spreadsheets write 0.0000131 as 1,31E-05 in a semicolon file."""
+    path = tmp_path / "lab.csv"
+    path.write_text("conc;dose\n0,25;1\n1,31E-05;2\n0,4;3\n2E3;4\n", encoding="utf-8")
+    assert read_table(path)["conc"].tolist() == [0.25, 1.31e-05, 0.4, 2000.0]
 
 
 def test_a_semicolon_file_reads_grouped_whole_numbers_as_thousands(tmp_path, capsys):
@@ -613,6 +621,18 @@ def test_a_utf16_or_compressed_file_named_csv_says_how_to_read_it(tmp_path):
         f'data file {utf16} is UTF-16 text (as spreadsheets save "Unicode Text"); save it as '
         f"UTF-8: iconv -f utf-16 -t utf-8 {utf16} > {tmp_path / 'unicode-utf8.csv'}"
     )
+    packed16 = tmp_path / "unicode.csv.gz"
+    packed16.write_bytes(gzip.compress("x\ty\n1\t2\n".encode("utf-16")))
+    with pytest.raises(ValueError, match="UTF-16") as error:
+        read_table(packed16)
+    command = str(error.value).split("save it as UTF-8: ")[1]
+    assert (
+        command
+        == f"gzip -dc {packed16} | iconv -f utf-16 -t utf-8 > {tmp_path / 'unicode-utf8.csv'}"
+    )
+    done = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True)  # as given
+    if done.returncode == 0:  # where gzip and iconv are installed
+        assert read_table(tmp_path / "unicode-utf8.csv")["y"].tolist() == [2]
     packed = tmp_path / "shop.csv"
     with gzip.open(packed, "wt") as f:
         f.write("x,y\n1,2\n")
@@ -809,8 +829,7 @@ def test_a_separator_ending_the_data_lines_only_does_not_shift_the_columns(tmp_p
     extra.write_text("store,x\nnorth,0.5,7\n10,0.2,8\n")
     code, _, err = run(["predict", model, extra, "--out", tmp_path / "e.csv"], capsys)
     assert code == 2 and err.strip() == (
-        f"deepctrl: error: data file {extra}: some rows have more values than the header "
-        "has column names; name every column in the header"
+        f"deepctrl: error: data file {extra}: line 2 has 3 values, the header names 2 columns"
     )
 
 

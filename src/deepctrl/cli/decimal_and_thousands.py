@@ -15,7 +15,9 @@ import pandas as pd
 from deepctrl.cli.column_patterns import ColumnPattern, contains, holds, text_dtype
 from deepctrl.cli.plain_numbers import partly_numbers, to_numbers
 
-_DECIMAL_COMMA = ColumnPattern(r"\s*[-+]?\d*,\d+\s*|\s*[-+]?\d+\s*")
+_DECIMAL_COMMA = ColumnPattern(  # "1,31E-05" too, as spreadsheets write small numbers
+    r"\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*|\s*[-+]?\d+(?:[eE][-+]?\d+)?\s*"
+)
 _DOT_GROUPED = ColumnPattern(r"\s*[-+]?[1-9]\d{0,2}(\.\d{3})+(,\d+)?\s*")
 _DIGIT_COMMA = ColumnPattern(r"\d,\d")
 
@@ -39,6 +41,8 @@ def decimal_commas(frame: pd.DataFrame, known: Collection[str] = ()) -> pd.DataF
     [1.5, -2.0, nan]
     >>> decimal_commas(pd.DataFrame({"p": ["2,5", "3,75", "Summe"]})).p.tolist()
     [2.5, 3.75, 'Summe']
+    >>> decimal_commas(pd.DataFrame({"c": ["0,25", "1,31E-05", "2E3"]})).c.tolist()
+    [0.25, 1.31e-05, 2000.0]
     """
     for name in frame.columns:
         series = frame[name]

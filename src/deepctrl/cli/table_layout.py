@@ -229,3 +229,30 @@ def line_of(path: Path, row: int) -> int:
         except csv.Error:
             pass
     return row + 2 + where.skip
+
+
+def first_long_line(path: Path, where: Layout) -> tuple[int, int, int] | None:
+    """The first data line of the CSV file at ``path`` with more values than its header
+    names, as (line, values, names), or None.
+
+    >>> import tempfile
+    >>> file = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = file.write_text("a,b,c\\n1,2,3,note\\n4,5,6\\n")
+    >>> first_long_line(file, Layout(",", 0))
+    (2, 4, 3)
+    """
+    with (
+        open_binary(path) as raw,
+        io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="") as text,
+    ):
+        for _ in range(where.skip):
+            text.readline()
+        reader = csv.reader(text, delimiter=where.sep)
+        try:
+            names = len(next(reader))
+            for record in reader:
+                if len(record) > names:
+                    return where.skip + reader.line_num, len(record), names
+        except (csv.Error, StopIteration):
+            pass
+    return None

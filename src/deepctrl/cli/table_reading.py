@@ -30,7 +30,15 @@ from deepctrl.cli.decimal_and_thousands import (
     writes_decimal_commas,
 )
 from deepctrl.cli.number_signs import dressed_numbers, undress
-from deepctrl.cli.table_layout import OPENERS, Layout, layout, nfc, open_binary, workbook
+from deepctrl.cli.table_layout import (
+    OPENERS,
+    Layout,
+    first_long_line,
+    layout,
+    nfc,
+    open_binary,
+    workbook,
+)
 from deepctrl.cli.table_trained import category_keys, category_values, dots_written
 from deepctrl.tabular.cell_values import check_flat
 
@@ -93,15 +101,28 @@ def _utf16(path: Path, start: bytes) -> str | None:
 
     >>> _utf16(Path("t.csv"), "x,y".encode("utf-16")).split("; ")[1]
     'save it as UTF-8: iconv -f utf-16 -t utf-8 t.csv > t-utf8.csv'
+    >>> _utf16(Path("t.csv.gz"), "x,y".encode("utf-16")).split("; ")[1]
+    'save it as UTF-8: gzip -dc t.csv.gz | iconv -f utf-16 -t utf-8 > t-utf8.csv'
     """
     if not start.startswith((b"\xff\xfe", b"\xfe\xff")):
         return None
-    converted = path.with_name(f"{path.stem}-utf8.csv")
+    unpack = _UNPACK.get(path.suffix.lower())
+    plain = path.with_suffix("") if unpack else path
+    converted = shlex.quote(str(plain.with_name(f"{Path(plain.stem).stem}-utf8.csv")))
+    source = shlex.quote(str(path))
+    command = (
+        f"{unpack} {source} | iconv -f utf-16 -t utf-8 > {converted}"
+        if unpack
+        else f"iconv -f utf-16 -t utf-8 {source} > {converted}"
+    )
     return (
         f'data file {path} is UTF-16 text (as spreadsheets save "Unicode Text"); save it as '
-        f"UTF-8: iconv -f utf-16 -t utf-8 {shlex.quote(str(path))} > "
-        f"{shlex.quote(str(converted))}"
+        f"UTF-8: {command}"
     )
+
+
+_UNPACK = {".gz": "gzip -dc", ".bz2": "bzip2 -dc", ".xz": "xz -dc", ".zip": "unzip -p"}
+"""The command that writes a compressed file's text to standard output, by its suffix."""
 
 
 _MAGIC = {  # the first bytes of a compressed file -> how it is compressed, its suffix
@@ -198,6 +219,13 @@ def _csv(path: Path, where: Layout, **options: Any) -> pd.DataFrame:
             frame.columns = [nfc(c) if isinstance(c, str) else c for c in frame.columns]
             return frame
         except pd.errors.ParserWarning:
+            long = first_long_line(path, where)
+            if long is not None:
+                line, values, names = long
+                raise ValueError(
+                    f"data file {path}: line {line} has {values} values, the header names "
+                    f"{names} columns"
+                ) from None
             raise ValueError(
                 f"data file {path}: some rows have more values than the header has column "
                 "names; name every column in the header"
