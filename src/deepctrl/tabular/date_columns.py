@@ -49,6 +49,13 @@ def _not_dates(series: pd.Series, exc: Exception) -> str:
     >>> _not_dates(pd.Series(["2024-01-02", "soon"], name="day"), ValueError("x"))
     "column 'day' holds a value that is not an ISO 8601 date: 'soon' (row 1)"
     """
+    beyond = re.search(
+        r"Out of bounds nanosecond timestamp: (.+?)(?:, at position \d+|$)", str(exc)
+    )
+    if beyond is not None:  # pandas before 3 reads dates in nanoseconds only
+        rows = np.flatnonzero(series.map(lambda v: str(v).strip() == beyond[1]).to_numpy())
+        if len(rows):
+            return _outside(series, int(rows[0]))
     bad = np.flatnonzero(date_text_rows(series)[1])
     if len(bad):
         return (
@@ -94,12 +101,17 @@ def date_values(series: pd.Series, local: bool = False) -> np.ndarray:
         native = native[codes]
     outside = np.flatnonzero(~np.isnat(native) & ((native < DATES[0]) | (native > DATES[1])))
     if len(outside):
-        raise ValueError(
-            f"column {series.name!r} holds a date outside {DATES[0]} - {DATES[1]}, the "
-            f"range the model reads dates in: {shown(series.iloc[outside[0]])} (row "
-            f"{outside[0]}); leave such dates empty to mark them missing"
-        )
+        raise ValueError(_outside(series, int(outside[0])))
     return native.astype("datetime64[ns]")
+
+
+def _outside(series: pd.Series, row: int) -> str:
+    """The error for a date beyond the range the model reads dates in, at ``row``."""
+    return (
+        f"column {series.name!r} holds a date outside {DATES[0]} - {DATES[1]}, the range "
+        f"the model reads dates in: {shown(series.iloc[row])} (row {row}); leave such dates "
+        "empty to mark them missing"
+    )
 
 
 def _pandas_zoned(series: pd.Series) -> pd.Series:
