@@ -1003,7 +1003,10 @@ def test_a_float16_parquet_column_fits_without_a_numpy_warning(tmp_path, capsys)
     pytest.importorskip("pyarrow")
     rng = np.random.default_rng(0)
     share = rng.uniform(0, 1, 60).astype(np.float16)  # a compact column, as some pipelines save
-    pd.DataFrame({"share": share, "y": 2.0 * share}).to_parquet(tmp_path / "h.parquet")
+    try:
+        pd.DataFrame({"share": share, "y": 2.0 * share}).to_parquet(tmp_path / "h.parquet")
+    except NotImplementedError:  # pyarrow before 15 writes no float16 to Parquet
+        pytest.skip("this pyarrow cannot write a float16 column to Parquet")
     fit = ["fit", tmp_path / "h.parquet", "--target", "y", "--out", tmp_path / "h.deepctrl"]
     code, _, err = run([*fit, *FAST], capsys)
     assert code == 0 and "overflow" not in err, err

@@ -121,8 +121,9 @@ def thousands(
     column's dots, :data:`THOUSANDS` or :data:`DECIMAL`, help decide). ``seen``, when
     given, gets how the dots of each column they were weighed in were read.
 
-    >>> thousands(pd.DataFrame({"n": ["1,234", "56", None, "Total"]}), ",").n.tolist()
-    [1234.0, 56.0, nan, 'Total']
+    >>> read = thousands(pd.DataFrame({"n": ["1,234", "56", None, "Total"]}), ",").n
+    >>> read[[0, 1, 3]].tolist(), bool(pd.isna(read[2]))
+    ([1234.0, 56.0, 'Total'], True)
     >>> german = pd.DataFrame({"sqft": [1.927, 850.0]})
     >>> raw = pd.DataFrame({"sqft": ["1.927", "850"]})
     >>> thousands(german, ";", raw, comma_decimals=True).sqft.tolist()

@@ -268,6 +268,16 @@ def _as_written(series: pd.Series, text: pd.Series, codes: bool = False) -> pd.S
     return series
 
 
+def _padded(series: pd.Series) -> bool:
+    """Whether a column holds text of a whole number written with a leading zero ("007").
+
+    >>> _padded(pd.Series(["007", "10"], dtype=object)), _padded(pd.Series([7, 10]))
+    (True, False)
+    """
+    text = series.map(lambda v: v.strip() if isinstance(v, str) else "")
+    return bool(text.str.fullmatch(_LEADING_ZERO).any())
+
+
 def read_targets(
     frame: pd.DataFrame, path: Path, targets: Sequence[str], codes: bool = False
 ) -> pd.DataFrame:
@@ -407,6 +417,7 @@ def clean_columns(
                 name not in categorical
                 and pd.api.types.is_object_dtype(frame[name].dtype)
                 and numbers_or_nan(frame[name]).notna().all()
+                and not (name in targets and _padded(frame[name]))  # codes kept as written
             ):
                 frame[name] = pd.to_numeric(frame[name])
         for name in targets:

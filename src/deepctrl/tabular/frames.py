@@ -235,9 +235,21 @@ def sample_weights(sample_weight: Any, frame: pd.DataFrame) -> np.ndarray | None
     or None."""
     if sample_weight is None:
         return None
-    return _check_sample_weight(
-        named_table(sample_weight), frame, dtype=np.float64, ensure_non_negative=True
-    )
+    try:
+        checked = _check_sample_weight(
+            named_table(sample_weight), frame, dtype=np.float64, ensure_non_negative=True
+        )
+    except ValueError as exc:  # scikit-learn 1.7 and later refuse all zeros in their words
+        if "non-zero" in str(exc):
+            raise ValueError(ALL_ZERO) from None
+        raise
+    if not checked.any():
+        raise ValueError(ALL_ZERO)
+    return checked
+
+
+ALL_ZERO = "the sample weights are all zero"
+"""The error for sample weights of which none is positive, whatever scikit-learn's version."""
 
 
 def row_weights(
@@ -253,5 +265,5 @@ def row_weights(
         return None
     weight = np.prod(parts, axis=0)
     if not weight.sum() > 0:
-        raise ValueError("the sample weights are all zero")
+        raise ValueError(ALL_ZERO)
     return None if np.all(weight == weight[0]) else weight
