@@ -5,8 +5,12 @@ other fails here."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRAS = ("tabular", "parquet", "onnx")

@@ -78,8 +78,25 @@ def small_memory():
         ),
         (lambda c: c["fitted"].update(classes_dtype="<U300000000"), "stored as '<U300000000'"),
         (lambda c: c["fitted"].update(predict=1), "name 'predict', which is no fitted attribute"),
+        (lambda c: c["fitted"].update(alpha_=-5.0), "default alpha -5.0 is not a number from 0"),
+        (lambda c: c["fitted"].update(alpha_=1e300), "default alpha 1e\\+300 is not a number"),
+        (lambda c: c["fitted"].update(selected_alpha_=3.0), "chosen alphas \\(3.0, "),
+        (
+            lambda c: c["preprocessing"]["columns"][1].update(mean=float("inf")),
+            "column 'size' has the mean inf",
+        ),
     ],
-    ids=["hidden", "latent", "n_models", "classes_dtype", "method"],
+    ids=[
+        "hidden",
+        "latent",
+        "n_models",
+        "classes_dtype",
+        "method",
+        "alpha<0",
+        "alpha huge",
+        "chosen alpha",
+        "column mean",
+    ],
 )
 def test_crafted_table_model_claims_are_refused_before_they_cost(
     table_model, change, message, small_memory
@@ -164,3 +181,41 @@ def test_a_rule_class_of_ones_own_is_refused_at_save_and_named_at_load(tmp_path,
     with pytest.raises(ValueError, match="cannot be loaded: .* kind 'squaredmonotonic'") as err:
         dc.DeepCTRLClassifier.load(rewrite(table_model, own_kind))
     assert "damaged" not in str(err.value)
+
+
+def test_a_regressors_target_scale_and_weights_that_no_fit_writes_are_refused(tmp_path):
+    import torch
+
+    X = pd.DataFrame({"price": np.linspace(1, 9, 60)})
+    est = dc.DeepCTRLRegressor(max_epochs=1, n_seeds=1).fit(X, 20 - X["price"])
+    path = est.save(tmp_path / "r.deepctrl")
+    mirrored = rewrite(path, lambda c: c["fitted"].update(target_scale_=[-1.0]))
+    with pytest.raises(ValueError, match="its target mean or scale is not a finite number"):
+        dc.DeepCTRLRegressor.load(mirrored)
+    with torch.no_grad():
+        next(est.models_[0].parameters())[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="its weight 0.data_encoder.0.weight holds NaN"):
+        dc.DeepCTRLRegressor.load(est.save(tmp_path / "nan.deepctrl"))
+
+
+def test_numbers_too_large_for_a_float_are_one_line_errors(tmp_path):
+    huge = "1" + "0" * 400
+    with pytest.raises(ValueError, match="the number 10000000000000000000... is too large"):
+        parse(f"sales <= {huge}")
+    rules = tmp_path / "rules.toml"
+    monotonic = "[[rule]]\nkind = 'monotonic'\ncolumn = 'price'\ndirection = 'increasing'\n"
+    rules.write_text(f"{monotonic}weight = {huge}\n")
+    with pytest.raises(ValueError, match="weight must be a finite number, got one too large"):
+        read_rules_file(rules)
+
+
+def test_metadata_that_is_not_text_is_refused(tmp_path, table_model):
+    data = table_model.read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + n])
+    header["__metadata__"]["config"] = 5
+    head = json.dumps(header).encode()
+    crafted = tmp_path / "five.deepctrl"
+    crafted.write_bytes(struct.pack("<Q", len(head)) + head + data[8 + n :])
+    with pytest.raises(ValueError, match="its metadata is not all text"):
+        dc.read_checkpoint(crafted)

@@ -37,7 +37,10 @@ def _parsed(text: pd.Series, shaped: bool = False) -> np.ndarray | None:
         plain = bool(pc.all(pc.match_substring_regex(arrow, _PLAIN_NUMBER)).as_py())
     if not plain or pc.max(pc.binary_length(arrow)).as_py() > 15:
         return None
-    values = np.array(pc.cast(arrow, pa.float64()).to_numpy(zero_copy_only=False))
+    try:
+        values = np.array(pc.cast(arrow, pa.float64()).to_numpy(zero_copy_only=False))
+    except pa.ArrowInvalid:  # a sign older pyarrow does not parse ("+8" in 12): pandas reads it
+        return None
     if not pc.any(pc.match_substring(arrow, ".")).as_py():
         values[values == 0] = 0.0
     return values

@@ -82,6 +82,10 @@ class RuleSpec:
         return self.key_where.get(key, self.where)
 
 
+_FLOAT_LIMIT = int(sys.float_info.max)
+"""The largest whole number a float holds: a rules file's integer above it is refused."""
+
+
 def _line_map(text: str, source: str) -> tuple[list[str], list[dict[str, str]], dict[str, str]]:
     """Where each [[rule]] starts, where each of its keys is, and where top-level keys are."""
     headers: list[str] = []
@@ -201,6 +205,8 @@ def _check_keys(spec: RuleSpec) -> None:
         value = spec.values[key]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{spec.at(key)}: {key} must be a number, got {_shown(value)}")
+        if isinstance(value, int) and abs(value) > _FLOAT_LIMIT:  # float() of it would overflow
+            raise ValueError(f"{spec.at(key)}: {key} must be a finite number, got one too large")
         if not math.isfinite(value):
             raise ValueError(f"{spec.at(key)}: {key} must be a finite number, got {value!r}")
     for key in ("column", "direction", "expression"):

@@ -162,30 +162,37 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
         raise ValueError(f"model file {path} is a folder; give the model file in it")
     if not path.is_file():
         raise ValueError(not_a_file(path, "model file"))
-    data = path.read_bytes()
-    if len(data) < 8:
-        raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
-    (n,) = struct.unpack("<Q", data[:8])
-    if len(data) - 8 < n <= _MAX_HEADER and data[8:9] == b"{":  # a safetensors header, cut
-        raise ValueError(
-            f"{path} is damaged: it ends inside its header ({len(data)} bytes; the header "
-            f"alone takes {n + 8}); copy the file again"
-        )
-    if n > min(_MAX_HEADER, len(data) - 8):
-        raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(data)}")
-    try:
-        header = json.loads(data[8 : 8 + n])
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise ValueError(f"{path} is not a deepctrl model file: its header is corrupt") from None
+    size = path.stat().st_size
+    with path.open("rb") as f:  # the header is checked before the weights are read
+        head = f.read(9)
+        if len(head) < 8:
+            raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(head)}")
+        (n,) = struct.unpack("<Q", head[:8])
+        if size - 8 < n <= _MAX_HEADER and head[8:9] == b"{":  # a safetensors header, cut
+            raise ValueError(
+                f"{path} is damaged: it ends inside its header ({size} bytes; the header "
+                f"alone takes {n + 8}); copy the file again"
+            )
+        if n > min(_MAX_HEADER, size - 8):
+            raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(head)}")
+        try:
+            header = json.loads(head[8:] + f.read(n - 1))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise ValueError(
+                f"{path} is not a deepctrl model file: its header is corrupt"
+            ) from None
     meta = header.get("__metadata__") if isinstance(header, dict) else None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{path} is a safetensors file but not a deepctrl model file")
+    if not all(isinstance(v, str) for v in meta.values()):  # safetensors writes text only
+        raise ValueError(f"{path} is not a deepctrl model file: its metadata is not all text")
     if meta.get("format_version") != str(FORMAT_VERSION):
         raise ValueError(
             f"{path} was written by deepctrl {meta.get('deepctrl_version')} in model-file format"
             f" {meta.get('format_version')}; this deepctrl ({__version__}) reads format"
             f" {FORMAT_VERSION}"
         )
+    data = path.read_bytes()
     if WEIGHTS_DIGEST in meta and weights_digest(data) != meta[WEIGHTS_DIGEST]:
         raise ValueError(
             f"{path} is damaged: its weights differ from the checksum written with them"
@@ -200,12 +207,23 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
 
 def model_config(meta: dict[str, Any], path: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON config stored in a model file's metadata (from :func:`read_model_file`)."""
+    return _json(meta.get("config", "{}"), path, "its config")
+
+
+def _json(text: str | bytes, path: str | os.PathLike[str], what: str) -> Any:
+    """``text`` read as JSON, with one line naming ``what`` when it is not.
+
+    >>> _json("[1, 2", "m.deepctrl", "its config")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: m.deepctrl is corrupt: its config is not JSON (Expecting ...)
+    """
     try:
-        return json.loads(meta.get("config", "{}"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is corrupt: {exc}") from None
+        return json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is corrupt: {what} is not JSON ({exc})") from None
     except RecursionError:
-        raise ValueError(f"{path} is corrupt: its config is nested too deeply") from None
+        raise ValueError(f"{path} is corrupt: {what} is nested too deeply") from None
 
 
 def check_table_model(

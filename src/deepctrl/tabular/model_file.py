@@ -266,9 +266,42 @@ def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | Non
         models.load_state_dict(ckpt.state_dict)
     except UnknownRuleKindError as exc:
         raise ValueError(f"{path} cannot be loaded: {exc}") from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RuntimeError) as exc:
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        IndexError,
+        AttributeError,
+        RuntimeError,
+        OverflowError,
+    ) as exc:
         raise damaged_table_model(path, exc) from None
-    if not (math.isfinite(est.selected_alpha_) and math.isfinite(est.alpha_)):
-        raise damaged_table_model(path, "selected alpha is not finite")
+    problem = _implausible(est, ckpt.state_dict)
+    if problem is not None:
+        raise damaged_table_model(path, problem)
     est.models_ = [m.eval() for m in models]
     return est
+
+
+def _implausible(est: Any, weights: dict[str, Tensor]) -> str | None:
+    """What no fit writes, in a loaded estimator's numbers: alphas chosen outside 0 to 1 or a
+    default alpha below 0 or beyond float32, a target scale that is not positive, weights
+    that are not finite float32 (a crafted file would predict nonsense without a word)."""
+    chosen = (est.selected_alpha_, est.min_error_alpha_)
+    if not all(0.0 <= float(a) <= 1.0 for a in chosen):
+        return f"its chosen alphas {chosen} are not from 0 to 1"
+    if not 0.0 <= float(est.alpha_) <= float(np.finfo(np.float32).max):
+        return f"its default alpha {est.alpha_} is not a number from 0 up"
+    for col in est.encoder_.columns:
+        if not (math.isfinite(col.mean) and math.isfinite(col.std) and col.std > 0):
+            return f"its column {col.name!r} has the mean {col.mean} and the scale {col.std}"
+    if hasattr(est, "target_scale_"):
+        scale, mean = np.asarray(est.target_scale_), np.asarray(est.target_mean_)
+        if not (np.isfinite(mean).all() and np.isfinite(scale).all() and (scale > 0).all()):
+            return "its target mean or scale is not a finite number (a scale above 0)"
+    for name, tensor in weights.items():
+        if tensor.dtype != torch.float32:
+            return f"its weight {name} is {tensor.dtype}, not float32"
+        if not bool(torch.isfinite(tensor).all()):
+            return f"its weight {name} holds NaN or infinite values"
+    return None

@@ -93,7 +93,10 @@ def _compile(
         and isinstance(node.value, int | float)
         and not isinstance(node.value, bool)
     ):
-        value = float(node.value)
+        try:
+            value = float(node.value)
+        except OverflowError:
+            raise _fail(text, f"the number {str(node.value)[:20]}... is too large") from None
         return lambda env: value
     if isinstance(node, ast.Name):
         name = names.get(node.id, node.id)
