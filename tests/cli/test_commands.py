@@ -666,6 +666,26 @@ def test_a_compressed_csv_reads_as_the_plain_one(fitted, tmp_path, suffix):
     pd.testing.assert_frame_equal(read_table(packed), read_table(data))
 
 
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.zip"])
+def test_compressed_predictions_are_the_same_bytes_at_another_time(monkeypatch, suffix):
+    """No write time inside the file: make and checksums see the same output as the same."""
+    import time
+
+    from deepctrl.cli.table_output import table_bytes
+
+    frame = pd.DataFrame({"prediction": [1.5, 2.25]})
+    monkeypatch.setattr(time, "time", lambda: 1_000_000_000.0)
+    first = table_bytes(frame, f"p{suffix}")
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.0)
+    assert table_bytes(frame, f"p{suffix}") == first
+
+
+def test_no_command_is_a_failure_with_the_usage_on_stderr(capsys):
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: deepctrl")
+
+
 def test_a_semicolon_file_compressed_keeps_its_separator(tmp_path):
     packed = tmp_path / "eu.csv.gz"
     packed.write_bytes(gzip.compress(b"price;sales\n1,5;2\n2,5;1\n"))

@@ -38,6 +38,9 @@ def test_unavailable_device():
     one_line(e)
     with pytest.raises(ValueError, match="unknown device 'gpu'"):
         dc.fit(net(), RULE, train=data(), device="gpu")
+    for other in ("meta", "xpu", "vulkan"):  # devices PyTorch names but nothing trains on
+        with pytest.raises(ValueError, match=f"unknown device '{other}': use cpu, cuda"):
+            dc.fit(net(), RULE, train=data(), device=other)
 
 
 def test_target_and_output_shapes_that_do_not_match():

@@ -122,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Under ``torchrun`` only rank 0 prints: the other ranks' output, notes and warnings
     would repeat it line for line. Their errors still show.
     """
+    if sys.stderr is None:  # stderr closed (2>&-): notes must not fall onto stdout's data
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (open for the process's life)
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # the command's own parser says it, pointing to the command's help
@@ -129,9 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = getattr(command, "commands", {}).get(getattr(args, "experiment", None), command)
         command.error(f"unrecognized arguments: {' '.join(unknown)}")
     handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return 0
+    if handler is None:  # no command: usage, and a failure for a script that meant one
+        parser.print_help(sys.stderr)
+        return 2
     _composed_names(args)
     _home_paths(args)
     if getattr(args, "progress", False) and not (sys.stderr and sys.stderr.isatty()):

@@ -98,7 +98,8 @@ def check_output_path(out: str | Path, *inputs: str | Path) -> Path:
 def check_writable(folder: Path, option: str) -> None:
     """A file can be made in ``folder`` (checked before any work), or a one-line error."""
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"{option}: cannot write into folder {folder} (permission denied)")
+        why = "read-only file system" if _read_only(folder) else "permission denied"
+        raise ValueError(f"{option}: cannot write into folder {folder} ({why})")
 
 
 def check_device(device: str) -> None:
@@ -167,3 +168,11 @@ def epochs_option(max_epochs: int | str) -> int | str:
     if max_epochs == "auto":
         return "auto"
     return number(max_epochs, "--max-epochs", int, 1, MAX_EPOCHS + 1)
+
+
+def _read_only(folder: Path) -> bool:
+    """Whether ``folder`` is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows)
+        return False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import sys
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +27,9 @@ def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
     >>> import gzip
     >>> gzip.decompress(table_bytes(pd.DataFrame({"a": [1]}), "out.csv.gz"))
     b'a\\n1\\n'
+    >>> table_bytes(pd.DataFrame({"a": [1]}), "o.csv.zip") == table_bytes(
+    ...     pd.DataFrame({"a": [1]}), "o.csv.zip")
+    True
     """
     suffix = Path(name).suffix.lower()
     buffer = io.BytesIO()
@@ -40,10 +44,19 @@ def table_bytes(frame: pd.DataFrame, name: str | Path) -> bytes:
     method = _COMPRESSION.get(suffix)
     if method == "zip":  # the archive's member is the name without ".zip"
         inner = Path(name).with_suffix("").name or "table.csv"
-        frame.to_csv(buffer, index=False, compression={"method": "zip", "archive_name": inner})
+        member = zipfile.ZipInfo(inner, date_time=_FIXED_TIME)  # the same rows, the same bytes
+        member.compress_type = zipfile.ZIP_DEFLATED
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr(member, frame.to_csv(index=False))
+    elif method == "gzip":  # no time in the header: the same rows give the same bytes
+        frame.to_csv(buffer, index=False, compression={"method": "gzip", "mtime": 0})
     else:
         frame.to_csv(buffer, index=False, compression=method)
     return buffer.getvalue()
+
+
+_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+"""The time a zip archive's member is stamped with (the earliest a zip file holds)."""
 
 
 OTHER_FORMATS = (*UNREAD_FORMATS, ".tsv", ".tab")

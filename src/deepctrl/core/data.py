@@ -179,6 +179,10 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     Traceback (most recent call last):
     ...
     ValueError: unknown device 'tpu': use cpu, cuda, cuda:N or mps
+    >>> resolve_device("meta")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown device 'meta': use cpu, cuda, cuda:N or mps
     """
     if device is None:
         return torch.device("cpu")
@@ -186,6 +190,8 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         dev = torch.device(device)
     except (RuntimeError, TypeError):
         raise ValueError(f"unknown device {device!r}: use cpu, cuda, cuda:N or mps") from None
+    if dev.type not in ("cpu", "cuda", "mps"):  # meta, xpu, vulkan, ...: nothing trains there
+        raise ValueError(f"unknown device {device!r}: use cpu, cuda, cuda:N or mps")
     if dev.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if count == 0:
