@@ -107,7 +107,7 @@ class Stack:
     def restore_frozen(self) -> None:
         """Put the frozen parameters (``requires_grad=False`` in the model given) back to
         their values after an optimizer step, which updates the flat buffer whole."""
-        if self.held is not None:
+        if self.held is not None and self.held_values is not None:
             self.flat.detach().index_copy_(0, self.held, self.held_values)
 
     def carve(self, flat: Tensor, size: int) -> dict[str, Tensor]:

@@ -13,7 +13,7 @@ import pickle
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -81,7 +81,7 @@ def init_models(model: nn.Module, seeds: Sequence[int], reinit: bool = True) -> 
     return out
 
 
-def _keep_frozen(copy_: nn.Module, frozen: dict[str, Tensor]) -> None:
+def _keep_frozen(copy_: nn.Module, frozen: Mapping[str, Tensor]) -> None:
     """Put the values of `frozen` parameters (``requires_grad=False`` in the model given)
     back into a re-initialised copy: fit neither trains nor re-draws them."""
     if not frozen:
