@@ -314,67 +314,54 @@ def run_fit(
 ) -> list[FitResult]:
     """Train `methods` x `seeds` copies as one stack; one result per method (`desc` None
     labels the progress bar with the methods' names)."""
-    # a warning's frame is found by walking out of deepctrl: a with block adds no frame
+    # a with block adds no frame: warnings still name the caller's line
     with torch.inference_mode(False), torch.enable_grad():  # inside a caller's no_grad
-        return _run_fit(model, rule, methods, train, val, seeds, o, desc)
-
-
-def _run_fit(
-    model: nn.Module,
-    rule: Rule | None,
-    methods: list[Method],
-    train: Any,
-    val: Any,
-    seeds: Sequence[int],
-    o: Options,
-    desc: str | None,
-) -> list[FitResult]:
-    seeds = list(seeds)
-    check_fit(rule, methods, train, seeds, model, o)
-    desc = desc or " + ".join(m.name for m in methods)
-    callbacks = as_callbacks(o.callbacks)
-    device = resolve_device(o.device)
-    dtype = next(model.parameters()).dtype
-    copies = seeds * len(methods)
-    models = [m.to(device) for m in init_models(model, copies, o.reinit)]
-    method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
-    train_data, train_w = _data(train, "train", device, dtype)
-    val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
-    folds = _seed_folds(o, train_data, val, seeds, len(methods), device)
-    trainer = Trainer(
-        models,
-        rule,
-        method,
-        train_data,
-        val_data,
-        o,
-        copy_seeds=copies,
-        device=device,
-        train_weights=train_w,
-        val_weights=val_w,
-        folds=folds,
-    )
-    trainer.check()
-    trainer.calibrate()
-    start = time.perf_counter()
-    history, epochs, best_epochs, best = trainer.run(desc, callbacks)
-    seconds = time.perf_counter() - start
-    path = trainer.stack.path or "lowered"
-    k = len(seeds)
-    state = trainer.method_state()
-    states = state.parts if len(methods) > 1 else [state]
-    return [
-        FitResult(
-            trainer.models[i * k : (i + 1) * k],
-            seeds,
-            m,
-            states[i],
-            history[i * k : (i + 1) * k],
-            epochs[i * k : (i + 1) * k],
-            best_epochs[i * k : (i + 1) * k],
-            seconds,
-            best[i * k : (i + 1) * k],
-            path,
+        seeds = list(seeds)
+        check_fit(rule, methods, train, seeds, model, o)
+        desc = desc or " + ".join(m.name for m in methods)
+        callbacks = as_callbacks(o.callbacks)
+        device = resolve_device(o.device)
+        dtype = next(model.parameters()).dtype
+        copies = seeds * len(methods)
+        models = [m.to(device) for m in init_models(model, copies, o.reinit)]
+        method = methods[0] if len(methods) == 1 else MethodStack(methods, len(seeds))
+        train_data, train_w = _data(train, "train", device, dtype)
+        val_data, val_w = _data(val, "val", device, dtype) if val is not None else (None, None)
+        folds = _seed_folds(o, train_data, val, seeds, len(methods), device)
+        trainer = Trainer(
+            models,
+            rule,
+            method,
+            train_data,
+            val_data,
+            o,
+            copy_seeds=copies,
+            device=device,
+            train_weights=train_w,
+            val_weights=val_w,
+            folds=folds,
         )
-        for i, m in enumerate(methods)
-    ]
+        trainer.check()
+        trainer.calibrate()
+        start = time.perf_counter()
+        history, epochs, best_epochs, best = trainer.run(desc, callbacks)
+        seconds = time.perf_counter() - start
+        path = trainer.stack.path or "lowered"
+        k = len(seeds)
+        state = trainer.method_state()
+        states = state.parts if len(methods) > 1 else [state]
+        return [
+            FitResult(
+                trainer.models[i * k : (i + 1) * k],
+                seeds,
+                m,
+                states[i],
+                history[i * k : (i + 1) * k],
+                epochs[i * k : (i + 1) * k],
+                best_epochs[i * k : (i + 1) * k],
+                seconds,
+                best[i * k : (i + 1) * k],
+                path,
+            )
+            for i, m in enumerate(methods)
+        ]
