@@ -64,6 +64,8 @@ def test_a_target_value_dwarfing_the_others_is_named_unless_its_row_weighs_nothi
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         dc.DeepCTRLRegressor(**kw).fit(X, y, sample_weight=weights)
+        sold = np.where(np.arange(len(y)) % 100 == 0, 250.0, 0.0)  # mostly one value
+        dc.DeepCTRLRegressor(**kw).fit(X, sold)
 
 
 def test_a_tiny_spread_on_a_large_target_is_learned_and_a_tiny_constant_predicted_near_itself():

@@ -404,7 +404,8 @@ class DeepCTRLEstimator(OnnxExport, AlphaSelection, NetworkTraining, BaseEstimat
 
 def _weights_differ(given: np.ndarray | None, weight: np.ndarray | None) -> bool:
     """Whether `given` sample weights differ between the rows training keeps (those of
-    positive `weight`, every row when `weight` is None).
+    positive `weight`); never when `weight` is None, which says the rows weigh alike in
+    training (class weights may even out the sample weights).
 
     >>> _weights_differ(np.array([2.0, 0.0, 2.0]), np.array([2.0, 0.0, 2.0]))
     False

@@ -83,7 +83,7 @@ def warn_far_targets(values: np.ndarray, names: list[str], std: np.ndarray) -> N
     for j, name in enumerate(names):
         col = values[:, j]
         low, middle, high = np.percentile(col, [1, 50, 99])
-        if high - low < DWARFED_TARGET * std[j]:
+        if 0 < high - low < DWARFED_TARGET * std[j]:  # not a target mostly of one value
             worst = col[int(np.abs(col - middle).argmax())]
             warnings.warn(
                 f"target {name!r}: its value {worst:g} dwarfs its other values ({low:.3g} to "
