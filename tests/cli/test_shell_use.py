@@ -54,16 +54,33 @@ def test_a_log_file_gets_no_progress_bars(tmp_path, capsys):
 def test_closed_standard_output_is_an_error_not_lost_data(fitted, monkeypatch, capsys):
     data, model = fitted
     monkeypatch.setattr(sys, "stdout", None)
-    for args in (
-        ["predict", str(model), str(data), "--out", "-"],
-        ["sweep", str(model), str(data), "--json"],
-    ):
-        assert main(args) == 2
+    assert main(["predict", str(model), str(data), "--out", "-"]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("standard output is closed: give --out a file name to write to")
+    )
+    for table in ([], ["--json"]):  # sweep has no --out: its table goes to standard output
+        assert main(["sweep", str(model), str(data), *table]) == 2
         assert (
             capsys.readouterr()
             .err.strip()
-            .endswith("standard output is closed: give --out a file name to write to")
+            .endswith(
+                "standard output is closed: sweep writes its table there; redirect it to a file "
+                "(> table.txt)"
+            )
         )
+
+
+def test_closed_standard_error_sends_the_notes_nowhere(fitted, monkeypatch, capsys):
+    data, model = fitted
+    monkeypatch.setattr(sys, "stderr", None)
+    assert main(["predict", str(model), str(data), "--out", "-"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "sales" and "wrote" not in out
+    float(lines[-1])  # the last line is a prediction, not a note
+    assert sys.stderr is not None  # a sink, for the rest of the process
 
 
 def test_standard_input_and_output_are_named_where_they_are_not_read_or_written(

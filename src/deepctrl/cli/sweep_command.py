@@ -58,8 +58,8 @@ def sweep_command(
         check_count_target(frame[name], Path(data), loss)
     weights = _sweep_weights(frame, weight_column, columns, data, y is not None)
     table = est.sweep(model_rows(est, frame, columns), y, alpha_list, sample_weight=weights)
+    open_stdout("sweep writes its table there; redirect it to a file (> table.txt)")
     if as_json:
-        open_stdout()
         rows = [
             {
                 k: (None if isinstance(v, float) and not math.isfinite(v) else v)

@@ -102,11 +102,11 @@ def check_model_name(name: str | Path) -> None:
         )
 
 
-def open_stdout() -> None:
+def open_stdout(remedy: str = "give --out a file name to write to") -> None:
     """A `ValueError` when standard output is closed (a daemon's, or ``>&-``), which Python
     shows as ``sys.stdout = None``: data written there would be lost without a word."""
     if sys.stdout is None:
-        raise ValueError("standard output is closed: give --out a file name to write to")
+        raise ValueError(f"standard output is closed: {remedy}")
 
 
 def write_table(frame: pd.DataFrame, out: str | Path) -> None:
