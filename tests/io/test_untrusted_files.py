@@ -110,6 +110,11 @@ def test_crafted_core_architecture_is_refused_before_it_is_built(tmp_path, small
     wide = rewrite(path, lambda c: c["architecture"]["data_encoder"].update(dims=[2, 10**5, 4]))
     with pytest.raises(ValueError, match="does not hold together: its architecture gives"):
         dc.load(wide)
+    deep = rewrite(
+        path, lambda c: c["architecture"]["data_encoder"].update(dims=[2] + [4] * 50_000)
+    )
+    with pytest.raises(ValueError, match="claims 50002 layers, and it holds 6 weight tensors"):
+        dc.load(deep)  # refused before 50,000 layers are built
 
 
 def test_deeply_nested_json_and_toml_are_corrupt_files(tmp_path, table_model):

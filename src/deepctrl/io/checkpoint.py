@@ -264,6 +264,7 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
                 "and pass it, "
                 f"dc.load({str(path)!r}, model=YourModel(...))"
             )
+        _check_layer_count(path, arch, len(ckpt.state_dict))
         try:
             with torch.device("meta"):  # shapes only: claimed huge layers allocate nothing
                 expected = DeepCTRL.from_spec(arch).state_dict()
@@ -313,6 +314,20 @@ def _check_shapes(path: Any, expected: dict[str, Tensor], stored: dict[str, Tens
         raise ValueError(
             f"{path} does not hold together: its architecture gives {key} the shape "
             f"{want}, and its weights {have}"
+        )
+
+
+def _check_layer_count(path: Any, arch: dict[str, Any], tensors: int) -> None:
+    """Refuse an architecture that claims more layers than the file holds weights for (a
+    weight and a bias each), before any is built: a crafted list of 50,000 widths would
+    take a minute to build."""
+    parts = [arch.get(k) for k in ("shared", "data_encoder", "rule_encoder", "decision")]
+    dims = [p.get("dims") for p in parts if isinstance(p, dict)]
+    layers = sum(len(d) - 1 for d in dims if isinstance(d, list) and d)
+    if layers > tensors:
+        raise ValueError(
+            f"{path} does not hold together: its architecture claims {layers} layers, and it "
+            f"holds {tensors} weight tensors"
         )
 
 
