@@ -18,11 +18,12 @@ def test_version_and_help(cli):
         [sys.executable, "-m", "deepctrl", "--version"], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0 and done.stdout.strip() == f"deepctrl {dc.__version__}"
-    for args in (["--help"], []):
-        done = cli(*args)
-        assert done.returncode == 0, done.stderr
-        for command in ("reproduce", "fit", "sweep", "predict"):
-            assert command in done.stdout
+    done = cli("--help")
+    assert done.returncode == 0, done.stderr
+    bare = cli()  # no command: the same usage, as an error a script notices
+    assert bare.returncode == 2 and bare.stdout == ""
+    for command in ("reproduce", "fit", "sweep", "predict"):
+        assert command in done.stdout and command in bare.stderr
     done = cli("reproduce", "--help")
     assert done.returncode == 0
     assert all(
