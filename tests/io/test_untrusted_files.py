@@ -214,6 +214,13 @@ def test_numbers_too_large_for_a_float_are_one_line_errors(tmp_path):
         read_rules_file(rules)
 
 
+def test_a_header_length_of_zero_is_foreign(tmp_path):
+    empty = tmp_path / "zero.deepctrl"
+    empty.write_bytes(struct.pack("<Q", 0) + b"{}" + b"\0" * 1000)
+    with pytest.raises(ValueError, match="is not a deepctrl model file: it is not a safetensors"):
+        dc.read_checkpoint(empty)
+
+
 def test_metadata_that_is_not_text_is_refused(tmp_path, table_model):
     data = table_model.read_bytes()
     (n,) = struct.unpack("<Q", data[:8])

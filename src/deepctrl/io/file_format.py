@@ -173,10 +173,10 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[bytes, dict[str, Any]
                 f"{path} is damaged: it ends inside its header ({size} bytes; the header "
                 f"alone takes {n + 8}); copy the file again"
             )
-        if n > min(_MAX_HEADER, size - 8):
+        if not 0 < n <= min(_MAX_HEADER, size - 8):
             raise ValueError(f"{path} is not a deepctrl model file: {_describe_foreign(head)}")
         try:
-            header = json.loads(head[8:] + f.read(n - 1))
+            header = json.loads(head[8:] + f.read(n - 1))  # n - 1 >= 0: no read to the end
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise ValueError(
                 f"{path} is not a deepctrl model file: its header is corrupt"
