@@ -317,10 +317,12 @@ def _check_shapes(path: Any, expected: dict[str, Tensor], stored: dict[str, Tens
         )
 
 
-def _check_layer_count(path: Any, arch: dict[str, Any], tensors: int) -> None:
+def _check_layer_count(path: Any, arch: Any, tensors: int) -> None:
     """Refuse an architecture that claims more layers than the file holds weights for (a
     weight and a bias each), before any is built: a crafted list of 50,000 widths would
     take a minute to build."""
+    if not isinstance(arch, dict):  # not one deepctrl wrote: building it will say so
+        return
     parts = [arch.get(k) for k in ("shared", "data_encoder", "rule_encoder", "decision")]
     dims = [p.get("dims") for p in parts if isinstance(p, dict)]
     layers = sum(len(d) - 1 for d in dims if isinstance(d, list) and d)
