@@ -221,11 +221,7 @@ def _csv(path: Path, where: Layout, **options: Any) -> pd.DataFrame:
         except pd.errors.ParserWarning:
             long = first_long_line(path, where)
             if long is not None:
-                line, values, names = long
-                raise ValueError(
-                    f"data file {path}: line {line} has {values} values, the header names "
-                    f"{names} columns"
-                ) from None
+                raise ValueError(_long_line(path, *long)) from None
             raise ValueError(
                 f"data file {path}: some rows have more values than the header has column "
                 "names; name every column in the header"
@@ -346,6 +342,11 @@ def _parser_error(path: Path, exc: pd.errors.ParserError) -> str:
     if found is None:
         return f"data file {path} is not a valid CSV file: {' '.join(str(exc).split())}"
     names, line, values = found.groups()
+    return _long_line(path, int(line), int(values), int(names))
+
+
+def _long_line(path: Path, line: int, values: int, names: int) -> str:
+    """The error for a line with more values than the header names columns."""
     return f"data file {path}: line {line} has {values} values, the header names {names} columns"
 
 

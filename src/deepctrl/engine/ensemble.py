@@ -97,12 +97,15 @@ class Stack:
             view.grad = grads[name]
             self.views[name] = view
         self.params = {k: v for k, v in self.views.items() if not k.startswith(TWIN)}
-        held = torch.zeros_like(flat, dtype=torch.bool)
-        for name, view in self.carve(held, size).items():
-            if name in self.frozen:
-                view.fill_(True)
-        self.held = held.nonzero().flatten() if self.frozen else None
-        self.held_values = None if self.held is None else flat.detach()[self.held].clone()
+        self.held: Tensor | None = None  # the frozen weights' places in `flat`, if any
+        self.held_values: Tensor | None = None
+        if self.frozen:
+            held = torch.zeros_like(flat, dtype=torch.bool)
+            for name, view in self.carve(held, size).items():
+                if name in self.frozen:
+                    view.fill_(True)
+            self.held = held.nonzero().flatten()
+            self.held_values = flat.detach()[self.held].clone()
 
     def restore_frozen(self) -> None:
         """Put the frozen parameters (``requires_grad=False`` in the model given) back to
