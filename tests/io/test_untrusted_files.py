@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import struct
 from collections.abc import Callable
@@ -212,6 +213,20 @@ def test_numbers_too_large_for_a_float_are_one_line_errors(tmp_path):
     rules.write_text(f"{monotonic}weight = {huge}\n")
     with pytest.raises(ValueError, match="weight must be a finite number, got one too large"):
         read_rules_file(rules)
+
+
+@pytest.mark.parametrize(
+    ("text", "part"),
+    [
+        ("sales <= 9 ** 9 ** 9 * price", "9 ** 9 ** 9"),
+        ("sales <= min(1 / 0, price)", "1 / 0"),
+        ("sales <= price + log(-1)", "log(-1)"),
+    ],
+)
+def test_a_part_without_a_finite_value_is_named_when_parsed(text, part):
+    with pytest.raises(ValueError, match=f"^penalty expression .*: {re.escape(repr(part))} is not"):
+        parse(text)
+    assert parse("sales <= log(2) * log + 2 ** 10").names == ["sales", "log"]
 
 
 def test_a_header_length_of_zero_is_foreign(tmp_path):

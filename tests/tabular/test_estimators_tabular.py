@@ -357,6 +357,14 @@ def test_an_expression_without_a_value_on_some_rows_is_refused_naming_one():
     dc.DeepCTRLRegressor(rules=[Expression("y <= 2 * price + 30")], max_epochs=1).fit(X, y)
 
 
+def test_a_value_beyond_float32_is_named_in_the_fit_error():
+    X = pd.DataFrame({"price": np.linspace(1.0, 2.0, 40)})
+    est = dc.DeepCTRLRegressor(rules=[Expression("y <= price * 1e39")], max_epochs=1)
+    with pytest.raises(ValueError, match="is not a finite number on 40 of the 40 rows") as caught:
+        est.fit(X, 3 - X["price"].to_numpy())
+    assert "or a value there is beyond float32's range (3.4e38)" in str(caught.value)
+
+
 def test_a_column_name_beyond_ascii_keeps_its_spelling_in_an_expression():
     # the micro sign, which Python's parser would read as a Greek mu
     X = pd.DataFrame({"µg": np.linspace(0.0, 1.0, 40), "x": np.linspace(1.0, 2.0, 40)})

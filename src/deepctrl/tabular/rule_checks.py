@@ -92,8 +92,8 @@ def check_expressions(
                 f"rule {located(rule, 'expression')} is not a finite number on "
                 f"{int(bad.sum())} of the {len(x)} rows given to fit (the first at ",
                 row,
-                "): a log, square root or division there has no value; keep its argument in "
-                "range (max(..., 0.01), say)",
+                "): a log, square root or division there has no value, or a value there is "
+                "beyond float32's range (3.4e38); keep arguments in range (max(..., 0.01), say)",
             )
 
 

@@ -193,6 +193,8 @@ def parse(text: str) -> Comparison:
     if not (isinstance(tree, ast.Compare) and len(tree.ops) == 1 and type(tree.ops[0]) in _COMPARE):
         raise _fail(text, "write one comparison such as 'y <= 2 * x' (<=, <, >= or >)")
     sign, strict = _COMPARE[type(tree.ops[0])]
+    for side in (tree.left, tree.comparators[0]):
+        _check_constant_parts(side, text)
     used: list[str] = []
     left = _compile(tree.left, text, names, used)
     right = _compile(tree.comparators[0], text, names, used)
@@ -205,6 +207,30 @@ def parse(text: str) -> Comparison:
     smaller, larger = (tree.left, tree.comparators[0])[:: int(sign)]
     form = f"{_spelled(smaller, names)} {'<' if strict else '<='} {_spelled(larger, names)}"
     return Comparison(text, used, strict, form, residual)
+
+
+def _check_constant_parts(node: ast.expr, text: str) -> None:
+    """Refuse a part that names nothing and has no finite value, computed as the rule
+    computes it (in torch's default dtype), such as ``9 ** 9 ** 9``, ``1 / 0`` or
+    ``log(-1)``: every row would fail the same way, and the part, not a column, is to blame.
+
+    >>> parse("y <= 9 ** 9 ** 9 * x")
+    Traceback (most recent call last):
+    ...
+    ValueError: penalty expression 'y <= 9 ** 9 ** 9 * x': '9 ** 9 ** 9' is not a finite number
+    """
+    functions = {id(part.func) for part in ast.walk(node) if isinstance(part, ast.Call)}
+    if any(isinstance(part, ast.Name) and id(part) not in functions for part in ast.walk(node)):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                _check_constant_parts(child, text)
+        return
+    if isinstance(node, ast.Constant):
+        return
+    with torch.no_grad():
+        value = torch.as_tensor(_compile(node, text, {}, [])({}))
+    if not bool(torch.isfinite(value).all()):
+        raise _fail(text, f"{ast.unparse(node)!r} is not a finite number")
 
 
 def _spelled(node: ast.expr, names: dict[str, str]) -> str:
