@@ -269,6 +269,26 @@ def test_a_member_whose_seeds_all_stopped_leaves_the_others_training():
     assert c.task.tolist() == [1.5, 1.0] and c.rule.tolist() == [0.25, 0.5]
 
 
+def test_a_rho_from_an_infinite_or_nan_loss_falls_back_to_one_and_says_why():
+    X = torch.randn(300, 3, generator=torch.Generator().manual_seed(0))
+    model = dc.DeepCTRL(dc.mlp(3, 16, 8), dc.mlp(3, 16, 8), dc.mlp(16, 8, 1))
+    huge = -X[:, :1] * 1e20  # float32 squares overflow: the task loss is infinite
+    with pytest.warns(RuntimeWarning, match="initial rule or task loss is NaN or infinite"):
+        result = dc.fit(
+            model,
+            Monotonic(0, "decreasing"),
+            dc.methods.DeepCTRL(rho="paper"),
+            train=(X, huge),
+            task_loss="mse",
+            max_epochs=1,
+        )
+    assert result.state["rho"].tolist() == [1.0]  # not 0, which DeepCTRL(rho=0) refuses
+    log_of_negative = Penalty(lambda x, y_hat: torch.log(y_hat[:, 0] + x[:, 0]))
+    with pytest.warns(RuntimeWarning, match="a log or square root of a negative number"):
+        objective = dc.Objective(model, log_of_negative, dc.methods.DeepCTRL(rho="paper"), seed=0)
+        assert float(objective.calibrate((X, -X[:, :1])).rho) == 1.0
+
+
 def test_rho_epoch_warns_when_a_seed_falls_back_to_one_not_every_epoch():
     from deepctrl.core.rho import safe_ratio
 

@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from torch import nn
 
 import deepctrl as dc
 from deepctrl.core.seeding import derive_seed
@@ -610,3 +611,22 @@ def test_boolean_inputs_are_read_as_the_model_s_floats_by_every_entry_point():
     ]
     for a, b in zip(fits[0].model.parameters(), fits[1].model.parameters(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_a_row_with_a_nan_output_is_not_judged_as_in_the_sweep():
+    X = torch.randn(200, 3, generator=torch.Generator().manual_seed(0))
+
+    class HalfNaN(nn.Module):  # keeps the decreasing rule, NaN where x1 > 0
+        def __init__(self) -> None:
+            super().__init__()
+            self.p = nn.Parameter(torch.zeros(1))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            out = -2.0 * x[:, :1] + self.p
+            return torch.where(x[:, 1:2] > 0, torch.full_like(out, float("nan")), out)
+
+    rule = dc.rules.Monotonic(0, "decreasing")
+    method = dc.methods.DeepCTRL(rho=1.0)
+    out = dc.Objective(HalfNaN(), rule, method, task_loss="mae", seed=0)(X, -X[:, :1], alpha=0.5)
+    assert int(out.judged.sum()) == int((X[:, 1] <= 0).sum())
+    assert out.verification_ratio == 1.0 == dc.verification_ratio(HalfNaN(), rule, X)

@@ -3,6 +3,9 @@ callback can stop training."""
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import pytest
 import torch
 
@@ -223,7 +226,7 @@ def test_a_seed_whose_training_goes_nan_after_a_finite_validation_is_warned_abou
         RuntimeWarning,
         match=r"the training loss went NaN or infinite \(seed 0 "
         r"at epoch 2, seed 1 at epoch 2\); those models keep the weights of "
-        r"their best validation epoch before it \(seed 0: epoch 1, seed 1: "
+        r"their best validation epoch \(seed 0: epoch 1, seed 1: "
         r"epoch 1\)",
     ):
         result = dc.fit(
@@ -240,3 +243,31 @@ def test_a_seed_whose_training_goes_nan_after_a_finite_validation_is_warned_abou
             seeds=[0, 1],
         )
     assert result.best_epochs == [1, 1]
+
+
+def test_a_validation_loss_of_minus_infinity_is_never_the_best():
+    torch.manual_seed(0)
+    X = torch.randn(400, 3)
+    y = -X[:, :1] + 0.1 * torch.randn(400, 1)
+
+    def underflowing(y_hat: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        loss = (y_hat - target).abs()[:, 0]
+        return torch.where(y_hat[:, 0] > 1.5, torch.full_like(loss, -float("inf")), loss)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = dc.fit(
+            dc.DeepCTRL(dc.mlp(3, 16, 8), dc.mlp(3, 16, 8), dc.mlp(16, 8, 1)),
+            dc.rules.Monotonic(0, "decreasing"),
+            dc.methods.TaskOnly(),
+            train=(X[:300], y[:300]),
+            val=(X[300:], y[300:]),
+            task_loss=underflowing,
+            max_epochs=6,
+            lr=0.01,
+        )
+    val = result.history[0]["val_loss"]
+    assert float("-inf") in val  # the loss did underflow on the validation rows
+    finite = [v for v in val if math.isfinite(v)]
+    assert result.val_loss == [min(finite)]
+    assert result.best_epochs == [result.history[0]["val_epoch"][val.index(min(finite))]]

@@ -50,7 +50,14 @@ from deepctrl.core.methods import DeepCTRLMethod, Method
 from deepctrl.core.metrics import PerSample, per_sample
 from deepctrl.core.model import DeepCTRL
 from deepctrl.core.objective_output import ObjectiveOutput
-from deepctrl.core.rules.base import Rule, checked_rule, forward_all, judgement, perturb_all
+from deepctrl.core.rules.base import (
+    Rule,
+    checked_rule,
+    finite_rows,
+    forward_all,
+    judgement,
+    perturb_all,
+)
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.core.world import World
@@ -302,6 +309,13 @@ class Objective:
         satisfied = judged = None
         if rule is not None and ctx is not None:
             satisfied, judged = (t.detach() for t in judgement(rule, ctx))
+            # a NaN or infinite output breaks no rule: not judged, as in dc.sweep
+            judged = (
+                judged
+                & finite_rows(
+                    y_hat.detach()[None], [None if t is None else t.detach()[None] for t in y_p]
+                )[0]
+            )
         task = terms.task[0].detach()
         # not measured without a rule: NaN, not a rule kept perfectly
         rule_loss = terms.rule[0].detach() if rule is not None else torch.full_like(task, math.nan)

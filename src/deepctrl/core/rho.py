@@ -23,19 +23,32 @@ kept however small (its size follows the target's units)."""
 def safe_ratio(
     rule_loss: Tensor, task_loss: Tensor, last: Tensor | None = None, floor: float = 0.0
 ) -> Tensor:
-    """L_rule / L_task per seed; 1.0 where either is zero, the ratio is not finite or below
-    `floor`, with a warning at the start, or when re-measuring (`last`: the seeds' rho so
-    far) once a seed falls back (not again every epoch while it stays there).
+    """L_rule / L_task per seed; 1.0 where either is zero or not finite, or the ratio is
+    not finite or below `floor`, with a warning at the start, or when re-measuring (`last`:
+    the seeds' rho so far) once a seed falls back (not again every epoch while it stays
+    there).
 
     >>> safe_ratio(torch.tensor([2.0, 0.0]), torch.tensor([4.0, 1.0]), torch.tensor([3.0, 1.0]))
     tensor([0.5000, 1.0000], dtype=torch.float64)
+    >>> safe_ratio(torch.tensor([2.0]), torch.tensor([float("inf")]), torch.tensor([1.0]))
+    tensor([1.], dtype=torch.float64)
     """
     ratio = rule_loss.double() / task_loss.double()
-    tiny = torch.isfinite(ratio) & (rule_loss > 0) & (ratio < floor)
-    bad = ~torch.isfinite(ratio) | (rule_loss <= 0) | (task_loss <= 0) | tiny
+    broken = ~(torch.isfinite(rule_loss) & torch.isfinite(task_loss))
+    tiny = ~broken & torch.isfinite(ratio) & (rule_loss > 0) & (ratio < floor)
+    bad = broken | ~torch.isfinite(ratio) | (rule_loss <= 0) | (task_loss <= 0) | tiny
     new = bad if last is None else bad & (last.to(bad.device) != 1.0)
-    if bool(new.any()):
-        when, now = ("initial", "at the start") if last is None else ("re-measured", "now")
+    when, now = ("initial", "at the start") if last is None else ("re-measured", "now")
+    if bool((new & broken).any()):
+        warnings.warn(
+            f"rho: the {when} rule or task loss is NaN or infinite for some seeds; using rho "
+            "= 1.0 there: look for a loss that has no value on some rows (a log or square "
+            "root of a negative number, a division by 0) or targets whose squares exceed "
+            "float32's range (3.4e38)",
+            RuntimeWarning,
+            stacklevel=outside_stacklevel(),
+        )
+    if bool((new & ~broken).any()):
         what = (
             f"rule loss is under {floor:g} of the task loss (rho "
             f"{', '.join(f'{float(r):.2g}' for r in ratio[tiny])}) or a loss is zero"

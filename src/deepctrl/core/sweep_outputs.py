@@ -18,7 +18,14 @@ from deepctrl.core.calls import eval_mode, predict_alphas
 from deepctrl.core.checks import finite_real, module, nonneg_int
 from deepctrl.core.data import as_inputs, check_materialized
 from deepctrl.core.inputs import REFUSALS, Alphas, Inputs, apply, batch_len, cat, refused_rows, rows
-from deepctrl.core.rules.base import Rule, forward_all, judgement, make_context, perturbed_by
+from deepctrl.core.rules.base import (
+    Rule,
+    finite_rows,
+    forward_all,
+    judgement,
+    make_context,
+    perturbed_by,
+)
 from deepctrl.core.seeding import derive_seed
 from deepctrl.core.sources import blocks, is_loader
 
@@ -369,14 +376,5 @@ def satisfaction(
     ok = satisfied.float()
     ok[~judged] = float("nan")
     ok = ok.view(A, b)
-    ok[~_finite_rows(y_hat, y_p)] = float("nan")
+    ok[~finite_rows(y_hat, y_p)] = float("nan")
     return ok
-
-
-def _finite_rows(y_hat: Tensor, y_p: Sequence[Tensor | None]) -> Tensor:
-    """(n_alphas, n): whether every output of a row, on x and on each perturbed x, is
-    finite (a NaN output breaks no rule: it is not judged), also the outputs the rule does
-    not read (a penalty may read any)."""
-    A, b = y_hat.shape[0], y_hat.shape[1]
-    outs = [y_hat, *(t for t in y_p if t is not None)]
-    return torch.stack([t.reshape(A, b, -1).isfinite().all(-1) for t in outs]).all(0)

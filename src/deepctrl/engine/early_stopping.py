@@ -1,5 +1,6 @@
 """Early stopping per seed: a seed stops after ``patience`` validations without a new
-lowest validation loss and keeps the weights of its best one.
+lowest finite validation loss and keeps the weights of its best one (a loss of -inf, from a
+task loss that underflowed, is no best).
 
 >>> stop = EarlyStopping(2, patience=2, state_of=lambda j: {"w": j})
 >>> stop.update(1, [0, 1], [1.0, 1.0], state_of=lambda j: {"w": 10 + j})
@@ -10,10 +11,15 @@ lowest validation loss and keeps the weights of its best one.
 [True, False]
 >>> stop.best_epochs, stop.best_state
 ([2, 1], [{'w': 20}, {'w': 11}])
+>>> stop.update(4, [0], [float("-inf")], state_of=lambda j: {"w": 40})
+[False]
+>>> stop.best_epochs[0], stop.best[0]
+(2, 0.5)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +45,7 @@ class EarlyStopping:
         ``epoch``; returns, per active seed, whether it goes on training."""
         keep = [True] * len(active)
         for j, g in enumerate(active):
-            if val_loss[j] < self.best[g]:
+            if math.isfinite(val_loss[j]) and val_loss[j] < self.best[g]:
                 self.best[g], self.wait[g], self.best_epochs[g] = val_loss[j], 0, epoch
                 self.best_state[g] = state_of(j)
             else:

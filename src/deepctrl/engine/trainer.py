@@ -59,6 +59,12 @@ NAN_CAUSES = (
     "is (a square root or log at 0, a division by 0), or lower lr"
 )
 
+
+class DivergenceWarning(RuntimeWarning):
+    """`deepctrl.fit`'s warning that a seed's training loss went NaN or infinite, or that a
+    seed reached no finite validation loss (the table estimators word their own)."""
+
+
 History = list[dict[str, list[float]]]
 """Per seed: training loss per epoch, and the epochs and losses of its validations."""
 
@@ -325,15 +331,17 @@ class Trainer(EpochTraining):
         never = [g for g in range(S) if self.validates and best_epochs[g] == 0]
         if never and o.max_epochs > 0:
             warnings.warn(
-                self._never_finite(never, diverged), RuntimeWarning, stacklevel=outside_stacklevel()
+                self._never_finite(never, diverged),
+                DivergenceWarning,
+                stacklevel=outside_stacklevel(),
             )
         later = {g: e for g, e in diverged.items() if g not in never}
         if later and self.validates:
             warnings.warn(
                 f"the training loss went NaN or infinite ({_at_epochs(later, self.seeds)}); "
-                "those models keep the weights of their best validation epoch before it "
+                "those models keep the weights of their best validation epoch "
                 f"({_best_at(later, best_epochs, self.seeds)}): {NAN_CAUSES}",
-                RuntimeWarning,
+                DivergenceWarning,
                 stacklevel=outside_stacklevel(),
             )
         if diverged and not self.validates:
@@ -341,7 +349,7 @@ class Trainer(EpochTraining):
                 f"the training loss went NaN or infinite ({_at_epochs(diverged, self.seeds)}) "
                 "and those models keep the weights of the last epoch (NaN after a NaN "
                 f"gradient): {NAN_CAUSES}",
-                RuntimeWarning,
+                DivergenceWarning,
                 stacklevel=outside_stacklevel(),
             )
         if not self.validates:

@@ -5,6 +5,7 @@ subclasses' hooks)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -20,6 +21,7 @@ from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine import training
 from deepctrl.engine.progress import stage
 from deepctrl.engine.result import FitResult
+from deepctrl.engine.trainer import DivergenceWarning
 from deepctrl.engine.workers import free_threads, single_thread, threads
 from deepctrl.tabular.alpha_choice import ALPHA_GRID
 from deepctrl.tabular.alpha_evaluation import AlphaEvaluation
@@ -31,9 +33,11 @@ from deepctrl.tabular.network import LOOKUP_WIDTH, build_network, network_spec
 from deepctrl.tabular.recipe import Recipe, training_recipe
 from deepctrl.tabular.rule_checks import check_expressions
 
-if TYPE_CHECKING:
-    pass
-
+DIVERGED_REMEDY = (
+    "a lower learning_rate or rho (deepctrl fit --rho) may help, or a column or the target "
+    "may hold values too large for float32 once scaled"
+)
+"""What to try when a network's training went NaN or infinite."""
 FEW_VALIDATION_ROWS = 30
 """Below this many held-out rows the estimators warn that the default alpha, chosen on
 them, says little about new rows."""
@@ -152,7 +156,11 @@ class NetworkTraining(AlphaEvaluation):
     ) -> FitResult:
         """`deepctrl.fit` of fresh networks (`network_`) on encoded rows with the recipe
         (cross-fitted with `folds`); `desc` follows the class name on the progress bar."""
-        with single_thread() if recipe.one_thread else threads(free_threads()):
+        with (
+            single_thread() if recipe.one_thread else threads(free_threads()),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore", DivergenceWarning)  # `_keep` words its own
             return training.fit(
                 build_network(self.network_),
                 self.rule_,
@@ -172,18 +180,52 @@ class NetworkTraining(AlphaEvaluation):
                 folds=folds,
             )
 
-    def _keep(self, result: FitResult, recipe: Recipe, n_train: int, n_val: int) -> None:
-        """The fitted networks and what their fit reports; an error when none of them
-        reached a finite validation loss (they would predict from their initial weights)."""
-        if n_val and result.best_epochs and not any(result.best_epochs):
-            raise ValueError(
-                "no network reached a finite validation loss (NaN or infinite outputs): "
-                "a column or the target may hold values too large for float32 once scaled"
+    def _keep(
+        self, result: FitResult, recipe: Recipe, n_train: int, n_val: int, cross: bool = False
+    ) -> None:
+        """The fitted networks and what their fit reports. A network that did not train
+        (no finite validation loss, or weights gone NaN without validation rows) would
+        predict from its initial weights or not at all: it is left out with a warning, and
+        its absence is an error when every network failed or, cross-fitted (``cross``), when
+        its fold would have no network to predict it."""
+        trained = [
+            epoch > 0 if n_val else all(bool(p.isfinite().all()) for p in m.parameters())
+            for m, epoch in zip(result.models, result.best_epochs, strict=True)
+        ]
+        diverged = [any(not math.isfinite(v) for v in h["train_loss"]) for h in result.history]
+        failed = [i for i, ok in enumerate(trained) if not ok]
+        why = (
+            "their training loss went NaN or infinite"
+            if failed and all(diverged[i] for i in failed)
+            else "NaN or infinite outputs"
+        )
+        if len(failed) == len(trained) or (cross and failed):
+            which = (
+                "no network" if len(failed) == len(trained) else f"the networks of folds {failed}"
             )
-        self.models_ = [cast(DeepCTRL, m.cpu().eval()) for m in result.models]
-        self.rho_ = [float(r) for r in result.state["rho"]] if "rho" in result.state else []
+            raise ValueError(f"{which} trained ({why}): {DIVERGED_REMEDY}")
+        if failed:
+            warnings.warn(
+                f"{len(failed)} of {len(trained)} networks did not train ({why}) and are left "
+                f"out: the model averages the other {len(trained) - len(failed)}; "
+                f"{DIVERGED_REMEDY}",
+                RuntimeWarning,
+                stacklevel=outside_stacklevel(),
+            )
+        later = sum(d and ok for d, ok in zip(diverged, trained, strict=True))
+        if later and n_val:
+            warnings.warn(
+                f"the training loss of {later} of {len(trained)} networks went NaN or infinite; "
+                f"they keep the weights of their best validation epoch; {DIVERGED_REMEDY}",
+                RuntimeWarning,
+                stacklevel=outside_stacklevel(),
+            )
+        kept = [i for i, ok in enumerate(trained) if ok]
+        self.models_ = [cast(DeepCTRL, result.models[i].cpu().eval()) for i in kept]
+        rho = [float(r) for r in result.state["rho"]] if "rho" in result.state else []
+        self.rho_ = [rho[i] for i in kept] if rho else []
         self.n_epochs_ = max(result.epochs)
-        self.best_epochs_ = list(result.best_epochs)
+        self.best_epochs_ = [result.best_epochs[i] for i in kept]
         self.batch_size_ = recipe.batch_size
         self.recipe_ = recipe
         self.n_train_, self.n_validation_ = n_train, n_val
@@ -288,7 +330,7 @@ class NetworkTraining(AlphaEvaluation):
         train = _labelled(X_all, y_train, weight, np.arange(n))
         seeds = range(seed, seed + k)
         result = self._train(train, None, recipe, seeds, f" ({k} folds)", folds)
-        self._keep(result, recipe, n, k * len(folds[0]))
+        self._keep(result, recipe, n, k * len(folds[0]), cross=True)
         judged: list[int] = []
         with stage("choosing alpha on the folds' rows", bool(self.verbose)):
             self.validation_sweep_ = self._sweep_encoded(

@@ -24,6 +24,7 @@ from deepctrl.tabular.table_messages import shown
 from deepctrl.tabular.targets import (
     CONSTANT_SPREAD,
     check_counts,
+    check_float32_range,
     constant_scale,
     target_named,
     target_spread,
@@ -230,14 +231,13 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
             ) from None
         if arr.ndim > 2 or arr.shape[0] != n:
             raise ValueError(f"y must have one row per row of X ({n}), got shape {arr.shape}")
-        return arr.reshape(n, -1).astype(np.float64), arr.ndim == 1
+        values = arr.reshape(n, -1).astype(np.float64)
+        check_float32_range(values, _output_names(y, values.shape[1]))
+        return values, arr.ndim == 1
 
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
         values, self.target_1d_ = self._values(y, n)
-        names = target_names(y)
-        if names is None or len(names) != values.shape[1]:
-            names = ["y"] if values.shape[1] == 1 else [f"y{j}" for j in range(values.shape[1])]
-        self.output_names_ = names
+        self.output_names_ = names = _output_names(y, values.shape[1])
         if self._log_link:
             check_counts(values, names)
         mean, std, unit = target_spread(values)
@@ -362,3 +362,11 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         return float(
             r2_score(self._metric_targets(y, len(pred)), pred, sample_weight=sample_weight)
         )
+
+
+def _output_names(y: Any, n_targets: int) -> list[str]:
+    """The targets' names: the columns' own, else y (one target) or y0, y1, ..."""
+    names = target_names(y)
+    if names is None or len(names) != n_targets:
+        names = ["y"] if n_targets == 1 else [f"y{j}" for j in range(n_targets)]
+    return names

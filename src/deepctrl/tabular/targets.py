@@ -40,6 +40,28 @@ def check_counts(values: np.ndarray, names: list[str]) -> None:
         )
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_float32_range(values: np.ndarray, names: list[str]) -> None:
+    """Targets fit in float32, the model's outputs: an error naming the first that does not
+    (its squared errors would also overflow the float64 metrics that choose alpha).
+
+    >>> check_float32_range(np.array([[3.0], [-1e200]]), ["sales"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y (column 'sales') has a value too large for float32 (±3.4e38), -1e+200 at ...
+    """
+    far = np.argwhere(np.abs(values) > FLOAT32_MAX)
+    if len(far):
+        row, col = far[0]
+        raise ValueError(
+            f"{target_named(names[col])} has a value too large for float32 (±3.4e38), "
+            f"{values[row, col]:g} at row {row}: the model predicts in float32; give the "
+            "target in larger units"
+        )
+
+
 def target_spread(
     values: np.ndarray, weight: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

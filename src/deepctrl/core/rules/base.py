@@ -391,3 +391,16 @@ def make_context(
     if len(parts) == 1 and rule.leaves() == [rule]:
         return parts[0]
     return Context(x, y_hat, parts=parts)
+
+
+def finite_rows(y_hat: Tensor, y_p: Sequence[Tensor | None]) -> Tensor:
+    """(n_alphas, n): whether every output of a row, on x and on each perturbed x, is
+    finite (a NaN output breaks no rule: it is not judged), also the outputs the rule does
+    not read (a penalty may read any).
+
+    >>> finite_rows(torch.tensor([[[1.0], [float("nan")]]]), [None]).tolist()
+    [[True, False]]
+    """
+    A, b = y_hat.shape[0], y_hat.shape[1]
+    outs = [y_hat, *(t for t in y_p if t is not None)]
+    return torch.stack([t.reshape(A, b, -1).isfinite().all(-1) for t in outs]).all(0)
