@@ -5,6 +5,7 @@ puts this folder on the path)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,3 +73,19 @@ def write_sales(folder: Path, n: int = 60) -> Path:
     path = folder / "sales.csv"
     frame.to_csv(path, index=False)
     return path
+
+
+def warn_and_note(text: str) -> str:
+    """A job for worker processes: a warning and a note naming ``text``, then ``text``."""
+    from deepctrl.core.log import info
+
+    warnings.warn(f"warned {text}", RuntimeWarning, stacklevel=1)
+    info(f"noted {text}")
+    return text
+
+
+def bar_line(_: int) -> int | None:
+    """A job for worker processes: the terminal line its progress bars would take."""
+    from deepctrl.engine import progress
+
+    return progress._position

@@ -75,6 +75,31 @@ def test_an_alpha_column_beyond_the_largest_names_its_line(fitted, tmp_path, cap
     assert not out.exists()
 
 
+def test_an_alpha_column_names_the_line_an_editor_shows(fitted, tmp_path, capsys):
+    data, model = fitted
+    lines = pd.read_csv(data).assign(strength=0.5).to_csv(index=False).splitlines()
+    for value, message in [("-1", "must be >= 0: line 7 has -1"), ("3", ": line 7 has 3;")]:
+        bad = [*lines[:3], "", "", lines[3].rsplit(",", 1)[0] + f",{value}", *lines[4:]]
+        (tmp_path / "b.csv").write_text("sep=,\n" + "\n".join(bad) + "\n")  # line 1: sep=
+        args = ["predict", str(model), str(tmp_path / "b.csv"), "--alpha-column", "strength"]
+        refused([*args, "--out", str(tmp_path / "p.csv")], re.escape(message), capsys)
+
+
+def test_text_in_a_models_number_column_suggests_no_option_the_command_lacks(
+    fitted, tmp_path, capsys
+):
+    data, model = fitted
+    frame = pd.read_csv(data).astype({"price": object})
+    frame.loc[1, "price"] = "abc"
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    refused(
+        ["sweep", str(model), str(tmp_path / "t.csv")],
+        r"column 'price' has text in 1 of 60 rows \(line 3: 'abc'\); use --drop-missing to "
+        r"drop those rows$",
+        capsys,
+    )
+
+
 def test_sweep_refuses_alphas_beyond_the_largest(fitted, capsys):
     data, model = fitted
     refused(

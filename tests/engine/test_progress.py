@@ -100,3 +100,21 @@ def test_a_stage_shows_its_line_and_lets_notes_pass_above_it(monkeypatch):
     with stage("reading sales.csv", enabled=False):
         print("plain", file=sys.stderr)
     assert err.getvalue() == written + "plain\n"
+
+
+def test_an_interrupted_fit_takes_its_bar_off_the_screen(bar):
+    class Interrupt(dc.Callback):
+        def on_epoch_end(self, end):
+            if end.epoch == 2:
+                raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        dc.fit(
+            _net(),
+            dc.rules.Monotonic(0, "increasing"),
+            train=_data(64),
+            max_epochs=5,
+            progress=True,
+            callbacks=[Interrupt()],
+        )
+    assert bar.last.calls[-1] == ("close",)

@@ -1,11 +1,14 @@
 """dc.fit(workers=N): shares of the seeds trained in worker processes, joined in order."""
 
+import logging
+import warnings
+
 import pytest
 import torch
 
 import deepctrl as dc
 from deepctrl.engine.workers import default_workers, run_jobs, seed_parts
-from helpers import small_net
+from helpers import bar_line, small_net, warn_and_note
 
 
 def _data():
@@ -106,3 +109,22 @@ def test_default_workers_is_one_on_gpu_and_under_torchrun(monkeypatch):
 def test_no_workers_is_an_error():
     with pytest.raises(ValueError, match="workers must be >= 1"):
         run_jobs(seed_parts, [([1], 1)], workers=0)
+
+
+def test_a_workers_warnings_and_notes_are_given_here_once_through_filters_and_logging(caplog):
+    with warnings.catch_warnings(record=True) as seen, caplog.at_level(logging.INFO, "deepctrl"):
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message="warned b")
+        assert run_jobs(warn_and_note, [("a",), ("a",), ("b",)], workers=2) == ["a", "a", "b"]
+    assert [(w.category, str(w.message)) for w in seen] == [(RuntimeWarning, "warned a")]
+    assert [r.getMessage() for r in caplog.records] == ["noted a", "noted b"]
+
+
+def test_workers_draw_no_bars_when_standard_error_is_no_terminal(monkeypatch):
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+    assert run_jobs(bar_line, [(0,), (1,)], workers=2) == [None, None]  # pytest captures it
+    monkeypatch.setattr("sys.stderr", Terminal())
+    assert set(run_jobs(bar_line, [(0,), (1,)], workers=2)) <= {0, 1}  # a line each

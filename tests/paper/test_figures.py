@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deepctrl.io.figures import pyplot
+from deepctrl.io.figures import subplots
 from deepctrl.paper.plots import cardio, pendulum, retail
 from deepctrl.paper.plots.common import metric_vs_alpha
 
@@ -29,9 +29,7 @@ def drawn(monkeypatch):
 
     for module in (cardio, pendulum, retail):
         monkeypatch.setattr(module, "save_figure", keep)
-    yield figures
-    for fig in figures:
-        pyplot().close(fig)
+    return figures
 
 
 def _vertical_lines(ax) -> list[float]:
@@ -60,12 +58,10 @@ def test_every_cardio_grid_draws_the_line_its_caption_names(drawn, metric):
 def test_bands_of_fractions_stay_in_0_to_1_and_others_are_not_clipped():
     stats = {"mean": [0.5, 0.95], "std": [0.6, 0.1]}
     methods = {"DeepCTRL": {"test": {"verification_ratio": stats, "mae": stats}}}
-    plt = pyplot()
-    fig, (ratio, mae) = plt.subplots(1, 2)
+    _, (ratio, mae) = subplots(1, 2)
     metric_vs_alpha(ratio, [0.0, 1.0], methods, "verification_ratio")
     metric_vs_alpha(mae, [0.0, 1.0], methods, "mae")
     ratio_band, mae_band = _band_heights(ratio), _band_heights(mae)
-    plt.close(fig)
     assert ratio_band.min() == 0.0 and ratio_band.max() == 1.0
     assert mae_band.min() == pytest.approx(-0.1) and mae_band.max() == pytest.approx(1.1)
 
@@ -118,3 +114,23 @@ def test_a_retail_figure_of_one_seed_says_one_seed(drawn):
     results = {**_stored("retail"), "seeds": [0]}
     retail.candidate_rule_figure(results, "unused.png", ["DeepCTRL", "TaskOnly"])
     assert "mean and std over 1 seed)" in drawn[0]._suptitle.get_text()
+
+
+def test_drawing_a_figure_leaves_the_sessions_backend_and_figures_alone(tmp_path):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from deepctrl.io.figures import save_figure
+
+    before = matplotlib.get_backend()
+    plt.switch_backend("svg")  # a notebook's inline backend, say
+    try:
+        opened = plt.figure()
+        fig, ax = subplots(1, 2, figsize=(4, 2), layout="constrained")
+        ax[0].plot([0, 1], [1, 0])
+        assert save_figure(fig, tmp_path / "line.png").read_bytes()[:4] == b"\x89PNG"
+        assert matplotlib.get_backend() == "svg"
+        assert plt.get_fignums() == [opened.number]  # the user's figure, and no other
+    finally:
+        plt.close("all")
+        plt.switch_backend(before)

@@ -14,8 +14,18 @@ from deepctrl.tabular.encoding import TableEncoder
 
 def test_one_training_value_dwarfing_the_others_is_named():
     prices = np.r_[np.linspace(2, 8, 1000), 1e30]
-    dwarfed = r"column 'price': its value 1e\+30 dwarfs its other values \(2.06 to 7.95 for 98 %"
+    dwarfed = (
+        r"column 'price': its value 1e\+30 dwarfs its other values \(2.06 to 7.95 for all but 20 "
+    )
     with pytest.warns(UserWarning, match=dwarfed):
+        TableEncoder.fit(pd.DataFrame({"price": prices}))
+
+
+@pytest.mark.parametrize("n", [3, 50, 80, 100])
+def test_one_typo_in_a_small_table_is_named_too(n):
+    prices = np.linspace(2, 8, n)
+    prices[1] = 1e30
+    with pytest.warns(UserWarning, match=r"its value 1e\+30 dwarfs its other .* but [12] of"):
         TableEncoder.fit(pd.DataFrame({"price": prices}))
 
 
@@ -66,6 +76,15 @@ def test_a_target_value_dwarfing_the_others_is_named_unless_its_row_weighs_nothi
         dc.DeepCTRLRegressor(**kw).fit(X, y, sample_weight=weights)
         sold = np.where(np.arange(len(y)) % 100 == 0, 250.0, 0.0)  # mostly one value
         dc.DeepCTRLRegressor(**kw).fit(X, sold)
+
+
+def test_a_typo_in_the_target_of_a_small_table_is_named():
+    import deepctrl as dc
+
+    X, y = _target_table(80)
+    y[3] = 20e5
+    with pytest.warns(UserWarning, match=r"target 'y': its value 2e\+06 dwarfs .* all but 1 of"):
+        dc.DeepCTRLRegressor(loss="mae", max_epochs=1, n_seeds=1).fit(X, y)
 
 
 def test_a_tiny_spread_on_a_large_target_is_learned_and_a_tiny_constant_predicted_near_itself():

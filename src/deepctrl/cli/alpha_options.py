@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from deepctrl.cli.column_checks import no_column
+from deepctrl.cli.table_cleaning import row_lines
 from deepctrl.tabular.alpha_choice import CHOICES, check_alpha
 from deepctrl.tabular.table_messages import rows_have, shown
 
@@ -99,17 +101,17 @@ def row_alphas(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
         what = "none" if pd.isna(first) else f"none, such as {shown(first)}"
         raise ValueError(
             f"{path}: alpha column {column!r} needs a finite number on every row: "
-            f"{rows_have(len(bad))} {what} (line {bad[0] + 2})"
+            f"{rows_have(len(bad))} {what} ({row_lines(bad, Path(path))})"
         )
     if (values < 0).any():
         row = int(np.flatnonzero(values < 0)[0])
         raise ValueError(
-            f"{path}: alpha column {column!r} must be >= 0: line {row + 2} has {values[row]:g}"
+            f"{path}: alpha column {column!r} must be >= 0: {_line(row, path)} has {values[row]:g}"
         )
     if (values > MAX_ALPHA).any():
         row = int(np.flatnonzero(values > MAX_ALPHA)[0])
         raise ValueError(
-            f"{path}: alpha column {column!r}: line {row + 2} has {values[row]:g}; alpha must "
+            f"{path}: alpha column {column!r}: {_line(row, path)} has {values[row]:g}; alpha must "
             f"be {_BEYOND}"
         )
     if (values > 1).any():
@@ -119,3 +121,9 @@ def row_alphas(frame: pd.DataFrame, column: str, path: str) -> np.ndarray:
             file=sys.stderr,
         )
     return values
+
+
+def _line(row: int, path: str) -> str:
+    """'line 5' of data row ``row`` of a CSV file as an editor numbers it, 'row 4' of a
+    Parquet file."""
+    return row_lines(np.array([row]), Path(path))

@@ -59,7 +59,7 @@ def _out_folder(out: str) -> Path:
 
 def _print_summary(result: Any) -> None:
     rows = [*result.groups.items(), ("all", result.all)]
-    width = max(len(str(k)) for k, _ in rows)
+    width = max(len("group"), *(len(str(k)) for k, _ in rows))
     print(
         f"{'group':<{width}}  {'rows':>6}  {'verdict':<12}  {'best alpha':>10}  "
         f"{'verif. a=0':>10}  reason"

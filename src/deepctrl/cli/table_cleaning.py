@@ -370,12 +370,11 @@ def clean_columns(
                         weight_text(path, name, rows, len(frame), series.iloc[rows[0]], hint)
                     )
                 if not drop:
-                    tip = (
-                        "; use --drop-missing to drop those rows, or --categorical "
-                        f"{shlex.quote(name)} if its values are categories"
-                        if hint
-                        else ""
-                    )
+                    tip = "; use --drop-missing to drop those rows" if hint else ""
+                    if hint and dates is None:  # a model's columns have their kinds already
+                        tip += (
+                            f", or --categorical {shlex.quote(name)} if its values are categories"
+                        )
                     first = series.iloc[rows[0]]
                     csv_file = path.suffix.lower() not in PARQUET_SUFFIXES
                     if isinstance(first, str) and _IN_PARENTHESES.fullmatch(first.strip()):

@@ -9,11 +9,32 @@ speaks.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
+from collections.abc import Iterator
 
 logger = logging.getLogger("deepctrl")
+_collected: list[str] | None = None
+"""The lines said in a worker process while it runs a job, for the parent to say."""
+
+
+@contextlib.contextmanager
+def collected() -> Iterator[list[str]]:
+    """Keep the lines :func:`info` says in the block, in order, instead of saying them.
+
+    >>> with collected() as lines:
+    ...     info("rho measured")
+    >>> lines
+    ['rho measured']
+    """
+    global _collected
+    before, _collected = _collected, []
+    try:
+        yield _collected
+    finally:
+        _collected = before
 
 
 def is_worker() -> bool:
@@ -28,6 +49,9 @@ def info(message: str) -> None:
     on stderr above any progress bar. Nothing is installed, so logging configured later is
     obeyed by the next line."""
     if is_worker():
+        return
+    if _collected is not None:
+        _collected.append(message)
         return
     if logger.hasHandlers() or logger.level != logging.NOTSET:
         logger.info(message)

@@ -7,11 +7,13 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-_position = 0
+_position: int | None = 0
+"""The terminal line of this process's bars; None in a worker process that draws none."""
 
 
-def set_bar_position(position: int) -> None:
-    """Draw this process's bars on terminal line ``position`` (one line per worker process)."""
+def set_bar_position(position: int | None) -> None:
+    """Draw this process's bars on terminal line ``position`` (one line per worker
+    process), or none at all (None: a worker whose parent writes to no terminal)."""
     global _position
     _position = position
 
@@ -39,7 +41,7 @@ def progress_bar(
     """A tqdm bar over ``total`` steps counted in ``unit``, or a silent stand-in when
     ``enabled`` is False (no tqdm object at all: even a disabled one takes tqdm's
     multiprocessing lock, which fixes the process's start method)."""
-    if not enabled:
+    if not enabled or _position is None:
         return _Silent()
     from tqdm.auto import tqdm
 
@@ -86,7 +88,7 @@ def stage(desc: str, enabled: bool) -> Iterator[None]:
     >>> with stage("reading sales.csv", enabled=False):
     ...     pass
     """
-    if not enabled:
+    if not enabled or _position is None:
         yield
         return
     from tqdm.auto import tqdm

@@ -283,50 +283,52 @@ class Trainer(EpochTraining):
         compiling = self.want_compile or self.compiled is not None
         if compiling:
             bar.set_postfix_str("compiling the training step")
-        for epoch in range(1, o.max_epochs + 1):
-            self.opt.set_lr(scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs))
-            for c in callbacks:
-                c.on_epoch_start(epoch)
-            started = time.perf_counter()
-            train_loss = self.train_epoch().tolist()
-            train_seconds = time.perf_counter() - started
-            self.method.after_epoch(self.losses.initial, self.state)
-            trained = list(self.active)
-            val_loss: list[float] | None = None
-            for j, g in enumerate(self.active):
-                history[g]["train_loss"].append(train_loss[j])
-                epochs[g] = epoch
-                if not math.isfinite(train_loss[j]):
-                    diverged.setdefault(g, epoch)
-            keep = [True] * len(self.active)
-            if self.validates and (epoch % o.val_every == 0 or epoch == o.max_epochs):
-                val_loss, keep = self._validate(epoch, history, stopping)
-            if compiling and epoch == 1:
-                bar.reset()  # the rate and time left leave the compilation out
-            bar.update(1)
-            best = min(stopping.best)  # inf until a validation has run
-            shown = {"best": f"{best:.4g}"} if math.isfinite(best) else {}
-            bar.set_postfix(seeds=sum(keep), **shown)  # those that go on
-            end = EpochEnd(
-                epoch,
-                [self.seeds[g] for g in trained],
-                train_loss,
-                val_loss,
-                train_seconds,
-                self.opt.lr,
-                per_copy_values(self.state) if callbacks else {},
-            )
-            stop = [_asks_to_stop(c, c.on_epoch_end(end), said) for c in callbacks]
-            if not all(keep):
-                self.drop(keep)
-            # a callback that stops one rank (a clock) stops them all: none is left waiting
-            wants = torch.tensor([float(any(stop))], device=self.device)
-            stopping_now = bool(self.world.all_reduce_sum(wants) > 0)
-            if stopping_now and val_loss is None and self.validates:
-                self._validate(epoch, history, stopping)  # the epoch trained: judge it
-            if not self.active or stopping_now:
-                break
-        bar.close()
+        try:  # an interrupt or a callback's error takes the bar off the screen too
+            for epoch in range(1, o.max_epochs + 1):
+                self.opt.set_lr(scheduled_lr(o.lr_schedule, o.lr, epoch, o.max_epochs))
+                for c in callbacks:
+                    c.on_epoch_start(epoch)
+                started = time.perf_counter()
+                train_loss = self.train_epoch().tolist()
+                train_seconds = time.perf_counter() - started
+                self.method.after_epoch(self.losses.initial, self.state)
+                trained = list(self.active)
+                val_loss: list[float] | None = None
+                for j, g in enumerate(self.active):
+                    history[g]["train_loss"].append(train_loss[j])
+                    epochs[g] = epoch
+                    if not math.isfinite(train_loss[j]):
+                        diverged.setdefault(g, epoch)
+                keep = [True] * len(self.active)
+                if self.validates and (epoch % o.val_every == 0 or epoch == o.max_epochs):
+                    val_loss, keep = self._validate(epoch, history, stopping)
+                if compiling and epoch == 1:
+                    bar.reset()  # the rate and time left leave the compilation out
+                bar.update(1)
+                best = min(stopping.best)  # inf until a validation has run
+                shown = {"best": f"{best:.4g}"} if math.isfinite(best) else {}
+                bar.set_postfix(seeds=sum(keep), **shown)  # those that go on
+                end = EpochEnd(
+                    epoch,
+                    [self.seeds[g] for g in trained],
+                    train_loss,
+                    val_loss,
+                    train_seconds,
+                    self.opt.lr,
+                    per_copy_values(self.state) if callbacks else {},
+                )
+                stop = [_asks_to_stop(c, c.on_epoch_end(end), said) for c in callbacks]
+                if not all(keep):
+                    self.drop(keep)
+                # a callback that stops one rank (a clock) stops them all: none is left waiting
+                wants = torch.tensor([float(any(stop))], device=self.device)
+                stopping_now = bool(self.world.all_reduce_sum(wants) > 0)
+                if stopping_now and val_loss is None and self.validates:
+                    self._validate(epoch, history, stopping)  # the epoch trained: judge it
+                if not self.active or stopping_now:
+                    break
+        finally:
+            bar.close()
         best_state, best_epochs = stopping.best_state, stopping.best_epochs
         never = [g for g in range(S) if self.validates and best_epochs[g] == 0]
         if never and o.max_epochs > 0:

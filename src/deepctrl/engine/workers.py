@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import time
 import warnings
@@ -25,6 +26,8 @@ import numpy as np
 import torch
 import torch.multiprocessing
 
+from deepctrl.core.log import collected, info
+from deepctrl.core.warn_site import outside_stacklevel
 from deepctrl.engine.progress import set_bar_position
 
 T = TypeVar("T")
@@ -123,11 +126,19 @@ def free_threads(cores: int | None = None, busy: int | None = None, most: int | 
     return max(1, min(most, cores - busy))
 
 
-def _join_pool(counter: Any, parent: int) -> None:
+def _terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal, where the workers' bars can each keep a line."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # replaced, or closed
+        return False
+
+
+def _join_pool(counter: Any, parent: int, bars: bool) -> None:
     with counter.get_lock():
         position = counter.value
         counter.value += 1
-    set_bar_position(position)
+    set_bar_position(position if bars else None)
     warnings.formatwarning = _one_line_warning
     # the parent's pid as it gave it: one that died while this worker started is gone already
     threading.Thread(target=_end_with_parent, args=(parent,), daemon=True).start()
@@ -151,9 +162,42 @@ def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, 
     return f"{category.__name__}: {' '.join(str(message).split())}\n"
 
 
+Said = tuple[list[tuple[str, str, str]], list[str]]
+"""A job's warnings (category's module and name, message) and notes, in order."""
+
+
+def _reported(job: Callable[..., T], *args: Any) -> tuple[T, Said]:
+    """``job(*args)`` in a worker, with the warnings and notes it gave, for the parent to
+    give through its own warning filters and logging."""
+    with warnings.catch_warnings(record=True) as seen, collected() as notes:
+        warnings.simplefilter("always")
+        result = job(*args)
+    kinds = [(w.category.__module__, w.category.__qualname__, str(w.message)) for w in seen]
+    return result, (kinds, notes)
+
+
+def _say_again(said: Said, before: set[Any]) -> None:
+    """Give a worker's warnings and notes in this process, each text once (``before``: what
+    other jobs gave already)."""
+    kinds, notes = said
+    for module, name, message in kinds:
+        if (name, message) not in before:
+            before.add((name, message))
+            category = getattr(sys.modules.get(module), name, None)
+            if not (isinstance(category, type) and issubclass(category, Warning)):
+                category = UserWarning  # a class this process has not imported
+            warnings.warn(message, category, stacklevel=outside_stacklevel())
+    for note in notes:
+        if note not in before:
+            before.add(note)
+            info(note)
+
+
 def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list[T]:
-    """``[job(*a) for a in args]``, in ``workers`` processes when ``workers`` > 1 (each
-    draws its progress bars on its own line).
+    """``[job(*a) for a in args]``, in ``workers`` processes when ``workers`` > 1. Each
+    draws its progress bars on its own line of a terminal (none when standard error is not
+    one: a notebook or a file), and its warnings and notes are given in this process, as
+    its jobs end, through this process's warning filters and logging (each text once).
 
     ``job`` must be a module-level function and ``args`` picklable; put the longest jobs
     first. A job computes what it computes in this process, so the results do not depend on
@@ -169,11 +213,17 @@ def run_jobs(job: Callable[..., T], args: Sequence[tuple], workers: int) -> list
         min(workers, len(args)),
         mp_context=ctx,
         initializer=_join_pool,
-        initargs=(counter, os.getpid()),
+        initargs=(counter, os.getpid(), _terminal(sys.stderr)),
     )
     try:
-        futures = [pool.submit(job, *a) for a in args]
-        return [f.result() for f in futures]
+        futures = [pool.submit(_reported, job, *a) for a in args]
+        results: list[T] = []
+        before: set[Any] = set()
+        for f in futures:
+            result, said = f.result()
+            _say_again(said, before)
+            results.append(result)
+        return results
     except BaseException:  # Ctrl-C, SIGTERM or a job's error: no job starts after it
         _stop(pool)
         raise

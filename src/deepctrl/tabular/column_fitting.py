@@ -23,6 +23,7 @@ from deepctrl.tabular.cell_values import (
 from deepctrl.tabular.column_kinds import CATEGORICAL, DATE, NUMERIC, column_kind, reading_hint
 from deepctrl.tabular.date_columns import date_values, days_from, has_zone
 from deepctrl.tabular.table_messages import rows_have, shown
+from deepctrl.tabular.value_bulk import value_bulk
 
 MISSING_NAME = "(missing)"
 
@@ -208,8 +209,8 @@ def _scaled(name: str, kind: str, start: int, values: np.ndarray) -> Column:
 
 
 DWARFED = 1e-4
-"""When the middle 98 % of a column's training values span less than this many standard
-deviations, a few values dwarf the others, which then encode almost alike."""
+"""When a column's training values but the farthest 2 % (at least one) span less than this
+many standard deviations, a few values dwarf the others, which then encode almost alike."""
 FAR_WIDTHS = 1.0
 """A value beyond its column's training range by more than this many times the range's
 width is far outside it."""
@@ -218,13 +219,12 @@ width is far outside it."""
 def _warn_dwarfed(name: str, present: np.ndarray, std: float) -> None:
     """A warning when a few values of a number column lie so far from the others that
     those encode almost alike (one typo of 1e30 among prices of 2 to 8)."""
-    low, middle, high = np.percentile(present, [1, 50, 99])
+    low, high, worst, k = value_bulk(present)
     if 0 < high - low < DWARFED * std:
-        worst = present[int(np.abs(present - middle).argmax())]
         warnings.warn(
             f"column {name!r}: its value {worst:g} dwarfs its other values ({low:.3g} to "
-            f"{high:.3g} for 98 % of them), which then encode almost alike, so the model can "
-            "hardly use the column; correct or remove that value",
+            f"{high:.3g} for all but {k} of them), which then encode almost alike, so the "
+            "model can hardly use the column; correct or remove that value",
             UserWarning,
             stacklevel=outside_stacklevel(),
         )

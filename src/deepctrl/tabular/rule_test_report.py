@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from deepctrl.io.figures import pyplot, save_figure
+from deepctrl.io.figures import save_figure, subplots
 from deepctrl.io.reports import markdown_table, write_json, write_text
 from deepctrl.tabular.rule_test_result import ALL, RuleTestResult, Segment
 from deepctrl.tabular.rule_verdict import CONFIDENCE, HOLDS, judged_folds
@@ -175,11 +175,10 @@ def plot_rule_test(result: RuleTestResult, path: str | os.PathLike[str]) -> Path
     """Error (left axis) and verification ratio (right axis) over alpha per group, titled
     with the verdict; groups too small to judge are left out, and beyond `MAX_PANELS`
     panels the smallest groups (the title says how many)."""
-    plt = pyplot()
     shown, left_out = drawn_panels(result)
     cols = min(3, max(len(shown), 1))
     rows = max(1, math.ceil(len(shown) / cols))
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False, layout="constrained"
     )
     for ax in axes.flat[len(shown) :]:

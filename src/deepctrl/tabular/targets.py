@@ -8,14 +8,15 @@ import warnings
 import numpy as np
 
 from deepctrl.core.warn_site import outside_stacklevel
+from deepctrl.tabular.value_bulk import value_bulk
 
 CONSTANT_SPREAD = 1e-14
 """A target whose standard deviation is at most this fraction of its largest magnitude is
 constant: float64 resolves about 1e-16 of a value, so a smaller spread is rounding."""
 DWARFED_TARGET = 0.05
-"""When the middle 98 % of a target's values span less than this many of its standard
-deviations, a few far values set its scale and the others are learned at a tiny fraction
-of it."""
+"""When a target's values but the farthest 2 % (at least one) span less than this many of
+its standard deviations, a few far values set its scale and the others are learned at a
+tiny fraction of it."""
 
 
 def target_named(name: str) -> str:
@@ -103,13 +104,11 @@ def warn_far_targets(values: np.ndarray, names: list[str], std: np.ndarray) -> N
     target 'sales': its value 1.6e+06 dwarfs its other values (12.
     """
     for j, name in enumerate(names):
-        col = values[:, j]
-        low, middle, high = np.percentile(col, [1, 50, 99])
+        low, high, worst, k = value_bulk(values[:, j])
         if 0 < high - low < DWARFED_TARGET * std[j]:  # not a target mostly of one value
-            worst = col[int(np.abs(col - middle).argmax())]
             warnings.warn(
                 f"target {name!r}: its value {worst:g} dwarfs its other values ({low:.3g} to "
-                f"{high:.3g} for 98 % of them), so the networks learn those at a tiny "
+                f"{high:.3g} for all but {k} of them), so the networks learn those at a tiny "
                 "fraction of the target's scale and fit them poorly (loss='mae' too): "
                 "correct or remove that row",
                 UserWarning,

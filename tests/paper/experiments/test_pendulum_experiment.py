@@ -157,7 +157,7 @@ def test_checks_compare_against_the_papers_thresholds(entries):
 
 
 def test_a_baseline_is_drawn_at_its_own_alpha_and_a_report_needs_a_run(tmp_path):
-    from deepctrl.io.figures import pyplot
+    from deepctrl.io.figures import subplots
     from deepctrl.paper.plots.common import metric_vs_alpha
 
     def entry(mean, own):
@@ -168,11 +168,9 @@ def test_a_baseline_is_drawn_at_its_own_alpha_and_a_report_needs_a_run(tmp_path)
         "RuleOnly": entry([9.0, 8.0, 7.0], 1.0),  # trained at alpha 1: its line is at 7
         "TaskOnly": entry([5.0, 6.0, 6.5], 0.0),
     }
-    plt = pyplot()
-    fig, ax = plt.subplots()
+    _, ax = subplots()
     metric_vs_alpha(ax, [0.0, 0.5, 1.0], methods, "mae", best_alpha=0.5, best_label="proxy")
     lines = {line.get_label(): list(line.get_ydata()) for line in ax.lines}
-    plt.close(fig)
     assert lines["DeepCTRL"] == [3.0, 2.0, 1.0]
     assert lines["RuleOnly (alpha 1)"] == [7.0, 7.0] and lines["TaskOnly"] == [5.0, 5.0]
     assert "proxy = 0.5" in lines

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from deepctrl.io.figures import pyplot, save_figure
+from deepctrl.io.figures import save_figure, subplots
 from deepctrl.paper.plots.common import metric_vs_alpha, quick_mark
 
 LABELS = {
@@ -24,8 +24,7 @@ def _ratio_title(name: str, block: dict[str, Any]) -> str:
 def domain_grid(results: dict[str, Any], metric: str, path: str | os.PathLike[str]) -> None:
     """2 x 2 panels, one per domain, every method's ``metric`` vs alpha (paper Fig. 6), with
     the alpha of the main method's lowest mean test BCE as a dashed vertical line."""
-    plt = pyplot()
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
+    fig, axes = subplots(2, 2, figsize=(11, 8), sharex=True)
     main = results["main_method"]
     for ax, (name, block) in zip(axes.flat, results["domains"].items(), strict=False):
         metric_vs_alpha(
@@ -48,8 +47,7 @@ def domain_grid(results: dict[str, Any], metric: str, path: str | os.PathLike[st
 
 def domains_overlay(results: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """The main method's BCE minus its BCE at alpha 0, one curve per domain."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    fig, ax = subplots(figsize=(6.5, 4.5))
     main = results["main_method"]
     for name, block in results["domains"].items():
         mean = block["methods"][main]["test"]["bce"]["mean"]
@@ -72,8 +70,7 @@ def domains_overlay(results: dict[str, Any], path: str | os.PathLike[str]) -> No
 
 def perturbation_figure(results: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """BCE, accuracy and verification ratio vs alpha for each perturbation bound u (Fig. 8)."""
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.3))
+    fig, axes = subplots(1, 3, figsize=(15, 4.3))
     for ax, metric in zip(axes, ("bce", "accuracy", "verification_ratio"), strict=True):
         metric_vs_alpha(
             ax,

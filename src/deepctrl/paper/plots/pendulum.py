@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from deepctrl.io.figures import pyplot, save_figure
+from deepctrl.io.figures import save_figure, subplots
 from deepctrl.paper.plots.common import metric_vs_alpha, quick_mark
 
 ZOOM_POINTS = 60
@@ -32,14 +32,13 @@ def alpha_figures(
 ) -> list[str]:
     """mae_vs_alpha.png and verification_vs_alpha.png: test curves of every method, titled
     as a smoke run when ``results`` are of a ``--quick`` run."""
-    plt = pyplot()
     alphas, methods = results["alphas"], results["methods"]
     names = []
     for metric, fname, label in (
         ("mae", "mae_vs_alpha.png", "test MAE"),
         ("verification_ratio", "verification_vs_alpha.png", "test verification ratio"),
     ):
-        fig, ax = plt.subplots(figsize=(6, 4.2))
+        fig, ax = subplots(figsize=(6, 4.2))
         metric_vs_alpha(
             ax,
             alphas,
@@ -68,9 +67,8 @@ def energy_figure(trace: dict[str, Any], path: Path, quick: bool = False) -> str
     bins also count the changes beyond the 0.5 % and 99.5 % quantiles. ``quick`` marks the
     figure of a ``--quick`` run.
     """
-    plt = pyplot()
     t, current = trace["time"], trace["current"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig, (left, right) = subplots(1, 2, figsize=(12, 4.2))
     k = min(ZOOM_POINTS, len(t))
     left.plot(t[:k], current[:k], "k-", lw=2, label="current E(x_t)")
     change = {name: pred - current for name, pred in trace["predicted"].items()}
@@ -131,8 +129,7 @@ def tsne_figure(
 ) -> str:
     """t-SNE maps (App. A.3, Fig. 9): z_r against z_d, and z over several alphas; ``quick``
     marks the figure of a ``--quick`` run."""
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8))
+    fig, (left, right) = subplots(1, 2, figsize=(11, 4.8))
     for label, color in (("z_r (rule encoder)", "tab:red"), ("z_d (data encoder)", "tab:blue")):
         mask = encoder == label[:3]
         left.scatter(latents[mask, 0], latents[mask, 1], s=3, c=color, label=label)

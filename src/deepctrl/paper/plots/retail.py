@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deepctrl.io.figures import pyplot, save_figure
+from deepctrl.io.figures import save_figure, subplots
 from deepctrl.paper.plots.common import metric_vs_alpha
 
 
@@ -21,8 +21,7 @@ def _panels(
     methods: Sequence[str],
     title: str,
 ) -> Path:
-    plt = pyplot()
-    fig, axes = plt.subplots(2, len(blocks), figsize=(4.6 * len(blocks), 7.2), squeeze=False)
+    fig, axes = subplots(2, len(blocks), figsize=(4.6 * len(blocks), 7.2), squeeze=False)
     for col, (name, block) in enumerate(blocks):
         shown = {m: block["methods"][m] for m in methods if m in block["methods"]}
         metric_vs_alpha(
