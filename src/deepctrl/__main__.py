@@ -2,7 +2,7 @@
 
 import sys
 
-from deepctrl.cli.main import main
+from deepctrl.cli.entry import main
 
 if __name__ == "__main__":
     sys.exit(main())

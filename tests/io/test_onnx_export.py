@@ -98,6 +98,22 @@ class Branching(nn.Module):
         return self.lin(x) if x.sum() > 0 else -self.lin(x)
 
 
+def test_ctrl_c_inside_the_exporter_is_an_interrupt_not_a_model_that_cannot_export(
+    tmp_path, monkeypatch
+):
+    def interrupted(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt  # while the exporter imported torch._dynamo
+        except KeyboardInterrupt as stop:
+            raise AttributeError("module 'torch._dynamo' has no attribute 'exc'") from stop
+
+    monkeypatch.setattr(torch.onnx, "export", interrupted)
+    plain = dc.DeepCTRL(dc.mlp(3, 4), dc.mlp(3, 4), dc.mlp(8, 1))
+    with pytest.raises(KeyboardInterrupt):
+        dc.to_onnx(plain, torch.randn(4, 3), tmp_path / "i.onnx")
+    assert not (tmp_path / "i.onnx").exists()
+
+
 def test_what_does_not_export_says_so(tmp_path, capsys):
     model = dc.DeepCTRL(Branching(), Branching(), dc.mlp(8, 1))
     with pytest.raises(ValueError, match="this DeepCTRL does not export to ONNX: .*data-dependent"):

@@ -69,8 +69,8 @@ def test_cross_fitting_refuses_a_fold_without_a_trained_network():
         est.fit(X, y)
 
 
-def test_a_target_beyond_float32_is_refused_naming_its_row():
+def test_a_target_whose_squares_overflow_is_refused_naming_its_row():
     X, y = table(50)
     y.iloc[7] = -1e200
-    with pytest.raises(ValueError, match=r"^y has a value too large for float32 .* at row 7"):
+    with pytest.raises(ValueError, match=r"^y has a value too large, -1e\+200 at row 7: its"):
         dc.DeepCTRLRegressor(max_epochs=1).fit(X, y.to_numpy())

@@ -81,6 +81,22 @@ def test_the_verification_interval_counts_the_judged_rows(result):
         assert lo <= exact[0] < exact[1] <= hi
 
 
+def test_an_interrupt_while_drawing_leaves_the_last_files_whole(result, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("rule_test.json", "report.md", "rule_test.png"):
+        (out / name).write_text(f"the last run's {name}")
+
+    def interrupted(fig, path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("deepctrl.tabular.rule_test_report.save_figure", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        dc.write_rule_test(result, out)
+    assert sorted(p.name for p in out.iterdir()) == ["report.md", "rule_test.json", "rule_test.png"]
+    assert all(p.read_text() == f"the last run's {p.name}" for p in out.iterdir())
+
+
 def test_files(result, tmp_path):
     paths = dc.write_rule_test(result, tmp_path / "out")
     assert [p.name for p in paths] == ["rule_test.json", "report.md", "rule_test.png"]

@@ -18,12 +18,17 @@ it looks like a pickle or torch.save file, which deepctrl never loads
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
+import signal
 import stat
 import struct
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -79,11 +84,80 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        staged = _staged.get()
+        if staged is None:
+            os.replace(tmp, path)
+        else:
+            staged.append((tmp, path))  # renamed with the others at the block's end
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+_staged: contextvars.ContextVar[list[tuple[str, Path]] | None] = contextvars.ContextVar(
+    "deepctrl_staged_writes", default=None
+)
+"""The files written in a :func:`written_together` block: each temporary file and its name."""
+
+
+@contextlib.contextmanager
+def written_together() -> Iterator[None]:
+    """The files :func:`write_atomic` writes in the block replace their old versions
+    together when it ends: an error or an interrupt in the block leaves every old file as
+    it was, so a folder never holds a new report beside an old figure. SIGINT and SIGTERM
+    are held back during the renames (an interrupt arrives once they are all done). A block
+    inside another leaves the renames to the outer one.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> try:
+    ...     with written_together():
+    ...         _ = write_atomic(folder / "report.md", b"new")
+    ...         raise KeyboardInterrupt
+    ... except KeyboardInterrupt:
+    ...     pass
+    >>> sorted(p.name for p in folder.iterdir())
+    []
+    """
+    if _staged.get() is not None:
+        yield
+        return
+    staged: list[tuple[str, Path]] = []
+    token = _staged.set(staged)
+    try:
+        yield
+        with _signals_held():
+            for tmp, path in staged:
+                os.replace(tmp, path)
+    finally:
+        _staged.reset(token)
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)  # those not renamed: the block failed
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the block runs, then given to the handlers they
+    had (in the main thread, where Python handles signals). A signal is recorded rather than
+    masked: a process-wide signal reaches whichever thread does not mask it, and Python
+    then runs its handler in the main thread all the same."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    before = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(number)
+        if handler is not None:  # None: set outside Python, which could not be restored
+            before[number] = signal.signal(number, lambda n, _: caught.append(n))
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+        if caught:
+            signal.raise_signal(caught[0])  # to the handler restored: Ctrl-C's, say
 
 
 def model_file_metadata() -> dict[str, str]:

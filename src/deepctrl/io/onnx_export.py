@@ -193,12 +193,38 @@ def export_program(
                 optimize=True,
             )
     except Exception as exc:  # the exporter raises many types; the user needs the cause
+        interrupt = _interrupt_in(exc)
+        if interrupt is not None:  # Ctrl-C while the exporter imported a module
+            raise interrupt from None
         raise ValueError(f"{what} does not export to ONNX: {_root_cause(exc)}") from exc
     if program is None:
         raise ValueError(f"{what} does not export to ONNX: the exporter returned nothing")
     proto = program.model_proto
     _name_values(proto, held_in + held_out, names + outputs)
     return proto
+
+
+def _interrupt_in(exc: BaseException) -> BaseException | None:
+    """An interrupt (Ctrl-C, or SIGTERM as the command line raises it) among the causes and
+    contexts of ``exc``, which the exporter wraps in errors of its own, or None.
+
+    >>> try:
+    ...     try:
+    ...         raise KeyboardInterrupt
+    ...     except KeyboardInterrupt as stop:
+    ...         raise AttributeError("module 'torch._dynamo' has no attribute 'exc'") from stop
+    ... except AttributeError as err:
+    ...     type(_interrupt_in(err)).__name__
+    'KeyboardInterrupt'
+    """
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if not isinstance(link, Exception):
+            return link
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return None
 
 
 def _root_cause(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ from deepctrl.tabular.table_messages import shown
 from deepctrl.tabular.targets import (
     CONSTANT_SPREAD,
     check_counts,
-    check_float32_range,
+    check_target_size,
     constant_scale,
     target_named,
     target_spread,
@@ -232,7 +232,7 @@ class DeepCTRLRegressor(RegressorMixin, DeepCTRLEstimator):
         if arr.ndim > 2 or arr.shape[0] != n:
             raise ValueError(f"y must have one row per row of X ({n}), got shape {arr.shape}")
         values = arr.reshape(n, -1).astype(np.float64)
-        check_float32_range(values, _output_names(y, values.shape[1]))
+        check_target_size(values, _output_names(y, values.shape[1]))
         return values, arr.ndim == 1
 
     def _set_targets(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:

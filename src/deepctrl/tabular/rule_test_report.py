@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from deepctrl.io.figures import save_figure, subplots
+from deepctrl.io.file_format import written_together
 from deepctrl.io.reports import markdown_table, write_json, write_text
 from deepctrl.tabular.rule_test_result import ALL, RuleTestResult, Segment
 from deepctrl.tabular.rule_verdict import CONFIDENCE, HOLDS, judged_folds
@@ -218,8 +219,9 @@ def write_rule_test(result: RuleTestResult, out: str | os.PathLike[str]) -> list
     """
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    return [
-        write_json(folder / "rule_test.json", result.to_dict()),
-        write_text(folder / "report.md", report_markdown(result)),
-        plot_rule_test(result, folder / "rule_test.png"),
-    ]
+    with written_together():  # never a new report beside an old figure
+        return [
+            write_json(folder / "rule_test.json", result.to_dict()),
+            write_text(folder / "report.md", report_markdown(result)),
+            plot_rule_test(result, folder / "rule_test.png"),
+        ]

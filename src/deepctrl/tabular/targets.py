@@ -41,24 +41,26 @@ def check_counts(values: np.ndarray, names: list[str]) -> None:
         )
 
 
-FLOAT32_MAX = float(np.finfo(np.float32).max)
+LARGEST_TARGET = 1e150
+"""The largest target magnitude a regressor takes: the squared errors that choose alpha and
+score the model must stay within float64 (about 1.8e308)."""
 
 
-def check_float32_range(values: np.ndarray, names: list[str]) -> None:
-    """Targets fit in float32, the model's outputs: an error naming the first that does not
-    (its squared errors would also overflow the float64 metrics that choose alpha).
+def check_target_size(values: np.ndarray, names: list[str]) -> None:
+    """Targets within ``LARGEST_TARGET``: an error naming the first beyond (its squared
+    errors would overflow to inf at every alpha, leaving the choice of alpha to chance).
 
-    >>> check_float32_range(np.array([[3.0], [-1e200]]), ["sales"])  # doctest: +ELLIPSIS
+    >>> check_target_size(np.array([[3.0], [-1e200]]), ["sales"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: y (column 'sales') has a value too large for float32 (±3.4e38), -1e+200 at ...
+    ValueError: y (column 'sales') has a value too large, -1e+200 at row 1: its squared ...
     """
-    far = np.argwhere(np.abs(values) > FLOAT32_MAX)
+    far = np.argwhere(np.abs(values) > LARGEST_TARGET)
     if len(far):
         row, col = far[0]
         raise ValueError(
-            f"{target_named(names[col])} has a value too large for float32 (±3.4e38), "
-            f"{values[row, col]:g} at row {row}: the model predicts in float32; give the "
+            f"{target_named(names[col])} has a value too large, {values[row, col]:g} at row "
+            f"{row}: its squared errors overflow float64 beyond {LARGEST_TARGET:g}; give the "
             "target in larger units"
         )
 

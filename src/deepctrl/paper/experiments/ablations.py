@@ -29,6 +29,7 @@ import torch
 
 import deepctrl as dc
 from deepctrl.io import reports
+from deepctrl.io.file_format import written_together
 from deepctrl.io.reports import markdown_table
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid
 from deepctrl.paper.experiments.pendulum import prepare
@@ -146,9 +147,10 @@ def write_study(
         "methods": {name: run.entry() for name, run in runs.items()},
         "selection": {name: _summary(run, alphas) for name, run in runs.items()},
     }
-    results["figures"] = alpha_figures(results, out_dir, title=f"{study}: ")
-    reports.write_json(out_dir / "results.json", results)
-    reports.write_text(out_dir / "report.md", study_report(study, results))
+    with written_together():  # the figures, results and report of one study, or none
+        results["figures"] = alpha_figures(results, out_dir, title=f"{study}: ")
+        reports.write_json(out_dir / "results.json", results)
+        reports.write_text(out_dir / "report.md", study_report(study, results))
     return results
 
 
@@ -250,35 +252,38 @@ def write_tsne(
             "alpha_map": _neighbour_agreement(map_mixed, mixed_alpha),
         },
     }
-    results["figures"] = [
-        tsne_figure(map_enc, encoder, map_mixed, mixed_alpha, out_dir / "tsne.png", base["quick"])
-    ]
-    agree = results["neighbour_agreement"]
-    text = [f"# Pendulum ablation: t-SNE of the latents (preset `{base['preset']}`)", ""]
-    if base["quick"]:
-        text += ["> **SMOKE RUN (`--quick`)**: briefly trained model; not a result.", ""]
-    text += [
-        f"Model: reference DeepCTRL, seed {results['seed']}; {len(pick)} random test points;"
-        f" z for alpha in {list(TSNE_ALPHAS)}. Paper (Fig. 9): z_r and z_d do not overlap and"
-        " z moves gradually with alpha.",
-        "",
-        "![t-SNE](tsne.png)",
-        "",
-        "Nearest-neighbour label agreement (1.0 = perfectly separated, 0.5 = mixed for two"
-        " groups):",
-        "",
-        markdown_table(
-            ["what", "agreement"],
-            [
-                ["z_r vs z_d, 64-d latents", agree["encoder_latent"]],
-                ["z_r vs z_d, t-SNE map", agree["encoder_map"]],
-                [f"alpha of z ({len(TSNE_ALPHAS)} values), t-SNE map", agree["alpha_map"]],
-            ],
-        ),
-        "",
-    ]
-    reports.write_json(out_dir / "results.json", results)
-    reports.write_text(out_dir / "report.md", "\n".join(text))
+    with written_together():  # the figure, results and report of one study, or none
+        results["figures"] = [
+            tsne_figure(
+                map_enc, encoder, map_mixed, mixed_alpha, out_dir / "tsne.png", base["quick"]
+            )
+        ]
+        agree = results["neighbour_agreement"]
+        text = [f"# Pendulum ablation: t-SNE of the latents (preset `{base['preset']}`)", ""]
+        if base["quick"]:
+            text += ["> **SMOKE RUN (`--quick`)**: briefly trained model; not a result.", ""]
+        text += [
+            f"Model: reference DeepCTRL, seed {results['seed']}; {len(pick)} random test points;"
+            f" z for alpha in {list(TSNE_ALPHAS)}. Paper (Fig. 9): z_r and z_d do not overlap and"
+            " z moves gradually with alpha.",
+            "",
+            "![t-SNE](tsne.png)",
+            "",
+            "Nearest-neighbour label agreement (1.0 = perfectly separated, 0.5 = mixed for two"
+            " groups):",
+            "",
+            markdown_table(
+                ["what", "agreement"],
+                [
+                    ["z_r vs z_d, 64-d latents", agree["encoder_latent"]],
+                    ["z_r vs z_d, t-SNE map", agree["encoder_map"]],
+                    [f"alpha of z ({len(TSNE_ALPHAS)} values), t-SNE map", agree["alpha_map"]],
+                ],
+            ),
+            "",
+        ]
+        reports.write_json(out_dir / "results.json", results)
+        reports.write_text(out_dir / "report.md", "\n".join(text))
     return results
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import deepctrl as dc
 from deepctrl.io import reports
+from deepctrl.io.file_format import written_together
 from deepctrl.paper.experiments import common
 from deepctrl.paper.experiments.cardio_evaluation import (
     adaptation,
@@ -158,12 +159,13 @@ def write_outputs(results: dict[str, Any], out: Path) -> None:
     from deepctrl.paper.plots.cardio import domain_grid, domains_overlay
 
     out.mkdir(parents=True, exist_ok=True)
-    reports.write_json(out / "results.json", results)
-    domain_grid(results, "bce", out / "bce_vs_alpha.png")
-    domain_grid(results, "accuracy", out / "accuracy_vs_alpha.png")
-    domain_grid(results, "verification_ratio", out / "verification_vs_alpha.png")
-    domains_overlay(results, out / "domains_bce.png")
-    reports.write_text(out / "report.md", report_markdown(results))
+    with written_together():  # the results, figures and report of one run, or none
+        reports.write_json(out / "results.json", results)
+        domain_grid(results, "bce", out / "bce_vs_alpha.png")
+        domain_grid(results, "accuracy", out / "accuracy_vs_alpha.png")
+        domain_grid(results, "verification_ratio", out / "verification_vs_alpha.png")
+        domains_overlay(results, out / "domains_bce.png")
+        reports.write_text(out / "report.md", report_markdown(results))
 
 
 def reproduce_perturbation(
@@ -215,8 +217,9 @@ def reproduce_perturbation(
     }
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    reports.write_json(folder / "results.json", results)
-    perturbation_figure(results, folder / "perturbation.png")
-    reports.write_text(folder / "report.md", perturbation_markdown(results))
+    with written_together():  # the results, figure and report of one run, or none
+        reports.write_json(folder / "results.json", results)
+        perturbation_figure(results, folder / "perturbation.png")
+        reports.write_text(folder / "report.md", perturbation_markdown(results))
     common.announce_written(f"cardio-perturbation{' (quick)' if quick else ''}", folder, results)
     return results

@@ -24,6 +24,7 @@ from torch import nn
 
 from deepctrl.engine.workers import default_workers, single_thread
 from deepctrl.io import reports
+from deepctrl.io.file_format import written_together
 from deepctrl.paper.datasets import pendulum
 from deepctrl.paper.experiments import common
 from deepctrl.paper.experiments.common import MethodRun, alpha_grid
@@ -94,12 +95,13 @@ def rewrite_report(out: str = "results/pendulum") -> Path:
         results["ground_truth"] = ground_truth(pendulum.load(results["preset"]))
     results.pop("claims", None)  # an earlier version's name and layout of the checks
     results["checks"] = checks(results["preset"], results["methods"], results["selection"])
-    results["figures"] = [
-        *alpha_figures_of_run(results, out_dir),
-        *[f for f in results.get("figures", []) if f == "energy.png"],
-    ]
-    reports.write_json(path, results)
-    report = reports.write_text(out_dir / "report.md", report_markdown(results))
+    with written_together():  # the figures, results and report of one run, or none
+        results["figures"] = [
+            *alpha_figures_of_run(results, out_dir),
+            *[f for f in results.get("figures", []) if f == "energy.png"],
+        ]
+        reports.write_json(path, results)
+        report = reports.write_text(out_dir / "report.md", report_markdown(results))
     print(f"pendulum: rewrote {report} and the alpha figures from {path}")
     return report
 
@@ -191,11 +193,12 @@ def reproduce(
         "checks": checks(preset, entries, sel),
         "ground_truth": ground_truth(pend),
     }
-    figures = write_main_figures(results, _energy_trace(runs, pend, sel), out_dir)
-    results["figures"] = figures
-    results["wall_seconds"] = round(time.perf_counter() - wall, 1)
-    reports.write_json(out_dir / "results.json", results)
-    reports.write_text(out_dir / "report.md", report_markdown(results))
+    with written_together():  # the figures, results and report of one run, or none
+        figures = write_main_figures(results, _energy_trace(runs, pend, sel), out_dir)
+        results["figures"] = figures
+        results["wall_seconds"] = round(time.perf_counter() - wall, 1)
+        reports.write_json(out_dir / "results.json", results)
+        reports.write_text(out_dir / "report.md", report_markdown(results))
     if save_models:
         print(f"pendulum: wrote the networks to {common.save_models(runs, out_dir, 'pendulum')}")
     common.announce_written(

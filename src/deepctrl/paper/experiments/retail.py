@@ -41,6 +41,7 @@ from torch import Tensor, nn
 
 import deepctrl as dc
 from deepctrl.io import reports
+from deepctrl.io.file_format import written_together
 from deepctrl.paper.datasets.retail import FEATURES, RetailSplit, RetailTable, group_split
 from deepctrl.paper.datasets.retail_rules import price_rule
 from deepctrl.paper.experiments import common
@@ -408,7 +409,8 @@ def write_outputs(results: dict[str, Any], out: Path) -> None:
     from deepctrl.paper.plots.retail import candidate_model_figure, candidate_rule_figure
 
     out.mkdir(parents=True, exist_ok=True)
-    reports.write_json(out / "results.json", results)
-    candidate_rule_figure(results, out / "fig5_candidate_rules.png", PLOTTED)
-    candidate_model_figure(results, out / "fig6_candidate_models.png", PLOTTED)
-    reports.write_text(out / "report.md", report_markdown(results))
+    with written_together():  # the results, figures and report of one run, or none
+        reports.write_json(out / "results.json", results)
+        candidate_rule_figure(results, out / "fig5_candidate_rules.png", PLOTTED)
+        candidate_model_figure(results, out / "fig6_candidate_models.png", PLOTTED)
+        reports.write_text(out / "report.md", report_markdown(results))
