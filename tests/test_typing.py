@@ -35,6 +35,13 @@ est: dc.DeepCTRLRegressor = dc.DeepCTRLRegressor().fit(np.zeros((4, 1)), np.zero
 tuned: dc.DeepCTRLRegressor = est.set_params(alpha=0.5)
 loaded: dc.DeepCTRLRegressor = dc.DeepCTRLRegressor.load("m.deepctrl")
 untyped: dc.FitResult = result
+
+
+def stop(end: dc.EpochEnd) -> bool:
+    return end.epoch >= 2
+
+
+one_alone = dc.fit(trained, rule, train=(X, X), callbacks=stop)
 """
 
 

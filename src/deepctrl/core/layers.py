@@ -185,7 +185,7 @@ class OneHotLinear(nn.Linear):
             raise ValueError(f"one-hot blocks must be non-empty, in order and apart: {blocks}")
         inside = {j for a, b in self.blocks for j in range(a, b)}
         self.dense_columns = torch.tensor(  # long even when empty: every input is one-hot
-            [j for j in range(in_features) if j not in inside], dtype=torch.long
+            [j for j in range(in_features) if j not in inside], dtype=torch.long, device="cpu"
         )
         """The input columns outside the blocks (not a buffer: the parameters are all the
         layer's state)."""

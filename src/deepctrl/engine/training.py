@@ -28,6 +28,9 @@ from deepctrl.engine.result import FitResult
 
 ModelT = TypeVar("ModelT", bound=nn.Module)
 """The type of the model given to `fit`, which its result's models have."""
+EpochFunction = Callback | Callable[[EpochEnd], Any]
+OneOrMoreCallbacks = EpochFunction | Sequence[EpochFunction]
+"""`fit`'s callbacks: one, or a list of them."""
 
 
 def fit(
@@ -53,7 +56,7 @@ def fit(
     compile: bool = False,
     exact_sums: bool = False,
     lr_schedule: str = "constant",
-    callbacks: Sequence[Callback | Callable[[EpochEnd], Any]] = (),
+    callbacks: OneOrMoreCallbacks = (),
     workers: int = 1,
     folds: Sequence[Any] | None = None,
 ) -> FitResult[ModelT]:

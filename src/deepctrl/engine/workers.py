@@ -52,15 +52,39 @@ def seed_parts(seeds: Sequence[int], parts: int) -> list[tuple[int, ...]]:
     return [tuple(int(s) for s in chunk) for chunk in chunks]
 
 
+_setting = threading.Lock()
+_users = 0
+"""Blocks of :func:`threads` running now, in every thread of the process."""
+_program_threads = 0
+"""The program's own setting, taken when the first of them started."""
+_enclosing = threading.local()
+"""This thread's settings before each of its blocks, innermost last."""
+
+
 @contextlib.contextmanager
 def threads(count: int) -> Iterator[None]:
-    """Run torch on ``count`` intra-op threads, then restore the previous setting."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
+    """Run torch on ``count`` intra-op threads, then restore the previous setting. The
+    setting is the process's: when blocks of several threads overlap (a server's requests),
+    the program's own setting comes back when the last of them ends, whatever order they
+    end in; a block inside another of the same thread gives the outer one's back."""
+    global _users, _program_threads
+    stack = _enclosing.__dict__.setdefault("stack", [])
+    with _setting:
+        if _users == 0:
+            _program_threads = torch.get_num_threads()
+        _users += 1
+        stack.append(torch.get_num_threads())
+        torch.set_num_threads(count)
     try:
         yield
     finally:
-        torch.set_num_threads(before)
+        with _setting:
+            _users -= 1
+            outer = stack.pop()
+            if _users == 0:
+                torch.set_num_threads(_program_threads)
+            elif stack:
+                torch.set_num_threads(outer)
 
 
 def single_thread() -> contextlib.AbstractContextManager[None]:

@@ -274,9 +274,10 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
                 f"model in code and pass it, dc.load({str(path)!r}, model=YourModel(...))"
             ) from None
         _check_shapes(path, expected, ckpt.state_dict)
-        with torch.random.fork_rng(devices=[]):  # the weights come from the file
+        with torch.device("meta"):  # the weights come from the file: none is drawn
             model = DeepCTRL.from_spec(arch)
         floats = [t.dtype for t in ckpt.state_dict.values() if t.is_floating_point()]
+        model = model.to_empty(device="cpu")
         model = model.to(floats[0]) if floats else model  # the stored precision
     _check_fits(path, unwrap(model).state_dict(), ckpt.state_dict)  # before any copy
     try:

@@ -26,6 +26,7 @@ import io
 import logging
 import os
 import re
+import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -84,22 +85,29 @@ def require_exporter() -> None:
         )
 
 
+_EXPORTING = threading.RLock()
+"""One export at a time in a process: PyTorch's exporter is not safe to run from several
+threads at once, and the silence below is the process's."""
+
+
 @contextlib.contextmanager
 def quiet_exporter() -> Iterator[None]:
     """Silence the exporter's logs, warnings and what it prints to stderr (graph dumps of a
     failed trace), its error logs too: a failed export raises, and `export_program` names
-    the cause in one line."""
-    loggers = [logging.getLogger(name) for name in _QUIET_LOGGERS]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.CRITICAL)
-    try:
-        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        for lg, level in zip(loggers, levels, strict=True):
-            lg.setLevel(level)
+    the cause in one line. Standard error and warnings are the process's, so other threads'
+    are silenced too while an export runs; exports wait for each other."""
+    with _EXPORTING:
+        loggers = [logging.getLogger(name) for name in _QUIET_LOGGERS]
+        levels = [lg.level for lg in loggers]
+        for lg in loggers:
+            lg.setLevel(logging.CRITICAL)
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+                warnings.simplefilter("ignore")
+                yield
+        finally:
+            for lg, level in zip(loggers, levels, strict=True):
+                lg.setLevel(level)
 
 
 class _AlphaAsInput(nn.Module):

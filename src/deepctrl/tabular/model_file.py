@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import warnings
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,7 +35,7 @@ from deepctrl.io.file_format import (
 from deepctrl.tabular.encoding import TableEncoder
 from deepctrl.tabular.model_file_legacy import as_trained
 from deepctrl.tabular.model_outputs import is_int
-from deepctrl.tabular.network import build_network
+from deepctrl.tabular.network import build_network, network_shapes
 from deepctrl.tabular.params import fit_snapshot
 from deepctrl.tabular.recipe import Recipe
 from deepctrl.tabular.stored_rules import UnknownRuleKindError, rules_config, rules_from_config
@@ -226,9 +225,7 @@ def _rebuild(cfg: dict[str, Any], kind: type[BaseEstimator]) -> Any:
     est.encoder_ = encoder
     if est.encoder_.n_encoded != est.network_["inputs"]:
         raise ValueError("the preprocessing does not match the network's inputs")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.rule_ = resolve(rules, est.encoder_, est.rule_outputs(), strict=False)
+    est.rule_ = resolve(rules, est.encoder_, est.rule_outputs(), strict=False)
     return est
 
 
@@ -239,8 +236,7 @@ def _check_sizes(spec: dict[str, Any], n_models: int, weights: dict[str, Tensor]
     stored = {key.split(".", 1)[0] for key in weights}
     if n_models != len(stored):
         raise ValueError(f"it names {n_models} networks and stores the weights of {len(stored)}")
-    with torch.device("meta"):  # shapes only: nothing is allocated
-        expected = build_network(spec).state_dict()
+    expected = network_shapes(spec).state_dict()  # shapes only: nothing is allocated
     first = {k.split(".", 1)[1]: v for k, v in weights.items() if k[:2] == "0."}
     differ = shape_mismatch(expected, first)
     if differ is not None:
@@ -262,7 +258,7 @@ def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | Non
         est = _rebuild(cfg, ESTIMATORS[name])
         n_models = int(cfg["n_models"])
         _check_sizes(est.network_, n_models, ckpt.state_dict)
-        models = nn.ModuleList(build_network(est.network_) for _ in range(n_models))
+        models = nn.ModuleList(build_network(est.network_, empty=True) for _ in range(n_models))
         models.load_state_dict(ckpt.state_dict)
     except UnknownRuleKindError as exc:
         raise ValueError(f"{path} cannot be loaded: {exc}") from None

@@ -19,9 +19,8 @@ third less CPU time at the same test error (``benchmarks/table_speed.py --levels
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -71,29 +70,33 @@ def _encoder(n_in: int, h: int, z: int, one_hot: list[list[int]]) -> MLP:
     return encoder
 
 
-def build_network(spec: dict[str, Any]) -> DeepCTRL:
+def build_network(spec: dict[str, Any], empty: bool = False) -> DeepCTRL:
     """Data and rule encoders inputs-h-h-latent, decision block 2 latent-h-outputs, with a
-    log-softmax head for several classes (a binary classifier outputs the logit). Its
-    initial weights are drawn from a fork of PyTorch's generator, which stays as it was
-    (training or loading replaces them)."""
+    log-softmax head for several classes (a binary classifier outputs the logit), in
+    float32 whatever default dtype the program has set. Its initial weights are drawn from
+    a fork of PyTorch's generator, which stays as it was (training replaces them); with
+    ``empty`` its weights are allocated and not drawn, for a file's weights to fill, so that
+    loading changes no state other threads share (the generator, the default dtype)."""
+    if empty:
+        return network_shapes(spec).to_empty(device="cpu").float()
+    with torch.random.fork_rng(devices=[]):
+        return _network(spec).float()
+
+
+def network_shapes(spec: dict[str, Any]) -> DeepCTRL:
+    """The network of ``spec`` on PyTorch's meta device: its parameters' names and shapes,
+    with nothing allocated and no random number drawn."""
+    with torch.device("meta"):
+        return _network(spec)
+
+
+def _network(spec: dict[str, Any]) -> DeepCTRL:
+    """The network of ``spec`` (see :func:`build_network`) in the default dtype."""
     n_in, h, z, n_out, head = (spec[k] for k in ("inputs", "hidden", "latent", "outputs", "head"))
     if head not in ("identity", "log_softmax"):
         raise ValueError(f"unknown output head {head!r}")
-    with torch.random.fork_rng(devices=[]), _float32_default():
-        decision: nn.Module = mlp(2 * z, h, n_out)
-        if head == "log_softmax":
-            decision = nn.Sequential(decision, nn.LogSoftmax(dim=-1))
-        one_hot = spec.get("one_hot", [])
-        return DeepCTRL(_encoder(n_in, h, z, one_hot), _encoder(n_in, h, z, one_hot), decision)
-
-
-@contextlib.contextmanager
-def _float32_default() -> Iterator[None]:
-    """PyTorch's default dtype set to float32 for a while: the networks are float32 and
-    draw the same initial weights whatever default the program has set."""
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float32)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(before)
+    one_hot = spec.get("one_hot", [])
+    decision: nn.Module = mlp(2 * z, h, n_out)
+    if head == "log_softmax":
+        decision = nn.Sequential(decision, nn.LogSoftmax(dim=-1))
+    return DeepCTRL(_encoder(n_in, h, z, one_hot), _encoder(n_in, h, z, one_hot), decision)

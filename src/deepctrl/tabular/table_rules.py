@@ -179,9 +179,10 @@ def _feature_key(rule: Monotonic | Threshold, col: Column, outputs: Outputs) -> 
 
 
 def _resolve_feature_rule(
-    rule: Monotonic | Threshold, encoder: TableEncoder, outputs: Outputs
+    rule: Monotonic | Threshold, encoder: TableEncoder, outputs: Outputs, strict: bool = True
 ) -> tuple[Rule, tuple[str, int, str]]:
-    """The rule on the encoded input, and (column, output, direction) it constrains."""
+    """The rule on the encoded input, and (column, output, direction) it constrains; the
+    advice on its perturbation is given when ``strict`` (at fit, not again at loading)."""
     col = encoder.ordered(rule.feature, f"rule {located(rule, 'column')}")
     index, flip = _feature_key(rule, col, outputs)
     direction = (
@@ -191,7 +192,7 @@ def _resolve_feature_rule(
     )
     given = rule.given_perturbation
     pert = given if given is not None else default_perturbation(col)
-    if isinstance(pert, Relative) and col.low <= 0 <= col.high:
+    if strict and isinstance(pert, Relative) and col.low <= 0 <= col.high:
         fallback = default_perturbation(col)
         assert isinstance(fallback, Additive)  # a column that reaches 0 gets an additive one
         step = f"{fallback.scale:.3g}"
@@ -408,7 +409,7 @@ def resolve(
     and where default perturbations are chosen, for Python and the command line alike.
     A model file's rules are read with ``strict`` False: the checks added since a file
     was written (a rule given twice, an expression naming no output, weights beyond the
-    limits) do not stop it from loading.
+    limits) do not stop it from loading, and the advice given at fit is not given again.
     """
     leaves, weights = leaves_and_weights(rules)
     if strict:
@@ -417,7 +418,7 @@ def resolve(
     keys: list[tuple[Rule, tuple[str, int, str]]] = []
     for leaf in leaves:
         if isinstance(leaf, Monotonic | Threshold):
-            rule, key = _resolve_feature_rule(leaf, encoder, outputs)
+            rule, key = _resolve_feature_rule(leaf, encoder, outputs, strict)
             resolved.append(rule)
             keys.append((leaf, key))
         elif isinstance(leaf, Penalty):
