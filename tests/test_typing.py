@@ -80,3 +80,12 @@ def test_the_typed_rule_of_the_rules_page_type_checks_strictly(tmp_path):
     page = (SOURCE.parent / "docs" / "rules.md").read_text()
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "Typed" in b]
     assert _strict_errors(tmp_path, block) == []
+
+
+@pytest.mark.parametrize("name", ["DeepCTRLRegressor", "DeepCTRLClassifier", "DeepCTRL"])
+def test_the_public_classes_annotations_resolve_at_runtime(name):
+    import typing
+
+    import deepctrl as dc
+
+    assert typing.get_type_hints(getattr(dc, name))  # names, not only text for a checker

@@ -109,3 +109,25 @@ def test_rules_load_as_they_were_given(rules, tmp_path):
     est = dc.DeepCTRLRegressor(rules=rules, max_epochs=1, n_seeds=1).fit(X, 10 - X.price)
     loaded = dc.DeepCTRLRegressor.load(est.save(tmp_path / "m.deepctrl"))
     assert loaded.rules == rules and type(loaded.rules) is type(rules)
+
+
+class ShopRegressor(dc.DeepCTRLRegressor):
+    """A user's subclass that adds a method."""
+
+    def predict_rounded(self, X):
+        return self.predict(X).round(2)
+
+
+def test_a_subclass_saves_and_loads_as_itself_and_as_its_base(tmp_path):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"price": rng.uniform(1, 9, 60)})
+    est = ShopRegressor(max_epochs=2, n_seeds=1).fit(X, 20 - X["price"].to_numpy())
+    path = est.save(tmp_path / "shop.deepctrl")
+    again = ShopRegressor.load(path)
+    assert type(again) is ShopRegressor
+    np.testing.assert_array_equal(again.predict_rounded(X), est.predict_rounded(X))
+    base = dc.DeepCTRLRegressor.load(path)
+    assert type(base) is dc.DeepCTRLRegressor
+    np.testing.assert_array_equal(base.predict(X), est.predict(X))
+    with pytest.raises(ValueError, match="holds a DeepCTRLRegressor, not a DeepCTRLClassifier"):
+        dc.DeepCTRLClassifier.load(path)

@@ -18,13 +18,11 @@ from deepctrl.core import sweep_outputs
 from deepctrl.core.data import block_rows
 from deepctrl.core.inputs import Alphas, Inputs, batch_len
 from deepctrl.core.model import DeepCTRL
+from deepctrl.core.rules.base import Rule
 from deepctrl.core.sweep_outputs import JoinedRows, alpha_items
 from deepctrl.engine.workers import free_threads, threads
 from deepctrl.tabular.alpha_choice import alpha_number, per_row_alphas
 from deepctrl.tabular.frames import refuse_lazy, row_weights
-
-if TYPE_CHECKING:
-    from deepctrl.core.rules.base import Rule
 
 SWEEP_ROWS = 16_384
 """Rows times alphas per block when evaluating several alphas (50,000 swept as fast and

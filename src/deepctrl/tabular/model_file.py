@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import os
 from pathlib import Path
@@ -63,6 +64,15 @@ def register(cls: type[Estimator]) -> type[Estimator]:
     """Class decorator: model files naming ``cls.__name__`` load as ``cls``."""
     ESTIMATORS[cls.__name__] = cls
     return cls
+
+
+def built_in(cls: type) -> type[BaseEstimator]:
+    """The registered estimator class that ``cls`` is or derives from: a file saved from a
+    subclass names it, so that the class itself and any of its subclasses read the file."""
+    for base in cls.__mro__:
+        if ESTIMATORS.get(base.__name__) is base:
+            return base
+    raise ValueError(f"{cls.__name__} is not a deepctrl estimator")
 
 
 _REGRESSION = ("output_names_", "target_1d_")
@@ -129,7 +139,11 @@ def estimator_config(est: Any) -> dict[str, Any]:
     # the parameters of the fit (set_params since then waits for the next), but alpha's now
     given = getattr(est, "fitted_params_", None) or est.get_params(deep=False)
     rules = given["rules"]
-    params = {k: _plain(v) for k, v in {**given, "alpha": est.alpha}.items() if k != "rules"}
+    kind = built_in(type(est))
+    own = set(inspect.signature(kind.__init__).parameters)  # a subclass's extras are not
+    params = {
+        k: _plain(v) for k, v in {**given, "alpha": est.alpha}.items() if k in own - {"rules"}
+    }
     if "class_weight" in params:
         params["class_weight"] = _class_weight_pairs(given["class_weight"])
     if not isinstance(params.get("random_state"), int | None):
@@ -155,7 +169,7 @@ def estimator_config(est: Any) -> dict[str, Any]:
         fitted["target_scale_"] = _plain(est.target_scale_)
     log_link = not hasattr(est, "classes_") and est.rule_outputs().link == "log"
     return {
-        "estimator": type(est).__name__,
+        "estimator": kind.__name__,
         "estimator_format": LOG_LINK_FORMAT if log_link else TABLE_MODEL_FORMAT,
         "params": params,
         "rules": _outputs_as_labels(rules_config(rules), est),
@@ -251,11 +265,11 @@ def load_estimator(path: str | os.PathLike[str], kind: type[BaseEstimator] | Non
     that are foreign, corrupt, pickles or from an incompatible version."""
     ckpt = read_checkpoint(path)
     cfg = ckpt.config
-    name = check_table_model(cfg, path, ckpt.version, kind.__name__ if kind else None)
+    name = check_table_model(cfg, path, ckpt.version, built_in(kind).__name__ if kind else None)
     try:
         if name not in ESTIMATORS:
             raise ValueError(f"no estimator class {name!r} is registered")
-        est = _rebuild(cfg, ESTIMATORS[name])
+        est = _rebuild(cfg, kind if kind is not None else ESTIMATORS[name])
         n_models = int(cfg["n_models"])
         _check_sizes(est.network_, n_models, ckpt.state_dict)
         models = nn.ModuleList(build_network(est.network_, empty=True) for _ in range(n_models))
