@@ -21,6 +21,13 @@ def test_one_training_value_dwarfing_the_others_is_named():
         TableEncoder.fit(pd.DataFrame({"price": prices}))
 
 
+def test_a_column_of_one_value_has_no_value_dwarfing_the_others():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enc = TableEncoder.fit(pd.DataFrame({"price": [5.0]}))
+    assert enc.n_encoded == 1
+
+
 @pytest.mark.parametrize("n", [3, 50, 80, 100])
 def test_one_typo_in_a_small_table_is_named_too(n):
     prices = np.linspace(2, 8, n)

@@ -17,7 +17,12 @@ def value_bulk(values: np.ndarray) -> tuple[float, float, float, int]:
 
     >>> value_bulk(np.r_[np.arange(1.0, 80.0), 1e6])
     (1.0, 79.0, 1000000.0, 1)
+    >>> value_bulk(np.array([7.0]))  # one value is its own bulk
+    (7.0, 7.0, 7.0, 0)
     """
+    if len(values) < 2:
+        only = float(values[0]) if len(values) else float("nan")
+        return only, only, only, 0
     k = max(1, int(FAR_SHARE * len(values)))
     distance = np.abs(values - np.median(values))
     order = np.argpartition(distance, len(values) - k)
