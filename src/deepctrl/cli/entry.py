@@ -9,8 +9,7 @@ import signal
 import sys
 import threading
 
-INTERRUPTED = 130
-TERMINATED = 143
+from deepctrl.cli.exit_codes import INTERRUPTED, TERMINATED
 
 
 def main() -> int:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from deepctrl._version import __version__
+from deepctrl.cli.exit_codes import INTERRUPTED, TERMINATED
 from deepctrl.cli.model_file_arguments import add_export, add_predict, add_sweep
 from deepctrl.cli.reproduce_arguments import add_reproduce
 from deepctrl.cli.table_layout import nfc
@@ -179,10 +180,10 @@ def _run(args: argparse.Namespace, handler: Any) -> int:
             return 141
         except KeyboardInterrupt:
             print("deepctrl: interrupted", file=err)
-            return 130
+            return INTERRUPTED
         except Terminated:
             print("deepctrl: terminated", file=err)
-            return 143
+            return TERMINATED
 
 
 if __name__ == "__main__":

@@ -267,17 +267,15 @@ def load(path: str | os.PathLike[str], model: nn.Module | None = None) -> nn.Mod
         _check_layer_count(path, arch, len(ckpt.state_dict))
         try:
             with torch.device("meta"):  # shapes only: claimed huge layers allocate nothing
-                expected = DeepCTRL.from_spec(arch).state_dict()
+                model = DeepCTRL.from_spec(arch)
         except (KeyError, TypeError, ValueError, AttributeError, RuntimeError):
             raise ValueError(
                 f"{path}: its config's 'architecture' is not one deepctrl wrote; build the "
                 f"model in code and pass it, dc.load({str(path)!r}, model=YourModel(...))"
             ) from None
-        _check_shapes(path, expected, ckpt.state_dict)
-        with torch.device("meta"):  # the weights come from the file: none is drawn
-            model = DeepCTRL.from_spec(arch)
+        _check_shapes(path, model.state_dict(), ckpt.state_dict)
         floats = [t.dtype for t in ckpt.state_dict.values() if t.is_floating_point()]
-        model = model.to_empty(device="cpu")
+        model = model.to_empty(device="cpu")  # the weights come from the file: none is drawn
         model = model.to(floats[0]) if floats else model  # the stored precision
     _check_fits(path, unwrap(model).state_dict(), ckpt.state_dict)  # before any copy
     try:
